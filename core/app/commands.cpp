@@ -1,0 +1,55 @@
+#include "app/commands.hpp"
+#include "app/run_options.hpp"
+
+#include <blis/plugin.h>
+
+#include <fmt/format.h>
+#include <luajit.h>
+
+#include <iostream>
+
+namespace blis::app {
+
+std::string version_text() {
+  return fmt::format("blis {} (plugin ABI {}.{}, {})", BLIS_VERSION, BLIS_ABI_MAJOR,
+                     BLIS_ABI_MINOR, LUAJIT_VERSION);
+}
+
+Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
+  auto add_plugin_dir = [this](CLI::App* cmd) {
+    cmd->add_option("--plugin-dir", plugin_dirs_,
+                    "Also load plugins (lib*.so) from this directory (repeatable); "
+                    "BLIS_PLUGIN_PATH adds more, colon-separated")
+        ->type_name("DIR");
+  };
+
+  run_ = app.add_subcommand("run", "Run a simulation and print its metrics (JSON) on stdout");
+  add_plugin_dir(run_);
+  add_run_flags(*run_, *run_options_);
+
+  CLI::App* plugins = app.add_subcommand("plugins", "List or inspect plugins");
+  plugins->require_subcommand(1);
+  plugins_list_ = plugins->add_subcommand(
+      "list", "Show every registered plugin: kind, name, version, source and summary");
+  add_plugin_dir(plugins_list_);
+  plugins_inspect_ = plugins->add_subcommand(
+      "inspect", "Check a plugin library and print its ABI version and plugins");
+  plugins_inspect_->add_option("FILE", inspect_path_, "Path of the shared library")->required();
+
+  version_ = app.add_subcommand("version", "Print version, plugin ABI and LuaJIT version");
+}
+
+Commands::~Commands() = default;
+
+int Commands::execute() {
+  if (run_->parsed()) return run_simulation(*run_options_, plugin_dirs_);
+  if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
+  if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_);
+  if (version_->parsed()) {
+    std::cout << version_text() << "\n";
+    return 0;
+  }
+  return 0;
+}
+
+}  // namespace blis::app

@@ -1,0 +1,56 @@
+// The `blis` command line. Results go to stdout; logs, warnings and progress
+// to stderr. Errors print "blis: error: ..." and exit 2 (usage, configuration,
+// plugins, scripts) or 1 (failures while simulating).
+#include "app/commands.hpp"
+
+#include <blis/errors.hpp>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("blis");
+  logger->set_pattern("%^%l%$: %v");
+  logger->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{"blis — a discrete-event simulator of LLM inference serving clusters"};
+  app.name("blis");
+  app.set_version_flag("--version", blis::app::version_text(), "Print version, plugin ABI and LuaJIT version");
+  app.require_subcommand(0, 1);
+  blis::app::Commands commands(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "blis: error: " << e.what() << "\n"
+              << "Run 'blis --help' (or 'blis <command> --help') for usage.\n";
+    return 2;
+  }
+  if (app.get_subcommands().empty()) {
+    std::cout << app.help();
+    return 0;
+  }
+  try {
+    return commands.execute();
+  } catch (const blis::Error& e) {
+    std::fflush(stdout);
+    std::cerr << "blis: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::cerr << "blis: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,56 @@
+// The error hierarchy of the core. main() catches these, prints
+// "blis: error: <what>" and exits 2 (usage, configuration, plugin, script) or
+// 1 (a failure while the simulation runs).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace blis {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what, int exit_code = 2)
+      : std::runtime_error(what), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Bad value of a flag or field. `where` names it ("--rate", "clients[0].arrival").
+class InputError : public Error {
+ public:
+  InputError(const std::string& where, const std::string& what)
+      : Error(where.empty() ? what : where + ": " + what) {}
+};
+
+// A configuration file that cannot be read or understood; `where` is
+// "file:line:col" when known.
+class ConfigError : public Error {
+ public:
+  ConfigError(const std::string& where, const std::string& what)
+      : Error(where.empty() ? what : where + ": " + what) {}
+};
+
+// A plugin library that cannot be loaded or an object that misbehaves; the
+// message always starts with the library's path.
+class PluginError : public Error {
+ public:
+  PluginError(const std::string& path, const std::string& what, int exit_code = 2)
+      : Error(path + ": " + what, exit_code) {}
+};
+
+// A Lua script that fails; the message carries script:line and a traceback.
+class ScriptError : public Error {
+ public:
+  explicit ScriptError(const std::string& what, int exit_code = 2) : Error(what, exit_code) {}
+};
+
+// A failure while the simulation runs (a plugin returning nonsense, say).
+class RuntimeError : public Error {
+ public:
+  explicit RuntimeError(const std::string& what) : Error(what, 1) {}
+};
+
+}  // namespace blis

@@ -1,0 +1,38 @@
+// The internal C++ interfaces of the three plugin kinds. Shared-library
+// plugins, Lua scripts and built-ins are all adapted to these.
+#pragma once
+
+#include <blis/plugin.h>
+
+#include <cstdint>
+#include <string>
+
+namespace blis {
+
+class LatencyModel {
+ public:
+  virtual ~LatencyModel() = default;
+  // Validated times in microseconds (never negative).
+  virtual int64_t step_time(const blis_step_batch& batch) = 0;
+  virtual int64_t queueing_time(const blis_request_view& request) = 0;
+  virtual int64_t output_token_time() = 0;
+  virtual int64_t post_decode_overhead() = 0;
+};
+
+class RoutingScorer {
+ public:
+  virtual ~RoutingScorer() = default;
+  // Writes input.count scores; the caller clamps them into [0, 1].
+  virtual void score(const blis_route_input& input, double* scores) = 0;
+  virtual bool observes() const { return false; }
+  virtual void observe(const blis_route_input& input, int64_t chosen) { (void)input, (void)chosen; }
+};
+
+class AdmissionPolicy {
+ public:
+  virtual ~AdmissionPolicy() = default;
+  // True to admit; on rejection `reason` may say why.
+  virtual bool admit(const blis_route_input& input, std::string& reason) = 0;
+};
+
+}  // namespace blis

@@ -1,0 +1,271 @@
+/*
+ * blis/plugin.h -- the binary contract between blis and its plugins.
+ *
+ * C99, depends on <stdint.h> and <stddef.h> only. The declarations between the
+ * BLIS_FFI_BEGIN and BLIS_FFI_END markers contain no preprocessor directives and
+ * no macros, so LuaJIT's ffi.cdef can parse them verbatim: Lua scripts see the
+ * very same structs as shared-library plugins.
+ *
+ * A plugin library exports one symbol, `blis_plugin_manifest`, of type
+ * blis_manifest_fn. It returns a pointer to a static manifest that lists the
+ * plugins in the library. The host checks, in this order: the symbol exists,
+ * abi_major equals BLIS_ABI_MAJOR, the manifest, every plugin entry and every
+ * vtable are at least as large as the host requires, and no plugin name is
+ * already registered for its kind.
+ *
+ * Compatibility rules (see sdk/README.md): a minor version may only append
+ * fields at the end of a struct, append members to an enum, or add new kinds.
+ * Anything else (removing, reordering, re-typing a field, changing a call's
+ * meaning) bumps the major version.
+ *
+ * Ownership and lifetime:
+ *  - Every pointer the host passes into a call is owned by the host and valid
+ *    only for the duration of that call, unless stated otherwise below.
+ *  - `self` is owned by the plugin: created by create(), released by destroy().
+ *  - The manifest, plugin entries, names and vtables are static data of the
+ *    library and must stay valid while the library is loaded. The host keeps
+ *    the library loaded while any object created from it is alive.
+ *  - No C++ exception may cross this boundary: report failures with
+ *    BLIS_ERROR and a message written to errbuf (always NUL-terminated,
+ *    truncated to errlen bytes).
+ *
+ * Threading: the host calls one object from one thread at a time. Different
+ * objects (for example, the same plugin in two simulations of a parallel
+ * sweep) may be called concurrently, so plugins must not share mutable global
+ * state between objects.
+ */
+#ifndef BLIS_PLUGIN_H
+#define BLIS_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* BLIS_FFI_BEGIN */
+
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 0 };
+
+/* Plugin kinds. Names used on the command line: latency-model,
+ * routing-scorer, admission-policy. */
+typedef enum blis_kind {
+  BLIS_KIND_LATENCY_MODEL = 1,
+  BLIS_KIND_ROUTING_SCORER = 2,
+  BLIS_KIND_ADMISSION_POLICY = 3
+} blis_kind;
+
+/* Return value of every fallible call. */
+typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1 } blis_status;
+
+/* Result of a configuration lookup. */
+typedef enum blis_config_result {
+  BLIS_CONFIG_OK = 0,
+  BLIS_CONFIG_MISSING = 1,
+  BLIS_CONFIG_WRONG_TYPE = 2
+} blis_config_result;
+
+typedef enum blis_log_level {
+  BLIS_LOG_DEBUG = 0,
+  BLIS_LOG_INFO = 1,
+  BLIS_LOG_WARN = 2,
+  BLIS_LOG_ERROR = 3
+} blis_log_level;
+
+/* SLO classes of the workload vocabulary. */
+typedef enum blis_slo_class {
+  BLIS_SLO_DEFAULT = 0,
+  BLIS_SLO_CRITICAL = 1,
+  BLIS_SLO_STANDARD = 2,
+  BLIS_SLO_SHEDDABLE = 3,
+  BLIS_SLO_BATCH = 4,
+  BLIS_SLO_BACKGROUND = 5
+} blis_slo_class;
+
+/* The plugin's configuration: an opaque, read-only key/value table owned by
+ * the host and valid during create() only. Keys are dotted strings such as
+ * "model.hidden_size" or "beta_coeffs"; values are read through blis_host. */
+typedef struct blis_config blis_config;
+
+/* Services the host offers to plugins. Valid for the lifetime of the objects
+ * created with it. */
+typedef struct blis_host {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  void *ctx;
+  /* Each lookup returns a blis_config_result. Integers convert to doubles;
+   * doubles never silently convert to integers. */
+  int32_t (*config_f64)(const blis_config *config, const char *key, double *out);
+  int32_t (*config_i64)(const blis_config *config, const char *key, int64_t *out);
+  int32_t (*config_bool)(const blis_config *config, const char *key, int32_t *out);
+  /* The string stays valid during create(); copy it to keep it. */
+  int32_t (*config_str)(const blis_config *config, const char *key, const char **out);
+  /* The array stays valid during create(); copy it to keep it. */
+  int32_t (*config_f64_array)(const blis_config *config, const char *key, const double **out,
+                              size_t *count);
+  /* Writes one line to blis's log (stderr), prefixed with the plugin name. */
+  void (*log)(void *ctx, int32_t level, const char *message);
+} blis_host;
+
+/* A seeded random stream owned by the host, private to one plugin object and
+ * valid for its lifetime. Drawing from it never perturbs other subsystems. */
+typedef struct blis_rng {
+  void *ctx;
+  uint64_t (*next_u64)(void *ctx);
+  /* Uniform in [0, 1). */
+  double (*next_f64)(void *ctx);
+  /* Uniform integer in [0, n); n must be > 0. */
+  int64_t (*next_below)(void *ctx, int64_t n);
+} blis_rng;
+
+/* What admission policies and routing scorers may know about a request. The
+ * output length the simulator will produce is deliberately absent (it is
+ * oracle knowledge that a real router does not have). */
+typedef struct blis_request_view {
+  uint32_t struct_size;
+  uint32_t block_size;             /* tokens per KV block */
+  uint64_t id;                     /* n of "request_n" */
+  int64_t arrival_time_us;
+  int64_t input_tokens;            /* prompt length, shared prefix included */
+  int64_t max_output_tokens;       /* client budget (max_tokens); 0 = none */
+  const uint64_t *block_hashes;    /* chained content hash of each complete input block */
+  int64_t num_blocks;              /* = input_tokens / block_size */
+  int32_t slo_class;               /* blis_slo_class */
+  int32_t reserved0;
+  const char *slo_class_name;      /* "" for the default class */
+  const char *tenant_id;           /* "" when unset */
+} blis_request_view;
+
+/* One instance as the router sees it (possibly stale, see
+ * --snapshot-refresh-interval). */
+typedef struct blis_instance_snapshot {
+  int32_t index;                   /* instance_<index> */
+  int32_t queue_depth;             /* requests in the wait queue */
+  int32_t batch_size;              /* requests in the running batch */
+  int32_t in_flight;               /* routed and not yet completed (always live) */
+  int64_t free_kv_blocks;
+  int64_t total_kv_blocks;
+  double kv_utilization;           /* used / total GPU blocks */
+  double cache_hit_rate;           /* cumulative prefix-cache hit rate */
+} blis_instance_snapshot;
+
+/* Input of a routing or admission decision. `instances` has `count` entries
+ * of `snapshot_size` bytes each (use the stride, not sizeof, to index). */
+typedef struct blis_route_input {
+  uint32_t struct_size;
+  uint32_t snapshot_size;
+  int64_t now_us;
+  const blis_request_view *request;
+  const blis_instance_snapshot *instances;
+  int64_t count;
+} blis_route_input;
+
+typedef enum blis_phase { BLIS_PHASE_PREFILL = 0, BLIS_PHASE_DECODE = 1 } blis_phase;
+
+/* One request of the running batch at the start of a step. */
+typedef struct blis_batch_entry {
+  int64_t input_tokens;            /* prompt length */
+  int64_t progress;                /* tokens with KV computed before this step */
+  int64_t prefill_target;          /* tokens to prefill before decoding (input_tokens,
+                                      more when recomputing after a preemption) */
+  int64_t cached_tokens;           /* prefix-cache hits reused at admission this step */
+  int32_t new_tokens;              /* tokens computed for it this step; 0 = stalled */
+  int32_t phase;                   /* blis_phase */
+} blis_batch_entry;
+
+/* A step's batch: `count` entries of `entry_size` bytes each. */
+typedef struct blis_step_batch {
+  uint32_t struct_size;
+  uint32_t entry_size;
+  int64_t now_us;
+  int64_t count;
+  const blis_batch_entry *entries;
+} blis_step_batch;
+
+/* create() signature shared by every kind. On success stores the new object
+ * in *self and returns BLIS_OK; on failure writes a message to errbuf. */
+typedef int32_t (*blis_create_fn)(const blis_host *host, const blis_config *config,
+                                  const blis_rng *rng, void **self, char *errbuf, size_t errlen);
+typedef void (*blis_destroy_fn)(void *self);
+
+/* Latency model: how long a step takes, plus the overheads applied outside the
+ * step. Times are microseconds as doubles; the host truncates toward zero and
+ * rejects NaN, negative or absurdly large values. */
+typedef struct blis_latency_model_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* GPU time of one step over the batch. */
+  int32_t (*step_time)(void *self, const blis_step_batch *batch, double *out_us, char *errbuf,
+                       size_t errlen);
+  /* Delay between a request's arrival at the instance and its enqueue. */
+  int32_t (*queueing_time)(void *self, const blis_request_view *request, double *out_us,
+                           char *errbuf, size_t errlen);
+  /* Per output token processing time, added to TTFT and to every ITL. */
+  int32_t (*output_token_time)(void *self, double *out_us, char *errbuf, size_t errlen);
+  /* Fixed overhead added to the E2E of requests with output tokens. */
+  int32_t (*post_decode_overhead)(void *self, double *out_us, char *errbuf, size_t errlen);
+} blis_latency_model_vtable;
+
+/* Routing scorer: one score per instance, in [0, 1] (values outside are
+ * clamped by the router, NaN is an error). `scores` has input->count slots. */
+typedef struct blis_routing_scorer_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  int32_t (*score)(void *self, const blis_route_input *input, double *scores, char *errbuf,
+                   size_t errlen);
+  /* Optional (may be NULL): told which instance was chosen, after routing. */
+  void (*observe)(void *self, const blis_route_input *input, int64_t chosen_index);
+} blis_routing_scorer_vtable;
+
+/* Admission policy: admit (1) or reject (0) a request. On rejection the
+ * policy may write a short reason into `reason`. */
+typedef struct blis_admission_policy_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  int32_t (*admit)(void *self, const blis_route_input *input, int32_t *admitted, char *reason,
+                   size_t reason_len);
+} blis_admission_policy_vtable;
+
+/* One plugin of a library. `vtable` points to the vtable of `kind`. */
+typedef struct blis_plugin_info {
+  uint32_t struct_size;
+  int32_t kind;                    /* blis_kind */
+  const char *name;                /* kebab-case, unique per kind */
+  const char *version;
+  const char *summary;             /* one line */
+  const void *vtable;
+} blis_plugin_info;
+
+typedef struct blis_manifest {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  uint32_t struct_size;
+  uint32_t count;
+  const blis_plugin_info *plugins;
+} blis_manifest;
+
+/* Type of the exported entry point `blis_plugin_manifest`. */
+typedef const blis_manifest *(*blis_manifest_fn)(void);
+
+/* BLIS_FFI_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#define BLIS_MANIFEST_SYMBOL "blis_plugin_manifest"
+
+#if defined(_WIN32)
+#define BLIS_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define BLIS_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+#endif /* BLIS_PLUGIN_H */

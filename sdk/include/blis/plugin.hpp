@@ -1,0 +1,290 @@
+// blis/plugin.hpp -- header-only C++ helpers over the C ABI of blis/plugin.h.
+//
+// Write an ordinary class, then export it:
+//
+//   class MyModel {
+//    public:
+//     explicit MyModel(blis::sdk::Context& ctx);            // read config, may throw
+//     double step_time(const blis_step_batch& batch);       // may throw
+//     double queueing_time(const blis_request_view& r);     // optional, default 0
+//     double output_token_time();                           // optional, default 0
+//     double post_decode_overhead();                        // optional, default 0
+//   };
+//   BLIS_PLUGINS(blis::sdk::latency_model<MyModel>("my-model", "1.0.0", "What it models"))
+//
+// Scorers implement `void score(const blis_route_input&, double* scores)` and
+// optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
+// policies implement `bool admit(const blis_route_input&, std::string& reason)`.
+//
+// The generated trampolines catch every exception and turn it into BLIS_ERROR
+// with the exception's message, so nothing C++ crosses the C boundary.
+#ifndef BLIS_PLUGIN_HPP
+#define BLIS_PLUGIN_HPP
+
+#include <blis/plugin.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace blis::sdk {
+
+// Thrown by Context accessors; the message names the key.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a plugin object receives at construction: its configuration, the host's
+// log, and its private random stream. Valid during the constructor; the rng
+// and log stay valid for the object's lifetime.
+class Context {
+ public:
+  Context(const blis_host* host, const blis_config* config, const blis_rng* rng)
+      : host_(host), config_(config), rng_(rng) {}
+
+  double f64(const char* key) const {
+    double v = 0;
+    check(host_->config_f64(config_, key, &v), key, "a number");
+    return v;
+  }
+  double f64_or(const char* key, double fallback) const {
+    double v = 0;
+    return lookup(host_->config_f64(config_, key, &v), key, "a number") ? v : fallback;
+  }
+  int64_t i64(const char* key) const {
+    int64_t v = 0;
+    check(host_->config_i64(config_, key, &v), key, "an integer");
+    return v;
+  }
+  int64_t i64_or(const char* key, int64_t fallback) const {
+    int64_t v = 0;
+    return lookup(host_->config_i64(config_, key, &v), key, "an integer") ? v : fallback;
+  }
+  bool boolean_or(const char* key, bool fallback) const {
+    int32_t v = 0;
+    return lookup(host_->config_bool(config_, key, &v), key, "a boolean") ? v != 0 : fallback;
+  }
+  std::string str(const char* key) const {
+    const char* v = nullptr;
+    check(host_->config_str(config_, key, &v), key, "a string");
+    return v;
+  }
+  std::string str_or(const char* key, const std::string& fallback) const {
+    const char* v = nullptr;
+    return lookup(host_->config_str(config_, key, &v), key, "a string") ? std::string(v) : fallback;
+  }
+  std::vector<double> f64_array(const char* key) const {
+    const double* data = nullptr;
+    size_t n = 0;
+    check(host_->config_f64_array(config_, key, &data, &n), key, "an array of numbers");
+    return std::vector<double>(data, data + n);
+  }
+  bool has(const char* key) const {
+    double d;
+    int64_t i;
+    const char* s;
+    const double* a;
+    size_t n;
+    int32_t b;
+    return host_->config_f64(config_, key, &d) != BLIS_CONFIG_MISSING ||
+           host_->config_i64(config_, key, &i) != BLIS_CONFIG_MISSING ||
+           host_->config_str(config_, key, &s) != BLIS_CONFIG_MISSING ||
+           host_->config_f64_array(config_, key, &a, &n) != BLIS_CONFIG_MISSING ||
+           host_->config_bool(config_, key, &b) != BLIS_CONFIG_MISSING;
+  }
+
+  void log(blis_log_level level, const std::string& message) const {
+    host_->log(host_->ctx, level, message.c_str());
+  }
+  const blis_rng& rng() const { return *rng_; }
+  const blis_host* host() const { return host_; }
+
+ private:
+  static void check(int32_t result, const char* key, const char* what) {
+    if (result == BLIS_CONFIG_MISSING)
+      throw ConfigError(std::string("missing configuration key '") + key + "'");
+    if (result != BLIS_CONFIG_OK)
+      throw ConfigError(std::string("configuration key '") + key + "' must be " + what);
+  }
+  static bool lookup(int32_t result, const char* key, const char* what) {
+    if (result == BLIS_CONFIG_MISSING) return false;
+    check(result, key, what);
+    return true;
+  }
+
+  const blis_host* host_;
+  const blis_config* config_;
+  const blis_rng* rng_;
+};
+
+// Indexing helpers that honour the host's strides (structs may grow).
+inline const blis_instance_snapshot& instance_at(const blis_route_input& in, int64_t i) {
+  return *reinterpret_cast<const blis_instance_snapshot*>(
+      reinterpret_cast<const char*>(in.instances) + static_cast<size_t>(i) * in.snapshot_size);
+}
+inline const blis_batch_entry& entry_at(const blis_step_batch& b, int64_t i) {
+  return *reinterpret_cast<const blis_batch_entry*>(reinterpret_cast<const char*>(b.entries) +
+                                                    static_cast<size_t>(i) * b.entry_size);
+}
+
+namespace detail {
+
+inline void write_error(char* buf, size_t len, const char* msg) {
+  if (buf == nullptr || len == 0) return;
+  std::snprintf(buf, len, "%s", msg);
+}
+
+// Runs f, converting any exception into BLIS_ERROR plus a message.
+template <class F>
+int32_t guarded(char* errbuf, size_t errlen, F&& f) noexcept {
+  try {
+    f();
+    return BLIS_OK;
+  } catch (const std::exception& e) {
+    write_error(errbuf, errlen, e.what());
+  } catch (...) {
+    write_error(errbuf, errlen, "unknown C++ exception");
+  }
+  return BLIS_ERROR;
+}
+
+template <class T>
+int32_t create(const blis_host* host, const blis_config* config, const blis_rng* rng, void** self,
+               char* errbuf, size_t errlen) noexcept {
+  return guarded(errbuf, errlen, [&] {
+    Context ctx(host, config, rng);
+    *self = new T(ctx);
+  });
+}
+template <class T>
+void destroy(void* self) noexcept {
+  delete static_cast<T*>(self);
+}
+
+template <class T, class = void>
+struct has_queueing : std::false_type {};
+template <class T>
+struct has_queueing<T, std::void_t<decltype(std::declval<T&>().queueing_time(
+                           std::declval<const blis_request_view&>()))>> : std::true_type {};
+template <class T, class = void>
+struct has_output_time : std::false_type {};
+template <class T>
+struct has_output_time<T, std::void_t<decltype(std::declval<T&>().output_token_time())>>
+    : std::true_type {};
+template <class T, class = void>
+struct has_post_decode : std::false_type {};
+template <class T>
+struct has_post_decode<T, std::void_t<decltype(std::declval<T&>().post_decode_overhead())>>
+    : std::true_type {};
+template <class T, class = void>
+struct has_observe : std::false_type {};
+template <class T>
+struct has_observe<T, std::void_t<decltype(std::declval<T&>().observe(
+                          std::declval<const blis_route_input&>(), int64_t{}))>>
+    : std::true_type {};
+
+template <class T>
+struct LatencyTrampolines {
+  static int32_t step_time(void* self, const blis_step_batch* b, double* out, char* e,
+                           size_t n) noexcept {
+    return guarded(e, n, [&] { *out = static_cast<T*>(self)->step_time(*b); });
+  }
+  static int32_t queueing_time(void* self, const blis_request_view* r, double* out, char* e,
+                               size_t n) noexcept {
+    return guarded(e, n, [&] {
+      if constexpr (has_queueing<T>::value) *out = static_cast<T*>(self)->queueing_time(*r);
+      else *out = 0;
+    });
+  }
+  static int32_t output_token_time(void* self, double* out, char* e, size_t n) noexcept {
+    return guarded(e, n, [&] {
+      if constexpr (has_output_time<T>::value) *out = static_cast<T*>(self)->output_token_time();
+      else *out = 0;
+    });
+  }
+  static int32_t post_decode_overhead(void* self, double* out, char* e, size_t n) noexcept {
+    return guarded(e, n, [&] {
+      if constexpr (has_post_decode<T>::value)
+        *out = static_cast<T*>(self)->post_decode_overhead();
+      else *out = 0;
+    });
+  }
+  static constexpr blis_latency_model_vtable vtable{
+      sizeof(blis_latency_model_vtable), 0, &create<T>, &destroy<T>, &step_time, &queueing_time,
+      &output_token_time, &post_decode_overhead};
+};
+
+template <class T>
+struct ScorerTrampolines {
+  static int32_t score(void* self, const blis_route_input* in, double* scores, char* e,
+                       size_t n) noexcept {
+    return guarded(e, n, [&] { static_cast<T*>(self)->score(*in, scores); });
+  }
+  static void observe(void* self, const blis_route_input* in, int64_t chosen) noexcept {
+    try {
+      static_cast<T*>(self)->observe(*in, chosen);
+    } catch (...) {
+      // observe() cannot report; a throwing observer only loses this update.
+    }
+  }
+  static constexpr blis_routing_scorer_vtable vtable{
+      sizeof(blis_routing_scorer_vtable), 0, &create<T>, &destroy<T>, &score,
+      has_observe<T>::value ? &observe : nullptr};
+};
+
+template <class T>
+struct AdmissionTrampolines {
+  static int32_t admit(void* self, const blis_route_input* in, int32_t* admitted, char* reason,
+                       size_t reason_len) noexcept {
+    std::string why;
+    int32_t status = guarded(reason, reason_len, [&] {
+      *admitted = static_cast<T*>(self)->admit(*in, why) ? 1 : 0;
+    });
+    if (status == BLIS_OK) write_error(reason, reason_len, why.c_str());
+    return status;
+  }
+  static constexpr blis_admission_policy_vtable vtable{
+      sizeof(blis_admission_policy_vtable), 0, &create<T>, &destroy<T>, &admit};
+};
+
+}  // namespace detail
+
+template <class T>
+constexpr blis_plugin_info latency_model(const char* name, const char* version,
+                                         const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_LATENCY_MODEL, name, version, summary,
+          &detail::LatencyTrampolines<T>::vtable};
+}
+template <class T>
+constexpr blis_plugin_info routing_scorer(const char* name, const char* version,
+                                          const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_ROUTING_SCORER, name, version, summary,
+          &detail::ScorerTrampolines<T>::vtable};
+}
+template <class T>
+constexpr blis_plugin_info admission_policy(const char* name, const char* version,
+                                            const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_ADMISSION_POLICY, name, version, summary,
+          &detail::AdmissionTrampolines<T>::vtable};
+}
+
+}  // namespace blis::sdk
+
+// Defines the library's entry point over the listed plugin entries.
+#define BLIS_PLUGINS(...)                                                                   \
+  extern "C" BLIS_PLUGIN_EXPORT const blis_manifest* blis_plugin_manifest(void) {          \
+    static const blis_plugin_info blis_plugins_[] = {__VA_ARGS__};                         \
+    static const blis_manifest blis_manifest_ = {                                          \
+        BLIS_ABI_MAJOR, BLIS_ABI_MINOR, sizeof(blis_manifest),                             \
+        static_cast<uint32_t>(sizeof(blis_plugins_) / sizeof(blis_plugins_[0])), blis_plugins_}; \
+    return &blis_manifest_;                                                                \
+  }
+
+#endif  // BLIS_PLUGIN_HPP
