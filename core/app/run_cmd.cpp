@@ -1,20 +1,436 @@
-// `blis run`: flags, resolution of the configuration, and the report.
+// `blis run`: flags, resolution of the configuration (spec cli §3.1-§3.7),
+// the simulation, and the report on stdout.
 #include "app/commands.hpp"
 #include "app/run_options.hpp"
 
+#include "cluster/cluster.hpp"
+#include "metrics/report.hpp"
+
+#include <blis/environment.hpp>
 #include <blis/errors.hpp>
+#include <blis/model_data.hpp>
+#include <blis/workload.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 
 namespace blis::app {
+
+namespace fs = std::filesystem;
 
 std::unique_ptr<RunOptions> make_run_options() { return std::make_unique<RunOptions>(); }
 
 void add_run_flags(CLI::App& run, RunOptions& o) {
-  run.add_option("--model", o.model, "Model name, e.g. qwen/qwen3-14b");
+  o.cmd = &run;
+  auto g = [&](const char* group) { return group; };
+  // Simulation control and files.
+  run.add_option("--seed", o.seed, "Seed of the workload and of every random stream")
+      ->capture_default_str()->group(g("Simulation"));
+  run.add_option("--horizon", o.horizon,
+                 "Stop at the first event after this time (µs); also bounds arrivals")
+      ->group(g("Simulation"));
+  run.add_option("--log", o.log_level, "Log level on stderr: trace, debug, info, warn, error, off")
+      ->capture_default_str()->group(g("Simulation"));
+  run.add_option("--results-path", o.results_path,
+                 "Also write the metrics and one record per request to this JSON file")
+      ->group(g("Simulation"));
+  run.add_flag("--profile", o.profile, "Print events, steps, wall time and events/s to stderr")
+      ->group(g("Simulation"));
+  // Model and latency.
+  run.add_option("--model", o.model, "Model name, e.g. qwen/qwen3-14b (case-insensitive)")
+      ->group(g("Model and latency"));
+  run.add_option("--hardware", o.hardware, "GPU type (H100, A100-SXM, A100-80); default from the model's defaults")
+      ->group(g("Model and latency"));
+  run.add_option("--tp", o.tp, "Tensor parallelism per instance; 0 = the model's default")
+      ->group(g("Model and latency"));
+  run.add_option("--vllm-version", o.vllm_version, "vLLM version key of the coefficient table")
+      ->group(g("Model and latency"));
+  run.add_option("--latency-model", o.latency_model,
+                 "Latency model: roofline, blackbox, crossmodel, trained-roofline, or any plugin")
+      ->capture_default_str()->group(g("Model and latency"));
+  run.add_option("--alpha-coeffs", o.alpha_coeffs, "Alpha coefficients (comma-separated); needs --beta-coeffs")
+      ->delimiter(',')->group(g("Model and latency"));
+  run.add_option("--beta-coeffs", o.beta_coeffs, "Beta coefficients (comma-separated); needs --alpha-coeffs")
+      ->delimiter(',')->group(g("Model and latency"));
+  run.add_option("--max-model-len", o.max_model_len,
+                 "Max input + output tokens per request; 0 = derived from the model (analytical models) or unlimited")
+      ->group(g("Model and latency"));
+  run.add_option("--model-config-folder", o.model_config_folder,
+                 "Folder with a HuggingFace config.json for the model")
+      ->group(g("Model and latency"));
+  run.add_option("--hardware-config", o.hardware_config,
+                 "GPU table (TOML, or the reference's hardware_config.json)")
+      ->group(g("Model and latency"));
+  // KV cache and batching.
+  run.add_option("--total-kv-blocks", o.total_kv_blocks,
+                 "KV blocks per instance (default: from the defaults table, else computed from GPU memory)")
+      ->group(g("KV cache and batching"));
+  run.add_option("--block-size-in-tokens", o.block_size, "Tokens per KV block")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--max-num-running-reqs,--max-num-seqs", o.max_running,
+                 "Max requests in the running batch")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--max-num-scheduled-tokens,--max-num-batched-tokens", o.max_scheduled_tokens,
+                 "Max new tokens per step")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--long-prefill-token-threshold", o.long_prefill_threshold,
+                 "Chunked prefill: max prefill tokens of one request per step (0 = off)")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  // Workload.
+  run.add_option("--workload", o.workload,
+                 "distribution, or a preset: chatbot, contentgen, summarization, multidoc")
+      ->capture_default_str()->group(g("Workload"));
+  run.add_option("--workload-trace", o.workload_trace,
+                 "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])")
+      ->group(g("Workload"));
+  run.add_option("--rate", o.rate, "Arrival rate, requests per second (constant spacing)")
+      ->capture_default_str()->group(g("Workload"));
+  run.add_option("--num-requests", o.num_requests, "Number of requests")
+      ->capture_default_str()->group(g("Workload"));
+  run.add_option("--prefix-tokens", o.prefix_tokens, "Shared prefix prepended to every prompt")
+      ->capture_default_str()->group(g("Workload"));
+  run.add_option("--prompt-tokens", o.prompt_tokens, "Mean prompt length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--prompt-tokens-stdev", o.prompt_tokens_stdev, "Std-dev of prompt length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--prompt-tokens-min", o.prompt_tokens_min, "Min prompt length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--prompt-tokens-max", o.prompt_tokens_max, "Max prompt length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--output-tokens", o.output_tokens, "Mean output length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--output-tokens-stdev", o.output_tokens_stdev, "Std-dev of output length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--output-tokens-min", o.output_tokens_min, "Min output length")->capture_default_str()->group(g("Workload"));
+  run.add_option("--output-tokens-max", o.output_tokens_max, "Max output length")->capture_default_str()->group(g("Workload"));
+  // Cluster and scheduling.
+  run.add_option("--num-instances", o.num_instances, "Number of identical instances")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--scheduler", o.scheduler, "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--priority-policy", o.priority_policy, "Priority: constant, slo-based, inverted-slo")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
 }
 
-int run_simulation(RunOptions& o, const std::vector<std::string>&) {
-  if (o.model.empty()) throw InputError("--model", "no model given; e.g. --model qwen/qwen3-14b");
-  throw InputError("run", "the engine is not built yet");
+namespace {
+
+bool is_analytical(const std::string& b) {
+  return b == "roofline" || b == "crossmodel" || b == "trained-roofline";
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+void set_log_level(const std::string& level) {
+  std::string l = lower(level);
+  if (l == "warning") l = "warn";
+  auto parsed = spdlog::level::from_str(l);
+  if (parsed == spdlog::level::off && l != "off")
+    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error or off");
+  spdlog::set_level(parsed);
+}
+
+QueueOrder queue_order(const std::string& scheduler, const std::string& priority) {
+  const bool aging = priority == "slo-based";
+  const bool inverted = priority == "inverted-slo";
+  if (scheduler == "fcfs" || scheduler.empty()) return QueueOrder::Fcfs;
+  if (scheduler == "sjf") return QueueOrder::ShortestFirst;
+  // Priorities are ages (slo-based) or negated ages (inverted-slo), so their
+  // order is an arrival order (spec engine §7).
+  if (scheduler == "priority-fcfs") return inverted ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  if (scheduler == "reverse-priority") return aging ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  throw InputError("--scheduler", "unknown scheduler '" + scheduler +
+                                      "'; valid: fcfs, priority-fcfs, reverse-priority, sjf");
+}
+
+// What the configuration resolves to.
+struct Resolved {
+  std::string backend;
+  std::string model;
+  std::string gpu;
+  int64_t tp = 0;
+  std::string vllm;
+  std::optional<ModelArch> arch;
+  std::optional<HardwareSpec> hw;
+  std::vector<double> alpha, beta;
+  int64_t kv_blocks = 0;
+  int64_t max_model_len = 0;
+};
+
+Resolved resolve(const RunOptions& o, const Environment& env, const DataCatalog& data) {
+  Resolved r;
+  r.backend = o.latency_model;
+  if (env.registries->latency.find(r.backend) == nullptr)
+    throw InputError("--latency-model", fmt::format("unknown latency model '{}'; valid: {}",
+                                                    r.backend, env.registries->latency.names()));
+  const bool alpha_given = o.given("--alpha-coeffs"), beta_given = o.given("--beta-coeffs");
+  if (alpha_given != beta_given)
+    throw InputError(alpha_given ? "--alpha-coeffs" : "--beta-coeffs",
+                     "--alpha-coeffs and --beta-coeffs go together; give both");
+  if (alpha_given && !o.given("--latency-model")) {
+    r.backend = "blackbox";
+    spdlog::info("--alpha-coeffs and --beta-coeffs given: using the blackbox latency model");
+  }
+  if (alpha_given && r.backend == "roofline")
+    throw InputError("--alpha-coeffs", "roofline computes step times analytically and takes no "
+                                       "coefficients; use --latency-model blackbox for coefficients");
+  r.model = lower(o.model);
+  r.gpu = o.hardware;
+  r.tp = o.tp;
+  r.vllm = o.vllm_version;
+  if (auto d = data.defaults_for(r.model)) {
+    if (r.tp == 0 && d->tensor_parallelism > 0) r.tp = d->tensor_parallelism;
+    if (r.gpu.empty()) r.gpu = d->gpu;
+    if (r.vllm.empty()) r.vllm = d->vllm_version;
+    spdlog::info("defaults for {}: GPU={}, TP={}, vLLM={}", r.model, r.gpu, r.tp, r.vllm);
+  }
+
+  const bool analytical = is_analytical(r.backend);
+  if (analytical && (r.gpu.empty() || r.tp <= 0)) {
+    std::vector<std::string> missing;
+    if (r.gpu.empty()) missing.push_back("--hardware (GPU type)");
+    if (r.tp <= 0) missing.push_back("--tp (tensor parallelism)");
+    throw InputError("--latency-model " + r.backend,
+                     fmt::format("needs {}; no defaults are known for model '{}'. Give them "
+                                 "explicitly, or use --latency-model blackbox with coefficients",
+                                 fmt::join(missing, " and "), r.model));
+  }
+  // The model's architecture: an explicit folder, else the bundled data.
+  if (!o.model_config_folder.empty()) r.arch = load_model_config_folder(o.model_config_folder);
+  else r.arch = data.bundled_model(r.model);
+  if (analytical && !r.arch)
+    throw InputError("--model", fmt::format("no model configuration for '{}' in {}/models; give "
+                                            "--model-config-folder with a HuggingFace config.json",
+                                            r.model, data.dir()));
+  if (!r.gpu.empty() && (analytical || !o.hardware_config.empty() || r.arch))
+    r.hw = data.hardware(r.gpu, o.hardware_config);
+
+  // Coefficients.
+  std::optional<CoefficientEntry> entry;
+  if (!r.gpu.empty() && r.tp > 0) entry = data.coefficients(r.model, r.gpu, r.tp, r.vllm);
+  if (alpha_given) {
+    r.alpha = o.alpha_coeffs;
+    r.beta = o.beta_coeffs;
+  } else if (r.backend == "crossmodel") {
+    r.alpha = data.crossmodel_defaults().alpha;
+    r.beta = data.crossmodel_defaults().beta;
+  } else if (r.backend == "trained-roofline") {
+    r.alpha = data.trained_roofline_defaults().alpha;
+    r.beta = data.trained_roofline_defaults().beta;
+  } else if (r.backend == "blackbox") {
+    if (!entry || (std::all_of(entry->alpha.begin(), entry->alpha.end(), [](double v) { return v == 0; }) &&
+                   std::all_of(entry->beta.begin(), entry->beta.end(), [](double v) { return v == 0; })))
+      throw InputError("--latency-model blackbox",
+                       fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
+                                   "give --alpha-coeffs/--beta-coeffs, or use --latency-model "
+                                   "roofline, crossmodel or trained-roofline",
+                                   r.model, r.gpu, r.tp, r.vllm));
+    r.alpha = entry->alpha;
+    r.beta = entry->beta;
+  } else {
+    r.alpha = o.alpha_coeffs;
+    r.beta = o.beta_coeffs;
+  }
+
+  // KV blocks (spec cli §3.5): flag, then the defaults table, then computed.
+  r.kv_blocks = o.total_kv_blocks;
+  if (!o.given("--total-kv-blocks")) {
+    const bool table_applies = analytical || (r.backend == "blackbox" && !alpha_given);
+    if (table_applies && entry && entry->total_kv_blocks > 0) {
+      r.kv_blocks = entry->total_kv_blocks;
+      spdlog::info("total-kv-blocks={} from the defaults table", r.kv_blocks);
+    } else if (r.arch && r.hw && r.tp > 0) {
+      try {
+        r.kv_blocks = auto_kv_blocks(*r.arch, *r.hw, r.tp, o.block_size);
+        spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB, TP={}, block size {})",
+                     r.kv_blocks, r.hw->memory_gib, r.tp, o.block_size);
+      } catch (const Error& e) {
+        spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}",
+                     e.what(), r.kv_blocks);
+      }
+    }
+  }
+  // max-model-len (spec cli §3.6): derived and capped for analytical models.
+  r.max_model_len = o.max_model_len;
+  if (analytical) {
+    if (!o.given("--max-model-len") && r.arch) r.max_model_len = derive_max_model_len(*r.arch);
+    const int64_t cap = r.kv_blocks * o.block_size;
+    if (r.max_model_len > 0 && (r.max_model_len + o.block_size - 1) / o.block_size > r.kv_blocks) {
+      spdlog::warn("max-model-len {} exceeds KV capacity ({} blocks x {} tokens); capping to {}",
+                   r.max_model_len, r.kv_blocks, o.block_size, cap);
+      r.max_model_len = cap;
+    }
+  }
+  return r;
+}
+
+void require(bool ok, const char* flag, const std::string& what) {
+  if (!ok) throw InputError(flag, what);
+}
+
+void validate(const RunOptions& o) {
+  require(o.max_model_len >= 0, "--max-model-len", fmt::format("must be >= 0, got {}", o.max_model_len));
+  require(o.num_requests >= 0, "--num-requests", fmt::format("must be >= 0, got {}", o.num_requests));
+  require(o.prefix_tokens >= 0, "--prefix-tokens", fmt::format("must be >= 0, got {}", o.prefix_tokens));
+  require(o.num_instances >= 1 && o.num_instances <= 100000, "--num-instances",
+          fmt::format("must be between 1 and 100000, got {}", o.num_instances));
+  require(o.total_kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", o.total_kv_blocks));
+  require(o.block_size > 0 && o.block_size <= 65536, "--block-size-in-tokens",
+          fmt::format("must be between 1 and 65536, got {}", o.block_size));
+  require(o.max_running > 0, "--max-num-running-reqs", fmt::format("must be > 0, got {}", o.max_running));
+  require(o.max_scheduled_tokens > 0, "--max-num-scheduled-tokens",
+          fmt::format("must be > 0, got {}", o.max_scheduled_tokens));
+  require(o.long_prefill_threshold >= 0, "--long-prefill-token-threshold",
+          fmt::format("must be >= 0, got {}", o.long_prefill_threshold));
+  require(!o.given("--horizon") || o.horizon > 0, "--horizon", fmt::format("must be > 0, got {}", o.horizon));
+  require(o.priority_policy == "constant" || o.priority_policy == "slo-based" ||
+              o.priority_policy == "inverted-slo" || o.priority_policy.empty(),
+          "--priority-policy",
+          fmt::format("unknown priority policy '{}'; valid: constant, inverted-slo, slo-based", o.priority_policy));
+}
+
+std::unique_ptr<WorkloadSource> make_workload(const RunOptions& o, const DataCatalog& data) {
+  if (!o.workload_trace.empty()) {
+    int64_t cap = o.given("--num-requests") ? o.num_requests : 0;
+    return make_trace_workload(o.workload_trace, o.horizon, cap, static_cast<int32_t>(o.block_size), o.seed);
+  }
+  require(std::isfinite(o.rate) && o.rate > 0, "--rate", fmt::format("must be a finite value > 0, got {}", o.rate));
+  DistributionWorkload w;
+  w.rate = o.rate;
+  w.num_requests = o.num_requests;
+  if (o.workload == "distribution") {
+    auto check_len = [&](const char* name, int64_t mean, int64_t sd, int64_t lo, int64_t hi) {
+      std::string base = std::string("--") + name;
+      require(lo >= 1, (base + "-min").c_str(), fmt::format("must be >= 1, got {}", lo));
+      require(hi >= 1, (base + "-max").c_str(), fmt::format("must be >= 1, got {}", hi));
+      require(sd >= 0, (base + "-stdev").c_str(), fmt::format("must be >= 0, got {}", sd));
+      require(lo <= hi, (base + "-min").c_str(), fmt::format("{}-min ({}) must be <= {}-max ({})", base, lo, base, hi));
+      require(mean >= lo && mean <= hi, base.c_str(),
+              fmt::format("mean {} must lie in [{}, {}]", mean, lo, hi));
+      // The reference also demands the standard deviation lie in [min, max]
+      // (docs/differences.md): blis accepts any stdev from 0 to max.
+      require(sd <= hi, (base + "-stdev").c_str(), fmt::format("must be <= {}-max ({}), got {}", base, hi, sd));
+    };
+    check_len("prompt-tokens", o.prompt_tokens, o.prompt_tokens_stdev, o.prompt_tokens_min, o.prompt_tokens_max);
+    check_len("output-tokens", o.output_tokens, o.output_tokens_stdev, o.output_tokens_min, o.output_tokens_max);
+    w.prefix_tokens = o.prefix_tokens;
+    w.prompt_mean = o.prompt_tokens, w.prompt_stdev = o.prompt_tokens_stdev;
+    w.prompt_min = o.prompt_tokens_min, w.prompt_max = o.prompt_tokens_max;
+    w.output_mean = o.output_tokens, w.output_stdev = o.output_tokens_stdev;
+    w.output_min = o.output_tokens_min, w.output_max = o.output_tokens_max;
+  } else {
+    auto p = data.preset(o.workload);
+    if (!p) {
+      std::string names;
+      for (const auto& n : data.preset_names()) names += (names.empty() ? "" : ", ") + n;
+      throw InputError("--workload", fmt::format("unknown workload '{}'; use distribution or a preset: {}",
+                                                 o.workload, names));
+    }
+    w.prefix_tokens = p->prefix_tokens;
+    w.prompt_mean = p->prompt_tokens, w.prompt_stdev = p->prompt_tokens_stdev;
+    w.prompt_min = p->prompt_tokens_min, w.prompt_max = p->prompt_tokens_max;
+    w.output_mean = p->output_tokens, w.output_stdev = p->output_tokens_stdev;
+    w.output_min = p->output_tokens_min, w.output_max = p->output_tokens_max;
+  }
+  if (w.num_requests <= 0 && !o.given("--horizon"))
+    throw InputError("--num-requests", "0 requests and no --horizon: give one of them to bound the workload");
+  WorkloadSpec spec = synthesize_distribution_spec(w, o.seed);
+  validate_workload_spec(spec);
+  return make_spec_workload(spec, o.horizon, w.num_requests, static_cast<int32_t>(o.block_size));
+}
+
+// Writes `text` to `path` atomically: a temporary file renamed into place.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw RuntimeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+    f << text;
+    if (!f.flush()) throw RuntimeError(fmt::format("cannot write {}", tmp));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw RuntimeError(fmt::format("cannot write {}: rename failed", path));
+  }
+}
+
+}  // namespace
+
+int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
+  set_log_level(o.log_level);
+  require(!o.model.empty(), "--model", "no model given; e.g. --model qwen/qwen3-14b");
+  validate(o);
+  Environment env = Environment::load(plugin_dirs, o.seed);
+  DataCatalog data = DataCatalog::load(env.data_dir);
+  Resolved r = resolve(o, env, data);
+  require(r.kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", r.kv_blocks));
+
+  ClusterConfig cc;
+  cc.num_instances = static_cast<int32_t>(o.num_instances);
+  cc.engine.total_kv_blocks = r.kv_blocks;
+  cc.engine.block_size = static_cast<int32_t>(o.block_size);
+  cc.engine.max_running = o.max_running;
+  cc.engine.max_scheduled_tokens = o.max_scheduled_tokens;
+  cc.engine.long_prefill_threshold = o.long_prefill_threshold;
+  cc.engine.max_model_len = r.max_model_len;
+  cc.engine.order = queue_order(o.scheduler, o.priority_policy);
+  cc.engine.horizon = o.horizon;
+  cc.keep_records = !o.results_path.empty();
+  cc.keep_completions = !(o.priority_policy == "constant" || o.priority_policy.empty());
+
+  ConfigTable latency_cfg;
+  put_latency_config(latency_cfg, r.arch ? &*r.arch : nullptr, r.hw ? &*r.hw : nullptr, r.tp,
+                     r.alpha, r.beta, o.block_size);
+  auto workload = make_workload(o, data);
+  spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}",
+               o.num_instances, r.kv_blocks, r.backend, o.horizon);
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
+  ClusterSimulation sim(cc, *workload, [&](int32_t) {
+    return env.registries->latency.create(r.backend, CreateArgs{&latency_cfg, o.seed});
+  });
+  ClusterResult result = sim.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+
+  std::vector<const InstanceMetrics*> parts;
+  for (const auto& m : result.instances) parts.push_back(&m);
+  InstanceMetrics cluster = merge_metrics(parts);
+
+  std::string out;
+  if (o.num_instances > 1)
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if (result.instances[i].completed > 0)
+        out += "=== Simulation Metrics ===\n" +
+               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
+  if (cluster.completed > 0)
+    out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  ReportContext ctx;
+  ctx.priority_policy_constant = !cc.keep_completions;
+  ctx.rejected = result.rejected;
+  out += text_blocks(parts, cluster, ctx);
+
+  if (!o.results_path.empty()) {
+    write_file_atomically(o.results_path, metrics_json(cluster, "cluster", true) + "\n");
+    spdlog::info("metrics written to {}", o.results_path);
+  }
+  std::cout << out << std::flush;
+  if (o.profile)
+    std::cerr << fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
+                             "{:.0f} events/s\n",
+                             result.events, result.steps, cluster.completed + cluster.still_queued +
+                                 cluster.still_running + cluster.dropped_unservable,
+                             wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+  return 0;
 }
 
 }  // namespace blis::app

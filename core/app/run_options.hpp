@@ -1,12 +1,61 @@
 // Every flag of `blis run`, as parsed (before resolution against defaults).
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace blis::app {
 
 struct RunOptions {
+  // Simulation control and files.
+  int64_t seed = 42;
+  int64_t horizon = std::numeric_limits<int64_t>::max();
+  std::string log_level = "warn";
+  std::string results_path;
+  bool profile = false;
+
+  // Model, hardware, latency backend.
   std::string model;
+  std::string hardware;
+  int64_t tp = 0;
+  std::string vllm_version;
+  std::string latency_model = "roofline";
+  std::vector<double> alpha_coeffs{0, 0, 0};
+  std::vector<double> beta_coeffs{0, 0, 0};
+  int64_t max_model_len = 0;
+  std::string model_config_folder;
+  std::string hardware_config;
+
+  // KV cache and batch formation.
+  int64_t total_kv_blocks = 1000000;
+  int64_t block_size = 16;
+  int64_t max_running = 256;
+  int64_t max_scheduled_tokens = 2048;
+  int64_t long_prefill_threshold = 0;
+
+  // Workload.
+  std::string workload = "distribution";
+  std::string workload_trace;
+  double rate = 1.0;
+  int64_t num_requests = 100;
+  int64_t prefix_tokens = 0;
+  int64_t prompt_tokens = 512, prompt_tokens_stdev = 256, prompt_tokens_min = 2,
+          prompt_tokens_max = 7000;
+  int64_t output_tokens = 512, output_tokens_stdev = 256, output_tokens_min = 2,
+          output_tokens_max = 7000;
+
+  // Cluster and scheduling.
+  int64_t num_instances = 1;
+  std::string scheduler = "fcfs";
+  std::string priority_policy = "constant";
+
+  // Which flags were given explicitly (precedence and pairing rules).
+  CLI::App* cmd = nullptr;
+  bool given(const std::string& flag) const { return cmd != nullptr && cmd->count(flag) > 0; }
 };
 
 }  // namespace blis::app

@@ -1,0 +1,399 @@
+#include "engine/instance.hpp"
+
+#include <blis/errors.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace blis {
+
+namespace {
+
+// Cluster events use priorities below this; instance events sort after them
+// at the same time, by instance index, then by type.
+constexpr uint64_t kInstanceBase = uint64_t{1} << 62;
+
+}  // namespace
+
+uint64_t instance_event_priority(int32_t index, InstanceEvent ev) {
+  return kInstanceBase + (static_cast<uint64_t>(index) << 3) + ev;
+}
+
+Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
+                   RequestPool& pool, Kernel& kernel, InstanceMetrics& metrics)
+    : index_(index), cfg_(cfg), model_(std::move(model)), pool_(pool), kernel_(kernel),
+      metrics_(metrics), kv_(cfg.total_kv_blocks, cfg.block_size), waiting_(cfg.order) {
+  if (cfg.max_model_len > 0 &&
+      (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size > cfg.total_kv_blocks)
+    throw InputError("--max-model-len",
+                     "KV cache too small for max-model-len " + std::to_string(cfg.max_model_len) +
+                         " (" + std::to_string(cfg.total_kv_blocks) + " blocks of " +
+                         std::to_string(cfg.block_size) +
+                         " tokens); lower --max-model-len or raise --total-kv-blocks");
+  alpha_output_ = model_->output_token_time();
+  alpha_post_decode_ = model_->post_decode_overhead();
+}
+
+blis_request_view Instance::view_of(const Request& r) const {
+  blis_request_view v{};
+  v.struct_size = sizeof(blis_request_view);
+  v.block_size = static_cast<uint32_t>(cfg_.block_size);
+  v.id = r.spec.id;
+  v.arrival_time_us = r.spec.arrival_us;
+  v.input_tokens = r.spec.input_tokens;
+  v.max_output_tokens = r.spec.max_output_tokens;
+  v.block_hashes = r.spec.block_hashes.data();
+  v.num_blocks = r.spec.input_tokens / cfg_.block_size;
+  v.slo_class = r.spec.slo_class;
+  v.slo_class_name = "";
+  v.tenant_id = r.spec.tenant_id.c_str();
+  return v;
+}
+
+void Instance::inject(uint32_t slot, SimTime t) {
+  Request& r = pool_[slot];
+  r.instance = index_;
+  kernel_.schedule(t, instance_event_priority(index_, kEvArrival), kEvArrival,
+                   static_cast<uint32_t>(index_), slot);
+}
+
+void Instance::on_event(const Event& e) {
+  last_time_ = std::max(last_time_, e.time);
+  switch (e.kind) {
+    case kEvArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
+    case kEvQueued: on_queued(static_cast<uint32_t>(e.payload)); break;
+    case kEvStep: on_step(); break;
+    default: throw RuntimeError("internal error: unknown instance event");
+  }
+}
+
+// spec engine §2.2: the request is enqueued after the model's queueing time.
+void Instance::on_arrival(uint32_t slot) {
+  blis_request_view v = view_of(pool_[slot]);
+  int64_t delay = model_->queueing_time(v);
+  kernel_.schedule(kernel_.now() + delay, instance_event_priority(index_, kEvQueued), kEvQueued,
+                   static_cast<uint32_t>(index_), slot);
+}
+
+// spec engine §2.7: enqueue guards, then the wait queue. A step is scheduled
+// only if none is pending (the reference could start a second, duplicate step
+// chain here: quirk Q1).
+void Instance::on_queued(uint32_t slot) {
+  Request& r = pool_[slot];
+  const int64_t in = r.spec.input_tokens;
+  const int64_t m = cfg_.max_model_len;
+  int64_t budget = r.spec.max_output_tokens;
+  if (budget == 0 && m > 0 && in < m) budget = m - in;
+  bool servable = budget >= 0;
+  if (servable && m > 0) servable = in < m && !(budget > 0 && in + budget > m);
+  if (servable) servable = (in + cfg_.block_size - 1) / cfg_.block_size <= cfg_.total_kv_blocks;
+  if (!servable) {
+    drop(slot);
+    return;
+  }
+  r.state = RequestState::Queued;
+  r.prefill_target = in;
+  waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
+  metrics_.input_tokens += in;
+  if (!step_pending_) {
+    step_pending_ = true;
+    kernel_.schedule(kernel_.now(), instance_event_priority(index_, kEvStep), kEvStep,
+                     static_cast<uint32_t>(index_), 0);
+  }
+}
+
+void Instance::drop(uint32_t slot) {
+  Request& r = pool_[slot];
+  spdlog::warn("instance_{}: dropping request_{} (input {} tokens): it can never be served "
+               "(max-model-len {}, {} KV blocks of {} tokens)",
+               index_, r.spec.id, r.spec.input_tokens, cfg_.max_model_len, cfg_.total_kv_blocks,
+               cfg_.block_size);
+  ++metrics_.dropped_unservable;
+  pool_.release(slot);
+}
+
+void Instance::on_step() {
+  const SimTime now = kernel_.now();
+  ++step_index_;
+  form_batch(now);
+
+  // Phase 2: the step's duration from the latency model (spec engine §3.4).
+  entries_.clear();
+  for (uint32_t slot : running_) {
+    const Request& r = pool_[slot];
+    blis_batch_entry e{};
+    e.input_tokens = r.spec.input_tokens;
+    e.progress = r.pi;
+    e.prefill_target = r.prefill_target;
+    e.cached_tokens = r.cached_tokens;
+    e.new_tokens = r.new_tokens;
+    e.phase = r.pi < r.prefill_target ? BLIS_PHASE_PREFILL : BLIS_PHASE_DECODE;
+    entries_.push_back(e);
+  }
+  blis_step_batch batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), now,
+                        static_cast<int64_t>(entries_.size()), entries_.data()};
+  int64_t dt = std::max<int64_t>(1, model_->step_time(batch));
+  metrics_.step_itl.push_back(dt + alpha_output_);
+  metrics_.run_delta.resize(metrics_.step_itl.size() + 1, 0);
+  metrics_.wait_depth_sum += static_cast<int64_t>(waiting_.size());
+  ++metrics_.steps;
+
+  execute(now, dt);
+
+  // Phase 4: work-conserving: keep stepping while anything waits or runs.
+  if (!running_.empty() || !waiting_.empty()) {
+    kernel_.schedule(now + dt, instance_event_priority(index_, kEvStep), kEvStep,
+                     static_cast<uint32_t>(index_), 0);
+  } else {
+    step_pending_ = false;
+  }
+}
+
+// spec engine §3.2: running requests first, in batch order, then admissions
+// from the head of the wait queue while budget, batch slots and KV allow.
+void Instance::form_batch(SimTime now) {
+  int64_t budget = cfg_.max_scheduled_tokens;
+  const int64_t chunk = cfg_.long_prefill_threshold;
+  const int64_t m = cfg_.max_model_len;
+  bool preempted_any = false;
+  for (uint32_t slot : running_) {
+    Request& r = pool_[slot];
+    r.new_tokens = 0;
+    r.cached_tokens = 0;
+  }
+
+  for (size_t i = 0; i < running_.size(); ++i) {
+    if (budget <= 0) break;
+    Request& r = pool_[running_[i]];
+    int64_t n = 0;
+    if (r.pi < r.prefill_target) {
+      n = r.prefill_target - r.pi;
+      if (chunk > 0 && chunk < n) n = chunk;
+      n = std::min(n, budget);
+      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - r.pi, 0));
+    } else if (r.spec.output_tokens > 0 && !(m > 0 && r.pi + 1 > m - 1)) {
+      n = 1;
+    }
+    if (n == 0) continue;
+    if (!reserve(i, n, preempted_any)) break;
+    budget -= n;
+    r.new_tokens = static_cast<int32_t>(n);
+  }
+
+  newly_admitted_.clear();
+  while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
+         budget > 0 && !preempted_any) {
+    uint32_t slot = waiting_.front();
+    Request& q = pool_[slot];
+    // At least one token is always computed, so a fully cached prompt still
+    // gets a prefill step (the reference admitted it with no work: quirk Q2).
+    const int64_t b = cfg_.block_size;
+    int64_t max_hits = std::min<int64_t>((q.prefill_target - 1) / b,
+                                         static_cast<int64_t>(q.spec.block_hashes.size()));
+    int64_t hits = kv_.cached_prefix(q.spec.block_hashes.data(), max_hits, hits_);
+    int64_t start = hits * b;
+    int64_t n = q.prefill_target - start;
+    if (chunk > 0 && chunk < n) n = chunk;
+    n = std::min(n, budget);
+    if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
+    if (n <= 0) break;
+    if (!kv_.allocate(q.kv, hits_, n, q.spec.block_hashes.data(),
+                      static_cast<int64_t>(q.spec.block_hashes.size()))) {
+      if (running_.empty() && kv_.used_blocks() == 0) {
+        // Nothing else holds memory and it still does not fit: it never will.
+        waiting_.pop_front();
+        complete(slot, /*capped=*/true, now);
+        continue;
+      }
+      break;
+    }
+    waiting_.pop_front();
+    running_.push_back(slot);
+    q.state = RequestState::Running;
+    q.new_tokens = static_cast<int32_t>(n);
+    q.cached_tokens = start;
+    budget -= n;
+    if (!q.ever_scheduled) {
+      q.ever_scheduled = true;
+      q.scheduling_delay = now - q.spec.arrival_us;
+      metrics_.scheduling_delay.push_back(q.scheduling_delay);
+    }
+  }
+}
+
+// spec engine §3.3: allocate n tokens for running_[pos], preempting from the
+// tail of the batch until it fits or the request itself was preempted.
+bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
+  const uint32_t slot = running_[pos];
+  Request& r = pool_[slot];
+  while (!kv_.allocate(r.kv, {}, n, r.spec.block_hashes.data(),
+                       static_cast<int64_t>(r.spec.block_hashes.size()))) {
+    if (running_.size() == 1) {
+      // Alone on the instance and still out of memory: the sequence has
+      // outgrown the whole KV cache. Stop it rather than loop forever.
+      running_.clear();
+      complete(slot, /*capped=*/true, kernel_.now());
+      return false;
+    }
+    preempted_any = true;
+    uint32_t victim = running_.back();
+    running_.pop_back();
+    preempt(victim);
+    if (victim == slot) return false;
+  }
+  return true;
+}
+
+// Recompute preemption as vLLM does it: the victim loses its KV and goes back
+// to the head of the queue; tokens already delivered stay delivered, and on
+// re-admission it recomputes prompt + delivered tokens, then goes on.
+void Instance::preempt(uint32_t slot) {
+  Request& v = pool_[slot];
+  ++metrics_.preemptions;
+  kv_.release(v.kv);
+  v.state = RequestState::Queued;
+  v.pi = 0;
+  v.new_tokens = 0;
+  v.cached_tokens = 0;
+  v.prefill_target = v.spec.input_tokens + v.emitted;
+  waiting_.push_front(slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
+}
+
+void Instance::execute(SimTime now, int64_t dt) {
+  const SimTime end = now + dt;
+  for (uint32_t slot : running_) {
+    Request& r = pool_[slot];
+    if (r.new_tokens == 0) continue;  // stalled this step
+    if (r.pi < r.prefill_target) {
+      r.pi += r.cached_tokens + r.new_tokens;
+      r.cached_tokens = 0;
+      if (r.pi == r.prefill_target) emit_token(r, end);
+    } else {
+      r.pi += 1;
+      emit_token(r, end);
+    }
+  }
+  metrics_.peak_kv_blocks = std::max(metrics_.peak_kv_blocks, kv_.used_blocks());
+
+  // Phase 3: completions, in batch order (spec engine §3.5).
+  const int64_t m = cfg_.max_model_len;
+  size_t keep = 0;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    uint32_t slot = running_[i];
+    Request& r = pool_[slot];
+    bool done = r.emitted >= std::max(r.spec.output_tokens, 1) && r.pi >= r.prefill_target;
+    bool capped = !done && m > 0 && r.pi >= m - 1;
+    if (done || capped) {
+      complete(slot, capped, end);
+    } else {
+      running_[keep++] = slot;
+    }
+  }
+  running_.resize(keep);
+}
+
+// A token leaves the engine at the end of the step (plus α_o in the metrics).
+void Instance::emit_token(Request& r, SimTime end) {
+  const uint64_t s = step_index_ - 1;  // index into metrics_.step_itl
+  if (r.emitted == 0) {
+    r.ttft = end + alpha_output_ - r.spec.arrival_us;
+    r.first_token_end = end;
+    metrics_.ttft.push_back(r.ttft);
+    metrics_.ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+  } else if (r.last_token_step + 1 == s) {
+    // One step after the previous token: the step's standard value.
+    if (r.run_end == s && r.run_end > r.run_begin) {
+      r.run_end = s + 1;
+    } else {
+      if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
+      r.run_begin = s;
+      r.run_end = s + 1;
+    }
+  } else {
+    // After a stall or a preemption: the real gap since the previous token.
+    r.extra_itls.push_back(end - r.last_token_end + alpha_output_);
+  }
+  r.last_token_end = end;
+  r.last_token_step = s;
+  ++r.emitted;
+  if (r.spec.output_tokens > 0) ++metrics_.output_tokens;
+}
+
+void Instance::complete(uint32_t slot, bool capped, SimTime end) {
+  Request& r = pool_[slot];
+  if (!capped && r.spec.output_tokens > 0) {
+    // The final token's KV (the reference allocates it before releasing).
+    if (!kv_.allocate(r.kv, {}, 1, r.spec.block_hashes.data(),
+                      static_cast<int64_t>(r.spec.block_hashes.size())))
+      ++metrics_.kv_allocation_failures;
+  }
+  kv_.release(r.kv);
+  r.state = RequestState::Completed;
+  r.length_capped = capped;
+  if (capped) {
+    ++metrics_.length_capped;
+    spdlog::warn("instance_{}: request_{} force-completed at {} tokens (length cap)", index_,
+                 r.spec.id, r.pi);
+  }
+  ++metrics_.completed;
+  last_time_ = std::max(last_time_, std::min(end, cfg_.horizon));
+
+  if (r.emitted > 0) {
+    const int64_t e2e = r.last_token_end - r.spec.arrival_us + r.emitted * alpha_output_ +
+                        (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
+    metrics_.e2e.push_back(e2e);
+    metrics_.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+    if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
+    for (const auto& [b, e] : r.closed_runs) {
+      metrics_.run_delta[b] += 1;
+      metrics_.run_delta[e] -= 1;
+    }
+    metrics_.extra_itls.insert(metrics_.extra_itls.end(), r.extra_itls.begin(),
+                               r.extra_itls.end());
+    if (metrics_.keep_completions)
+      metrics_.completions.push_back({r.spec.arrival_us, r.spec.id, e2e, r.spec.slo_class});
+  }
+  record_request(r);
+  pool_.release(slot);
+}
+
+void Instance::record_request(const Request& r) {
+  if (!metrics_.keep_records) return;
+  RequestRecord rec;
+  rec.id = r.spec.id;
+  rec.arrival_us = r.spec.arrival_us;
+  rec.input_tokens = r.spec.input_tokens;
+  rec.output_tokens = r.spec.output_tokens;
+  rec.ttft = r.ttft;
+  rec.scheduling_delay = r.scheduling_delay;
+  rec.slo_class = r.spec.slo_class;
+  rec.instance = index_;
+  rec.length_capped = r.length_capped;
+  rec.tenant_id = r.spec.tenant_id;
+  rec.model = r.spec.model;
+  if (r.state == RequestState::Completed && r.emitted > 0) {
+    rec.e2e = r.last_token_end - r.spec.arrival_us + r.emitted * alpha_output_ +
+              (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
+    if (r.spec.output_tokens > 0) {
+      const int64_t itl_sum = (r.last_token_end - r.first_token_end) + (r.emitted - 1) * alpha_output_;
+      const int64_t divisor =
+          r.length_capped ? std::max(r.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
+      rec.itl_avg = static_cast<double>(itl_sum) / static_cast<double>(divisor);
+    }
+  }
+  metrics_.records.push_back(std::move(rec));
+}
+
+void Instance::finalize() {
+  metrics_.still_queued = static_cast<int64_t>(waiting_.size());
+  metrics_.still_running = static_cast<int64_t>(running_.size());
+  metrics_.end_time = std::min(last_time_, cfg_.horizon);
+  metrics_.cache_hit_rate = kv_.hit_rate();
+  if (metrics_.keep_records) {
+    waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot]); });
+    for (uint32_t slot : running_) record_request(pool_[slot]);
+  }
+}
+
+}  // namespace blis

@@ -1,0 +1,94 @@
+// One inference instance: wait queue, vLLM-style continuous batching with
+// chunked prefill, KV cache, recompute preemption and a latency model
+// (spec engine §2-§3, §7). The kernel calls it through on_event().
+#pragma once
+
+#include "engine/kv_cache.hpp"
+#include "engine/request.hpp"
+#include "engine/wait_queue.hpp"
+#include "metrics/collector.hpp"
+
+#include <blis/kernel.hpp>
+#include <blis/policies.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+struct EngineConfig {
+  int64_t total_kv_blocks = 1000000;
+  int32_t block_size = 16;
+  int64_t max_running = 256;          // S, --max-num-running-reqs
+  int64_t max_scheduled_tokens = 2048;  // T, --max-num-scheduled-tokens
+  int64_t long_prefill_threshold = 0;   // C, chunked prefill when > 0
+  int64_t max_model_len = 0;            // M, 0 = unlimited
+  QueueOrder order = QueueOrder::Fcfs;
+  SimTime horizon = kForever;
+};
+
+// Instance events; the event key puts them after cluster events at the same
+// time, instances by index, then by type (arrival, queued, step).
+enum InstanceEvent : uint32_t { kEvArrival = 1, kEvQueued = 2, kEvStep = 3 };
+
+uint64_t instance_event_priority(int32_t index, InstanceEvent ev);
+
+class Instance {
+ public:
+  Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
+           RequestPool& pool, Kernel& kernel, InstanceMetrics& metrics);
+
+  int32_t index() const { return index_; }
+  // The request reaches the instance at time t (its ArrivalEvent).
+  void inject(uint32_t slot, SimTime t);
+  void on_event(const Event& e);
+  // Counts the queue, the batch and the unfinished requests when the run ends.
+  void finalize();
+
+  int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
+  int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
+  const KVCache& kv() const { return kv_; }
+  // Requests that left (completed or dropped) so far: the cluster's in-flight
+  // accounting reads the difference around each event.
+  int64_t departures() const { return metrics_.completed + metrics_.dropped_unservable; }
+
+ private:
+  void on_arrival(uint32_t slot);
+  void on_queued(uint32_t slot);
+  void on_step();
+
+  void form_batch(SimTime now);
+  bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
+  void preempt(uint32_t slot);
+  void execute(SimTime now, int64_t dt);
+  void emit_token(Request& r, SimTime end);
+  void complete(uint32_t slot, bool capped, SimTime end);
+  void record_request(const Request& r);
+  void drop(uint32_t slot);
+  blis_request_view view_of(const Request& r) const;
+
+  int32_t index_;
+  EngineConfig cfg_;
+  std::unique_ptr<LatencyModel> model_;
+  RequestPool& pool_;
+  Kernel& kernel_;
+  InstanceMetrics& metrics_;
+  KVCache kv_;
+
+  int64_t alpha_output_ = 0;       // α_o, per output token
+  int64_t alpha_post_decode_ = 0;  // α_p
+
+  WaitQueue waiting_;
+  std::vector<uint32_t> running_;
+  std::vector<uint32_t> newly_admitted_;
+  bool step_pending_ = false;
+  uint64_t step_index_ = 0;
+  SimTime last_time_ = 0;  // latest instance event or departure time
+
+  // Scratch buffers reused every step.
+  std::vector<blis_batch_entry> entries_;
+  std::vector<int32_t> hits_;
+};
+
+}  // namespace blis

@@ -1,0 +1,141 @@
+#include "engine/kv_cache.hpp"
+
+#include <blis/errors.hpp>
+
+namespace blis {
+
+KVCache::KVCache(int64_t total_blocks, int32_t block_size)
+    : blocks_(static_cast<size_t>(total_blocks)), block_size_(block_size) {
+  if (total_blocks <= 0 || block_size <= 0)
+    throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
+  if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
+  // Initially every block is free, in id order (head = block 0).
+  for (int32_t i = 0; i < static_cast<int32_t>(total_blocks); ++i) {
+    blocks_[i].prev = i - 1;
+    blocks_[i].next = i + 1 < total_blocks ? i + 1 : -1;
+  }
+  head_ = 0;
+  tail_ = static_cast<int32_t>(total_blocks - 1);
+  by_hash_.reserve(static_cast<size_t>(std::min<int64_t>(total_blocks, 1 << 20)));
+}
+
+void KVCache::unlink(int32_t id) {
+  Block& b = blocks_[id];
+  if (b.prev >= 0) blocks_[b.prev].next = b.next;
+  else head_ = b.next;
+  if (b.next >= 0) blocks_[b.next].prev = b.prev;
+  else tail_ = b.prev;
+  b.prev = b.next = -1;
+  b.in_free_list = false;
+}
+
+void KVCache::push_tail(int32_t id) {
+  Block& b = blocks_[id];
+  b.prev = tail_;
+  b.next = -1;
+  if (tail_ >= 0) blocks_[tail_].next = id;
+  else head_ = id;
+  tail_ = id;
+  b.in_free_list = true;
+}
+
+int32_t KVCache::pop_head() {
+  int32_t id = head_;
+  unlink(id);
+  Block& b = blocks_[id];
+  // Reusing a block forgets its old content. As in the reference, the hash's
+  // map entry goes even if a later duplicate took it over (spec engine §4.5).
+  if (b.hashed) {
+    by_hash_.erase(b.hash);
+    b.hashed = false;
+  }
+  return id;
+}
+
+void KVCache::register_hash(int32_t id, uint64_t hash) {
+  Block& b = blocks_[id];
+  b.hash = hash;
+  b.hashed = true;
+  by_hash_[hash] = id;  // last writer wins
+}
+
+int64_t KVCache::cached_prefix(const uint64_t* hashes, int64_t max_blocks,
+                               std::vector<int32_t>& out) const {
+  out.clear();
+  for (int64_t k = 0; k < max_blocks; ++k) {
+    auto it = by_hash_.find(hashes[k]);
+    if (it == by_hash_.end()) break;
+    out.push_back(it->second);
+  }
+  return static_cast<int64_t>(out.size());
+}
+
+int64_t KVCache::blocks_needed(const RequestBlocks& r, int64_t n) const {
+  int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
+  int64_t rest = n - room;
+  return rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
+}
+
+bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n,
+                       const uint64_t* seq_hashes, int64_t num_seq_hashes) {
+  // Check first: new blocks come from the free list, and so do cached hits
+  // that nobody holds at the moment.
+  int64_t revived = 0;
+  for (int32_t id : hit_ids)
+    if (blocks_[id].ref == 0) ++revived;
+  RequestBlocks probe;
+  probe.ids.resize(r.ids.size() + hit_ids.size());
+  probe.tokens = r.tokens + static_cast<int64_t>(hit_ids.size()) * block_size_;
+  int64_t need = blocks_needed(probe, n);
+  if (need + revived > free_blocks()) return false;
+
+  for (int32_t id : hit_ids) {
+    Block& b = blocks_[id];
+    if (b.ref++ == 0) {
+      unlink(id);
+      ++used_;
+    }
+    ++hits_;
+    r.ids.push_back(id);
+    r.tokens += block_size_;
+  }
+  auto hash_if_full = [&](int32_t id, int64_t index, int64_t fill) {
+    if (fill == block_size_ && index < num_seq_hashes) register_hash(id, seq_hashes[index]);
+  };
+  // Fill the partially filled last block first.
+  int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
+  if (room > 0 && n > 0) {
+    int64_t take = n < room ? n : room;
+    r.tokens += take;
+    n -= take;
+    int64_t index = static_cast<int64_t>(r.ids.size()) - 1;
+    hash_if_full(r.ids.back(), index, r.tokens - index * block_size_);
+  }
+  while (n > 0) {
+    int32_t id = pop_head();
+    Block& b = blocks_[id];
+    b.ref = 1;
+    ++used_;
+    ++misses_;
+    int64_t take = n < block_size_ ? n : block_size_;
+    r.ids.push_back(id);
+    r.tokens += take;
+    n -= take;
+    hash_if_full(id, static_cast<int64_t>(r.ids.size()) - 1, take);
+  }
+  return true;
+}
+
+void KVCache::release(RequestBlocks& r) {
+  for (auto it = r.ids.rbegin(); it != r.ids.rend(); ++it) {
+    Block& b = blocks_[*it];
+    if (--b.ref == 0) {
+      --used_;
+      push_tail(*it);
+    }
+  }
+  r.ids.clear();
+  r.tokens = 0;
+}
+
+}  // namespace blis

@@ -1,0 +1,78 @@
+// Paged KV cache with prefix caching (spec engine §4): N blocks of B tokens,
+// chained content hashes, an LRU free list whose blocks keep their content
+// until reused, reference counts for blocks shared between requests.
+//
+// Unlike the reference, every allocation is transactional: it checks first
+// and mutates only when it will succeed, so a failed allocation never leaks
+// blocks (defect D1 of the reference, see docs/differences.md).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace blis {
+
+// The blocks one request holds, in sequence order (block k holds tokens
+// [kB, (k+1)B) of the request's sequence).
+struct RequestBlocks {
+  std::vector<int32_t> ids;
+  int64_t tokens = 0;  // tokens stored in those blocks
+};
+
+class KVCache {
+ public:
+  KVCache(int64_t total_blocks, int32_t block_size);
+
+  int64_t total_blocks() const { return static_cast<int64_t>(blocks_.size()); }
+  int64_t used_blocks() const { return used_; }
+  int64_t free_blocks() const { return total_blocks() - used_; }
+  int32_t block_size() const { return block_size_; }
+  int64_t hits() const { return hits_; }
+  int64_t misses() const { return misses_; }
+  double hit_rate() const {
+    int64_t n = hits_ + misses_;
+    return n == 0 ? 0.0 : static_cast<double>(hits_) / static_cast<double>(n);
+  }
+
+  // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
+  // their ids go to `out`. Pure query.
+  int64_t cached_prefix(const uint64_t* hashes, int64_t max_blocks, std::vector<int32_t>& out) const;
+
+  // Adds `hit_ids` (cached blocks, only for a request holding nothing yet)
+  // and then `n` new tokens to the request. `seq_hashes` are the request's
+  // chained hashes; a block that becomes full is registered under its hash.
+  // Returns false, changing nothing, if the free blocks do not suffice.
+  bool allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n,
+                const uint64_t* seq_hashes, int64_t num_seq_hashes);
+
+  // Releases every block of the request, last block first (so a sequence's
+  // later blocks are evicted before its earlier ones).
+  void release(RequestBlocks& r);
+
+  // Blocks needed for n more tokens of r (0 if they fit in its last block).
+  int64_t blocks_needed(const RequestBlocks& r, int64_t n) const;
+
+ private:
+  struct Block {
+    uint64_t hash = 0;
+    int32_t ref = 0;
+    int32_t prev = -1, next = -1;  // free-list links
+    bool hashed = false;
+    bool in_free_list = true;
+  };
+
+  void unlink(int32_t id);
+  void push_tail(int32_t id);
+  int32_t pop_head();
+  void register_hash(int32_t id, uint64_t hash);
+
+  std::vector<Block> blocks_;
+  int32_t block_size_;
+  int32_t head_ = -1, tail_ = -1;
+  int64_t used_ = 0;
+  int64_t hits_ = 0, misses_ = 0;
+  std::unordered_map<uint64_t, int32_t> by_hash_;
+};
+
+}  // namespace blis

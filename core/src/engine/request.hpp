@@ -1,0 +1,73 @@
+// A request inside the simulator, and the pool it lives in. Requests are
+// created at arrival and released when they leave, so memory is proportional
+// to requests in flight.
+#pragma once
+
+#include "engine/kv_cache.hpp"
+
+#include <blis/workload.hpp>
+
+#include <cstdint>
+#include <string>
+#include <deque>
+#include <vector>
+
+namespace blis {
+
+enum class RequestState : uint8_t { Pending, Queued, Running, Completed };
+
+struct Request {
+  WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
+  RequestState state = RequestState::Pending;
+  int32_t instance = -1;
+
+  // Progress (spec engine §1.3, with recompute preemption done as vLLM does it).
+  int64_t pi = 0;              // tokens with KV computed
+  int64_t prefill_target = 0;  // tokens to prefill before decoding
+  int32_t emitted = 0;         // output tokens delivered so far
+  int32_t new_tokens = 0;      // tokens scheduled this step
+  int64_t cached_tokens = 0;   // prefix hits reused by this step's first chunk
+  bool length_capped = false;
+  bool ever_scheduled = false;
+
+  // Token timing: ITL values are "standard" (the step's Δ + α_o) while a
+  // request emits in consecutive steps; other gaps are kept individually.
+  int64_t first_token_end = 0;  // end of the step that produced the first token
+  int64_t last_token_end = 0;
+  uint64_t last_token_step = 0;
+  uint64_t run_begin = 0, run_end = 0;  // current run of standard ITLs: steps [begin, end)
+  std::vector<std::pair<uint64_t, uint64_t>> closed_runs;
+  std::vector<int64_t> extra_itls;
+
+  int64_t ttft = -1;
+  int64_t scheduling_delay = -1;
+
+  RequestBlocks kv;
+};
+
+class RequestPool {
+ public:
+  uint32_t acquire() {
+    if (!free_.empty()) {
+      uint32_t slot = free_.back();
+      free_.pop_back();
+      return slot;
+    }
+    slots_.emplace_back();
+    return static_cast<uint32_t>(slots_.size() - 1);
+  }
+  void release(uint32_t slot) {
+    slots_[slot] = Request();  // frees its buffers; the slot starts clean
+    free_.push_back(slot);
+  }
+  Request& operator[](uint32_t slot) { return slots_[slot]; }
+  const Request& operator[](uint32_t slot) const { return slots_[slot]; }
+  size_t capacity() const { return slots_.size(); }
+  size_t in_use() const { return slots_.size() - free_.size(); }
+
+ private:
+  std::deque<Request> slots_;  // stable addresses
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace blis

@@ -1,0 +1,260 @@
+#include "metrics/report.hpp"
+
+#include "metrics/json_format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace blis {
+
+const char* slo_class_name(int32_t slo) {
+  static const char* const kNames[] = {"", "critical", "standard", "sheddable", "batch",
+                                       "background"};
+  return slo >= 0 && slo < 6 ? kNames[slo] : "";
+}
+
+WeightedValues itl_values(const InstanceMetrics& m) {
+  WeightedValues out = m.itl_weighted;
+  int64_t count = 0;
+  for (size_t s = 0; s < m.step_itl.size(); ++s) {
+    count += m.run_delta[s];
+    if (count > 0) out.emplace_back(m.step_itl[s], count);
+  }
+  for (int64_t v : m.extra_itls) out.emplace_back(v, 1);
+  normalize(out);
+  return out;
+}
+
+InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) {
+  InstanceMetrics out;
+  for (const InstanceMetrics* p : parts) {
+    out.completed += p->completed;
+    out.still_queued += p->still_queued;
+    out.still_running += p->still_running;
+    out.dropped_unservable += p->dropped_unservable;
+    out.length_capped += p->length_capped;
+    out.preemptions += p->preemptions;
+    out.kv_allocation_failures += p->kv_allocation_failures;
+    out.input_tokens += p->input_tokens;
+    out.output_tokens += p->output_tokens;
+    out.end_time = std::max(out.end_time, p->end_time);
+    out.peak_kv_blocks = std::max(out.peak_kv_blocks, p->peak_kv_blocks);
+    auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+    append(out.ttft, p->ttft);
+    append(out.ttft_slo, p->ttft_slo);
+    append(out.e2e, p->e2e);
+    append(out.e2e_slo, p->e2e_slo);
+    append(out.scheduling_delay, p->scheduling_delay);
+    append(out.records, p->records);
+    append(out.completions, p->completions);
+    append(out.itl_weighted, itl_values(*p));
+  }
+  out.keep_records = !out.records.empty();
+  return out;
+}
+
+namespace {
+
+struct JsonObject {
+  std::string text;
+  std::string indent;
+  bool first = true;
+  void key(const char* k) {
+    text += first ? "\n" : ",\n";
+    first = false;
+    text += indent + "  \"" + k + "\": ";
+  }
+  void num(const char* k, int64_t v) { key(k); text += std::to_string(v); }
+  void real(const char* k, double v) { key(k); text += go_float(v); }
+  void str(const char* k, const std::string& v) { key(k); text += go_string(v); }
+  std::string close() { return "{" + text + "\n" + indent + "}"; }
+};
+
+}  // namespace
+
+std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
+                         bool with_requests) {
+  std::vector<int64_t> ttft = m.ttft, e2e = m.e2e, sched = m.scheduling_delay;
+  Summary st = summarize(ttft, 1000), se = summarize(e2e, 1000), sd = summarize(sched, 1000);
+  Summary si = summarize(itl_values(m), 1000);
+  const double duration = static_cast<double>(m.end_time) / 1e6;
+
+  JsonObject o;
+  o.str("instance_id", instance_id);
+  o.num("completed_requests", m.completed);
+  o.num("still_queued", m.still_queued);
+  o.num("still_running", m.still_running);
+  o.num("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable);
+  o.num("total_input_tokens", m.input_tokens);
+  o.num("total_output_tokens", m.output_tokens);
+  o.real("vllm_estimated_duration_s", duration);
+  o.real("responses_per_sec", duration > 0 ? static_cast<double>(m.completed) / duration : 0);
+  o.real("tokens_per_sec", duration > 0 ? static_cast<double>(m.output_tokens) / duration : 0);
+  o.real("e2e_mean_ms", se.mean);
+  o.real("e2e_p90_ms", se.p90);
+  o.real("e2e_p95_ms", se.p95);
+  o.real("e2e_p99_ms", se.p99);
+  o.real("ttft_mean_ms", st.mean);
+  o.real("ttft_p90_ms", st.p90);
+  o.real("ttft_p95_ms", st.p95);
+  o.real("ttft_p99_ms", st.p99);
+  o.real("itl_mean_ms", si.mean);
+  o.real("itl_p90_ms", si.p90);
+  o.real("itl_p95_ms", si.p95);
+  o.real("itl_p99_ms", si.p99);
+  o.real("scheduling_delay_p99_ms", sd.p99);
+  if (m.kv_allocation_failures != 0) o.num("kv_allocation_failures", m.kv_allocation_failures);
+  o.num("preemption_count", m.preemptions);
+  o.num("dropped_unservable", m.dropped_unservable);
+  o.num("length_capped_requests", m.length_capped);
+  if (with_requests && !m.records.empty()) {
+    std::vector<const RequestRecord*> recs;
+    for (const auto& r : m.records) recs.push_back(&r);
+    // Ids in lexicographic order, then a stable sort by arrival time.
+    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) {
+      return std::to_string(a->id) < std::to_string(b->id);
+    });
+    std::stable_sort(recs.begin(), recs.end(),
+                     [](auto* a, auto* b) { return a->arrival_us < b->arrival_us; });
+    o.key("requests");
+    o.text += "[";
+    bool first = true;
+    for (const RequestRecord* r : recs) {
+      JsonObject e;
+      e.indent = "    ";
+      e.real("arrived_at", static_cast<double>(r->arrival_us) / 1e6);
+      e.str("requestID", "request_" + std::to_string(r->id));
+      e.num("num_prefill_tokens", r->input_tokens);
+      e.num("num_decode_tokens", r->output_tokens);
+      e.real("ttft_ms", r->ttft >= 0 ? static_cast<double>(r->ttft) / 1e3 : 0);
+      e.real("itl_ms", r->itl_avg / 1e3);
+      e.real("e2e_ms", r->e2e >= 0 ? static_cast<double>(r->e2e) / 1e3 : 0);
+      e.real("scheduling_delay_ms",
+             r->scheduling_delay >= 0 ? static_cast<double>(r->scheduling_delay) / 1e3 : 0);
+      if (r->slo_class != 0) e.str("slo_class", slo_class_name(r->slo_class));
+      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id);
+      if (r->instance >= 0) e.str("handled_by", "instance_" + std::to_string(r->instance));
+      if (!r->model.empty()) e.str("model", r->model);
+      if (r->length_capped) {
+        e.key("length_capped");
+        e.text += "true";
+      }
+      o.text += (first ? "\n    " : ",\n    ") + e.close();
+      first = false;
+    }
+    o.text += "\n  ]";
+  }
+  return o.close();
+}
+
+int64_t priority_inversions(std::vector<CompletionSample> samples) {
+  // Per class, sorted by (arrival, id); count i < j with e2e_i > 2 e2e_j with
+  // a Fenwick tree over the ranks of e2e values: O(n log n).
+  std::sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) {
+    if (a.slo_class != b.slo_class) return a.slo_class < b.slo_class;
+    if (a.arrival_us != b.arrival_us) return a.arrival_us < b.arrival_us;
+    return a.id < b.id;
+  });
+  int64_t total = 0;
+  size_t i = 0;
+  while (i < samples.size()) {
+    size_t j = i;
+    while (j < samples.size() && samples[j].slo_class == samples[i].slo_class) ++j;
+    std::vector<int64_t> values;
+    for (size_t k = i; k < j; ++k) values.push_back(samples[k].e2e);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::vector<int64_t> tree(values.size() + 1, 0);
+    int64_t seen = 0;
+    for (size_t k = i; k < j; ++k) {
+      const int64_t e = samples[k].e2e;
+      // Earlier ones with value > 2e: seen - (count of values <= 2e).
+      const int64_t limit = e > INT64_MAX / 2 ? INT64_MAX : 2 * e;
+      size_t pos = static_cast<size_t>(std::upper_bound(values.begin(), values.end(), limit) - values.begin());
+      int64_t le = 0;
+      for (size_t x = pos; x > 0; x -= x & (~x + 1)) le += tree[x];
+      total += seen - le;
+      size_t at = static_cast<size_t>(std::lower_bound(values.begin(), values.end(), e) - values.begin()) + 1;
+      for (size_t x = at; x < tree.size(); x += x & (~x + 1)) tree[x] += 1;
+      ++seen;
+    }
+    i = j;
+  }
+  return total;
+}
+
+std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
+                        const InstanceMetrics& cluster, const ReportContext& ctx) {
+  std::string out;
+  // Anomaly counters (spec cluster §7.5-§7.6).
+  int64_t inversions = 0;
+  if (!ctx.priority_policy_constant)
+    for (const InstanceMetrics* m : instances) inversions += priority_inversions(m->completions);
+  int64_t hol = 0;
+  if (instances.size() >= 2) {
+    std::vector<double> avgs;
+    double sum = 0;
+    for (const InstanceMetrics* m : instances) {
+      double a = m->steps > 0 ? static_cast<double>(m->wait_depth_sum) / static_cast<double>(m->steps) : 0;
+      avgs.push_back(a);
+      sum += a;
+    }
+    double mean = sum / static_cast<double>(avgs.size());
+    if (mean > 0)
+      for (double a : avgs)
+        if (a > 2 * mean) ++hol;
+  }
+  if (inversions > 0 || hol > 0 || ctx.rejected > 0 || cluster.dropped_unservable > 0 ||
+      cluster.length_capped > 0) {
+    out += "=== Anomaly Counters ===\n";
+    out += fmt::format("Priority Inversions: {}\n", inversions);
+    out += fmt::format("HOL Blocking Events: {}\n", hol);
+    out += fmt::format("Rejected Requests: {}\n", ctx.rejected);
+    out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
+    out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+  }
+  // KV cache metrics: preemption rate over the cluster, hit and thrashing
+  // rates averaged over instances.
+  double preemption_rate = cluster.completed > 0
+                               ? static_cast<double>(cluster.preemptions) / static_cast<double>(cluster.completed)
+                               : 0;
+  double hit = 0, thrash = 0;
+  for (const InstanceMetrics* m : instances) {
+    hit += m->cache_hit_rate;
+    thrash += m->kv_thrashing_rate;
+  }
+  if (!instances.empty()) {
+    hit /= static_cast<double>(instances.size());
+    thrash /= static_cast<double>(instances.size());
+  }
+  if (preemption_rate != 0 || hit != 0 || thrash != 0) {
+    out += "=== KV Cache Metrics ===\n";
+    out += fmt::format("Preemption Rate: {:.4f}\n", preemption_rate);
+    out += fmt::format("Cache Hit Rate: {:.4f}\n", hit);
+    out += fmt::format("KV Thrashing Rate: {:.4f}\n", thrash);
+  }
+  // Per-SLO metrics, in µs, when at least two classes appear.
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> classes;
+  for (size_t k = 0; k < cluster.ttft.size(); ++k) {
+    const char* n = slo_class_name(cluster.ttft_slo[k]);
+    classes[n[0] ? n : "default"].first.push_back(cluster.ttft[k]);
+  }
+  for (size_t k = 0; k < cluster.e2e.size(); ++k) {
+    const char* n = slo_class_name(cluster.e2e_slo[k]);
+    classes[n[0] ? n : "default"].second.push_back(cluster.e2e[k]);
+  }
+  if (classes.size() >= 2) {
+    out += "=== Per-SLO Metrics ===\n";
+    for (auto& [name, v] : classes) {
+      Summary t = summarize(v.first, 1), e = summarize(v.second, 1);
+      out += fmt::format("  {}:\n", name);
+      out += fmt::format("    TTFT: mean={:.2f} p99={:.2f} (n={})\n", t.mean, t.p99, t.count);
+      out += fmt::format("    E2E:  mean={:.2f} p99={:.2f} (n={})\n", e.mean, e.p99, e.count);
+    }
+  }
+  return out;
+}
+
+}  // namespace blis

@@ -1,0 +1,37 @@
+// The stdout report (spec cluster §7.3-§7.7) and the results file (§7.8).
+#pragma once
+
+#include "metrics/collector.hpp"
+#include "metrics/stats.hpp"
+
+#include <string>
+#include <vector>
+
+namespace blis {
+
+// Inter-token latencies of completed requests, as (value, count), sorted.
+WeightedValues itl_values(const InstanceMetrics& m);
+
+// Concatenation/sums over instances (spec cluster §7.2).
+InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts);
+
+// The metrics JSON object; with `with_requests` the per-request array too.
+std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
+                         bool with_requests);
+
+struct ReportContext {
+  bool priority_policy_constant = true;
+  int64_t rejected = 0;
+};
+
+// "=== Anomaly Counters ===", "=== KV Cache Metrics ===", "=== Per-SLO
+// Metrics ===" blocks, each only when its condition holds.
+std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
+                        const InstanceMetrics& cluster, const ReportContext& ctx);
+
+// Counts pairs (earlier i, later j) of one SLO class with E2E_i > 2·E2E_j.
+int64_t priority_inversions(std::vector<CompletionSample> samples);
+
+const char* slo_class_name(int32_t slo);  // "" for the default class
+
+}  // namespace blis

@@ -1,0 +1,86 @@
+#include "metrics/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace blis {
+
+void normalize(WeightedValues& v) {
+  std::sort(v.begin(), v.end());
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].second == 0) continue;
+    if (out > 0 && v[out - 1].first == v[i].first) v[out - 1].second += v[i].second;
+    else v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
+namespace {
+
+// The value at sorted position k.
+struct Cursor {
+  const WeightedValues& v;
+  int64_t at(int64_t k) const {
+    for (const auto& [value, count] : v) {
+      if (k < count) return value;
+      k -= count;
+    }
+    return v.back().first;
+  }
+};
+
+template <class At>
+double percentile(int64_t n, double p, double scale, At at) {
+  if (n == 0) return 0;
+  const double rank = p / 100 * static_cast<double>(n - 1);
+  const int64_t lo = static_cast<int64_t>(std::floor(rank));
+  const int64_t hi = static_cast<int64_t>(std::ceil(rank));
+  const int64_t vlo = at(lo);
+  if (lo == hi) return static_cast<double>(vlo) / scale;
+  const int64_t vhi = at(hi);
+  return static_cast<double>(vlo) / scale +
+         static_cast<double>(vhi - vlo) * (rank - static_cast<double>(lo)) / scale;
+}
+
+}  // namespace
+
+Summary summarize(std::vector<int64_t>& values, double scale) {
+  Summary s;
+  s.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (int64_t v : values) sum += static_cast<double>(v);
+  s.mean = sum / static_cast<double>(s.count) / scale;
+  auto at = [&](int64_t k) { return values[static_cast<size_t>(k)]; };
+  s.p50 = percentile(s.count, 50, scale, at);
+  s.p90 = percentile(s.count, 90, scale, at);
+  s.p95 = percentile(s.count, 95, scale, at);
+  s.p99 = percentile(s.count, 99, scale, at);
+  return s;
+}
+
+Summary summarize(const WeightedValues& sorted, double scale) {
+  Summary s;
+  int64_t n = 0;
+  // Integer sums are exact; the reference's sequential double sum of these
+  // integers is exact too while it stays below 2^53.
+  long double sum = 0;
+  for (const auto& [v, c] : sorted) {
+    n += c;
+    sum += static_cast<long double>(v) * static_cast<long double>(c);
+  }
+  s.count = n;
+  if (n == 0) return s;
+  s.mean = static_cast<double>(sum) / static_cast<double>(n) / scale;
+  Cursor cur{sorted};
+  auto at = [&](int64_t k) { return cur.at(k); };
+  s.p50 = percentile(n, 50, scale, at);
+  s.p90 = percentile(n, 90, scale, at);
+  s.p95 = percentile(n, 95, scale, at);
+  s.p99 = percentile(n, 99, scale, at);
+  return s;
+}
+
+}  // namespace blis

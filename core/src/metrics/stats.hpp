@@ -1,0 +1,27 @@
+// Statistics exactly as the reference computes them (spec engine §6.2):
+// ascending sort, sequential mean, linear interpolation between closest ranks.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace blis {
+
+// Values with multiplicities, sorted by value (inter-token latencies).
+using WeightedValues = std::vector<std::pair<int64_t, int64_t>>;
+
+// Sorts and merges equal values.
+void normalize(WeightedValues& v);
+
+struct Summary {
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0;
+  int64_t count = 0;
+};
+
+// Statistics of plain samples (sorted in place), divided by `scale`
+// (1000 for milliseconds, 1 for raw ticks).
+Summary summarize(std::vector<int64_t>& values, double scale);
+Summary summarize(const WeightedValues& sorted, double scale);
+
+}  // namespace blis
