@@ -120,8 +120,8 @@ void Instance::on_step() {
 
   // Phase 2: the step's duration from the latency model (spec engine §3.4).
   entries_.clear();
-  for (uint32_t slot : running_) {
-    const Request& r = pool_[slot];
+  for (const Request* rp : running_) {
+    const Request& r = *rp;
     blis_batch_entry e{};
     e.input_tokens = r.spec.input_tokens;
     e.progress = r.pi;
@@ -157,15 +157,14 @@ void Instance::form_batch(SimTime now) {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   bool preempted_any = false;
-  for (uint32_t slot : running_) {
-    Request& r = pool_[slot];
-    r.new_tokens = 0;
-    r.cached_tokens = 0;
+  for (Request* r : running_) {
+    r->new_tokens = 0;
+    r->cached_tokens = 0;
   }
 
   for (size_t i = 0; i < running_.size(); ++i) {
     if (budget <= 0) break;
-    Request& r = pool_[running_[i]];
+    Request& r = *running_[i];
     int64_t n = 0;
     if (r.pi < r.prefill_target) {
       n = r.prefill_target - r.pi;
@@ -181,7 +180,6 @@ void Instance::form_batch(SimTime now) {
     r.new_tokens = static_cast<int32_t>(n);
   }
 
-  newly_admitted_.clear();
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
     uint32_t slot = waiting_.front();
@@ -203,13 +201,13 @@ void Instance::form_batch(SimTime now) {
       if (running_.empty() && kv_.used_blocks() == 0) {
         // Nothing else holds memory and it still does not fit: it never will.
         waiting_.pop_front();
-        complete(slot, /*capped=*/true, now);
+        complete(q, /*capped=*/true, now);
         continue;
       }
       break;
     }
     waiting_.pop_front();
-    running_.push_back(slot);
+    running_.push_back(&q);
     q.state = RequestState::Running;
     q.new_tokens = static_cast<int32_t>(n);
     q.cached_tokens = start;
@@ -225,22 +223,23 @@ void Instance::form_batch(SimTime now) {
 // spec engine §3.3: allocate n tokens for running_[pos], preempting from the
 // tail of the batch until it fits or the request itself was preempted.
 bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
-  const uint32_t slot = running_[pos];
-  Request& r = pool_[slot];
-  while (!kv_.allocate(r.kv, {}, n, r.spec.block_hashes.data(),
-                       static_cast<int64_t>(r.spec.block_hashes.size()))) {
+  Request& r = *running_[pos];
+  const uint64_t* hashes = r.spec.block_hashes.data();
+  const int64_t num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
+  if (kv_.append_in_place(r.kv, n, hashes, num_hashes)) return true;
+  while (!kv_.allocate(r.kv, {}, n, hashes, num_hashes)) {
     if (running_.size() == 1) {
       // Alone on the instance and still out of memory: the sequence has
       // outgrown the whole KV cache. Stop it rather than loop forever.
       running_.clear();
-      complete(slot, /*capped=*/true, kernel_.now());
+      complete(r, /*capped=*/true, kernel_.now());
       return false;
     }
     preempted_any = true;
-    uint32_t victim = running_.back();
+    Request* victim = running_.back();
     running_.pop_back();
-    preempt(victim);
-    if (victim == slot) return false;
+    preempt(*victim);
+    if (victim == &r) return false;
   }
   return true;
 }
@@ -248,8 +247,7 @@ bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
 // Recompute preemption as vLLM does it: the victim loses its KV and goes back
 // to the head of the queue; tokens already delivered stay delivered, and on
 // re-admission it recomputes prompt + delivered tokens, then goes on.
-void Instance::preempt(uint32_t slot) {
-  Request& v = pool_[slot];
+void Instance::preempt(Request& v) {
   ++metrics_.preemptions;
   kv_.release(v.kv);
   v.state = RequestState::Queued;
@@ -257,13 +255,13 @@ void Instance::preempt(uint32_t slot) {
   v.new_tokens = 0;
   v.cached_tokens = 0;
   v.prefill_target = v.spec.input_tokens + v.emitted;
-  waiting_.push_front(slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
+  waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
 }
 
 void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
-  for (uint32_t slot : running_) {
-    Request& r = pool_[slot];
+  for (Request* rp : running_) {
+    Request& r = *rp;
     if (r.new_tokens == 0) continue;  // stalled this step
     if (r.pi < r.prefill_target) {
       r.pi += r.cached_tokens + r.new_tokens;
@@ -280,14 +278,13 @@ void Instance::execute(SimTime now, int64_t dt) {
   const int64_t m = cfg_.max_model_len;
   size_t keep = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
-    uint32_t slot = running_[i];
-    Request& r = pool_[slot];
+    Request& r = *running_[i];
     bool done = r.emitted >= std::max(r.spec.output_tokens, 1) && r.pi >= r.prefill_target;
     bool capped = !done && m > 0 && r.pi >= m - 1;
     if (done || capped) {
-      complete(slot, capped, end);
+      complete(r, capped, end);
     } else {
-      running_[keep++] = slot;
+      running_[keep++] = &r;
     }
   }
   running_.resize(keep);
@@ -320,8 +317,7 @@ void Instance::emit_token(Request& r, SimTime end) {
   if (r.spec.output_tokens > 0) ++metrics_.output_tokens;
 }
 
-void Instance::complete(uint32_t slot, bool capped, SimTime end) {
-  Request& r = pool_[slot];
+void Instance::complete(Request& r, bool capped, SimTime end) {
   if (!capped && r.spec.output_tokens > 0) {
     // The final token's KV (the reference allocates it before releasing).
     if (!kv_.allocate(r.kv, {}, 1, r.spec.block_hashes.data(),
@@ -355,7 +351,7 @@ void Instance::complete(uint32_t slot, bool capped, SimTime end) {
       metrics_.completions.push_back({r.spec.arrival_us, r.spec.id, e2e, r.spec.slo_class});
   }
   record_request(r);
-  pool_.release(slot);
+  pool_.release(r.slot);
 }
 
 void Instance::record_request(const Request& r) {
@@ -392,7 +388,7 @@ void Instance::finalize() {
   metrics_.cache_hit_rate = kv_.hit_rate();
   if (metrics_.keep_records) {
     waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot]); });
-    for (uint32_t slot : running_) record_request(pool_[slot]);
+    for (const Request* r : running_) record_request(*r);
   }
 }
 

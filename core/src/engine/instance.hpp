@@ -60,10 +60,10 @@ class Instance {
 
   void form_batch(SimTime now);
   bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
-  void preempt(uint32_t slot);
+  void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
   void emit_token(Request& r, SimTime end);
-  void complete(uint32_t slot, bool capped, SimTime end);
+  void complete(Request& r, bool capped, SimTime end);
   void record_request(const Request& r);
   void drop(uint32_t slot);
   blis_request_view view_of(const Request& r) const;
@@ -80,8 +80,7 @@ class Instance {
   int64_t alpha_post_decode_ = 0;  // α_p
 
   WaitQueue waiting_;
-  std::vector<uint32_t> running_;
-  std::vector<uint32_t> newly_admitted_;
+  std::vector<Request*> running_;  // batch order
   bool step_pending_ = false;
   uint64_t step_index_ = 0;
   SimTime last_time_ = 0;  // latest instance event or departure time

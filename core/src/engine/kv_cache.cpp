@@ -5,7 +5,8 @@
 namespace blis {
 
 KVCache::KVCache(int64_t total_blocks, int32_t block_size)
-    : blocks_(static_cast<size_t>(total_blocks)), block_size_(block_size) {
+    : blocks_(static_cast<size_t>(total_blocks > 0 ? total_blocks : 0)), block_size_(block_size),
+      by_hash_(total_blocks > 0 ? total_blocks : 1) {
   if (total_blocks <= 0 || block_size <= 0)
     throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
   if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
@@ -16,7 +17,6 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
   }
   head_ = 0;
   tail_ = static_cast<int32_t>(total_blocks - 1);
-  by_hash_.reserve(static_cast<size_t>(std::min<int64_t>(total_blocks, 1 << 20)));
 }
 
 void KVCache::unlink(int32_t id) {
@@ -56,16 +56,16 @@ void KVCache::register_hash(int32_t id, uint64_t hash) {
   Block& b = blocks_[id];
   b.hash = hash;
   b.hashed = true;
-  by_hash_[hash] = id;  // last writer wins
+  by_hash_.put(hash, id);  // last writer wins
 }
 
 int64_t KVCache::cached_prefix(const uint64_t* hashes, int64_t max_blocks,
                                std::vector<int32_t>& out) const {
   out.clear();
   for (int64_t k = 0; k < max_blocks; ++k) {
-    auto it = by_hash_.find(hashes[k]);
-    if (it == by_hash_.end()) break;
-    out.push_back(it->second);
+    int32_t id = by_hash_.find(hashes[k]);
+    if (id < 0) break;
+    out.push_back(id);
   }
   return static_cast<int64_t>(out.size());
 }
@@ -83,10 +83,9 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
   int64_t revived = 0;
   for (int32_t id : hit_ids)
     if (blocks_[id].ref == 0) ++revived;
-  RequestBlocks probe;
-  probe.ids.resize(r.ids.size() + hit_ids.size());
-  probe.tokens = r.tokens + static_cast<int64_t>(hit_ids.size()) * block_size_;
-  int64_t need = blocks_needed(probe, n);
+  const int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
+  const int64_t rest = n - room;  // hits are full blocks: they add no room
+  const int64_t need = rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
   if (need + revived > free_blocks()) return false;
 
   for (int32_t id : hit_ids) {
@@ -103,7 +102,6 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
     if (fill == block_size_ && index < num_seq_hashes) register_hash(id, seq_hashes[index]);
   };
   // Fill the partially filled last block first.
-  int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
   if (room > 0 && n > 0) {
     int64_t take = n < room ? n : room;
     r.tokens += take;

@@ -7,8 +7,9 @@
 // blocks (defect D1 of the reference, see docs/differences.md).
 #pragma once
 
+#include "engine/block_index.hpp"
+
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace blis {
@@ -46,6 +47,18 @@ class KVCache {
   bool allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n,
                 const uint64_t* seq_hashes, int64_t num_seq_hashes);
 
+  // The common case of a decode step: n more tokens that fit into the
+  // request's last block. Returns false when they do not (use allocate()).
+  bool append_in_place(RequestBlocks& r, int64_t n, const uint64_t* seq_hashes,
+                       int64_t num_seq_hashes) {
+    const int64_t blocks = static_cast<int64_t>(r.ids.size());
+    if (n > blocks * block_size_ - r.tokens) return false;
+    r.tokens += n;
+    if (r.tokens == blocks * block_size_ && blocks - 1 < num_seq_hashes)
+      register_hash(r.ids.back(), seq_hashes[blocks - 1]);
+    return true;
+  }
+
   // Releases every block of the request, last block first (so a sequence's
   // later blocks are evicted before its earlier ones).
   void release(RequestBlocks& r);
@@ -72,7 +85,7 @@ class KVCache {
   int32_t head_ = -1, tail_ = -1;
   int64_t used_ = 0;
   int64_t hits_ = 0, misses_ = 0;
-  std::unordered_map<uint64_t, int32_t> by_hash_;
+  BlockIndex by_hash_;
 };
 
 }  // namespace blis

@@ -20,6 +20,7 @@ struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
   RequestState state = RequestState::Pending;
   int32_t instance = -1;
+  uint32_t slot = 0;  // its place in the pool
 
   // Progress (spec engine §1.3, with recompute preemption done as vLLM does it).
   int64_t pi = 0;              // tokens with KV computed
@@ -51,10 +52,12 @@ class RequestPool {
     if (!free_.empty()) {
       uint32_t slot = free_.back();
       free_.pop_back();
+      slots_[slot].slot = slot;
       return slot;
     }
     slots_.emplace_back();
-    return static_cast<uint32_t>(slots_.size() - 1);
+    slots_.back().slot = static_cast<uint32_t>(slots_.size() - 1);
+    return slots_.back().slot;
   }
   void release(uint32_t slot) {
     slots_[slot] = Request();  // frees its buffers; the slot starts clean
