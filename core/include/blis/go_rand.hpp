@@ -28,21 +28,22 @@ class GoRand {
   static constexpr int kTap = 273;
   // Go panics on a bound <= 0; we throw std::invalid_argument.
   [[noreturn]] static void bad_bound(int64_t n);
+  // Advances the register by up to kTap steps at once (see go_rand.cpp).
+  void refill();
+  // The lagged-Fibonacci register. Go updates one slot per draw, walking the
+  // feed index down; we update a batch of slots ahead of use and then hand
+  // out the updated slots in the same order, so the outputs are identical.
   int64_t vec_[kLen];
-  int tap_;
-  int feed_;
+  int pos_;   // vec_[pos_ - 1] is the next output, already updated
+  int stop_;  // first slot of the current batch: refill when pos_ reaches it
 };
 
 // The integer draws are defined inline: token ids are drawn about a thousand
 // times per request, so a call across translation units would dominate.
 
 inline uint64_t GoRand::uint64() {
-  // spec workload §7.1 core step: both indices walk down, wrapping at 0.
-  tap_ = (tap_ == 0 ? kLen : tap_) - 1;
-  feed_ = (feed_ == 0 ? kLen : feed_) - 1;
-  const uint64_t x = static_cast<uint64_t>(vec_[feed_]) + static_cast<uint64_t>(vec_[tap_]);
-  vec_[feed_] = static_cast<int64_t>(x);
-  return x;
+  if (pos_ == stop_) refill();
+  return static_cast<uint64_t>(vec_[--pos_]);
 }
 
 inline int64_t GoRand::int63() { return static_cast<int64_t>(uint64() & 0x7fffffffffffffffULL); }

@@ -386,6 +386,7 @@ void Instance::finalize() {
   metrics_.still_running = static_cast<int64_t>(running_.size());
   metrics_.end_time = std::min(last_time_, cfg_.horizon);
   metrics_.cache_hit_rate = kv_.hit_rate();
+  metrics_.final_kv_blocks = kv_.used_blocks();
   if (metrics_.keep_records) {
     waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot]); });
     for (const Request* r : running_) record_request(*r);

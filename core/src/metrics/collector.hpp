@@ -38,6 +38,7 @@ struct InstanceMetrics {
   int64_t input_tokens = 0, output_tokens = 0;
   int64_t end_time = 0;
   int64_t peak_kv_blocks = 0;
+  int64_t final_kv_blocks = 0;  // still held when the run ended
   double cache_hit_rate = 0, kv_thrashing_rate = 0;
 
   // Latency samples in µs, with the SLO class of each.

@@ -1,0 +1,259 @@
+// DataCatalog: the defaults, coefficient and hardware tables shipped in
+// share/blis/data (converted from the reference's defaults.yaml and
+// hardware_config.json), read strictly.
+#include <blis/errors.hpp>
+#include <blis/model_data.hpp>
+
+#include "toml_util.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace blis {
+
+namespace {
+
+namespace fs = std::filesystem;
+using toml_util::check_keys;
+using toml_util::get_int;
+using toml_util::get_number;
+using toml_util::get_numbers;
+using toml_util::get_string;
+using toml_util::where;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+GlobalCoefficients read_global(const std::string& path, const toml::table& t,
+                               const std::string& name) {
+  check_keys(path, t, "[" + name + "]", {"alpha_coeffs", "beta_coeffs"});
+  GlobalCoefficients g;
+  if (const auto* n = t.get("alpha_coeffs")) g.alpha = get_numbers(path, *n, name + ".alpha_coeffs");
+  if (const auto* n = t.get("beta_coeffs")) g.beta = get_numbers(path, *n, name + ".beta_coeffs");
+  return g;
+}
+
+ModelDefaults read_defaults_entry(const std::string& path, const toml::table& t,
+                                  const std::string& ctx) {
+  check_keys(path, t, ctx, {"GPU", "tensor_parallelism", "vllm_version", "hf_repo"});
+  ModelDefaults d;
+  if (const auto* n = t.get("GPU")) d.gpu = get_string(path, *n, "GPU");
+  if (const auto* n = t.get("tensor_parallelism"))
+    d.tensor_parallelism = get_int(path, *n, "tensor_parallelism");
+  if (const auto* n = t.get("vllm_version")) d.vllm_version = get_string(path, *n, "vllm_version");
+  if (const auto* n = t.get("hf_repo")) d.hf_repo = get_string(path, *n, "hf_repo");
+  return d;
+}
+
+PresetWorkload read_preset(const std::string& path, const toml::table& t, const std::string& ctx) {
+  check_keys(path, t, ctx,
+             {"prefix_tokens", "prompt_tokens", "prompt_tokens_stdev", "prompt_tokens_min",
+              "prompt_tokens_max", "output_tokens", "output_tokens_stdev", "output_tokens_min",
+              "output_tokens_max"});
+  PresetWorkload p;
+  auto field = [&](const char* key, int64_t& out) {
+    if (const auto* n = t.get(key)) out = get_int(path, *n, key);
+  };
+  field("prefix_tokens", p.prefix_tokens);
+  field("prompt_tokens", p.prompt_tokens);
+  field("prompt_tokens_stdev", p.prompt_tokens_stdev);
+  field("prompt_tokens_min", p.prompt_tokens_min);
+  field("prompt_tokens_max", p.prompt_tokens_max);
+  field("output_tokens", p.output_tokens);
+  field("output_tokens_stdev", p.output_tokens_stdev);
+  field("output_tokens_min", p.output_tokens_min);
+  field("output_tokens_max", p.output_tokens_max);
+  return p;
+}
+
+CoefficientEntry read_entry(const std::string& path, const toml::table& t) {
+  check_keys(path, t, "[[models]]",
+             {"id", "GPU", "tensor_parallelism", "vllm_version", "alpha_coeffs", "beta_coeffs",
+              "total_kv_blocks"});
+  auto required = [&](const char* key) -> const toml::node& {
+    if (const auto* n = t.get(key)) return *n;
+    throw ConfigError(where(path, t.source()), std::string("[[models]] entry lacks '") + key + "'");
+  };
+  CoefficientEntry e;
+  e.id = get_string(path, required("id"), "id");
+  e.gpu = get_string(path, required("GPU"), "GPU");
+  e.tensor_parallelism = get_int(path, required("tensor_parallelism"), "tensor_parallelism");
+  e.vllm_version = get_string(path, required("vllm_version"), "vllm_version");
+  if (const auto* n = t.get("alpha_coeffs")) e.alpha = get_numbers(path, *n, "alpha_coeffs");
+  if (const auto* n = t.get("beta_coeffs")) e.beta = get_numbers(path, *n, "beta_coeffs");
+  if (const auto* n = t.get("total_kv_blocks")) e.total_kv_blocks = get_int(path, *n, "total_kv_blocks");
+  return e;
+}
+
+HardwareSpec read_hardware_toml_entry(const std::string& path, const std::string& name,
+                                      const toml::table& t) {
+  const std::string ctx = "[" + name + "]";
+  check_keys(path, t, ctx, {"TFlopsPeak", "BwPeakTBs", "mfuPrefill", "mfuDecode", "MemoryGiB"});
+  auto required = [&](const char* key) -> double {
+    if (const auto* n = t.get(key)) return get_number(path, *n, name + "." + key);
+    throw ConfigError(where(path, t.source()), ctx + " lacks '" + key + "'");
+  };
+  HardwareSpec h;
+  h.name = name;
+  h.tflops_peak = required("TFlopsPeak");
+  h.bw_peak_tbs = required("BwPeakTBs");
+  h.mfu_prefill = required("mfuPrefill");
+  h.mfu_decode = required("mfuDecode");
+  // Optional: without it the KV capacity cannot be auto-calculated (spec cli.md §3.5).
+  if (const auto* n = t.get("MemoryGiB")) h.memory_gib = get_number(path, *n, name + ".MemoryGiB");
+  return h;
+}
+
+std::map<std::string, HardwareSpec> read_hardware_toml(const std::string& path) {
+  toml::table root = toml_util::parse_file(path);
+  std::map<std::string, HardwareSpec> out;
+  for (const auto& [k, v] : root) {
+    const std::string name(k.str());
+    out[name] = read_hardware_toml_entry(path, name, toml_util::as_table(path, v, "[" + name + "]"));
+  }
+  return out;
+}
+
+// The reference's hardware_config.json: an object keyed by GPU name; keys
+// other than the five figures (e.g. "_comment") are ignored, missing ones are
+// 0 (spec engine.md §5.7).
+std::map<std::string, HardwareSpec> read_hardware_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, "cannot open hardware config");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(path, std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ConfigError(path, "hardware config must be a JSON object keyed by GPU name");
+  std::map<std::string, HardwareSpec> out;
+  for (const auto& [name, e] : j.items()) {
+    if (!e.is_object()) throw ConfigError(path, "entry \"" + name + "\" must be an object");
+    HardwareSpec h;
+    h.name = name;
+    auto number = [&](const char* key, double& out_value) {
+      auto it = e.find(key);
+      if (it == e.end() || it->is_null()) return;
+      if (!it->is_number())
+        throw ConfigError(path, "\"" + name + "\"." + key + " must be a number");
+      out_value = it->get<double>();
+    };
+    number("TFlopsPeak", h.tflops_peak);
+    number("BwPeakTBs", h.bw_peak_tbs);
+    number("mfuPrefill", h.mfu_prefill);
+    number("mfuDecode", h.mfu_decode);
+    number("MemoryGiB", h.memory_gib);
+    out[name] = h;
+  }
+  return out;
+}
+
+}  // namespace
+
+DataCatalog DataCatalog::load(const std::string& dir) {
+  DataCatalog c;
+  c.dir_ = dir;
+
+  const std::string defaults_path = (fs::path(dir) / "defaults.toml").string();
+  if (!fs::exists(defaults_path)) throw ConfigError(defaults_path, "data file not found");
+  toml::table root = toml_util::parse_file(defaults_path);
+  const std::string& p = defaults_path;
+  check_keys(p, root, "the top level",
+             {"defaults", "workloads", "models", "crossmodel_defaults", "trained_roofline_defaults"});
+
+  if (const auto* n = root.get("defaults")) {
+    for (const auto& [k, v] : toml_util::as_table(p, *n, "[defaults]")) {
+      const std::string model(k.str());
+      const std::string ctx = "[defaults.\"" + model + "\"]";
+      c.defaults_[lower(model)] = read_defaults_entry(p, toml_util::as_table(p, v, ctx), ctx);
+    }
+  }
+  if (const auto* n = root.get("workloads")) {
+    for (const auto& [k, v] : toml_util::as_table(p, *n, "[workloads]")) {
+      const std::string name(k.str());
+      const std::string ctx = "[workloads." + name + "]";
+      c.presets_[name] = read_preset(p, toml_util::as_table(p, v, ctx), ctx);
+    }
+  }
+  if (const auto* n = root.get("models")) {
+    const auto* arr = n->as_array();
+    if (arr == nullptr) throw ConfigError(where(p, n->source()), "models must be an array of tables");
+    // Order is kept: the first matching entry wins (spec engine.md §5.2).
+    for (const auto& e : *arr) c.entries_.push_back(read_entry(p, toml_util::as_table(p, e, "[[models]]")));
+  }
+  if (const auto* n = root.get("crossmodel_defaults"))
+    c.crossmodel_ = read_global(p, toml_util::as_table(p, *n, "[crossmodel_defaults]"),
+                                "crossmodel_defaults");
+  if (const auto* n = root.get("trained_roofline_defaults"))
+    c.trained_roofline_ = read_global(p, toml_util::as_table(p, *n, "[trained_roofline_defaults]"),
+                                      "trained_roofline_defaults");
+
+  const std::string hw_path = (fs::path(dir) / "hardware.toml").string();
+  if (!fs::exists(hw_path)) throw ConfigError(hw_path, "data file not found");
+  c.hardware_ = read_hardware_toml(hw_path);
+  return c;
+}
+
+std::optional<ModelDefaults> DataCatalog::defaults_for(const std::string& model) const {
+  auto it = defaults_.find(lower(model));
+  if (it == defaults_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<CoefficientEntry> DataCatalog::coefficients(const std::string& model,
+                                                          const std::string& gpu, int64_t tp,
+                                                          const std::string& vllm) const {
+  // spec engine.md §5.2: lower-cased name; first entry equal in all four fields.
+  const std::string id = lower(model);
+  for (const auto& e : entries_)
+    if (e.id == id && e.gpu == gpu && e.tensor_parallelism == tp && e.vllm_version == vllm) return e;
+  return std::nullopt;
+}
+
+std::optional<PresetWorkload> DataCatalog::preset(const std::string& name) const {
+  auto it = presets_.find(name);
+  if (it == presets_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> DataCatalog::preset_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : presets_) out.push_back(k);
+  return out;
+}
+
+HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& path) const {
+  std::map<std::string, HardwareSpec> loaded;
+  const std::map<std::string, HardwareSpec>* table = &hardware_;
+  if (!path.empty()) {
+    if (!fs::exists(path)) throw ConfigError(path, "hardware config not found");
+    loaded = ends_with(lower(path), ".json") ? read_hardware_json(path) : read_hardware_toml(path);
+    table = &loaded;
+  }
+  auto it = table->find(gpu);
+  if (it != table->end()) return it->second;
+  // std::map iterates in byte order, the same order the reference sorts names in.
+  std::ostringstream names;
+  bool first = true;
+  for (const auto& [k, v] : *table) {
+    names << (first ? "" : " ") << k;
+    first = false;
+  }
+  throw InputError("--hardware", "GPU \"" + gpu + "\" not found in hardware config (available: [" +
+                                     names.str() + "])");
+}
+
+}  // namespace blis

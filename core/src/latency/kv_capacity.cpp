@@ -1,0 +1,188 @@
+// KV capacity (spec engine.md §4.2), max-model-len derivation (§10.2, cli.md
+// §3.6) and the configuration handed to latency-model plugins.
+#include <blis/errors.hpp>
+#include <blis/model_data.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <string>
+
+namespace blis {
+
+namespace {
+
+// spec engine.md §4.2 constants.
+constexpr double kGpuMemoryUtilization = 0.9;
+constexpr double kActivationDenseGiB = 5.5;
+constexpr double kActivationMoeGiB = 8.0;
+constexpr double kNonTorchTp1GiB = 0.15;
+constexpr double kNonTorchTpMultiGiB = 0.6;
+constexpr double kGiB = 1073741824.0;  // 2^30
+
+[[noreturn]] void fail(const std::string& what) {
+  throw InputError("", what);
+}
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size) {
+  // Validation, in the order of spec engine.md §4.2.
+  if (tp <= 0) fail("TP must be > 0, got " + std::to_string(tp));
+  if (block_size <= 0) fail("block size must be > 0, got " + std::to_string(block_size));
+  if (m.num_heads <= 0) fail("num_attention_heads must be > 0, got " + std::to_string(m.num_heads));
+  if (m.num_layers <= 0) fail("num_hidden_layers must be > 0, got " + std::to_string(m.num_layers));
+  if (m.hidden_size <= 0) fail("hidden_size must be > 0, got " + std::to_string(m.hidden_size));
+  if (m.intermediate_size <= 0)
+    fail("intermediate_size must be > 0, got " + std::to_string(m.intermediate_size));
+  if (m.vocab_size <= 0) fail("vocab_size must be > 0, got " + std::to_string(m.vocab_size));
+  const double b = m.bytes_per_param;
+  if (!(std::isfinite(b) && b > 0))
+    fail("bytes per parameter must be finite and > 0, got " + num(b) + " (unknown dtype?)");
+  if (!(std::isfinite(hw.memory_gib) && hw.memory_gib > 0))
+    fail("GPU memory (MemoryGiB) must be finite and > 0, got " + num(hw.memory_gib));
+  if (m.hidden_size % m.num_heads != 0)
+    fail("hidden_size " + std::to_string(m.hidden_size) + " is not divisible by num_attention_heads " +
+         std::to_string(m.num_heads));
+  if (!(m.hidden_act.empty() || m.hidden_act == "silu" || m.hidden_act == "swiglu" ||
+        m.hidden_act == "geglu"))
+    fail("unsupported activation \"" + m.hidden_act +
+         "\"; only SwiGLU-family activations (silu, swiglu, geglu) are supported");
+  int64_t kv_heads = m.num_kv_heads;
+  if (kv_heads < 0) fail("num_key_value_heads must be >= 0, got " + std::to_string(kv_heads));
+  if (kv_heads == 0) kv_heads = m.num_heads;
+  if (kv_heads >= tp && kv_heads % tp != 0)
+    fail("num_key_value_heads " + std::to_string(kv_heads) + " is not divisible by TP " +
+         std::to_string(tp));
+  if (m.moe_count_missing)
+    fail("the model looks MoE (n_shared_experts or num_experts_per_tok is set) but its expert "
+         "count is missing");
+
+  const int64_t L = m.num_layers, d = m.hidden_size, H = m.num_heads, V = m.vocab_size;
+  const int64_t F = m.intermediate_size, K = kv_heads;
+  const int64_t d_h = d / H;
+  const bool moe = m.num_experts > 1;
+
+  const double kv_per_token = static_cast<double>(L) * 2.0 * static_cast<double>(d_h) *
+                              static_cast<double>(K) * b;
+  const auto per_block = static_cast<int64_t>(kv_per_token / static_cast<double>(tp) *
+                                              static_cast<double>(block_size));
+  if (per_block <= 0) fail("per-block KV bytes is " + std::to_string(per_block) + " (expected > 0)");
+  const double available_gib = hw.memory_gib * kGpuMemoryUtilization * static_cast<double>(tp);
+
+  int64_t mlp = 3 * d * F;
+  if (moe) {
+    const int64_t E = m.num_experts;
+    const int64_t f_e = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : F;
+    mlp = 3 * d * f_e * E;
+    if (m.shared_expert_dim > 0) mlp += 3 * d * m.shared_expert_dim;
+    mlp += E * d;  // router
+  }
+  const int64_t per_layer = d * (d + 2 * K * d_h) + d * d + mlp + 2 * d;
+  const int64_t params = V * d + L * per_layer + (m.tie_word_embeddings ? 0 : V * d) + d;
+  const auto weights_bytes = static_cast<int64_t>(static_cast<double>(params) * b);
+
+  const double overhead_gib = static_cast<double>(weights_bytes) / kGiB +
+                              (moe ? kActivationMoeGiB : kActivationDenseGiB) +
+                              (tp == 1 ? kNonTorchTp1GiB : kNonTorchTpMultiGiB) *
+                                  static_cast<double>(tp);
+  if (overhead_gib >= available_gib)
+    fail("model overhead of " + num(overhead_gib) + " GiB does not fit in the available " +
+         num(available_gib) + " GiB (" + num(hw.memory_gib) + " GiB x 90% x " +
+         std::to_string(tp) + " GPUs)");
+  const auto alloc_bytes = static_cast<int64_t>((available_gib - overhead_gib) * kGiB);
+  const int64_t blocks = alloc_bytes / per_block;
+  if (blocks <= 0)
+    fail("computed 0 blocks (" + std::to_string(alloc_bytes) + " bytes free, " +
+         std::to_string(per_block) + " bytes per block)");
+  return blocks;
+}
+
+int64_t derive_max_model_len(const ModelArch& m) {
+  const int64_t base_len = m.max_position_embeddings;
+  if (base_len <= 0) return 0;
+  // spec engine.md §10.2: gemma3 configs already carry the scaled length.
+  if (m.model_type.find("gemma3") != std::string::npos) {
+    spdlog::info("--latency-model: rope_scaling ignored for gemma3 (max_position_embeddings is "
+                 "already scaled)");
+    return base_len;
+  }
+  if (!m.rope_scaling_present) return base_len;
+  if (!m.rope_scaling_is_object) {
+    spdlog::warn("--latency-model: rope_scaling in {} is not an object; using "
+                 "max_position_embeddings={}",
+                 m.source, base_len);
+    return base_len;
+  }
+  auto not_applied = [&](const char* why) {
+    if (m.rope_factor_present)
+      spdlog::warn("--latency-model: rope_scaling.factor not applied ({}); using "
+                   "max_position_embeddings={}",
+                   why, base_len);
+    return base_len;
+  };
+  // These types already count the scaling in max_position_embeddings.
+  if (m.rope_type == "su" || m.rope_type == "longrope" || m.rope_type == "llama3")
+    return not_applied(("rope type " + m.rope_type).c_str());
+  if (!m.rope_factor || !(*m.rope_factor > 1.0)) return not_applied("factor missing or <= 1");
+
+  constexpr double kInt64Limit = 9223372036854775808.0;  // 2^63
+  int64_t base = base_len;
+  if (m.rope_type == "yarn" && m.original_max_position_embeddings > 0) {
+    if (static_cast<double>(m.original_max_position_embeddings) >= kInt64Limit)
+      return not_applied("original_max_position_embeddings overflows");
+    base = m.original_max_position_embeddings;
+  }
+  const double product = static_cast<double>(base) * *m.rope_factor;
+  if (product >= kInt64Limit || product < 0) return not_applied("scaled length overflows");
+  const auto scaled = static_cast<int64_t>(product);
+  spdlog::info("--latency-model: applying {} rope_scaling factor {:.1f}: {} -> {}", m.rope_type,
+               *m.rope_factor, base_len, scaled);
+  return scaled;
+}
+
+int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_t block_size) {
+  if (max_model_len <= 0 || block_size <= 0) return max_model_len;
+  const int64_t needed = (max_model_len + block_size - 1) / block_size;
+  if (needed <= total_kv_blocks) return max_model_len;
+  const int64_t capped = total_kv_blocks * block_size;
+  spdlog::warn("--latency-model: max-model-len {} exceeds KV capacity ({} blocks × {} tokens); "
+               "capping to {} tokens",
+               max_model_len, total_kv_blocks, block_size, capped);
+  return capped;
+}
+
+void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
+                        const std::vector<double>& alpha, const std::vector<double>& beta,
+                        int64_t block_size) {
+  if (m != nullptr) {
+    cfg.set("model.num_layers", m->num_layers);
+    cfg.set("model.hidden_size", m->hidden_size);
+    cfg.set("model.num_heads", m->num_heads);
+    cfg.set("model.num_kv_heads", m->num_kv_heads);
+    cfg.set("model.intermediate_size", m->intermediate_size);
+    cfg.set("model.vocab_size", m->vocab_size);
+    cfg.set("model.bytes_per_param", m->bytes_per_param);
+    cfg.set("model.num_experts", m->num_experts);
+    cfg.set("model.experts_per_token", m->experts_per_token);
+    cfg.set("model.moe_intermediate_size", m->moe_intermediate_size);
+    cfg.set("model.shared_expert_dim", m->shared_expert_dim);
+  }
+  if (hw != nullptr) {
+    cfg.set("hardware.name", hw->name);
+    cfg.set("hardware.tflops_peak", hw->tflops_peak);
+    cfg.set("hardware.bw_peak_tbs", hw->bw_peak_tbs);
+    cfg.set("hardware.mfu_prefill", hw->mfu_prefill);
+    cfg.set("hardware.mfu_decode", hw->mfu_decode);
+    cfg.set("hardware.memory_gib", hw->memory_gib);
+  }
+  cfg.set("tp", tp);
+  cfg.set("block_size", block_size);
+  cfg.set("alpha_coeffs", alpha);
+  cfg.set("beta_coeffs", beta);
+}
+
+}  // namespace blis

@@ -1,0 +1,312 @@
+// Adapters from scripts to the internal interfaces. Each object owns plain
+// buffers that its script sees through cdata pointers bound once at creation;
+// a call copies its input into them and makes exactly one lua_pcall, so no
+// table or cdata is allocated per decision.
+#include <blis/errors.hpp>
+
+#include "lua/lua_host.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace blis::lua {
+namespace {
+
+// Room for this many instances up front; larger clusters grow the buffers
+// (and rebind the globals) once, on the first decision that needs it.
+constexpr int64_t kInitialInstances = 256;
+constexpr int64_t kInitialBatch = 512;
+
+// Above this a time is taken as a bug in the script (about 11.6 days); the
+// shared-library adapter uses the same bound.
+constexpr double kAbsurdMicros = 1e12;
+
+// Copies one struct whose producer may be a different minor version: `size`
+// is the producer's struct size (0 = unset, taken as ours). Missing tail
+// fields read as zero.
+template <class T>
+void copy_sized(T& dst, const void* src, size_t size) {
+  if (size == 0 || size >= sizeof(T)) {
+    std::memcpy(&dst, src, sizeof(T));
+  } else {
+    std::memset(&dst, 0, sizeof(T));
+    std::memcpy(&dst, src, size);
+  }
+}
+
+template <class T>
+void copy_strided(T* dst, const void* src, int64_t count, size_t stride) {
+  if (count <= 0) return;
+  if (stride == 0 || stride == sizeof(T)) {
+    std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(T));
+    return;
+  }
+  const auto* bytes = static_cast<const unsigned char*>(src);
+  for (int64_t i = 0; i < count; ++i)
+    copy_sized(dst[i], bytes + static_cast<size_t>(i) * stride, stride);
+}
+
+void copy_request(blis_request_view& dst, const blis_request_view* src) {
+  if (src == nullptr) {
+    dst = blis_request_view{};
+  } else {
+    copy_sized(dst, src, src->struct_size);
+  }
+  dst.struct_size = sizeof(blis_request_view);
+}
+
+// The host-owned mirror of a route input: `request`, `route`, `instances`
+// and (for scorers) `scores` in the script's sandbox point here.
+class RouteMirror {
+ public:
+  RouteMirror(ScriptInstance& script, bool with_scores)
+      : script_(script), with_scores_(with_scores) {
+    route_.struct_size = sizeof(blis_route_input);
+    route_.snapshot_size = sizeof(blis_instance_snapshot);
+    route_.request = &request_;
+    request_.struct_size = sizeof(blis_request_view);
+    grow(kInitialInstances);
+    script_.bind_pointer("request", &request_);
+    script_.bind_pointer("route", &route_);
+  }
+  RouteMirror(const RouteMirror&) = delete;
+  RouteMirror& operator=(const RouteMirror&) = delete;
+
+  void load(const blis_route_input& in) {
+    int64_t n = std::max<int64_t>(in.count, 0);
+    if (n > static_cast<int64_t>(snapshots_.size()))
+      grow(std::max<int64_t>(n, 2 * static_cast<int64_t>(snapshots_.size())));
+    copy_strided(snapshots_.data(), in.instances, n, in.snapshot_size);
+    copy_request(request_, in.request);
+    route_.now_us = in.now_us;
+    route_.count = n;
+  }
+  int64_t count() const { return route_.count; }
+  double* scores() { return scores_.data(); }
+
+ private:
+  void grow(int64_t capacity) {
+    snapshots_.assign(static_cast<size_t>(capacity), blis_instance_snapshot{});
+    route_.instances = snapshots_.data();
+    script_.bind_pointer("instances", snapshots_.data());
+    if (with_scores_) {
+      scores_.assign(static_cast<size_t>(capacity), 0.0);
+      script_.bind_pointer("scores", scores_.data());
+    }
+  }
+
+  ScriptInstance& script_;
+  bool with_scores_;
+  blis_request_view request_{};
+  blis_route_input route_{};
+  std::vector<blis_instance_snapshot> snapshots_;
+  std::vector<double> scores_;
+};
+
+class LuaRoutingScorer final : public RoutingScorer {
+ public:
+  LuaRoutingScorer(LuaVm& vm, const std::string& path, const std::string& source,
+                   const ConfigTable& config)
+      : script_(vm, path, source), mirror_(script_, true) {
+    require_kind(script_, PluginKind::RoutingScorer);
+    score_ = script_.function_ref("score");
+    observe_ = script_.function_ref("observe");
+    script_.run_init(config);
+  }
+
+  void score(const blis_route_input& input, double* scores) override {
+    mirror_.load(input);
+    int64_t n = mirror_.count();
+    double* out = mirror_.scores();
+    // Slots the script forgets to set stay NaN and are reported below.
+    std::fill_n(out, n, std::numeric_limits<double>::quiet_NaN());
+    lua_State* L = script_.state();
+    int base = script_.begin_call(score_);
+    lua_pushnumber(L, static_cast<double>(n));
+    script_.end_call(base, 1, 0);
+    for (int64_t k = 0; k < n; ++k) {
+      if (std::isnan(out[k]))
+        throw ScriptError(
+            fmt::format("{}: score returned NaN for instance {} (score(n) must set every "
+                        "scores[i], i = 0..n-1, to a number)",
+                        script_.path(), k),
+            1);
+    }
+    std::copy_n(out, n, scores);
+  }
+
+  bool observes() const override { return observe_ != LUA_NOREF; }
+
+  void observe(const blis_route_input& input, int64_t chosen) override {
+    if (observe_ == LUA_NOREF) return;
+    mirror_.load(input);
+    lua_State* L = script_.state();
+    int base = script_.begin_call(observe_);
+    lua_pushnumber(L, static_cast<double>(chosen));
+    script_.end_call(base, 1, 0);
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int score_ = LUA_NOREF;
+  int observe_ = LUA_NOREF;
+};
+
+class LuaAdmissionPolicy final : public AdmissionPolicy {
+ public:
+  LuaAdmissionPolicy(LuaVm& vm, const std::string& path, const std::string& source,
+                     const ConfigTable& config)
+      : script_(vm, path, source), mirror_(script_, false) {
+    require_kind(script_, PluginKind::AdmissionPolicy);
+    admit_ = script_.function_ref("admit");
+    script_.run_init(config);
+  }
+
+  bool admit(const blis_route_input& input, std::string& reason) override {
+    mirror_.load(input);
+    lua_State* L = script_.state();
+    int base = script_.begin_call(admit_);
+    script_.end_call(base, 0, 2);
+    int verdict = lua_type(L, base + 2);
+    int why = lua_type(L, base + 3);
+    if (verdict != LUA_TBOOLEAN || (why != LUA_TSTRING && why != LUA_TNIL)) {
+      std::string got = fmt::format("{}, {}", lua_typename(L, verdict), lua_typename(L, why));
+      lua_settop(L, base);
+      throw ScriptError(fmt::format("{}: admit must return a boolean and optionally a reason "
+                                    "string, got ({}) for request_{}",
+                                    script_.path(), got, input.request ? input.request->id : 0),
+                        1);
+    }
+    bool admitted = lua_toboolean(L, base + 2) != 0;
+    if (why == LUA_TSTRING) {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, base + 3, &len);
+      reason.assign(s, len);
+    }
+    lua_settop(L, base);
+    return admitted;
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int admit_ = LUA_NOREF;
+};
+
+class LuaLatencyModel final : public LatencyModel {
+ public:
+  LuaLatencyModel(LuaVm& vm, const std::string& path, const std::string& source,
+                  const ConfigTable& config)
+      : script_(vm, path, source) {
+    require_kind(script_, PluginKind::LatencyModel);
+    step_time_ = script_.function_ref("step_time");
+    queueing_time_ = script_.function_ref("queueing_time");
+    output_token_time_ = script_.function_ref("output_token_time");
+    post_decode_overhead_ = script_.function_ref("post_decode_overhead");
+    batch_.struct_size = sizeof(blis_step_batch);
+    batch_.entry_size = sizeof(blis_batch_entry);
+    request_.struct_size = sizeof(blis_request_view);
+    grow(kInitialBatch);
+    script_.bind_pointer("batch", &batch_);
+    script_.bind_pointer("request", &request_);
+    script_.run_init(config);
+  }
+
+  int64_t step_time(const blis_step_batch& batch) override {
+    int64_t n = std::max<int64_t>(batch.count, 0);
+    if (n > static_cast<int64_t>(entries_.size()))
+      grow(std::max<int64_t>(n, 2 * static_cast<int64_t>(entries_.size())));
+    copy_strided(entries_.data(), batch.entries, n, batch.entry_size);
+    batch_.now_us = batch.now_us;
+    batch_.count = n;
+    lua_State* L = script_.state();
+    int base = script_.begin_call(step_time_);
+    lua_pushnumber(L, static_cast<double>(n));
+    script_.end_call(base, 1, 1);
+    return checked_time(base, "step_time",
+                        fmt::format(" for a batch of {} requests at t={} µs", n, batch.now_us));
+  }
+
+  int64_t queueing_time(const blis_request_view& request) override {
+    if (queueing_time_ == LUA_NOREF) return 0;
+    copy_request(request_, &request);
+    int base = script_.begin_call(queueing_time_);
+    script_.end_call(base, 0, 1);
+    return checked_time(base, "queueing_time", fmt::format(" for request_{}", request.id));
+  }
+
+  int64_t output_token_time() override { return optional_time(output_token_time_, "output_token_time"); }
+  int64_t post_decode_overhead() override {
+    return optional_time(post_decode_overhead_, "post_decode_overhead");
+  }
+
+ private:
+  void grow(int64_t capacity) {
+    entries_.assign(static_cast<size_t>(capacity), blis_batch_entry{});
+    batch_.entries = entries_.data();
+    script_.bind_pointer("entries", entries_.data());
+  }
+
+  int64_t optional_time(int fn, const char* what) {
+    if (fn == LUA_NOREF) return 0;
+    int base = script_.begin_call(fn);
+    script_.end_call(base, 0, 1);
+    return checked_time(base, what, "");
+  }
+
+  // Reads the one result at base+2, resets the stack, validates, truncates.
+  int64_t checked_time(int base, const char* what, const std::string& context) {
+    lua_State* L = script_.state();
+    int type = lua_type(L, base + 2);
+    double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER)
+      throw ScriptError(fmt::format("{}: {} must return a number of microseconds, got {}{}",
+                                    script_.path(), what, lua_typename(L, type), context),
+                        1);
+    if (!std::isfinite(v) || v < 0 || v > kAbsurdMicros)
+      throw ScriptError(fmt::format("{}: {} returned {} µs{}; expected a finite time between 0 "
+                                    "and {:.0e} µs",
+                                    script_.path(), what, v, context, kAbsurdMicros),
+                        1);
+    return static_cast<int64_t>(v);  // truncation toward zero
+  }
+
+  ScriptInstance script_;
+  blis_step_batch batch_{};
+  blis_request_view request_{};
+  std::vector<blis_batch_entry> entries_;
+  int step_time_ = LUA_NOREF;
+  int queueing_time_ = LUA_NOREF;
+  int output_token_time_ = LUA_NOREF;
+  int post_decode_overhead_ = LUA_NOREF;
+};
+
+}  // namespace
+
+std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const std::string& path,
+                                                       const std::string& source,
+                                                       const ConfigTable& config) {
+  return std::make_unique<LuaRoutingScorer>(vm, path, source, config);
+}
+
+std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const std::string& path,
+                                                            const std::string& source,
+                                                            const ConfigTable& config) {
+  return std::make_unique<LuaAdmissionPolicy>(vm, path, source, config);
+}
+
+std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const std::string& path,
+                                                       const std::string& source,
+                                                       const ConfigTable& config) {
+  return std::make_unique<LuaLatencyModel>(vm, path, source, config);
+}
+
+}  // namespace blis::lua

@@ -1,0 +1,116 @@
+// Internals of the Lua host shared by the VM and the adapters: the VM's
+// registry handles, and ScriptInstance, one script run in its own sandbox.
+#pragma once
+
+#include <blis/config_table.hpp>
+#include <blis/go_rand.hpp>
+#include <blis/lua.hpp>
+
+#include <lua.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace blis::lua {
+
+// Generated at build time from sdk/include/blis/plugin.h (core/embed_abi.cmake).
+extern const char* const kAbiHeaderText;
+
+// The part of plugin.h between the BLIS_FFI_BEGIN and BLIS_FFI_END markers.
+std::string_view ffi_declarations();
+
+// Owns the lua_State. The refs point into LUA_REGISTRYINDEX at functions of
+// the host's bootstrap chunk, which runs in the main environment (with ffi).
+struct VmCore {
+  lua_State* L = nullptr;
+  int64_t seed = 0;
+  int on_error_ref = LUA_NOREF;  // function(err) -> err .. traceback
+  int new_env_ref = LUA_NOREF;   // function(random, log) -> sandbox table
+  int bind_ref = LUA_NOREF;      // function(env, global, lightuserdata): typed cdata pointer
+  int64_t live_scripts = 0;      // ScriptInstances alive; must be 0 when the VM dies
+
+  VmCore() = default;
+  VmCore(const VmCore&) = delete;
+  VmCore& operator=(const VmCore&) = delete;
+  ~VmCore();
+};
+
+// Reads a script file; ScriptError names the path if it cannot.
+std::string read_script(const std::string& path);
+
+// One script loaded into a fresh sandbox environment with its own seeded
+// math.random stream. Not movable: the sandbox's math.random holds a pointer
+// to rand_, and adapters bind cdata globals to their own members.
+class ScriptInstance {
+ public:
+  // Compiles `source` under the chunk name "@path" and runs its top level.
+  // Throws ScriptError (exit code 2) with path:line (and a traceback).
+  ScriptInstance(LuaVm& vm, std::string path, const std::string& source);
+  ~ScriptInstance();
+  ScriptInstance(const ScriptInstance&) = delete;
+  ScriptInstance& operator=(const ScriptInstance&) = delete;
+
+  const std::string& path() const { return path_; }
+  lua_State* state() const { return core_->L; }
+
+  // Registry ref of the global function `name`, LUA_NOREF when the global is
+  // nil; ScriptError when it is set to something that is not a function. The
+  // instance releases the ref.
+  int function_ref(const char* name);
+  // The global string `name`, nullopt when nil; ScriptError if not a string.
+  std::optional<std::string> string_global(const char* name);
+
+  // Sets the sandbox global `global` (one of instances, request, route,
+  // scores, batch, entries) to a typed cdata pointer at `address`.
+  void bind_pointer(const char* global, const void* address);
+
+  // The call protocol. begin_call pushes the error handler and the function
+  // and returns the stack base; the caller pushes `nargs` arguments; end_call
+  // runs one lua_pcall. On error the stack is reset and ScriptError thrown
+  // (exit code `exit_code`). On success with nresults == 0 the stack is back
+  // at base; otherwise the results sit at base+2 .. and the caller must
+  // lua_settop(L, base) when done reading them.
+  int begin_call(int fn_ref) const;
+  void end_call(int base, int nargs, int nresults, int exit_code = 1) const;
+
+  // Pushes the config as a plain table (key -> number/boolean/string/array).
+  void push_config(const ConfigTable& config) const;
+
+  // Calls init(config) if the script defines it.
+  void run_init(const ConfigTable& config);
+
+ private:
+  VmCore* core_;
+  std::string path_;
+  GoRand rand_;
+  std::string log_name_;
+  int env_ref_ = LUA_NOREF;
+  std::vector<int> refs_;
+};
+
+// The kind a script declares (`kind = "..."`) or, failing that, the one whose
+// entry point it defines. Throws ScriptError naming the script and function.
+PluginKind detect_kind(ScriptInstance& script);
+
+// Throws ScriptError unless the script is of kind `want`.
+void require_kind(ScriptInstance& script, PluginKind want);
+
+// "path: what" unless the message already names the script.
+std::string with_path(const std::string& path, const std::string& what);
+
+// The adapters (lua_adapters.cpp), built from script text read earlier.
+std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const std::string& path,
+                                                       const std::string& source,
+                                                       const ConfigTable& config);
+std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const std::string& path,
+                                                            const std::string& source,
+                                                            const ConfigTable& config);
+std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const std::string& path,
+                                                       const std::string& source,
+                                                       const ConfigTable& config);
+
+}  // namespace blis::lua

@@ -1,0 +1,25 @@
+// The SLO-class vocabulary of workloads (spec workload §5.3) and its mapping
+// onto the plugin ABI's blis_slo_class.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "blis/plugin.h"
+
+namespace blis::workload {
+
+inline std::optional<int> slo_class_from_name(std::string_view name) {
+  if (name.empty()) return BLIS_SLO_DEFAULT;
+  if (name == "critical") return BLIS_SLO_CRITICAL;
+  if (name == "standard") return BLIS_SLO_STANDARD;
+  if (name == "sheddable") return BLIS_SLO_SHEDDABLE;
+  if (name == "batch") return BLIS_SLO_BATCH;
+  if (name == "background") return BLIS_SLO_BACKGROUND;
+  return std::nullopt;
+}
+
+inline constexpr const char* kSloClassChoices =
+    "critical, standard, sheddable, batch, background or empty";
+
+}  // namespace blis::workload

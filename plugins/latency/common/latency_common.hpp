@@ -1,0 +1,80 @@
+// Helpers shared by the built-in latency-model plugins. Header-only and built
+// on the SDK alone, like any vendor plugin would be.
+#pragma once
+
+#include <blis/plugin.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace blis::latency_common {
+
+// Number formatting for messages. snprintf rather than std::to_string: the
+// latter would export a GNU unique symbol that keeps the library from ever
+// being unloaded.
+inline std::string show(double v) {
+  char buf[40];
+  for (int precision = 15; precision <= 17; ++precision) {  // shortest that round-trips
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+inline std::string show(int64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  return buf;
+}
+inline std::string show(size_t v) { return show(static_cast<int64_t>(v)); }
+
+// Reads a coefficient vector and applies spec engine.md §5.1: at least
+// `min_count` entries, each finite and >= 0.
+inline std::vector<double> coefficients(const blis::sdk::Context& ctx, const char* key,
+                                        size_t min_count) {
+  std::vector<double> c = ctx.f64_array(key);
+  if (c.size() < min_count)
+    throw blis::sdk::ConfigError(std::string(key) + " needs at least " + show(min_count) +
+                                 " values, got " + show(c.size()));
+  for (size_t i = 0; i < c.size(); ++i)
+    if (!std::isfinite(c[i]) || c[i] < 0)
+      throw blis::sdk::ConfigError(std::string(key) + "[" + show(i) +
+                                   "] must be a finite non-negative number, got " + show(c[i]));
+  return c;
+}
+
+inline int64_t positive_int(const blis::sdk::Context& ctx, const char* key) {
+  const int64_t v = ctx.i64(key);
+  if (v <= 0)
+    throw blis::sdk::ConfigError(std::string(key) + " must be > 0, got " + show(v));
+  return v;
+}
+
+inline double positive_finite(const blis::sdk::Context& ctx, const char* key) {
+  const double v = ctx.f64(key);
+  if (!(std::isfinite(v) && v > 0))
+    throw blis::sdk::ConfigError(std::string(key) + " must be a finite number > 0, got " + show(v));
+  return v;
+}
+
+// Model outputs become ticks by truncation toward zero (spec engine.md §0).
+inline double trunc_ticks(double v) { return std::trunc(v); }
+
+// The "max(1, …)" floor several backends apply themselves (spec engine.md §5.2–§5.5).
+inline double at_least_one(double ticks) { return ticks < 1 ? 1 : ticks; }
+
+// Calls f(entry) for every request that received tokens this step. Stalled
+// requests (new_tokens == 0) cost nothing: the reference's quirk Q7 is fixed
+// on purpose (spec engine.md §14).
+template <class F>
+void for_each_scheduled(const blis_step_batch& batch, F&& f) {
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const blis_batch_entry& e = blis::sdk::entry_at(batch, i);
+    if (e.new_tokens > 0) f(e);
+  }
+}
+
+}  // namespace blis::latency_common

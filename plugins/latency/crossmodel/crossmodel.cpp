@@ -1,0 +1,68 @@
+// Crossmodel latency model: one global set of coefficients scaled by features
+// of the model architecture (spec engine.md §5.4).
+#include <blis/plugin.hpp>
+
+#include "../common/latency_common.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace lc = blis::latency_common;
+
+class Crossmodel {
+ public:
+  explicit Crossmodel(blis::sdk::Context& ctx)
+      : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
+        beta_(lc::coefficients(ctx, "beta_coeffs", 4)) {
+    const int64_t tp = lc::positive_int(ctx, "tp");
+    const int64_t layers = lc::positive_int(ctx, "model.num_layers");
+    const int64_t d = lc::positive_int(ctx, "model.hidden_size");
+    const int64_t heads = lc::positive_int(ctx, "model.num_heads");
+    int64_t kv_heads = ctx.i64_or("model.num_kv_heads", 0);
+    if (kv_heads < 0)
+      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + lc::show(kv_heads));
+    if (kv_heads == 0) kv_heads = heads;
+    const int64_t experts = ctx.i64_or("model.num_experts", 0);
+
+    // Features fixed at construction (spec engine.md §5.4).
+    const double d_h = static_cast<double>(d) / static_cast<double>(heads);
+    layers_ = static_cast<double>(layers);
+    kv_scaled_ = static_cast<double>(layers) * static_cast<double>(kv_heads) * d_h /
+                 static_cast<double>(tp) * 1e-6;
+    moe_ = experts > 0 ? 1 : 0;
+    tp_flag_ = tp > 1 ? 1 : 0;
+  }
+
+  double step_time(const blis_step_batch& batch) const {
+    int64_t prefill = 0, decode = 0;
+    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+      if (e.phase == BLIS_PHASE_PREFILL) prefill += e.new_tokens;
+      else decode += e.new_tokens;
+    });
+    // Prefill tokens only cost through the MoE term (free for dense models).
+    const double t = beta_[0] * layers_ + beta_[1] * static_cast<double>(decode) * kv_scaled_ +
+                     beta_[2] * static_cast<double>(prefill + decode) * moe_ + beta_[3] * tp_flag_;
+    return lc::at_least_one(lc::trunc_ticks(t));
+  }
+
+  double queueing_time(const blis_request_view& r) const {
+    double t = 0;
+    t += alpha_[0];
+    t += alpha_[1] * static_cast<double>(r.input_tokens);
+    return lc::trunc_ticks(t);
+  }
+  double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }
+  double post_decode_overhead() const { return 0; }
+
+ private:
+  std::vector<double> alpha_, beta_;
+  double layers_ = 0, kv_scaled_ = 0, moe_ = 0, tp_flag_ = 0;
+};
+
+}  // namespace
+
+BLIS_PLUGINS(blis::sdk::latency_model<Crossmodel>(
+    "crossmodel", "1.0.0", "Global coefficients scaled by architecture features"))

@@ -1,0 +1,155 @@
+// Roofline latency model: a step takes the larger of its compute time and its
+// memory-traffic time, from the model architecture and the GPU's peak figures
+// (spec engine.md §5.3). The default backend.
+#include <blis/plugin.hpp>
+
+#include "../common/latency_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace lc = blis::latency_common;
+
+// spec engine.md §5.3: the MLP is costed as two matrices.
+constexpr double kMlpMatrices = 2;
+
+class Roofline {
+ public:
+  explicit Roofline(blis::sdk::Context& ctx) {
+    tp_ = static_cast<double>(lc::positive_int(ctx, "tp"));
+    const int64_t heads = lc::positive_int(ctx, "model.num_heads");
+    layers_ = static_cast<double>(lc::positive_int(ctx, "model.num_layers"));
+    d_ = static_cast<double>(lc::positive_int(ctx, "model.hidden_size"));
+    heads_ = static_cast<double>(heads);
+    int64_t kv_heads = ctx.i64_or("model.num_kv_heads", 0);
+    if (kv_heads < 0)
+      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + lc::show(kv_heads));
+    if (kv_heads == 0) kv_heads = heads;
+    kv_heads_ = static_cast<double>(kv_heads);
+    const int64_t ffn = ctx.i64_or("model.intermediate_size", 0);
+    bytes_ = lc::positive_finite(ctx, "model.bytes_per_param");
+
+    const int64_t experts = ctx.i64_or("model.num_experts", 0);
+    const int64_t top_k = ctx.i64_or("model.experts_per_token", 0);
+    const int64_t expert_ffn = ctx.i64_or("model.moe_intermediate_size", 0);
+    const int64_t shared_ffn = ctx.i64_or("model.shared_expert_dim", 0);
+    if (experts < 0)
+      throw blis::sdk::ConfigError("model.num_experts must be >= 0, got " + lc::show(experts));
+    if (experts > 1 && (top_k <= 0 || top_k > experts))
+      throw blis::sdk::ConfigError("model.experts_per_token must be in 1.." + lc::show(experts) +
+                                   " for a MoE model, got " + lc::show(top_k));
+    if (experts == 0 && top_k != 0)
+      throw blis::sdk::ConfigError("model.experts_per_token is " + lc::show(top_k) +
+                                   " but the model has no experts");
+    if (expert_ffn < 0)
+      throw blis::sdk::ConfigError("model.moe_intermediate_size must be >= 0, got " +
+                                   lc::show(expert_ffn));
+    if (shared_ffn < 0)
+      throw blis::sdk::ConfigError("model.shared_expert_dim must be >= 0, got " +
+                                   lc::show(shared_ffn));
+
+    const double tflops = lc::positive_finite(ctx, "hardware.tflops_peak");
+    const double bw = lc::positive_finite(ctx, "hardware.bw_peak_tbs");
+    mfu_prefill_ = lc::positive_finite(ctx, "hardware.mfu_prefill");
+    mfu_decode_ = lc::positive_finite(ctx, "hardware.mfu_decode");
+    const double memory = ctx.f64_or("hardware.memory_gib", 0);
+    if (memory != 0 && !(std::isfinite(memory) && memory > 0))
+      throw blis::sdk::ConfigError("hardware.memory_gib must be a finite number > 0, got " +
+                                   lc::show(memory));
+
+    // The CLI always hands roofline zeros; a missing key means the same.
+    alpha_ = ctx.has("alpha_coeffs") ? lc::coefficients(ctx, "alpha_coeffs", 3)
+                                     : std::vector<double>{0, 0, 0};
+
+    // Quirk Q8 kept: d_h = d / H even when config.json says otherwise.
+    d_h_ = d_ / heads_;
+    d_kv_ = kv_heads_ * d_h_;
+    const double f = ffn > 0 ? static_cast<double>(ffn) : 4 * d_;
+    moe_ = experts > 1;
+    experts_ = static_cast<double>(experts);
+    top_k_ = static_cast<double>(top_k);
+    d_e_ = (moe_ && expert_ffn > 0) ? static_cast<double>(expert_ffn) : f;
+    peak_flops_ = tflops * 1e12;
+    peak_bw_ = bw * 1e12;
+    weights_ = weight_bytes();
+  }
+
+  double step_time(const blis_step_batch& batch) const {
+    double compute = 0, dynamic = 0;
+    bool any = false;
+    // Prefill members first, then decode members, each in batch order.
+    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+      if (e.phase != BLIS_PHASE_PREFILL) return;
+      any = true;
+      const double s = static_cast<double>(e.progress), n = static_cast<double>(e.new_tokens);
+      compute += flops(s, n) / tp_ / (peak_flops_ * mfu_prefill_);
+      dynamic += dynamic_bytes(s, n) / tp_;
+    });
+    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+      if (e.phase != BLIS_PHASE_DECODE) return;
+      any = true;
+      const double s = static_cast<double>(e.progress);
+      compute += flops(s, 1) / tp_ / (peak_flops_ * mfu_decode_);
+      dynamic += dynamic_bytes(s, 1) / tp_;
+    });
+    if (!any) return 0;  // the host floors the step to 1 tick
+    const double memory = (weights_ / tp_ + dynamic) / peak_bw_;
+    // The one model that rounds (half away from zero) instead of truncating.
+    return std::round(std::max(compute, memory) * 1e6);
+  }
+
+  double queueing_time(const blis_request_view& r) const {
+    double t = 0;
+    t += alpha_[0];
+    t += alpha_[1] * static_cast<double>(r.input_tokens);
+    return lc::trunc_ticks(t);
+  }
+  double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }
+  double post_decode_overhead() const { return 0; }
+
+ private:
+  // FLOPs of one request with context s and n new tokens (spec engine.md §5.3).
+  double flops(double s, double n) const {
+    const double c = n <= 1 ? s : s + (n - 1) / 2.0;
+    double gemm = (2 * n * (d_ * d_ + 2 * d_ * d_kv_) + 2 * n * d_ * d_) * layers_;
+    gemm += (4 * heads_ * n * c * d_h_) * layers_;
+    const double sram = (5 * heads_ * n * c + 2 * n * d_) * layers_;
+    double mlp = 2 * n * (kMlpMatrices * d_ * d_e_);
+    if (moe_) mlp *= top_k_;
+    gemm += mlp * layers_;
+    return gemm + sram;
+  }
+
+  double weight_bytes() const {
+    const double attention = d_ * (d_ + 2 * d_kv_) + d_ * d_;
+    const double mlp = kMlpMatrices * d_ * d_e_ * (moe_ ? experts_ : 1);
+    return (attention + mlp) * layers_ * bytes_;
+  }
+
+  // Bytes moved besides the weights; summed in the reference's order and then
+  // the weights taken off again, which is not always exact in floating point.
+  double dynamic_bytes(double s, double n) const {
+    const double kv_per_token = 2 * layers_ * kv_heads_ * d_h_ * bytes_;
+    const double growth = kv_per_token * n;
+    const double access = kv_per_token * s;
+    const double activations = layers_ * d_ * bytes_ * n;
+    const double total = ((activations + access) + growth) + weights_;
+    return total - weights_;
+  }
+
+  double tp_ = 1, layers_ = 0, d_ = 0, heads_ = 0, kv_heads_ = 0, bytes_ = 0;
+  double d_h_ = 0, d_kv_ = 0, d_e_ = 0, experts_ = 0, top_k_ = 0;
+  bool moe_ = false;
+  double mfu_prefill_ = 0, mfu_decode_ = 0, peak_flops_ = 0, peak_bw_ = 0, weights_ = 0;
+  std::vector<double> alpha_;
+};
+
+}  // namespace
+
+BLIS_PLUGINS(blis::sdk::latency_model<Roofline>(
+    "roofline", "1.0.0", "Analytical roofline: max of compute and memory time per step"))

@@ -1,0 +1,56 @@
+// Cost of one routing decision through a Lua scorer: the shipped queue-depth
+// script over 16 instances (copy into the host buffers, one lua_pcall, NaN
+// check, copy out).
+#include <benchmark/benchmark.h>
+
+#include <blis/lua.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The bench target has no source-directory definition; this file's own path
+// (absolute under CMake) leads to the repository's scripts/.
+std::string shipped_script(const std::string& relative) {
+  auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  return (root / "scripts" / relative).string();
+}
+
+void bench_lua_queue_depth_score(benchmark::State& state) {
+  blis::LuaVm vm(42);
+  auto scorer = blis::make_lua_routing_scorer(vm, shipped_script("scorers/queue_depth.lua"));
+
+  constexpr int kInstances = 16;
+  std::vector<blis_instance_snapshot> snaps(kInstances);
+  for (int i = 0; i < kInstances; ++i) {
+    snaps[i].index = i;
+    snaps[i].queue_depth = (i * 7) % 5;
+    snaps[i].batch_size = (i * 3) % 8;
+    snaps[i].in_flight = i % 4;
+    snaps[i].total_kv_blocks = 1000;
+    snaps[i].free_kv_blocks = 1000 - 37 * i;
+  }
+  blis_request_view request{};
+  request.struct_size = sizeof(request);
+  request.input_tokens = 512;
+  blis_route_input input{};
+  input.struct_size = sizeof(input);
+  input.snapshot_size = sizeof(blis_instance_snapshot);
+  input.request = &request;
+  input.instances = snaps.data();
+  input.count = kInstances;
+  std::vector<double> scores(kInstances);
+
+  for (auto _ : state) {
+    ++input.now_us;
+    scorer->score(input, scores.data());
+    benchmark::DoNotOptimize(scores.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(bench_lua_queue_depth_score);
+
+}  // namespace

@@ -1,0 +1,94 @@
+// Test harness: runs the real cluster driver over hand-made requests with the
+// built-in latency-model plugins loaded from the build's stage directory.
+#pragma once
+
+#include "cluster/cluster.hpp"
+#include "metrics/report.hpp"
+
+#include <blis/block_hash.hpp>
+#include <blis/config_table.hpp>
+#include <blis/plugin_loader.hpp>
+#include <blis/registry.hpp>
+#include <blis/workload.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blis::test {
+
+// Requests from a list, in order.
+class VectorSource final : public WorkloadSource {
+ public:
+  explicit VectorSource(std::vector<WorkloadRequest> reqs) : reqs_(std::move(reqs)) {}
+  bool next(WorkloadRequest& out) override {
+    if (at_ >= reqs_.size()) return false;
+    out = reqs_[at_++];
+    return true;
+  }
+
+ private:
+  std::vector<WorkloadRequest> reqs_;
+  size_t at_ = 0;
+};
+
+// A request whose input tokens are `first_token .. first_token+input-1` and
+// whose output tokens are distinct from every input token.
+inline WorkloadRequest make_request(uint64_t id, int64_t arrival, int32_t input, int32_t output,
+                                    uint32_t first_token, int32_t block_size = 16) {
+  WorkloadRequest r;
+  r.id = id;
+  r.arrival_us = arrival;
+  r.input_tokens = input;
+  r.output_tokens = output;
+  r.max_output_tokens = 0;
+  std::vector<uint32_t> seq;
+  for (int32_t i = 0; i < input; ++i) seq.push_back(first_token + static_cast<uint32_t>(i));
+  for (int32_t i = 0; i < output; ++i) seq.push_back(1000000 + static_cast<uint32_t>(id * 10000 + i));
+  uint64_t prev = kEmptyPrefixHash;
+  for (size_t b = 0; b + block_size <= seq.size(); b += block_size) {
+    BlockHasher h(prev);
+    for (size_t k = b; k < b + block_size; ++k) h.add(seq[k]);
+    prev = h.finish();
+    r.block_hashes.push_back(prev);
+  }
+  return r;
+}
+
+inline Registries& builtin_registries() {
+  static Registries* reg = [] {
+    auto* r = new Registries();
+    load_plugin_dirs(*r, {std::string(BLIS_TEST_STAGE) + "/lib/blis/plugins"});
+    return r;
+  }();
+  return *reg;
+}
+
+struct RunOutcome {
+  ClusterResult result;
+  InstanceMetrics cluster;
+  std::string json;
+};
+
+inline RunOutcome run_cluster(const ClusterConfig& cfg, WorkloadSource& src,
+                              const std::string& model, const ConfigTable& latency_cfg) {
+  ClusterSimulation sim(cfg, src, [&](int32_t) {
+    return builtin_registries().latency.create(model, CreateArgs{&latency_cfg, 42});
+  });
+  RunOutcome out;
+  out.result = sim.run();
+  std::vector<const InstanceMetrics*> parts;
+  for (const auto& m : out.result.instances) parts.push_back(&m);
+  out.cluster = merge_metrics(parts);
+  out.json = metrics_json(out.cluster, "cluster", cfg.keep_records);
+  return out;
+}
+
+inline ConfigTable blackbox_config(std::vector<double> alpha, std::vector<double> beta) {
+  ConfigTable c;
+  c.set("alpha_coeffs", std::move(alpha));
+  c.set("beta_coeffs", std::move(beta));
+  return c;
+}
+
+}  // namespace blis::test

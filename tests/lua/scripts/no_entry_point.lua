@@ -1,0 +1,2 @@
+-- Defines nothing blis can call.
+local x = 1
