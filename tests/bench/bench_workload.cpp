@@ -19,8 +19,8 @@ void run_generator(benchmark::State& state, const blis::WorkloadSpec& spec) {
     benchmark::DoNotOptimize(request.block_hashes.data());
   }
   state.SetItemsProcessed(state.iterations());
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
 }
 
 void BM_DefaultWorkload(benchmark::State& state) {

@@ -75,8 +75,7 @@ TEST_CASE("GoRand derived integer draws follow Go's definitions", "[workload][go
 }
 
 TEST_CASE("GoRand seeding reduces the seed modulo 2^31-1", "[workload][go_rand]") {
-  const std::vector<int64_t> zero = {8717895732742165505, 2259404117704393152,
-                                     6050128673802995827};
+  const std::vector<int64_t> zero = {8717895732742165505, 2259404117704393152, 6050128673802995827};
   GoRand s0(0), s89(89482311);
   for (const int64_t e : zero) {
     CHECK(s0.int63() == e);

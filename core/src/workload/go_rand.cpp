@@ -26,7 +26,7 @@ int32_t seed_step(int32_t x) {
   return x;
 }
 
-constexpr double kNormR = 3.442619855899;     // start of the normal tail strip
+constexpr double kNormR = 3.442619855899;      // start of the normal tail strip
 constexpr double kExpR = 7.69711747013104972;  // start of the exponential tail strip
 
 }  // namespace

@@ -10,7 +10,7 @@ extern const int64_t kRngCooked[607];  // seeding whitener (Go rng.go)
 extern const uint32_t kKn[128];        // normal ziggurat (Go normal.go)
 extern const float kWn[128];
 extern const float kFn[128];
-extern const uint32_t kKe[256];        // exponential ziggurat (Go exp.go)
+extern const uint32_t kKe[256];  // exponential ziggurat (Go exp.go)
 extern const float kWe[256];
 extern const float kFe[256];
 

@@ -3,10 +3,11 @@
 // -ffp-contract=off so no multiply-add is fused.
 #include "workload/samplers.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <spdlog/spdlog.h>
 
 #include "blis/errors.hpp"
 
@@ -143,8 +144,7 @@ ArrivalSampler::ArrivalSampler(const ArrivalSpec& spec, double rate, const std::
     bool converged = true;
     shape_ = weibull_shape_from_cv(cv, &converged);
     if (!converged) {
-      spdlog::warn("{}: weibull shape for cv {} did not converge; using k = {}", where, cv,
-                   shape_);
+      spdlog::warn("{}: weibull shape for cv {} did not converge; using k = {}", where, cv, shape_);
     }
     scale_ = (1 / rate_) / std::tgamma(1 + 1 / shape_);
   } else {

@@ -42,8 +42,8 @@ class ArrivalSampler {
   Kind kind_ = Kind::kPoisson;
   double rate_ = 0;
   int64_t constant_iat_ = 1;
-  double alpha_ = 0, theta_ = 0;         // gamma
-  double shape_ = 0, scale_ = 0;         // weibull k, lambda
+  double alpha_ = 0, theta_ = 0;  // gamma
+  double shape_ = 0, scale_ = 0;  // weibull k, lambda
 };
 
 class LengthSampler {

@@ -1,12 +1,13 @@
 // Generation from a workload spec (spec workload §6): seed partitioning,
 // prefix groups, one lazy stream per client and a k-way merge by
 // (arrival, client index). Only the next request of each client is ever held.
-#include <cmath>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
-#include <spdlog/spdlog.h>
 #include <unordered_map>
 
 #include "blis/errors.hpp"
@@ -64,8 +65,7 @@ class ClientStream {
  public:
   ClientStream(size_t index, const ClientSpec& client, double rate, int64_t seed,
                const SharedPrefix* prefix, int64_t horizon, int32_t block_size)
-      : index_(index),
-        where_("clients[" + std::to_string(index) + "]"),
+      : where_("clients[" + std::to_string(index) + "]"),
         rng_(seed),
         arrival_(client.arrival, rate, where_),
         input_(client.input_distribution, where_ + ".input_distribution"),
@@ -77,7 +77,6 @@ class ClientStream {
         tenant_id_(client.tenant_id),
         model_(client.model) {}
 
-  size_t index() const { return index_; }
   int64_t pending_arrival() const { return pending_.arrival_us; }
 
   // Generates the next request into the pending slot; false once the client's
@@ -129,7 +128,6 @@ class ClientStream {
     return n;
   }
 
-  size_t index_;
   std::string where_;
   GoRand rng_;
   ArrivalSampler arrival_;
@@ -147,8 +145,7 @@ class ClientStream {
 
 class SpecWorkload final : public WorkloadSource {
  public:
-  SpecWorkload(const WorkloadSpec& spec, int64_t horizon, int64_t max_requests,
-               int32_t block_size)
+  SpecWorkload(const WorkloadSpec& spec, int64_t horizon, int64_t max_requests, int32_t block_size)
       : max_requests_(max_requests) {
     // spec workload §7.3: stream W draws the prefix vectors, then one seed per client.
     GoRand w(derive_seed(spec.seed, "workload-gen"));
@@ -168,12 +165,15 @@ class SpecWorkload final : public WorkloadSource {
     clients_.reserve(spec.clients.size());
     for (size_t i = 0; i < spec.clients.size(); ++i) {
       const ClientSpec& client = spec.clients[i];
-      const double rate =
-          fraction_sum == 0 ? 0 : (spec.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
+      const double rate = fraction_sum == 0
+                              ? 0
+                              : (spec.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
       if (rate <= 0) continue;  // no draws (unreachable after validation)
       const int64_t client_seed = w.int63();
       const SharedPrefix* prefix = nullptr;
-      if (!client.prefix_group.empty()) prefix = prefixes_[group_index.at(client.prefix_group)].get();
+      if (!client.prefix_group.empty()) {
+        prefix = prefixes_[group_index.at(client.prefix_group)].get();
+      }
       clients_.emplace_back(i, client, rate, client_seed, prefix, horizon, block_size);
     }
     for (size_t k = 0; k < clients_.size(); ++k) {
@@ -279,7 +279,8 @@ void validate_workload_spec(const WorkloadSpec& spec) {
                          "weibull cv must lie in [0.01, 10.4], got " + fmt_double(cv));
       }
       if (!std::isfinite(cv) || cv <= 0) {
-        throw InputError(where + ".arrival.cv", "must be a finite number > 0, got " + fmt_double(cv));
+        throw InputError(where + ".arrival.cv",
+                         "must be a finite number > 0, got " + fmt_double(cv));
       }
     }
     if (c.prefix_length < 0) {

@@ -79,8 +79,16 @@ bool parse_int(std::string_view text, int64_t* out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-enum Column { kArrival, kInput, kOutput, kPrefixGroup, kPrefixTokens, kSloClass, kTenantId,
-              kNumColumns };
+enum Column {
+  kArrival,
+  kInput,
+  kOutput,
+  kPrefixGroup,
+  kPrefixTokens,
+  kSloClass,
+  kTenantId,
+  kNumColumns
+};
 
 constexpr const char* kColumnNames[kNumColumns] = {
     "arrival_time_us", "input_tokens", "output_tokens", "prefix_group",
@@ -88,8 +96,8 @@ constexpr const char* kColumnNames[kNumColumns] = {
 
 class TraceWorkload final : public WorkloadSource {
  public:
-  TraceWorkload(const std::string& path, int64_t horizon, int64_t max_requests,
-                int32_t block_size, int64_t seed)
+  TraceWorkload(const std::string& path, int64_t horizon, int64_t max_requests, int32_t block_size,
+                int64_t seed)
       : path_(path),
         in_(path),
         horizon_(horizon),
