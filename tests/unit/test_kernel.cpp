@@ -1,0 +1,87 @@
+// The event kernel: total order on (time, priority, sequence), a clock that
+// never goes back, and the horizon.
+#include "catch.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/go_rand.hpp>
+#include <blis/kernel.hpp>
+
+#include <vector>
+
+using namespace blis;
+
+namespace {
+
+struct Recorder : EventHandler {
+  std::vector<Event> seen;
+  Kernel* kernel = nullptr;
+  void handle(const Event& e) override { seen.push_back(e); }
+};
+
+}  // namespace
+
+TEST_CASE("events run in time order, then priority, then push order", "[kernel]") {
+  Kernel k;
+  k.schedule(30, 0, 1, 0, 0);
+  k.schedule(10, 5, 2, 0, 0);
+  k.schedule(10, 1, 3, 0, 0);
+  k.schedule(10, 1, 4, 0, 0);  // same time and priority as the previous: pushed later
+  k.schedule(20, 0, 5, 0, 0);
+  Recorder r;
+  k.run(r);
+  std::vector<uint32_t> kinds;
+  for (const auto& e : r.seen) kinds.push_back(e.kind);
+  CHECK(kinds == std::vector<uint32_t>{3, 4, 2, 5, 1});
+  CHECK(k.now() == 30);
+  CHECK(k.processed() == 5);
+}
+
+TEST_CASE("many ties keep push order (FIFO) whatever the heap shape", "[kernel]") {
+  EventQueue q;
+  GoRand rng(7);
+  for (uint32_t i = 0; i < 5000; ++i) q.push(rng.intn(20), rng.intn(3), i, 0, 0);
+  Event prev = q.pop();
+  while (!q.empty()) {
+    Event e = q.pop();
+    REQUIRE(prev.before(e));
+    if (e.time == prev.time && e.priority == prev.priority) REQUIRE(e.kind > prev.kind);
+    prev = e;
+  }
+}
+
+TEST_CASE("the clock never decreases, events scheduled while running included", "[kernel]") {
+  struct Chain : EventHandler {
+    Kernel& k;
+    SimTime last = 0;
+    int n = 0;
+    explicit Chain(Kernel& kk) : k(kk) {}
+    void handle(const Event& e) override {
+      REQUIRE(e.time >= last);
+      last = e.time;
+      if (++n < 1000) {
+        k.schedule(k.now() + (n % 3), n % 2, 0, 0, 0);  // same time or later
+        if (n % 5 == 0) k.schedule(k.now(), 0, 0, 0, 0);
+      }
+    }
+  };
+  Kernel k;
+  k.schedule(0, 0, 0, 0, 0);
+  Chain c(k);
+  k.run(c);
+  CHECK(c.n >= 1000);
+  CHECK_THROWS_AS(k.schedule(k.now() - 1, 0, 0, 0, 0), RuntimeError);
+}
+
+TEST_CASE("the horizon: events at it run, the first after it stops the loop", "[kernel]") {
+  Kernel k(100);
+  k.schedule(50, 0, 1, 0, 0);
+  k.schedule(100, 0, 2, 0, 0);
+  k.schedule(101, 0, 3, 0, 0);
+  k.schedule(200, 0, 4, 0, 0);
+  Recorder r;
+  k.run(r);
+  REQUIRE(r.seen.size() == 2);
+  CHECK(r.seen[1].kind == 2);
+  CHECK(k.now() == 100);
+  CHECK(k.queue().size() == 2);  // left unprocessed
+}
