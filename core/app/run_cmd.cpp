@@ -86,6 +86,18 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
   run.add_option("--long-prefill-token-threshold", o.long_prefill_threshold,
                  "Chunked prefill: max prefill tokens of one request per step (0 = off)")
       ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--kv-cpu-blocks", o.kv_cpu_blocks,
+                 "CPU-tier KV blocks per instance; > 0 enables offloading to CPU memory")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--kv-offload-threshold", o.kv_offload_threshold,
+                 "GPU KV usage above which cached blocks are offloaded to the CPU tier")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--kv-transfer-bandwidth", o.kv_transfer_bandwidth,
+                 "CPU-GPU transfer bandwidth in blocks per µs")
+      ->capture_default_str()->group(g("KV cache and batching"));
+  run.add_option("--kv-transfer-base-latency", o.kv_transfer_base_latency,
+                 "Fixed µs added to every block transfer between tiers")
+      ->capture_default_str()->group(g("KV cache and batching"));
   // Workload.
   run.add_option("--workload", o.workload,
                  "distribution, or a preset: chatbot, contentgen, summarization, multidoc")
@@ -288,6 +300,14 @@ void validate(const RunOptions& o) {
           fmt::format("must be > 0, got {}", o.max_scheduled_tokens));
   require(o.long_prefill_threshold >= 0, "--long-prefill-token-threshold",
           fmt::format("must be >= 0, got {}", o.long_prefill_threshold));
+  require(o.kv_cpu_blocks >= 0, "--kv-cpu-blocks", fmt::format("must be >= 0, got {}", o.kv_cpu_blocks));
+  require(std::isfinite(o.kv_offload_threshold) && o.kv_offload_threshold >= 0 && o.kv_offload_threshold <= 1,
+          "--kv-offload-threshold", fmt::format("must be a finite value in [0, 1], got {}", o.kv_offload_threshold));
+  require(o.kv_cpu_blocks == 0 || (std::isfinite(o.kv_transfer_bandwidth) && o.kv_transfer_bandwidth > 0),
+          "--kv-transfer-bandwidth",
+          fmt::format("must be a finite value > 0 when --kv-cpu-blocks > 0, got {}", o.kv_transfer_bandwidth));
+  require(o.kv_transfer_base_latency >= 0, "--kv-transfer-base-latency",
+          fmt::format("must be >= 0, got {}", o.kv_transfer_base_latency));
   require(!o.given("--horizon") || o.horizon > 0, "--horizon", fmt::format("must be > 0, got {}", o.horizon));
   require(o.priority_policy == "constant" || o.priority_policy == "slo-based" ||
               o.priority_policy == "inverted-slo" || o.priority_policy.empty(),
@@ -383,6 +403,8 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
   cc.engine.max_model_len = r.max_model_len;
   cc.engine.order = queue_order(o.scheduler, o.priority_policy);
   cc.engine.horizon = o.horizon;
+  cc.engine.cpu_tier = CpuTierConfig{o.kv_cpu_blocks, o.kv_offload_threshold,
+                                     o.kv_transfer_bandwidth, o.kv_transfer_base_latency};
   cc.keep_records = !o.results_path.empty();
   cc.keep_completions = !(o.priority_policy == "constant" || o.priority_policy.empty());
 

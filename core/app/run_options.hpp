@@ -36,6 +36,10 @@ struct RunOptions {
   int64_t max_running = 256;
   int64_t max_scheduled_tokens = 2048;
   int64_t long_prefill_threshold = 0;
+  int64_t kv_cpu_blocks = 0;
+  double kv_offload_threshold = 0.9;
+  double kv_transfer_bandwidth = 100.0;
+  int64_t kv_transfer_base_latency = 0;
 
   // Workload.
   std::string workload = "distribution";

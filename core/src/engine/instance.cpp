@@ -31,6 +31,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          " (" + std::to_string(cfg.total_kv_blocks) + " blocks of " +
                          std::to_string(cfg.block_size) +
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
+  kv_.enable_cpu_tier(cfg.cpu_tier);
   alpha_output_ = model_->output_token_time();
   alpha_post_decode_ = model_->post_decode_overhead();
 }
@@ -116,6 +117,7 @@ void Instance::drop(uint32_t slot) {
 void Instance::on_step() {
   const SimTime now = kernel_.now();
   ++step_index_;
+  kv_.set_clock(now);
   form_batch(now);
 
   // Phase 2: the step's duration from the latency model (spec engine §3.4).
@@ -133,7 +135,9 @@ void Instance::on_step() {
   }
   blis_step_batch batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), now,
                         static_cast<int64_t>(entries_.size()), entries_.data()};
-  int64_t dt = std::max<int64_t>(1, model_->step_time(batch));
+  // CPU-tier transfers triggered by this step's batch formation lengthen it.
+  int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
+  dt = std::max<int64_t>(1, dt);
   metrics_.step_itl.push_back(dt + alpha_output_);
   metrics_.run_delta.resize(metrics_.step_itl.size() + 1, 0);
   metrics_.wait_depth_sum += static_cast<int64_t>(waiting_.size());
@@ -187,17 +191,28 @@ void Instance::form_batch(SimTime now) {
     // At least one token is always computed, so a fully cached prompt still
     // gets a prefill step (the reference admitted it with no work: quirk Q2).
     const int64_t b = cfg_.block_size;
-    int64_t max_hits = std::min<int64_t>((q.prefill_target - 1) / b,
-                                         static_cast<int64_t>(q.spec.block_hashes.size()));
-    int64_t hits = kv_.cached_prefix(q.spec.block_hashes.data(), max_hits, hits_);
-    int64_t start = hits * b;
-    int64_t n = q.prefill_target - start;
-    if (chunk > 0 && chunk < n) n = chunk;
-    n = std::min(n, budget);
-    if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
+    const int64_t max_hits = std::min<int64_t>((q.prefill_target - 1) / b,
+                                               static_cast<int64_t>(q.spec.block_hashes.size()));
+    int64_t start = 0, n = 0;
+    auto plan = [&] {
+      start = kv_.cached_prefix(q.spec.block_hashes.data(), max_hits, hits_) * b;
+      n = q.prefill_target - start;
+      if (chunk > 0 && chunk < n) n = chunk;
+      n = std::min(n, budget);
+      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
+    };
+    auto try_allocate = [&] {
+      return kv_.allocate(q.kv, hits_, n, q.spec.block_hashes.data(),
+                          static_cast<int64_t>(q.spec.block_hashes.size()));
+    };
+    plan();
     if (n <= 0) break;
-    if (!kv_.allocate(q.kv, hits_, n, q.spec.block_hashes.data(),
-                      static_cast<int64_t>(q.spec.block_hashes.size()))) {
+    bool ok = try_allocate();
+    if (!ok && kv_.reload()) {
+      plan();  // reloaded content may extend the cached prefix
+      ok = n > 0 && try_allocate();
+    }
+    if (!ok) {
       if (running_.empty() && kv_.used_blocks() == 0) {
         // Nothing else holds memory and it still does not fit: it never will.
         waiting_.pop_front();
@@ -227,7 +242,11 @@ bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
   const uint64_t* hashes = r.spec.block_hashes.data();
   const int64_t num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
   if (kv_.append_in_place(r.kv, n, hashes, num_hashes)) return true;
-  while (!kv_.allocate(r.kv, {}, n, hashes, num_hashes)) {
+  auto allocate = [&] {
+    return kv_.allocate(r.kv, {}, n, hashes, num_hashes) ||
+           (kv_.reload() && kv_.allocate(r.kv, {}, n, hashes, num_hashes));
+  };
+  while (!allocate()) {
     if (running_.size() == 1) {
       // Alone on the instance and still out of memory: the sequence has
       // outgrown the whole KV cache. Stop it rather than loop forever.
@@ -386,6 +405,7 @@ void Instance::finalize() {
   metrics_.still_running = static_cast<int64_t>(running_.size());
   metrics_.end_time = std::min(last_time_, cfg_.horizon);
   metrics_.cache_hit_rate = kv_.hit_rate();
+  metrics_.kv_thrashing_rate = kv_.thrashing_rate();
   metrics_.final_kv_blocks = kv_.used_blocks();
   if (metrics_.keep_records) {
     waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot]); });

@@ -25,6 +25,7 @@ struct EngineConfig {
   int64_t long_prefill_threshold = 0;   // C, chunked prefill when > 0
   int64_t max_model_len = 0;            // M, 0 = unlimited
   QueueOrder order = QueueOrder::Fcfs;
+  CpuTierConfig cpu_tier;
   SimTime horizon = kForever;
 };
 

@@ -2,6 +2,9 @@
 
 #include <blis/errors.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 namespace blis {
 
 KVCache::KVCache(int64_t total_blocks, int32_t block_size)
@@ -21,6 +24,7 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
 
 void KVCache::unlink(int32_t id) {
   Block& b = blocks_[id];
+  if (b.hashed) --hashed_free_;
   if (b.prev >= 0) blocks_[b.prev].next = b.next;
   else head_ = b.next;
   if (b.next >= 0) blocks_[b.next].prev = b.prev;
@@ -31,6 +35,7 @@ void KVCache::unlink(int32_t id) {
 
 void KVCache::push_tail(int32_t id) {
   Block& b = blocks_[id];
+  if (b.hashed) ++hashed_free_;
   b.prev = tail_;
   b.next = -1;
   if (tail_ >= 0) blocks_[tail_].next = id;
@@ -134,6 +139,55 @@ void KVCache::release(RequestBlocks& r) {
   }
   r.ids.clear();
   r.tokens = 0;
+  if (has_cpu_tier()) offload();
+}
+
+// spec engine §4.9: above the threshold, every free block that still holds
+// cached content moves it to the CPU tier, least recently freed first, until
+// the CPU tier is full. (The reference also counted a re-offloaded block
+// twice against the CPU capacity; here the capacity is the number of entries.)
+void KVCache::offload() {
+  const double n = static_cast<double>(total_blocks());
+  if (!(static_cast<double>(used_) / n > tier_.offload_threshold)) return;
+  int32_t id = head_;
+  int32_t stop = tail_;
+  while (hashed_free_ > 0 && id >= 0 && static_cast<int64_t>(cpu_.size()) < tier_.blocks) {
+    const int32_t next = id == stop ? -1 : blocks_[id].next;
+    Block& b = blocks_[id];
+    if (b.hashed) {
+      cpu_[id] = CpuEntry{b.hash, clock_};
+      ++offloads_;
+      unlink(id);
+      if (by_hash_.find(b.hash) == id) by_hash_.erase(b.hash);
+      b.hashed = false;
+      push_tail(id);
+    }
+    id = next;
+  }
+}
+
+bool KVCache::reload() {
+  if (!has_cpu_tier()) return false;
+  int64_t reloaded = 0;
+  const int64_t transfer =
+      tier_.base_latency + static_cast<int64_t>(std::ceil(static_cast<double>(block_size_) / tier_.bandwidth));
+  for (auto it = cpu_.begin(); it != cpu_.end();) {
+    if (by_hash_.find(it->second.hash) >= 0) {  // already on the GPU
+      ++it;
+      continue;
+    }
+    if (head_ < 0) break;
+    int32_t id = pop_head();
+    register_hash(id, it->second.hash);
+    push_tail(id);  // cached but free, like any released block
+    pending_transfer_ += transfer;
+    if (clock_ > 0 && clock_ - it->second.offloaded_at < 1000) ++thrashes_;
+    ++cpu_hits_;
+    ++reloaded;
+    it = cpu_.erase(it);
+  }
+  if (reloaded == 0) ++cpu_misses_;
+  return reloaded > 0;
 }
 
 }  // namespace blis

@@ -10,9 +10,21 @@
 #include "engine/block_index.hpp"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace blis {
+
+// The CPU tier behind the GPU blocks (spec engine §4.9): when GPU usage is
+// above the threshold, cached content of free blocks moves to CPU memory;
+// when a GPU allocation fails, CPU content is brought back, at a transfer
+// cost added to the step's duration.
+struct CpuTierConfig {
+  int64_t blocks = 0;            // 0 = no CPU tier
+  double offload_threshold = 0.9;
+  double bandwidth = 100.0;      // blocks per µs
+  int64_t base_latency = 0;      // µs per transfer
+};
 
 // The blocks one request holds, in sequence order (block k holds tokens
 // [kB, (k+1)B) of the request's sequence).
@@ -31,9 +43,27 @@ class KVCache {
   int32_t block_size() const { return block_size_; }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
+  // GPU and CPU hits over all lookups that allocated or reused a block.
   double hit_rate() const {
-    int64_t n = hits_ + misses_;
-    return n == 0 ? 0.0 : static_cast<double>(hits_) / static_cast<double>(n);
+    const int64_t h = hits_ + cpu_hits_;
+    const int64_t n = h + misses_ + cpu_misses_;
+    return n == 0 ? 0.0 : static_cast<double>(h) / static_cast<double>(n);
+  }
+  double thrashing_rate() const {
+    return offloads_ == 0 ? 0.0 : static_cast<double>(thrashes_) / static_cast<double>(offloads_);
+  }
+
+  void enable_cpu_tier(const CpuTierConfig& cfg) { tier_ = cfg; }
+  bool has_cpu_tier() const { return tier_.blocks > 0; }
+  void set_clock(int64_t now) { clock_ = now; }
+  // Brings CPU content back into free GPU blocks after an allocation failed.
+  // True if anything was reloaded (then retry the allocation).
+  bool reload();
+  // Transfer time accumulated since the last call.
+  int64_t take_transfer_latency() {
+    int64_t t = pending_transfer_;
+    pending_transfer_ = 0;
+    return t;
   }
 
   // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
@@ -79,6 +109,12 @@ class KVCache {
   void push_tail(int32_t id);
   int32_t pop_head();
   void register_hash(int32_t id, uint64_t hash);
+  void offload();
+
+  struct CpuEntry {
+    uint64_t hash;
+    int64_t offloaded_at;
+  };
 
   std::vector<Block> blocks_;
   int32_t block_size_;
@@ -86,6 +122,13 @@ class KVCache {
   int64_t used_ = 0;
   int64_t hits_ = 0, misses_ = 0;
   BlockIndex by_hash_;
+
+  CpuTierConfig tier_;
+  std::map<int32_t, CpuEntry> cpu_;  // by the GPU block the content came from
+  int64_t clock_ = 0;
+  int64_t pending_transfer_ = 0;
+  int64_t hashed_free_ = 0;  // free blocks that still hold cached content
+  int64_t cpu_hits_ = 0, cpu_misses_ = 0, offloads_ = 0, thrashes_ = 0;
 };
 
 }  // namespace blis
