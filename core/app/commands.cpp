@@ -35,6 +35,10 @@ Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
   plugins_inspect_ = plugins->add_subcommand(
       "inspect", "Check a plugin library and print its ABI version and plugins");
   plugins_inspect_->add_option("FILE", inspect_path_, "Path of the shared library")->required();
+  plugins_inspect_->add_option("--config", inspect_config_,
+                               "KEY=VALUE added to the configuration of the smoke test "
+                               "(each plugin is created once and called once; repeatable)")
+      ->type_name("KEY=VALUE");
 
   version_ = app.add_subcommand("version", "Print version, plugin ABI and LuaJIT version");
 }
@@ -44,7 +48,7 @@ Commands::~Commands() = default;
 int Commands::execute() {
   if (run_->parsed()) return run_simulation(*run_options_, plugin_dirs_);
   if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
-  if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_);
+  if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);
   if (version_->parsed()) {
     std::cout << version_text() << "\n";
     return 0;

@@ -27,12 +27,13 @@ class Commands {
   CLI::App* version_ = nullptr;
   std::vector<std::string> plugin_dirs_;
   std::string inspect_path_;
+  std::vector<std::string> inspect_config_;
   std::unique_ptr<RunOptions> run_options_;
 };
 
 // Implemented per command.
 int run_plugins_list(const std::vector<std::string>& plugin_dirs);
-int run_plugins_inspect(const std::string& path);
+int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config);
 void add_run_flags(CLI::App& run, RunOptions& options);
 int run_simulation(RunOptions& options, const std::vector<std::string>& plugin_dirs);
 std::unique_ptr<RunOptions> make_run_options();

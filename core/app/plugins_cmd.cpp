@@ -2,7 +2,11 @@
 #include "app/commands.hpp"
 #include <blis/environment.hpp>
 
+#include <blis/errors.hpp>
+#include <blis/model_data.hpp>
 #include <blis/plugin_loader.hpp>
+
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -30,8 +34,78 @@ int run_plugins_list(const std::vector<std::string>& plugin_dirs) {
   return 0;
 }
 
-int run_plugins_inspect(const std::string& path) {
+namespace {
+
+// A representative configuration for the smoke test: Qwen3-14B on one H100
+// with coefficients every built-in latency model accepts.
+ConfigTable smoke_config(const std::vector<std::string>& extra) {
+  ConfigTable cfg;
+  Environment env = Environment::load({}, 42);
+  try {
+    DataCatalog data = DataCatalog::load(env.data_dir);
+    auto arch = data.bundled_model("qwen/qwen3-14b");
+    HardwareSpec hw = data.hardware("H100");
+    const auto& tr = data.trained_roofline_defaults();
+    put_latency_config(cfg, arch ? &*arch : nullptr, &hw, 1, tr.alpha, tr.beta, 16);
+  } catch (const Error&) {
+    // No bundled data: plugins that need it will say which key is missing.
+  }
+  for (const auto& kv : extra) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--config", "expected KEY=VALUE, got '" + kv + "'");
+    std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    char* end = nullptr;
+    long long i = std::strtoll(value.c_str(), &end, 10);
+    if (!value.empty() && *end == '\0') {
+      cfg.set(key, static_cast<int64_t>(i));
+      continue;
+    }
+    double d = std::strtod(value.c_str(), &end);
+    if (!value.empty() && *end == '\0') cfg.set(key, d);
+    else if (value == "true" || value == "false") cfg.set(key, value == "true");
+    else cfg.set(key, value);
+  }
+  return cfg;
+}
+
+// Creates each plugin once and makes one call of each kind, so a plugin that
+// fails at create() or throws from its calls is caught here, not mid-run.
+void smoke_test(const std::shared_ptr<LoadedLibrary>& lib, const ConfigTable& cfg) {
+  Registries reg;
+  register_library(reg, lib);
+  const uint64_t hashes[4] = {1, 2, 3, 4};
+  blis_request_view req{sizeof(blis_request_view), 16, 0, 0, 64, 0, hashes, 4, 0, 0, "", ""};
+  blis_instance_snapshot snaps[2] = {{0, 1, 2, 3, 100, 200, 0.5, 0.1},
+                                     {1, 0, 0, 0, 200, 200, 0.0, 0.0}};
+  blis_route_input in{sizeof(blis_route_input), sizeof(blis_instance_snapshot), 0, &req, snaps, 2};
+  for (const auto& [name, e] : reg.latency.entries()) {
+    auto m = e.factory(CreateArgs{&cfg, 42});
+    blis_batch_entry entries[2] = {{512, 0, 512, 0, 512, BLIS_PHASE_PREFILL},
+                                   {1024, 1024, 1024, 0, 1, BLIS_PHASE_DECODE}};
+    blis_step_batch b{sizeof(blis_step_batch), sizeof(blis_batch_entry), 0, 2, entries};
+    m->step_time(b);
+    m->queueing_time(req);
+    m->output_token_time();
+    m->post_decode_overhead();
+  }
+  for (const auto& [name, e] : reg.scorers.entries()) {
+    auto s = e.factory(CreateArgs{&cfg, 42});
+    double scores[2];
+    s->score(in, scores);
+    if (s->observes()) s->observe(in, 0);
+  }
+  for (const auto& [name, e] : reg.admission.entries()) {
+    std::string reason;
+    e.factory(CreateArgs{&cfg, 42})->admit(in, reason);
+  }
+}
+
+}  // namespace
+
+int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config) {
   auto lib = open_plugin_library(path);
+  smoke_test(lib, smoke_config(config));
   LibraryManifest m = describe(*lib);
   std::cout << fmt::format("{}: blis plugin library, ABI {}.{}, {} plugin(s)\n", m.path,
                            m.abi_major, m.abi_minor, m.plugins.size());
