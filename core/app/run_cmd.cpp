@@ -9,6 +9,7 @@
 #include <blis/environment.hpp>
 #include <blis/errors.hpp>
 #include <blis/model_data.hpp>
+#include <blis/plugin_loader.hpp>
 #include <blis/workload.hpp>
 
 #include <fmt/format.h>
@@ -56,7 +57,8 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
   run.add_option("--vllm-version", o.vllm_version, "vLLM version key of the coefficient table")
       ->group(g("Model and latency"));
   run.add_option("--latency-model", o.latency_model,
-                 "Latency model: roofline, blackbox, crossmodel, trained-roofline, or any plugin")
+                 "Latency model: roofline, blackbox, crossmodel, trained-roofline, any plugin "
+                 "name, or a plugin library path (path/lib.so[:name])")
       ->capture_default_str()->group(g("Model and latency"));
   run.add_option("--alpha-coeffs", o.alpha_coeffs, "Alpha coefficients (comma-separated); needs --beta-coeffs")
       ->delimiter(',')->group(g("Model and latency"));
@@ -175,9 +177,39 @@ struct Resolved {
   int64_t max_model_len = 0;
 };
 
-Resolved resolve(const RunOptions& o, const Environment& env, const DataCatalog& data) {
+// `--latency-model path/to/libx.so[:name]` loads that library explicitly and
+// selects its latency model (the named one when it has several).
+std::string load_explicit_plugin(const std::string& spec, Environment& env) {
+  std::string path = spec, name;
+  auto colon = spec.rfind(':');
+  if (colon != std::string::npos && spec.find(".so", colon) == std::string::npos) {
+    path = spec.substr(0, colon);
+    name = spec.substr(colon + 1);
+  }
+  auto lib = open_plugin_library(path);
+  LibraryManifest m = describe(*lib);
+  std::vector<std::string> models;
+  for (const auto& p : m.plugins)
+    if (p.kind == PluginKind::LatencyModel) models.push_back(p.name);
+  if (models.empty()) throw PluginError(path, "contains no latency-model plugin");
+  if (name.empty()) {
+    if (models.size() > 1)
+      throw PluginError(path, fmt::format("contains several latency models ({}); choose one with {}:NAME",
+                                          fmt::join(models, ", "), path));
+    name = models[0];
+  }
+  if (std::find(models.begin(), models.end(), name) == models.end())
+    throw PluginError(path, fmt::format("has no latency model '{}' (it has {})", name, fmt::join(models, ", ")));
+  if (const auto* e = env.registries->latency.find(name); e != nullptr && e->source == path) return name;
+  register_library(*env.registries, lib);
+  return name;
+}
+
+Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data) {
   Resolved r;
   r.backend = o.latency_model;
+  if (r.backend.find('/') != std::string::npos || r.backend.find(".so") != std::string::npos)
+    r.backend = load_explicit_plugin(r.backend, env);
   if (env.registries->latency.find(r.backend) == nullptr)
     throw InputError("--latency-model", fmt::format("unknown latency model '{}'; valid: {}",
                                                     r.backend, env.registries->latency.names()));
