@@ -1,13 +1,13 @@
 // The four built-in latency-model plugins, loaded from the staged .so files
-// through a minimal test-local host, against the numbers of spec engine.md
+// through the real plugin loader, against the numbers of spec engine.md
 // §5.2–§5.6 (Qwen3-14B on H100 unless stated).
 #include "catch.hpp"
 
 #include <blis/config_table.hpp>
 #include <blis/model_data.hpp>
 #include <blis/plugin.h>
-
-#include <dlfcn.h>
+#include <blis/plugin_loader.hpp>
+#include <blis/registry.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -20,76 +20,7 @@
 
 namespace {
 
-// ---- a minimal host: config lookups over a blis::ConfigTable ----------------
-
-const blis::ConfigTable& table_of(const blis_config* c) {
-  return *reinterpret_cast<const blis::ConfigTable*>(c);
-}
-
-int32_t config_f64(const blis_config* c, const char* key, double* out) {
-  const auto* v = table_of(c).find(key);
-  if (v == nullptr) return BLIS_CONFIG_MISSING;
-  if (const auto* d = std::get_if<double>(v)) {
-    *out = *d;
-    return BLIS_CONFIG_OK;
-  }
-  if (const auto* i = std::get_if<int64_t>(v)) {
-    *out = static_cast<double>(*i);
-    return BLIS_CONFIG_OK;
-  }
-  return BLIS_CONFIG_WRONG_TYPE;
-}
-
-int32_t config_i64(const blis_config* c, const char* key, int64_t* out) {
-  const auto* v = table_of(c).find(key);
-  if (v == nullptr) return BLIS_CONFIG_MISSING;
-  if (const auto* i = std::get_if<int64_t>(v)) {
-    *out = *i;
-    return BLIS_CONFIG_OK;
-  }
-  return BLIS_CONFIG_WRONG_TYPE;
-}
-
-int32_t config_bool(const blis_config* c, const char* key, int32_t* out) {
-  const auto* v = table_of(c).find(key);
-  if (v == nullptr) return BLIS_CONFIG_MISSING;
-  if (const auto* b = std::get_if<bool>(v)) {
-    *out = *b ? 1 : 0;
-    return BLIS_CONFIG_OK;
-  }
-  return BLIS_CONFIG_WRONG_TYPE;
-}
-
-int32_t config_str(const blis_config* c, const char* key, const char** out) {
-  const auto* v = table_of(c).find(key);
-  if (v == nullptr) return BLIS_CONFIG_MISSING;
-  if (const auto* s = std::get_if<std::string>(v)) {
-    *out = s->c_str();
-    return BLIS_CONFIG_OK;
-  }
-  return BLIS_CONFIG_WRONG_TYPE;
-}
-
-int32_t config_f64_array(const blis_config* c, const char* key, const double** out, size_t* n) {
-  const auto* v = table_of(c).find(key);
-  if (v == nullptr) return BLIS_CONFIG_MISSING;
-  if (const auto* a = std::get_if<std::vector<double>>(v)) {
-    *out = a->data();
-    *n = a->size();
-    return BLIS_CONFIG_OK;
-  }
-  return BLIS_CONFIG_WRONG_TYPE;
-}
-
-void log_line(void* ctx, int32_t, const char* message) {
-  static_cast<std::vector<std::string>*>(ctx)->push_back(message);
-}
-
-uint64_t rng_u64(void*) { return 0; }
-double rng_f64(void*) { return 0; }
-int64_t rng_below(void*, int64_t) { return 0; }
-
-// ---- loading a latency model from its staged library ------------------------
+// ---- loading a latency model through the real plugin loader -------------------
 
 std::string plugin_path(const std::string& name) {
   return std::string(BLIS_TEST_STAGE) + "/lib/blis/plugins/libblis-latency-" + name + ".so";
@@ -97,87 +28,40 @@ std::string plugin_path(const std::string& name) {
 
 class LatencyPlugin {
  public:
-  LatencyPlugin(const std::string& name, const blis::ConfigTable& cfg) {
-    const std::string path = plugin_path(name);
-    lib_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib_ == nullptr) throw std::runtime_error("dlopen " + path + ": " + dlerror());
-    auto fn = reinterpret_cast<blis_manifest_fn>(dlsym(lib_, BLIS_MANIFEST_SYMBOL));
-    if (fn == nullptr) throw std::runtime_error(path + ": no manifest");
-    manifest_ = fn();
-    for (uint32_t i = 0; i < manifest_->count; ++i) {
-      const blis_plugin_info& p = manifest_->plugins[i];
-      if (p.kind == BLIS_KIND_LATENCY_MODEL && name == p.name) {
-        info_ = &p;
-        vt_ = static_cast<const blis_latency_model_vtable*>(p.vtable);
-      }
-    }
-    if (vt_ == nullptr) throw std::runtime_error(path + ": no latency model named " + name);
-    host_.struct_size = sizeof(blis_host);
-    host_.abi_minor = BLIS_ABI_MINOR;
-    host_.ctx = &log_;
-    host_.config_f64 = &config_f64;
-    host_.config_i64 = &config_i64;
-    host_.config_bool = &config_bool;
-    host_.config_str = &config_str;
-    host_.config_f64_array = &config_f64_array;
-    host_.log = &log_line;
-    rng_ = {nullptr, &rng_u64, &rng_f64, &rng_below};
-    char err[512] = {0};
-    if (vt_->create(&host_, reinterpret_cast<const blis_config*>(&cfg), &rng_, &self_, err,
-                    sizeof err) != BLIS_OK)
-      throw std::runtime_error(err);
+  LatencyPlugin(const std::string& name, const blis::ConfigTable& cfg)
+      : lib_(blis::open_plugin_library(plugin_path(name))), info_(find(name)) {
+    blis::register_library(reg_, lib_);
+    model_ = reg_.latency.create(name, blis::CreateArgs{&cfg, 42});
   }
-  ~LatencyPlugin() {
-    if (self_ != nullptr) vt_->destroy(self_);
-    if (lib_ != nullptr) dlclose(lib_);
-  }
-  LatencyPlugin(const LatencyPlugin&) = delete;
-  LatencyPlugin& operator=(const LatencyPlugin&) = delete;
 
-  const blis_plugin_info& info() const { return *info_; }
+  const blis::PluginInfo& info() const { return info_; }
 
   double step(const std::vector<blis_batch_entry>& entries) {
     blis_step_batch b{sizeof(blis_step_batch), sizeof(blis_batch_entry), 0,
                       static_cast<int64_t>(entries.size()), entries.data()};
-    double out = -1;
-    char err[512] = {0};
-    if (vt_->step_time(self_, &b, &out, err, sizeof err) != BLIS_OK) throw std::runtime_error(err);
-    return out;
+    return static_cast<double>(model_->step_time(b));
   }
   double queueing(int64_t input_tokens) {
     blis_request_view r{};
     r.struct_size = sizeof r;
     r.block_size = 16;
     r.input_tokens = input_tokens;
-    double out = -1;
-    char err[512] = {0};
-    if (vt_->queueing_time(self_, &r, &out, err, sizeof err) != BLIS_OK)
-      throw std::runtime_error(err);
-    return out;
+    return static_cast<double>(model_->queueing_time(r));
   }
-  double output_token() {
-    double out = -1;
-    char err[512] = {0};
-    if (vt_->output_token_time(self_, &out, err, sizeof err) != BLIS_OK) throw std::runtime_error(err);
-    return out;
-  }
-  double post_decode() {
-    double out = -1;
-    char err[512] = {0};
-    if (vt_->post_decode_overhead(self_, &out, err, sizeof err) != BLIS_OK)
-      throw std::runtime_error(err);
-    return out;
-  }
+  double output_token() { return static_cast<double>(model_->output_token_time()); }
+  double post_decode() { return static_cast<double>(model_->post_decode_overhead()); }
 
  private:
-  void* lib_ = nullptr;
-  const blis_manifest* manifest_ = nullptr;
-  const blis_plugin_info* info_ = nullptr;
-  const blis_latency_model_vtable* vt_ = nullptr;
-  blis_host host_{};
-  blis_rng rng_{};
-  void* self_ = nullptr;
-  std::vector<std::string> log_;
+  blis::PluginInfo find(const std::string& name) const {
+    for (const auto& p : blis::describe(*lib_).plugins)
+      if (p.name == name) return p;
+    throw std::runtime_error(plugin_path(name) + ": no latency model named " + name);
+  }
+
+  std::shared_ptr<blis::LoadedLibrary> lib_;
+  blis::PluginInfo info_;
+  blis::Registries reg_;
+  std::unique_ptr<blis::LatencyModel> model_;
 };
 
 // The message create() fails with, or "" when it succeeds.
@@ -236,10 +120,10 @@ TEST_CASE("latency plugins: manifests name their models", "[latency]") {
       {"trained-roofline", qwen3_h100(1, trained.alpha, trained.beta)}};
   for (const auto& [name, cfg] : cases) {
     LatencyPlugin p(name, cfg);
-    CHECK(p.info().kind == BLIS_KIND_LATENCY_MODEL);
+    CHECK(p.info().kind == blis::PluginKind::LatencyModel);
     CHECK(p.info().name == name);
-    CHECK(std::string(p.info().version) == "1.0.0");
-    CHECK(std::strlen(p.info().summary) > 0);
+    CHECK(p.info().version == "1.0.0");
+    CHECK(!p.info().summary.empty());
   }
 }
 

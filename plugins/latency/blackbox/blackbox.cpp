@@ -31,17 +31,13 @@ class Blackbox {
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-  double queueing_time(const blis_request_view& r) const {
-    double t = 0;
-    t += alpha_[0];
-    t += alpha_[1] * static_cast<double>(r.input_tokens);
-    return lc::trunc_ticks(t);
-  }
-  double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }
-  double post_decode_overhead() const { return 0; }
+  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
+  double output_token_time() const { return alpha_.output_token_time(); }
+  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
-  std::vector<double> alpha_, beta_;
+  lc::LinearAlpha alpha_;
+  std::vector<double> beta_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blis::latency_common {
@@ -76,5 +77,43 @@ void for_each_scheduled(const blis_step_batch& batch, F&& f) {
     if (e.new_tokens > 0) f(e);
   }
 }
+
+
+// The alpha terms of the blackbox, roofline and crossmodel models (spec
+// engine §5.2): queueing trunc(α0 + α1·I), per-token output time trunc(α2).
+class LinearAlpha {
+ public:
+  explicit LinearAlpha(std::vector<double> alpha) : alpha_(std::move(alpha)) {}
+  double queueing_time(const blis_request_view& r) const {
+    double t = 0;
+    t += alpha_[0];
+    t += alpha_[1] * static_cast<double>(r.input_tokens);
+    return trunc_ticks(t);
+  }
+  double output_token_time() const { return trunc_ticks(alpha_[2]); }
+  double post_decode_overhead() const { return 0; }
+
+ private:
+  std::vector<double> alpha_;
+};
+
+// The attention shape every analytical model reads: TP, layers, hidden size,
+// heads and KV heads (0 or absent means one KV head per attention head).
+struct AttentionShape {
+  int64_t tp = 0, layers = 0, hidden = 0, heads = 0, kv_heads = 0;
+
+  static AttentionShape read(const blis::sdk::Context& ctx) {
+    AttentionShape a;
+    a.tp = positive_int(ctx, "tp");
+    a.layers = positive_int(ctx, "model.num_layers");
+    a.hidden = positive_int(ctx, "model.hidden_size");
+    a.heads = positive_int(ctx, "model.num_heads");
+    a.kv_heads = ctx.i64_or("model.num_kv_heads", 0);
+    if (a.kv_heads < 0)
+      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + show(a.kv_heads));
+    if (a.kv_heads == 0) a.kv_heads = a.heads;
+    return a;
+  }
+};
 
 }  // namespace blis::latency_common

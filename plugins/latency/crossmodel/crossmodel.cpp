@@ -17,14 +17,9 @@ class Crossmodel {
   explicit Crossmodel(blis::sdk::Context& ctx)
       : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
         beta_(lc::coefficients(ctx, "beta_coeffs", 4)) {
-    const int64_t tp = lc::positive_int(ctx, "tp");
-    const int64_t layers = lc::positive_int(ctx, "model.num_layers");
-    const int64_t d = lc::positive_int(ctx, "model.hidden_size");
-    const int64_t heads = lc::positive_int(ctx, "model.num_heads");
-    int64_t kv_heads = ctx.i64_or("model.num_kv_heads", 0);
-    if (kv_heads < 0)
-      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + lc::show(kv_heads));
-    if (kv_heads == 0) kv_heads = heads;
+    const auto shape = lc::AttentionShape::read(ctx);
+    const int64_t tp = shape.tp, layers = shape.layers, d = shape.hidden, heads = shape.heads;
+    const int64_t kv_heads = shape.kv_heads;
     const int64_t experts = ctx.i64_or("model.num_experts", 0);
 
     // Features fixed at construction (spec engine.md §5.4).
@@ -48,17 +43,13 @@ class Crossmodel {
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-  double queueing_time(const blis_request_view& r) const {
-    double t = 0;
-    t += alpha_[0];
-    t += alpha_[1] * static_cast<double>(r.input_tokens);
-    return lc::trunc_ticks(t);
-  }
-  double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }
-  double post_decode_overhead() const { return 0; }
+  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
+  double output_token_time() const { return alpha_.output_token_time(); }
+  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
-  std::vector<double> alpha_, beta_;
+  lc::LinearAlpha alpha_;
+  std::vector<double> beta_;
   double layers_ = 0, kv_scaled_ = 0, moe_ = 0, tp_flag_ = 0;
 };
 

@@ -21,16 +21,12 @@ constexpr double kMlpMatrices = 2;
 class Roofline {
  public:
   explicit Roofline(blis::sdk::Context& ctx) {
-    tp_ = static_cast<double>(lc::positive_int(ctx, "tp"));
-    const int64_t heads = lc::positive_int(ctx, "model.num_heads");
-    layers_ = static_cast<double>(lc::positive_int(ctx, "model.num_layers"));
-    d_ = static_cast<double>(lc::positive_int(ctx, "model.hidden_size"));
-    heads_ = static_cast<double>(heads);
-    int64_t kv_heads = ctx.i64_or("model.num_kv_heads", 0);
-    if (kv_heads < 0)
-      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + lc::show(kv_heads));
-    if (kv_heads == 0) kv_heads = heads;
-    kv_heads_ = static_cast<double>(kv_heads);
+    const auto shape = lc::AttentionShape::read(ctx);
+    tp_ = static_cast<double>(shape.tp);
+    layers_ = static_cast<double>(shape.layers);
+    d_ = static_cast<double>(shape.hidden);
+    heads_ = static_cast<double>(shape.heads);
+    kv_heads_ = static_cast<double>(shape.kv_heads);
     const int64_t ffn = ctx.i64_or("model.intermediate_size", 0);
     bytes_ = lc::positive_finite(ctx, "model.bytes_per_param");
 
@@ -63,8 +59,8 @@ class Roofline {
                                    lc::show(memory));
 
     // The CLI always hands roofline zeros; a missing key means the same.
-    alpha_ = ctx.has("alpha_coeffs") ? lc::coefficients(ctx, "alpha_coeffs", 3)
-                                     : std::vector<double>{0, 0, 0};
+    alpha_ = lc::LinearAlpha(ctx.has("alpha_coeffs") ? lc::coefficients(ctx, "alpha_coeffs", 3)
+                                                      : std::vector<double>{0, 0, 0});
 
     // Quirk Q8 kept: d_h = d / H even when config.json says otherwise.
     d_h_ = d_ / heads_;
@@ -104,14 +100,9 @@ class Roofline {
     return std::round(std::max(compute, memory) * 1e6);
   }
 
-  double queueing_time(const blis_request_view& r) const {
-    double t = 0;
-    t += alpha_[0];
-    t += alpha_[1] * static_cast<double>(r.input_tokens);
-    return lc::trunc_ticks(t);
-  }
-  double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }
-  double post_decode_overhead() const { return 0; }
+  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
+  double output_token_time() const { return alpha_.output_token_time(); }
+  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
   // FLOPs of one request with context s and n new tokens (spec engine.md §5.3).
@@ -178,7 +169,7 @@ class Roofline {
   double mfu_prefill_ = 0, mfu_decode_ = 0, peak_flops_ = 0, peak_bw_ = 0, weights_ = 0;
   double decode_gemm_ = 0, four_heads_ = 0, five_heads_ = 0, two_d_ = 0, decode_mlp_layers_ = 0;
   double kv_per_token_ = 0, decode_activations_ = 0, decode_rate_ = 0;
-  std::vector<double> alpha_;
+  lc::LinearAlpha alpha_{{0, 0, 0}};
 };
 
 }  // namespace

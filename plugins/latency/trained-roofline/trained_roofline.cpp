@@ -21,14 +21,9 @@ class TrainedRoofline {
   explicit TrainedRoofline(blis::sdk::Context& ctx)
       : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
         beta_(lc::coefficients(ctx, "beta_coeffs", 7)) {
-    const int64_t tp = lc::positive_int(ctx, "tp");
-    const int64_t layers = lc::positive_int(ctx, "model.num_layers");
-    const int64_t d = lc::positive_int(ctx, "model.hidden_size");
-    const int64_t heads = lc::positive_int(ctx, "model.num_heads");
-    int64_t kv_heads = ctx.i64_or("model.num_kv_heads", 0);
-    if (kv_heads < 0)
-      throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + lc::show(kv_heads));
-    if (kv_heads == 0) kv_heads = heads;
+    const auto shape = lc::AttentionShape::read(ctx);
+    const int64_t tp = shape.tp, layers = shape.layers, d = shape.hidden, heads = shape.heads;
+    const int64_t kv_heads = shape.kv_heads;
     const int64_t ffn = lc::positive_int(ctx, "model.intermediate_size");
     const int64_t experts = ctx.i64_or("model.num_experts", 0);
     const int64_t top_k = ctx.i64_or("model.experts_per_token", 0);
