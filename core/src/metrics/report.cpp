@@ -92,18 +92,13 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
   o.real("vllm_estimated_duration_s", duration);
   o.real("responses_per_sec", duration > 0 ? static_cast<double>(m.completed) / duration : 0);
   o.real("tokens_per_sec", duration > 0 ? static_cast<double>(m.output_tokens) / duration : 0);
-  o.real("e2e_mean_ms", se.mean);
-  o.real("e2e_p90_ms", se.p90);
-  o.real("e2e_p95_ms", se.p95);
-  o.real("e2e_p99_ms", se.p99);
-  o.real("ttft_mean_ms", st.mean);
-  o.real("ttft_p90_ms", st.p90);
-  o.real("ttft_p95_ms", st.p95);
-  o.real("ttft_p99_ms", st.p99);
-  o.real("itl_mean_ms", si.mean);
-  o.real("itl_p90_ms", si.p90);
-  o.real("itl_p95_ms", si.p95);
-  o.real("itl_p99_ms", si.p99);
+  for (const auto& [name, sum] : {std::pair{"e2e", &se}, std::pair{"ttft", &st}, std::pair{"itl", &si}}) {
+    const std::string n = name;
+    o.real((n + "_mean_ms").c_str(), sum->mean);
+    o.real((n + "_p90_ms").c_str(), sum->p90);
+    o.real((n + "_p95_ms").c_str(), sum->p95);
+    o.real((n + "_p99_ms").c_str(), sum->p99);
+  }
   o.real("scheduling_delay_p99_ms", sd.p99);
   if (m.kv_allocation_failures != 0) o.num("kv_allocation_failures", m.kv_allocation_failures);
   o.num("preemption_count", m.preemptions);

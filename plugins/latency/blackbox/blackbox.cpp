@@ -11,19 +11,15 @@ namespace {
 
 namespace lc = blis::latency_common;
 
-class Blackbox {
+class Blackbox : public lc::WithLinearAlpha {
  public:
   explicit Blackbox(blis::sdk::Context& ctx)
-      : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
+      : WithLinearAlpha(lc::coefficients(ctx, "alpha_coeffs", 3)),
         beta_(lc::coefficients(ctx, "beta_coeffs", 3)) {}
 
   // spec engine.md §5.2: max(1, trunc(((0 + β0) + β1·P) + β2·D)).
   double step_time(const blis_step_batch& batch) const {
-    int64_t prefill = 0, decode = 0;
-    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
-      if (e.phase == BLIS_PHASE_PREFILL) prefill += e.new_tokens;
-      else decode += e.new_tokens;
-    });
+    const auto [prefill, decode] = lc::token_counts(batch);
     double t = 0;
     t += beta_[0];
     t += beta_[1] * static_cast<double>(prefill);
@@ -31,12 +27,8 @@ class Blackbox {
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
-  double output_token_time() const { return alpha_.output_token_time(); }
-  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
-  lc::LinearAlpha alpha_;
   std::vector<double> beta_;
 };
 

@@ -116,4 +116,28 @@ struct AttentionShape {
   }
 };
 
+// New tokens of a step by phase: P and D of spec engine §5.2/§5.4.
+struct TokenCounts {
+  int64_t prefill = 0, decode = 0;
+};
+inline TokenCounts token_counts(const blis_step_batch& batch) {
+  TokenCounts c;
+  for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+    (e.phase == BLIS_PHASE_PREFILL ? c.prefill : c.decode) += e.new_tokens;
+  });
+  return c;
+}
+
+// Base of the models whose alpha terms are LinearAlpha's.
+class WithLinearAlpha {
+ public:
+  explicit WithLinearAlpha(std::vector<double> alpha) : alpha_(std::move(alpha)) {}
+  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
+  double output_token_time() const { return alpha_.output_token_time(); }
+  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
+
+ protected:
+  LinearAlpha alpha_;
+};
+
 }  // namespace blis::latency_common

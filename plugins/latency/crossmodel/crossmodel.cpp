@@ -12,10 +12,10 @@ namespace {
 
 namespace lc = blis::latency_common;
 
-class Crossmodel {
+class Crossmodel : public lc::WithLinearAlpha {
  public:
   explicit Crossmodel(blis::sdk::Context& ctx)
-      : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
+      : WithLinearAlpha(lc::coefficients(ctx, "alpha_coeffs", 3)),
         beta_(lc::coefficients(ctx, "beta_coeffs", 4)) {
     const auto shape = lc::AttentionShape::read(ctx);
     const int64_t tp = shape.tp, layers = shape.layers, d = shape.hidden, heads = shape.heads;
@@ -32,23 +32,15 @@ class Crossmodel {
   }
 
   double step_time(const blis_step_batch& batch) const {
-    int64_t prefill = 0, decode = 0;
-    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
-      if (e.phase == BLIS_PHASE_PREFILL) prefill += e.new_tokens;
-      else decode += e.new_tokens;
-    });
+    const auto [prefill, decode] = lc::token_counts(batch);
     // Prefill tokens only cost through the MoE term (free for dense models).
     const double t = beta_[0] * layers_ + beta_[1] * static_cast<double>(decode) * kv_scaled_ +
                      beta_[2] * static_cast<double>(prefill + decode) * moe_ + beta_[3] * tp_flag_;
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-  double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }
-  double output_token_time() const { return alpha_.output_token_time(); }
-  double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
-  lc::LinearAlpha alpha_;
   std::vector<double> beta_;
   double layers_ = 0, kv_scaled_ = 0, moe_ = 0, tp_flag_ = 0;
 };
