@@ -94,24 +94,33 @@ void report(benchmark::State& state, int64_t completed, int64_t steps, int64_t p
   state.SetItemsProcessed(completed);
 }
 
+struct Totals {
+  int64_t completed = 0, steps = 0, preemptions = 0;
+};
+
+// One simulation of the saturated instance over `src`, added to `t`.
+void simulate(const Setup& s, blis::WorkloadSource& src, Totals& t) {
+  blis::ClusterSimulation sim(s.cluster, src, [&](int32_t) {
+    return s.registries.latency.create("roofline", blis::CreateArgs{&s.latency, 42});
+  });
+  blis::ClusterResult result = sim.run();
+  for (const auto& m : result.instances) {
+    t.completed += m.completed;
+    t.preemptions += m.preemptions;
+  }
+  t.steps += static_cast<int64_t>(result.steps);
+  benchmark::DoNotOptimize(result);
+}
+
 // The engine alone: requests are generated once, outside the timing.
 void BM_SaturatedInstance(benchmark::State& state) {
   const Setup& s = setup();
-  int64_t completed = 0, steps = 0, preemptions = 0;
+  Totals t;
   for (auto _ : state) {
     VectorSource src(s.requests);
-    blis::ClusterSimulation sim(s.cluster, src, [&](int32_t) {
-      return s.registries.latency.create("roofline", blis::CreateArgs{&s.latency, 42});
-    });
-    blis::ClusterResult result = sim.run();
-    for (const auto& m : result.instances) {
-      completed += m.completed;
-      preemptions += m.preemptions;
-    }
-    steps += static_cast<int64_t>(result.steps);
-    benchmark::DoNotOptimize(result);
+    simulate(s, src, t);
   }
-  report(state, completed, steps, preemptions);
+  report(state, t.completed, t.steps, t.preemptions);
 }
 BENCHMARK(BM_SaturatedInstance)->Unit(benchmark::kMillisecond);
 
@@ -122,21 +131,12 @@ void BM_SaturatedInstanceWithGeneration(benchmark::State& state) {
   w.rate = kRate;
   w.num_requests = kRequests;
   const blis::WorkloadSpec spec = blis::synthesize_distribution_spec(w, 42);
-  int64_t completed = 0, steps = 0, preemptions = 0;
+  Totals t;
   for (auto _ : state) {
     auto src = blis::make_spec_workload(spec, blis::kNoHorizon, kRequests, kBlockSize);
-    blis::ClusterSimulation sim(s.cluster, *src, [&](int32_t) {
-      return s.registries.latency.create("roofline", blis::CreateArgs{&s.latency, 42});
-    });
-    blis::ClusterResult result = sim.run();
-    for (const auto& m : result.instances) {
-      completed += m.completed;
-      preemptions += m.preemptions;
-    }
-    steps += static_cast<int64_t>(result.steps);
-    benchmark::DoNotOptimize(result);
+    simulate(s, *src, t);
   }
-  report(state, completed, steps, preemptions);
+  report(state, t.completed, t.steps, t.preemptions);
 }
 BENCHMARK(BM_SaturatedInstanceWithGeneration)->Unit(benchmark::kMillisecond);
 
