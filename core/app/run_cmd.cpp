@@ -4,11 +4,13 @@
 #include "app/run_options.hpp"
 
 #include "cluster/cluster.hpp"
+#include "metrics/fitness.hpp"
 #include "metrics/report.hpp"
 
 #include <blis/environment.hpp>
 #include <blis/errors.hpp>
 #include <blis/model_data.hpp>
+#include <blis/policy_config.hpp>
 #include <blis/plugin_loader.hpp>
 #include <blis/workload.hpp>
 
@@ -128,6 +130,39 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
       ->capture_default_str()->group(g("Cluster and scheduling"));
   run.add_option("--priority-policy", o.priority_policy, "Priority: constant, slo-based, inverted-slo")
       ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--admission-policy", o.admission_policy,
+                 "Admission: always-admit, token-bucket, reject-all, or any admission plugin")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--admission-latency", o.admission_latency, "µs from arrival to the admission decision")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--routing-latency", o.routing_latency, "µs from admission to the routing decision")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--token-bucket-capacity", o.token_bucket_capacity, "Token bucket size, in input tokens")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--token-bucket-refill-rate", o.token_bucket_refill_rate, "Token bucket refill, tokens per second")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--routing-policy", o.routing_policy, "Routing: round-robin, least-loaded, weighted, always-busiest")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--routing-scorers", o.routing_scorers,
+                 "Scorers of weighted routing, \"name:weight,...\" (default prefix-affinity:3,queue-depth:2,kv-utilization:2)")
+      ->group(g("Cluster and scheduling"));
+  run.add_option("--snapshot-refresh-interval", o.snapshot_refresh_interval,
+                 "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)")
+      ->capture_default_str()->group(g("Cluster and scheduling"));
+  run.add_option("--policy-config", o.policy_config,
+                 "Policy file (TOML, or the reference's YAML); explicit flags win over it")
+      ->group(g("Cluster and scheduling"));
+  run.add_option("--trace-level", o.trace_level, "Decision tracing: none or decisions")
+      ->capture_default_str()->group(g("Tracing and fitness"));
+  run.add_option("--counterfactual-k", o.counterfactual_k,
+                 "With tracing: rank this many candidates per routing decision and compute regret")
+      ->capture_default_str()->group(g("Tracing and fitness"));
+  run.add_flag("--summarize-trace", o.summarize_trace, "Print the decision-trace summary")
+      ->group(g("Tracing and fitness"));
+  run.add_option("--fitness-weights", o.fitness_weights,
+                 "Fitness score weights, \"key:value,...\" (throughput, tokens_per_sec, p99_ttft, "
+                 "p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)")
+      ->group(g("Tracing and fitness"));
 }
 
 namespace {
@@ -318,6 +353,102 @@ void require(bool ok, const char* flag, const std::string& what) {
   if (!ok) throw InputError(flag, what);
 }
 
+// The reference's default scorer profile for weighted routing (spec cluster §3.9).
+const std::vector<ScorerWeight> kDefaultScorers = {
+    {"prefix-affinity", 3}, {"queue-depth", 2}, {"kv-utilization", 2}};
+
+// Applies the policy file under the flags (an explicit flag wins, even when
+// equal to its default; spec cluster §8.2), then checks the policies.
+std::vector<ScorerWeight> resolve_policies(RunOptions& o, const Environment& env) {
+  PolicyBundle b;
+  if (!o.policy_config.empty()) b = load_policy_config(o.policy_config);
+  auto take = [&](const char* flag, auto& field, const auto& from) {
+    if (from && !o.given(flag)) field = *from;
+  };
+  take("--admission-policy", o.admission_policy, b.admission_policy);
+  take("--token-bucket-capacity", o.token_bucket_capacity, b.token_bucket_capacity);
+  take("--token-bucket-refill-rate", o.token_bucket_refill_rate, b.token_bucket_refill_rate);
+  take("--routing-policy", o.routing_policy, b.routing_policy);
+  take("--priority-policy", o.priority_policy, b.priority_policy);
+  take("--scheduler", o.scheduler, b.scheduler);
+
+  require(o.priority_policy == "constant" || o.priority_policy == "slo-based" ||
+              o.priority_policy == "inverted-slo" || o.priority_policy.empty(),
+          "--priority-policy",
+          fmt::format("unknown priority policy '{}'; valid: constant, inverted-slo, slo-based", o.priority_policy));
+  if (o.admission_policy.empty()) o.admission_policy = "always-admit";
+  if (o.admission_policy == "token-bucket") {
+    require(std::isfinite(o.token_bucket_capacity) && o.token_bucket_capacity > 0, "--token-bucket-capacity",
+            fmt::format("must be a finite value > 0, got {}", o.token_bucket_capacity));
+    require(std::isfinite(o.token_bucket_refill_rate) && o.token_bucket_refill_rate > 0,
+            "--token-bucket-refill-rate",
+            fmt::format("must be a finite value > 0, got {}", o.token_bucket_refill_rate));
+  }
+  require(env.registries->admission.find(o.admission_policy) != nullptr, "--admission-policy",
+          fmt::format("unknown admission policy '{}'; valid: {}", o.admission_policy,
+                      env.registries->admission.names()));
+  const RoutingPolicy routing = parse_routing_policy(o.routing_policy);
+  require(o.trace_level == "none" || o.trace_level == "decisions" || o.trace_level.empty(), "--trace-level",
+          fmt::format("unknown trace level '{}'; valid: none, decisions", o.trace_level));
+  require(o.counterfactual_k >= 0, "--counterfactual-k", fmt::format("must be >= 0, got {}", o.counterfactual_k));
+  const bool tracing = o.trace_level == "decisions";
+  if (o.counterfactual_k > 0 && !tracing)
+    spdlog::warn("--counterfactual-k={} has no effect without --trace-level decisions", o.counterfactual_k);
+  if (o.summarize_trace && !tracing) spdlog::warn("--summarize-trace has no effect without --trace-level decisions");
+  require(o.snapshot_refresh_interval >= 0, "--snapshot-refresh-interval",
+          fmt::format("must be >= 0, got {}", o.snapshot_refresh_interval));
+  require(o.admission_latency >= 0, "--admission-latency", fmt::format("must be >= 0, got {}", o.admission_latency));
+  require(o.routing_latency >= 0, "--routing-latency", fmt::format("must be >= 0, got {}", o.routing_latency));
+
+  if (routing != RoutingPolicy::Weighted) {
+    if (!o.routing_scorers.empty())
+      spdlog::warn("--routing-scorers has no effect when the routing policy is '{}'", o.routing_policy);
+    return {};
+  }
+  std::vector<ScorerWeight> scorers = parse_scorer_list(o.routing_scorers);
+  if (scorers.empty()) scorers = b.scorers;
+  if (scorers.empty()) scorers = kDefaultScorers;
+  for (const auto& sw : scorers)
+    require(env.registries->scorers.find(sw.name) != nullptr, "--routing-scorers",
+            fmt::format("unknown scorer '{}'; valid: {}", sw.name, env.registries->scorers.names()));
+  return scorers;
+}
+
+ClusterPolicies make_policies(const RunOptions& o, const Environment& env,
+                              const std::vector<ScorerWeight>& scorers) {
+  ClusterPolicies p;
+  ConfigTable admission_cfg;
+  admission_cfg.set("token_bucket_capacity", o.token_bucket_capacity);
+  admission_cfg.set("token_bucket_refill_rate", o.token_bucket_refill_rate);
+  p.admission = env.registries->admission.create(o.admission_policy, CreateArgs{&admission_cfg, o.seed});
+  std::vector<WeightedScorer> weighted;
+  ConfigTable scorer_cfg;
+  scorer_cfg.set("block_size", o.block_size);
+  for (const auto& sw : scorers)
+    weighted.push_back({sw.name, sw.weight, env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, o.seed})});
+  p.router = std::make_unique<Router>(parse_routing_policy(o.routing_policy), std::move(weighted), o.seed);
+  return p;
+}
+
+// "=== Trace Summary ===" (spec cluster §5.4); instances in string order.
+std::string trace_block(const TraceSummary& t) {
+  std::vector<std::pair<std::string, int64_t>> targets;
+  for (size_t i = 0; i < t.targets.size(); ++i)
+    if (t.targets[i] > 0) targets.emplace_back("instance_" + std::to_string(i), t.targets[i]);
+  std::sort(targets.begin(), targets.end());
+  std::string out = "=== Trace Summary ===\n";
+  out += fmt::format("Total Decisions: {}\n  Admitted: {}\n  Rejected: {}\n", t.admitted + t.rejected,
+                     t.admitted, t.rejected);
+  out += fmt::format("Unique Targets: {}\n", targets.size());
+  if (t.routings > 0) {
+    out += "Target Distribution:\n";
+    for (const auto& [id, n] : targets) out += fmt::format("  {}: {}\n", id, n);
+  }
+  const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
+  out += fmt::format("Mean Regret: {:.6f}\nMax Regret: {:.6f}\n", mean, t.regret_max);
+  return out;
+}
+
 void validate(const RunOptions& o) {
   require(o.max_model_len >= 0, "--max-model-len", fmt::format("must be >= 0, got {}", o.max_model_len));
   require(o.num_requests >= 0, "--num-requests", fmt::format("must be >= 0, got {}", o.num_requests));
@@ -341,10 +472,6 @@ void validate(const RunOptions& o) {
   require(o.kv_transfer_base_latency >= 0, "--kv-transfer-base-latency",
           fmt::format("must be >= 0, got {}", o.kv_transfer_base_latency));
   require(!o.given("--horizon") || o.horizon > 0, "--horizon", fmt::format("must be > 0, got {}", o.horizon));
-  require(o.priority_policy == "constant" || o.priority_policy == "slo-based" ||
-              o.priority_policy == "inverted-slo" || o.priority_policy.empty(),
-          "--priority-policy",
-          fmt::format("unknown priority policy '{}'; valid: constant, inverted-slo, slo-based", o.priority_policy));
 }
 
 std::unique_ptr<WorkloadSource> make_workload(const RunOptions& o, const DataCatalog& data) {
@@ -423,6 +550,8 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
   Environment env = Environment::load(plugin_dirs, o.seed);
   DataCatalog data = DataCatalog::load(env.data_dir);
   Resolved r = resolve(o, env, data);
+  const std::vector<ScorerWeight> scorers = resolve_policies(o, env);
+  const auto fitness_weights = parse_fitness_weights(o.fitness_weights);
   require(r.kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", r.kv_blocks));
 
   ClusterConfig cc;
@@ -439,6 +568,11 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
                                      o.kv_transfer_bandwidth, o.kv_transfer_base_latency};
   cc.keep_records = !o.results_path.empty();
   cc.keep_completions = !(o.priority_policy == "constant" || o.priority_policy.empty());
+  cc.admission_latency = o.admission_latency;
+  cc.routing_latency = o.routing_latency;
+  cc.snapshot_refresh_interval = o.snapshot_refresh_interval;
+  cc.trace_decisions = o.trace_level == "decisions";
+  cc.counterfactual_k = o.counterfactual_k;
 
   ConfigTable latency_cfg;
   put_latency_config(latency_cfg, r.arch ? &*r.arch : nullptr, r.hw ? &*r.hw : nullptr, r.tp,
@@ -451,7 +585,7 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t) {
     return env.registries->latency.create(r.backend, CreateArgs{&latency_cfg, o.seed});
-  });
+  }, make_policies(o, env, scorers));
   ClusterResult result = sim.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -468,10 +602,12 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
                metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
   if (cluster.completed > 0)
     out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  if (!fitness_weights.empty()) out += fitness_block(evaluate_fitness(cluster, fitness_weights));
   ReportContext ctx;
   ctx.priority_policy_constant = !cc.keep_completions;
   ctx.rejected = result.rejected;
   out += text_blocks(parts, cluster, ctx);
+  if (cc.trace_decisions && o.summarize_trace) out += trace_block(result.trace);
 
   if (!o.results_path.empty()) {
     write_file_atomically(o.results_path, metrics_json(cluster, "cluster", true) + "\n");

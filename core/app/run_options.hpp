@@ -56,6 +56,21 @@ struct RunOptions {
   int64_t num_instances = 1;
   std::string scheduler = "fcfs";
   std::string priority_policy = "constant";
+  std::string admission_policy = "always-admit";
+  int64_t admission_latency = 0;
+  int64_t routing_latency = 0;
+  double token_bucket_capacity = 10000;
+  double token_bucket_refill_rate = 1000;
+  std::string routing_policy = "round-robin";
+  std::string routing_scorers;
+  int64_t snapshot_refresh_interval = 0;
+  std::string policy_config;
+
+  // Decision tracing and fitness.
+  std::string trace_level = "none";
+  int64_t counterfactual_k = 0;
+  bool summarize_trace = false;
+  std::string fitness_weights;
 
   // Which flags were given explicitly (precedence and pairing rules).
   CLI::App* cmd = nullptr;

@@ -2,6 +2,7 @@
 // admission, routing, and N instances. Used for every run, N = 1 included.
 #pragma once
 
+#include "cluster/router.hpp"
 #include "engine/instance.hpp"
 #include "engine/request.hpp"
 #include "metrics/collector.hpp"
@@ -23,11 +24,30 @@ struct ClusterConfig {
   EngineConfig engine;
   bool keep_records = false;
   bool keep_completions = false;
+  SimTime snapshot_refresh_interval = 0;  // 0 = routing signals are always fresh
+  bool trace_decisions = false;           // --trace-level decisions
+  int64_t counterfactual_k = 0;           // > 0: compute regret
+};
+
+// Admission and routing of a run. A null admission policy admits everything;
+// a null router routes round-robin.
+struct ClusterPolicies {
+  std::unique_ptr<AdmissionPolicy> admission;
+  std::unique_ptr<Router> router;
+};
+
+// Aggregates of the decision trace (spec cluster §5.4): all the summary needs,
+// without keeping a record per request.
+struct TraceSummary {
+  int64_t admitted = 0, rejected = 0, routings = 0;
+  std::vector<int64_t> targets;  // routings per instance index
+  double regret_sum = 0, regret_max = 0;
 };
 
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;
+  TraceSummary trace;
   uint64_t events = 0;
   uint64_t steps = 0;
 };
@@ -38,7 +58,7 @@ using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t insta
 class ClusterSimulation final : public EventHandler {
  public:
   ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
-                    const LatencyFactory& latency);
+                    const LatencyFactory& latency, ClusterPolicies policies = {});
   ~ClusterSimulation() override;
 
   ClusterResult run();
@@ -49,7 +69,8 @@ class ClusterSimulation final : public EventHandler {
   void on_cluster_arrival(uint32_t slot);
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
-  int32_t route(uint32_t slot);
+  const blis_route_input& router_state(uint32_t slot);
+  void trace_routing(int32_t chosen, const std::vector<double>& scores);
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
@@ -58,8 +79,18 @@ class ClusterSimulation final : public EventHandler {
   std::vector<InstanceMetrics> metrics_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<int64_t> in_flight_;
+  ClusterPolicies policies_;
   int64_t rejected_ = 0;
-  uint64_t round_robin_ = 0;
+  TraceSummary trace_;
+
+  // Routing snapshots: refreshed per instance at most every
+  // snapshot_refresh_interval (spec cluster §4.3); in-flight counts are live.
+  std::vector<blis_instance_snapshot> cached_;
+  std::vector<SimTime> last_refresh_;
+  std::vector<blis_instance_snapshot> state_;
+  blis_request_view view_{};
+  blis_route_input input_{};
+  std::vector<double> scores_;
 };
 
 }  // namespace blis

@@ -36,22 +36,6 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
   alpha_post_decode_ = model_->post_decode_overhead();
 }
 
-blis_request_view Instance::view_of(const Request& r) const {
-  blis_request_view v{};
-  v.struct_size = sizeof(blis_request_view);
-  v.block_size = static_cast<uint32_t>(cfg_.block_size);
-  v.id = r.spec.id;
-  v.arrival_time_us = r.spec.arrival_us;
-  v.input_tokens = r.spec.input_tokens;
-  v.max_output_tokens = r.spec.max_output_tokens;
-  v.block_hashes = r.spec.block_hashes.data();
-  v.num_blocks = r.spec.input_tokens / cfg_.block_size;
-  v.slo_class = r.spec.slo_class;
-  v.slo_class_name = "";
-  v.tenant_id = r.spec.tenant_id.c_str();
-  return v;
-}
-
 void Instance::inject(uint32_t slot, SimTime t) {
   Request& r = pool_[slot];
   r.instance = index_;
@@ -71,7 +55,7 @@ void Instance::on_event(const Event& e) {
 
 // spec engine §2.2: the request is enqueued after the model's queueing time.
 void Instance::on_arrival(uint32_t slot) {
-  blis_request_view v = view_of(pool_[slot]);
+  blis_request_view v = request_view(pool_[slot], cfg_.block_size);
   int64_t delay = model_->queueing_time(v);
   kernel_.schedule(kernel_.now() + delay, instance_event_priority(index_, kEvQueued), kEvQueued,
                    static_cast<uint32_t>(index_), slot);

@@ -67,7 +67,6 @@ class Instance {
   void complete(Request& r, bool capped, SimTime end);
   void record_request(const Request& r);
   void drop(uint32_t slot);
-  blis_request_view view_of(const Request& r) const;
 
   int32_t index_;
   EngineConfig cfg_;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "engine/kv_cache.hpp"
+#include "workload/slo_class.hpp"
 
+#include <blis/plugin.h>
 #include <blis/workload.hpp>
 
 #include <cstdint>
@@ -45,6 +47,24 @@ struct Request {
 
   RequestBlocks kv;
 };
+
+// What policies may see of a request (never its output length). The view
+// points into `r`: valid while r is unchanged.
+inline blis_request_view request_view(const Request& r, int32_t block_size) {
+  blis_request_view v{};
+  v.struct_size = sizeof(blis_request_view);
+  v.block_size = static_cast<uint32_t>(block_size);
+  v.id = r.spec.id;
+  v.arrival_time_us = r.spec.arrival_us;
+  v.input_tokens = r.spec.input_tokens;
+  v.max_output_tokens = r.spec.max_output_tokens;
+  v.block_hashes = r.spec.block_hashes.data();
+  v.num_blocks = r.spec.input_tokens / block_size;
+  v.slo_class = r.spec.slo_class;
+  v.slo_class_name = workload::slo_class_name(r.spec.slo_class);
+  v.tenant_id = r.spec.tenant_id.c_str();
+  return v;
+}
 
 class RequestPool {
  public:

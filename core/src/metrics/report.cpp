@@ -1,6 +1,7 @@
 #include "metrics/report.hpp"
 
 #include "metrics/json_format.hpp"
+#include "workload/slo_class.hpp"
 
 #include <fmt/format.h>
 
@@ -9,11 +10,7 @@
 
 namespace blis {
 
-const char* slo_class_name(int32_t slo) {
-  static const char* const kNames[] = {"", "critical", "standard", "sheddable", "batch",
-                                       "background"};
-  return slo >= 0 && slo < 6 ? kNames[slo] : "";
-}
+const char* slo_class_name(int32_t slo) { return workload::slo_class_name(slo); }
 
 WeightedValues itl_values(const InstanceMetrics& m) {
   WeightedValues out = m.itl_weighted;

@@ -19,6 +19,12 @@ inline std::optional<int> slo_class_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// The name of a blis_slo_class ("" for the default class).
+inline const char* slo_class_name(int slo) {
+  static const char* const kNames[] = {"", "critical", "standard", "sheddable", "batch", "background"};
+  return slo >= 0 && slo < 6 ? kNames[slo] : "";
+}
+
 inline constexpr const char* kSloClassChoices =
     "critical, standard, sheddable, batch, background or empty";
 

@@ -228,10 +228,14 @@ struct ScorerTrampolines {
     return guarded(e, n, [&] { static_cast<T*>(self)->score(*in, scores); });
   }
   static void observe(void* self, const blis_route_input* in, int64_t chosen) noexcept {
-    try {
-      static_cast<T*>(self)->observe(*in, chosen);
-    } catch (...) {
-      // observe() cannot report; a throwing observer only loses this update.
+    if constexpr (has_observe<T>::value) {
+      try {
+        static_cast<T*>(self)->observe(*in, chosen);
+      } catch (...) {
+        // observe() cannot report; a throwing observer only loses this update.
+      }
+    } else {
+      (void)self, (void)in, (void)chosen;
     }
   }
   static constexpr blis_routing_scorer_vtable vtable{

@@ -1,0 +1,47 @@
+// Policy configuration: the --policy-config file (TOML, or the reference's
+// YAML schema read strictly) and the "name:weight,..." scorer lists of
+// --routing-scorers (spec cluster §8, cli §3.2.6).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+struct ScorerWeight {
+  std::string name;
+  double weight = 0;
+};
+
+// Every key is optional; a key absent from the file stays unset.
+struct PolicyBundle {
+  std::optional<std::string> admission_policy;
+  std::optional<double> token_bucket_capacity;
+  std::optional<double> token_bucket_refill_rate;
+  std::optional<std::string> routing_policy;
+  std::vector<ScorerWeight> scorers;  // in file order
+  std::optional<std::string> priority_policy;
+  std::optional<std::string> scheduler;
+};
+
+// Reads a policy file: ".toml" as TOML, ".yaml"/".yml" as the reference's
+// YAML. Unknown keys, wrong types, duplicate or badly weighted scorers are
+// ConfigError with file:line:col (TOML) or file:line (YAML) and the key path.
+PolicyBundle load_policy_config(const std::string& path);
+
+// Parses "name:weight,name:weight" (spec cli §3.2.6 parsing and messages).
+// Names are not checked against a registry here.
+std::vector<ScorerWeight> parse_scorer_list(const std::string& text);
+
+// Returns the error text for a name no registry knows, or nothing.
+using ScorerNameCheck = std::function<std::optional<std::string>(const std::string& name)>;
+
+// As above, also checking each name as its piece is read: the reference
+// reports an unknown name before that piece's duplicate and weight errors and
+// before any later piece, which a check after the whole list cannot.
+std::vector<ScorerWeight> parse_scorer_list(const std::string& text,
+                                            const ScorerNameCheck& check_name);
+
+}  // namespace blis

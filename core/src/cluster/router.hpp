@@ -1,0 +1,53 @@
+// Routing (spec cluster §3): the four policies of the reference, the weighted
+// scorer pipeline over routing-scorer plugins, and ties broken from the
+// router's own seeded stream.
+#pragma once
+
+#include <blis/go_rand.hpp>
+#include <blis/plugin.h>
+#include <blis/policies.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+enum class RoutingPolicy { RoundRobin, LeastLoaded, AlwaysBusiest, Weighted };
+
+// Parses a policy name ("" means round-robin); InputError listing the valid
+// names otherwise.
+RoutingPolicy parse_routing_policy(const std::string& name);
+
+struct WeightedScorer {
+  std::string name;
+  double weight = 0;
+  std::unique_ptr<RoutingScorer> scorer;
+};
+
+// effective load = queue depth + batch size + in-flight (spec cluster §3.2).
+inline int64_t effective_load(const blis_instance_snapshot& s) {
+  return static_cast<int64_t>(s.queue_depth) + s.batch_size + s.in_flight;
+}
+
+class Router {
+ public:
+  Router(RoutingPolicy policy, std::vector<WeightedScorer> scorers, int64_t seed);
+
+  // Chooses an instance for input.request among input.instances. `scores`
+  // receives the composite score of each instance for weighted routing and
+  // is left empty otherwise.
+  int32_t route(const blis_route_input& input, std::vector<double>& scores);
+
+ private:
+  int32_t pick_tied(const std::vector<int32_t>& tied);
+
+  RoutingPolicy policy_;
+  std::vector<WeightedScorer> scorers_;
+  GoRand rng_;
+  uint64_t round_robin_ = 0;
+  std::vector<double> dim_;        // one scorer's scores
+  std::vector<int32_t> tied_;
+};
+
+}  // namespace blis

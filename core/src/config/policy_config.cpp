@@ -1,0 +1,523 @@
+// The --policy-config file (spec cluster §8.1) and the --routing-scorers list
+// (spec cli §3.2.6). Both file formats are read strictly: a misspelt key would
+// otherwise silently leave a policy at its default, which is the one mistake
+// a simulation result cannot reveal.
+#include <blis/errors.hpp>
+#include <blis/policy_config.hpp>
+
+#include <toml++/toml.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace blis {
+
+namespace {
+
+constexpr std::string_view kWhitespace = " \t\n\v\f\r";
+using KeyList = std::span<const std::string_view>;
+
+constexpr std::string_view kAcceptedFormats = "a .toml, .yaml or .yml file";
+
+std::string trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(kWhitespace);
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(kWhitespace);
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Messages print values the way the reference does, so that its users' error
+// text matches: "NaN" and "+Inf" rather than C's "nan" and "inf".
+std::string non_finite_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  return v > 0 ? "+Inf" : "-Inf";
+}
+
+// Six decimals, the reference's %f.
+std::string fixed_text(double v) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// Shortest round-trip digits, in exponent form when the exponent is below -4
+// or at least 6 (the reference's %v of a float: 1e+06, 123456, 0.0001).
+std::string shortest_text(double v) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);
+  const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
+  if (exponent < -4 || exponent >= 6) return sci;
+  r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  return std::string(buf, r.ptr);
+}
+
+std::string read_whole_file(const std::string& path) {
+  errno = 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) throw ConfigError(path, std::string("cannot read policy config: ") + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  // A directory opens fine on Linux and only fails here (EISDIR).
+  if (std::ferror(f.get()))
+    throw ConfigError(path, std::string("cannot read policy config: ") + std::strerror(errno));
+  return out;
+}
+
+std::string join(KeyList names) {
+  std::string out;
+  for (auto n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+bool is_allowed(std::string_view key, KeyList allowed) {
+  return std::find(allowed.begin(), allowed.end(), key) != allowed.end();
+}
+
+std::string unknown_key(const std::string& key_path, KeyList allowed) {
+  return "unknown key " + in_quotes(key_path) + " (expected one of: " + join(allowed) + ")";
+}
+
+std::string child_path(std::string_view prefix, std::string_view key) {
+  return prefix.empty() ? std::string(key) : std::string(prefix) + "." + std::string(key);
+}
+
+constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
+                                                             "scheduler"};
+constexpr std::string_view kAdmissionKeys[] = {
+    "policy", "token_bucket_capacity", "token_bucket_refill_rate"};
+constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
+constexpr std::string_view kPriorityKeys[] = {"policy"};
+constexpr std::string_view kScorerKeys[] = {"name", "weight"};
+
+// Where each validated value was written, so that a validation error after
+// parsing still points into the file. Each is a ready "file:line[:col]".
+struct ScorerSource {
+  std::string entry;
+  std::string name;    // the entry's when the name is missing
+  std::string weight;  // the entry's when the weight is missing
+};
+
+struct Sources {
+  std::string capacity;
+  std::string refill_rate;
+  std::vector<ScorerSource> scorers;
+};
+
+// An empty policy name means "the family default" to the registries, exactly
+// as an absent key does; keeping it unset lets the CLI's precedence rule
+// (a bundle name applies only when non-empty) read just has_value().
+void set_name(std::optional<std::string>& field, std::string value) {
+  if (value.empty())
+    field.reset();
+  else
+    field = std::move(value);
+}
+
+// Spec cluster §8.1 validation items 2 and 3, in its order (first failure
+// wins); scorer and policy names are left to the registries.
+void validate(const PolicyBundle& b, const Sources& src) {
+  auto bucket = [](const char* key, const std::optional<double>& v, const std::string& where) {
+    if (!v) return;
+    if (!std::isfinite(*v))
+      throw ConfigError(where, std::string(key) + " must be a finite number, got " + fixed_text(*v));
+    if (*v < 0)
+      throw ConfigError(where, std::string(key) + " must be non-negative, got " + fixed_text(*v));
+  };
+  bucket("token_bucket_capacity", b.token_bucket_capacity, src.capacity);
+  bucket("token_bucket_refill_rate", b.token_bucket_refill_rate, src.refill_rate);
+
+  std::set<std::string> seen;
+  for (size_t i = 0; i < b.scorers.size(); ++i) {
+    const auto& s = b.scorers[i];
+    const auto& at = src.scorers[i];
+    const std::string tag = "routing scorer[" + std::to_string(i) + "]";
+    if (s.name.empty()) throw ConfigError(at.name, tag + ": scorer name must not be empty");
+    if (!seen.insert(s.name).second)
+      throw ConfigError(at.name, tag + ": duplicate scorer " + in_quotes(s.name) +
+                                     "; each scorer may appear at most once");
+    if (!std::isfinite(s.weight) || s.weight <= 0)
+      throw ConfigError(at.weight, tag + " " + in_quotes(s.name) +
+                                       ": weight must be a finite positive number, got " +
+                                       shortest_text(s.weight));
+  }
+}
+
+// ---------------------------------------------------------------- TOML
+
+class TomlReader {
+ public:
+  explicit TomlReader(std::string path) : path_(std::move(path)) {}
+
+  PolicyBundle read(const std::string& text, Sources& src) const {
+    toml::table root;
+    try {
+      root = toml::parse(text, path_);
+    } catch (const toml::parse_error& e) {
+      throw ConfigError(where(e.source()), std::string(e.description()));
+    }
+    PolicyBundle b;
+    check_keys(root, "", kTopKeys);
+    if (const auto* t = table(root, "admission", "")) {
+      check_keys(*t, "admission", kAdmissionKeys);
+      if (const auto* n = t->get("policy")) set_name(b.admission_policy, string(*n, "admission.policy"));
+      if (const auto* n = t->get("token_bucket_capacity")) {
+        b.token_bucket_capacity = number(*n, "admission.token_bucket_capacity");
+        src.capacity = where(n->source());
+      }
+      if (const auto* n = t->get("token_bucket_refill_rate")) {
+        b.token_bucket_refill_rate = number(*n, "admission.token_bucket_refill_rate");
+        src.refill_rate = where(n->source());
+      }
+    }
+    if (const auto* t = table(root, "routing", "")) {
+      check_keys(*t, "routing", kRoutingKeys);
+      if (const auto* n = t->get("policy")) set_name(b.routing_policy, string(*n, "routing.policy"));
+      if (const auto* n = t->get("scorers")) read_scorers(*n, b, src);
+    }
+    if (const auto* t = table(root, "priority", "")) {
+      check_keys(*t, "priority", kPriorityKeys);
+      if (const auto* n = t->get("policy")) set_name(b.priority_policy, string(*n, "priority.policy"));
+    }
+    if (const auto* n = root.get("scheduler")) set_name(b.scheduler, string(*n, "scheduler"));
+    return b;
+  }
+
+ private:
+  std::string where(const toml::source_region& r) const {
+    if (r.begin.line == 0) return path_;
+    return path_ + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+  }
+
+  static std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::table: return "a table";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      default: return "a date or time";
+    }
+  }
+
+  [[noreturn]] void wrong_type(const toml::node& n, const std::string& key_path,
+                               const char* expected) const {
+    throw ConfigError(where(n.source()),
+                      key_path + " must be " + expected + ", got " + type_name(n));
+  }
+
+  void check_keys(const toml::table& t, std::string_view prefix,
+                  KeyList allowed) const {
+    for (const auto& [k, v] : t)
+      if (!is_allowed(k.str(), allowed))
+        throw ConfigError(where(k.source()), unknown_key(child_path(prefix, k.str()), allowed));
+  }
+
+  const toml::table* table(const toml::table& parent, std::string_view key,
+                           std::string_view prefix) const {
+    const auto* n = parent.get(key);
+    if (n == nullptr) return nullptr;
+    if (const auto* t = n->as_table()) return t;
+    wrong_type(*n, child_path(prefix, key), "a table");
+  }
+
+  std::string string(const toml::node& n, const std::string& key_path) const {
+    if (const auto* s = n.as_string()) return s->get();
+    wrong_type(n, key_path, "a string");
+  }
+
+  // Integers are numbers too: "capacity = 5000" means 5000.0.
+  double number(const toml::node& n, const std::string& key_path) const {
+    if (const auto* f = n.as_floating_point()) return f->get();
+    if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
+    wrong_type(n, key_path, "a number");
+  }
+
+  void read_scorers(const toml::node& n, PolicyBundle& b, Sources& src) const {
+    const auto* arr = n.as_array();
+    if (arr == nullptr) wrong_type(n, "routing.scorers", "an array of tables");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& e = (*arr)[i];
+      const std::string key_path = "routing.scorers[" + std::to_string(i) + "]";
+      const auto* t = e.as_table();
+      if (t == nullptr) wrong_type(e, key_path, "a table");
+      check_keys(*t, key_path, kScorerKeys);
+      ScorerWeight s;
+      ScorerSource at{where(t->source()), where(t->source()), where(t->source())};
+      if (const auto* name = t->get("name")) {
+        s.name = string(*name, key_path + ".name");
+        at.name = where(name->source());
+      }
+      if (const auto* weight = t->get("weight")) {
+        s.weight = number(*weight, key_path + ".weight");
+        at.weight = where(weight->source());
+      }
+      b.scorers.push_back(std::move(s));
+      src.scorers.push_back(std::move(at));
+    }
+  }
+
+  std::string path_;
+};
+
+// ---------------------------------------------------------------- YAML
+
+// Reads the reference's YAML schema the way its decoder does: any scalar is
+// accepted where a string is expected, only plain numerals where a number is,
+// and a null value (`key:` or `key: ~`) leaves the field unset. yaml-cpp keeps
+// repeated keys instead of rejecting them, so the walk checks for them.
+class YamlReader {
+ public:
+  explicit YamlReader(std::string path) : path_(std::move(path)) {}
+
+  PolicyBundle read(const std::string& text, Sources& src) const {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(where(e.mark), e.msg);
+    }
+    // Only the first document counts, as with the reference's decoder.
+    if (docs.empty()) throw ConfigError(path_, "empty policy config");
+    const YAML::Node& root = docs.front();
+    PolicyBundle b;
+    if (root.IsNull()) return b;
+    if (!root.IsMap()) throw ConfigError(where(root.Mark()), "policy config must be a mapping");
+
+    walk(root, "", kTopKeys, [&](const std::string& key, const YAML::Node& v) {
+      if (key == "scheduler") {
+        set_name(b.scheduler, string(v, "scheduler"));
+      } else if (key == "admission") {
+        walk(mapping(v, "admission"), "admission", kAdmissionKeys,
+             [&](const std::string& k, const YAML::Node& w) {
+               const std::string key_path = "admission." + k;
+               if (k == "policy") {
+                 set_name(b.admission_policy, string(w, key_path));
+               } else if (k == "token_bucket_capacity") {
+                 b.token_bucket_capacity = number(w, key_path);
+                 src.capacity = where(w.Mark());
+               } else {
+                 b.token_bucket_refill_rate = number(w, key_path);
+                 src.refill_rate = where(w.Mark());
+               }
+             });
+      } else if (key == "routing") {
+        walk(mapping(v, "routing"), "routing", kRoutingKeys,
+             [&](const std::string& k, const YAML::Node& w) {
+               if (k == "policy")
+                 set_name(b.routing_policy, string(w, "routing.policy"));
+               else
+                 read_scorers(w, b, src);
+             });
+      } else {
+        walk(mapping(v, "priority"), "priority", kPriorityKeys,
+             [&](const std::string&, const YAML::Node& w) {
+               set_name(b.priority_policy, string(w, "priority.policy"));
+             });
+      }
+    });
+    return b;
+  }
+
+ private:
+  std::string where(const YAML::Mark& m) const {
+    if (m.line < 0) return path_;
+    return path_ + ":" + std::to_string(m.line + 1);
+  }
+
+  // Calls `on` for every key of `map` whose value is not null, in file order,
+  // after rejecting non-string, repeated and unknown keys.
+  template <typename F>
+  void walk(const YAML::Node& map, std::string_view prefix,
+            KeyList allowed, F&& on) const {
+    std::map<std::string, int> first_line;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node& k = it->first;
+      if (!k.IsScalar())
+        throw ConfigError(where(k.Mark()), "keys under " +
+                                               (prefix.empty() ? std::string("the top level")
+                                                               : in_quotes(prefix)) +
+                                               " must be strings");
+      const std::string key = k.Scalar();
+      const std::string key_path = child_path(prefix, key);
+      if (auto [pos, fresh] = first_line.emplace(key, k.Mark().line + 1); !fresh)
+        throw ConfigError(where(k.Mark()), "duplicate key " + in_quotes(key_path) +
+                                               " (first given at line " +
+                                               std::to_string(pos->second) + ")");
+      if (!is_allowed(key, allowed)) throw ConfigError(where(k.Mark()), unknown_key(key_path, allowed));
+      if (!it->second.IsNull()) on(key, it->second);
+    }
+  }
+
+  YAML::Node mapping(const YAML::Node& v, const std::string& key_path) const {
+    if (v.IsMap()) return v;
+    throw ConfigError(where(v.Mark()), key_path + " must be a mapping");
+  }
+
+  std::string string(const YAML::Node& v, const std::string& key_path) const {
+    if (v.IsScalar()) return v.Scalar();
+    throw ConfigError(where(v.Mark()), key_path + " must be a string");
+  }
+
+  // YAML's plain numerals: [-+]digits[.digits][e[-+]digits] (or a leading
+  // '.'), plus .inf/.nan spellings. Quoted text is a string, not a number.
+  static std::optional<double> plain_number(const std::string& s) {
+    static const std::set<std::string> kInf = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
+    static const std::set<std::string> kNegInf = {"-.inf", "-.Inf", "-.INF"};
+    static const std::set<std::string> kNan = {".nan", ".NaN", ".NAN"};
+    if (kInf.count(s)) return HUGE_VAL;
+    if (kNegInf.count(s)) return -HUGE_VAL;
+    if (kNan.count(s)) return std::nan("");
+    size_t i = 0;
+    auto digits = [&] {
+      const size_t start = i;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+      return i - start;
+    };
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t mantissa = digits();
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      mantissa += digits();
+    }
+    if (mantissa == 0) return std::nullopt;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+      if (digits() == 0) return std::nullopt;
+    }
+    if (i != s.size()) return std::nullopt;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), nullptr);
+    if (errno == ERANGE && std::isinf(v)) return std::nullopt;  // too large for a double
+    return v;
+  }
+
+  double number(const YAML::Node& v, const std::string& key_path) const {
+    if (v.IsScalar()) {
+      // "?" marks a plain scalar; explicit !!float / !!int tags are numbers too.
+      const std::string& tag = v.Tag();
+      if (tag == "?" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:int")
+        if (auto d = plain_number(v.Scalar())) return *d;
+      throw ConfigError(where(v.Mark()), key_path + " must be a number, got " + in_quotes(v.Scalar()));
+    }
+    throw ConfigError(where(v.Mark()), key_path + " must be a number");
+  }
+
+  void read_scorers(const YAML::Node& v, PolicyBundle& b, Sources& src) const {
+    if (!v.IsSequence()) throw ConfigError(where(v.Mark()), "routing.scorers must be a list");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node e = v[i];
+      const std::string key_path = "routing.scorers[" + std::to_string(i) + "]";
+      if (!e.IsMap()) throw ConfigError(where(e.Mark()), key_path + " must be a mapping");
+      ScorerWeight s;
+      ScorerSource at{where(e.Mark()), where(e.Mark()), where(e.Mark())};
+      walk(e, key_path, kScorerKeys, [&](const std::string& k, const YAML::Node& w) {
+        if (k == "name") {
+          s.name = string(w, key_path + ".name");
+          at.name = where(w.Mark());
+        } else {
+          s.weight = number(w, key_path + ".weight");
+          at.weight = where(w.Mark());
+        }
+      });
+      b.scorers.push_back(std::move(s));
+      src.scorers.push_back(std::move(at));
+    }
+  }
+
+  std::string path_;
+};
+
+}  // namespace
+
+PolicyBundle load_policy_config(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool toml = ext == ".toml";
+  if (!toml && ext != ".yaml" && ext != ".yml")
+    throw ConfigError(path, "policy config must be " + std::string(kAcceptedFormats) +
+                                (ext.empty() ? std::string(" (no extension)")
+                                             : " (got " + in_quotes(ext) + ")"));
+  const std::string text = read_whole_file(path);
+  Sources src;
+  PolicyBundle b = toml ? TomlReader(path).read(text, src) : YamlReader(path).read(text, src);
+  validate(b, src);
+  return b;
+}
+
+std::vector<ScorerWeight> parse_scorer_list(const std::string& text) {
+  return parse_scorer_list(text, ScorerNameCheck{});
+}
+
+std::vector<ScorerWeight> parse_scorer_list(const std::string& text,
+                                            const ScorerNameCheck& check_name) {
+  std::vector<ScorerWeight> out;
+  if (text.empty()) return out;
+  auto fail = [](const std::string& what) -> void { throw InputError("--routing-scorers", what); };
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string piece =
+        trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
+                                                                              : comma - start));
+    const size_t colon = piece.find(':');
+    const std::string name = colon == std::string::npos ? std::string() : trim(piece.substr(0, colon));
+    // A piece without a name is as malformed as one without a colon.
+    if (name.empty()) fail("invalid scorer config " + in_quotes(piece) + " (expected name:weight)");
+    if (check_name)
+      if (auto err = check_name(name)) fail(*err);
+    if (!seen.insert(name).second)
+      fail("duplicate scorer " + in_quotes(name) + "; each scorer may appear at most once");
+
+    const std::string weight_text = trim(piece.substr(colon + 1));
+    char* end = nullptr;
+    errno = 0;
+    const double weight = std::strtod(weight_text.c_str(), &end);
+    if (weight_text.empty() || end != weight_text.c_str() + weight_text.size())
+      fail("invalid weight for scorer " + in_quotes(name) + ": " + in_quotes(weight_text) +
+           " is not a number");
+    // Underflow to 0 falls through to the positivity check below; overflow
+    // has no meaningful value to report.
+    if (errno == ERANGE && std::isinf(weight))
+      fail("invalid weight for scorer " + in_quotes(name) + ": " + in_quotes(weight_text) +
+           " is out of range");
+    if (!std::isfinite(weight) || weight <= 0)
+      fail("scorer " + in_quotes(name) + " weight must be a finite positive number, got " +
+           shortest_text(weight));
+    out.push_back({name, weight});
+
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace blis
