@@ -206,3 +206,30 @@ TEST_CASE("decision trace: counts, targets and regret", "[cluster]") {
   CHECK(result.trace.regret_sum == 6);
   CHECK(result.trace.regret_max == 3);
 }
+
+#include "metrics/fitness.hpp"
+
+TEST_CASE("fitness: parsing, normalisation and score", "[cluster][metrics]") {
+  auto w = parse_fitness_weights(" p99_ttft : 3, mean_e2e:1,throughput:2 ");
+  CHECK(w.size() == 3);
+  CHECK(w["p99_ttft"] == 3);
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft"), Catch::Contains("expected key:value"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:x"), Catch::Contains("is not a number"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:-1"), Catch::Contains("finite non-negative"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttfx:1"), Catch::Contains("unknown fitness metric key \"p99_ttfx\""));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:1,"), Catch::Contains("expected key:value"));
+
+  InstanceMetrics m;
+  m.completed = 50;
+  m.end_time = 1'000'000;  // 50 req/s
+  m.output_tokens = 10000;
+  m.ttft = {1000, 3000};
+  m.e2e = {9000, 11000};
+  Fitness f = evaluate_fitness(m, {{"throughput", 2}, {"mean_ttft", 1}, {"p50_e2e", 1}, {"tokens_per_sec", 0}});
+  CHECK(f.components["throughput"] == Approx(50.0 / 150.0));
+  CHECK(f.components["mean_ttft"] == Approx(1.0 / 3.0));    // 2000 µs
+  CHECK(f.components["p50_e2e"] == Approx(1.0 / 11.0));     // 10000 µs
+  CHECK(f.components["tokens_per_sec"] == Approx(0.5));     // 10000 tok/s
+  CHECK(f.score == Approx(2 * 50.0 / 150.0 + 1.0 / 3.0 + 1.0 / 11.0));
+  CHECK(fitness_block(f).rfind("=== Fitness Evaluation ===\nScore: ", 0) == 0);
+}
