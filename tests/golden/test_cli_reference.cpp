@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <tuple>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -204,4 +205,41 @@ TEST_CASE("plugins inspect: good libraries pass, broken ones get one line and ex
   CHECK(list.status == 0);
   for (const char* name : {"roofline", "blackbox", "crossmodel", "trained-roofline"})
     CHECK(list.out.find(name) != std::string::npos);
+}
+
+TEST_CASE("routing policies and fitness match the reference's tutorial figures", "[golden][cli][cluster]") {
+  SECTION("8 instances at 200 req/s: weighted and least-loaded") {
+    const std::tuple<const char*, double, double> cases[] = {
+        {"weighted", 82.59146999999999, 66.38106435000293},
+        {"least-loaded", 92.6642, 67.07304435627618},
+        {"round-robin", 62.976, 67.38601234848677}};
+    for (const auto& [policy, p99, rps] : cases) {
+      Result r = blis(std::string("run --model qwen/qwen3-14b --num-instances 8 --rate 200 --num-requests 1000 "
+                                  "--routing-policy ") + policy);
+      REQUIRE(r.status == 0);
+      INFO(policy);
+      CHECK(metric(r.out, "ttft_p99_ms") == Approx(p99).epsilon(0.001));
+      CHECK(metric(r.out, "responses_per_sec") == Approx(rps).epsilon(1e-9));
+    }
+  }
+  SECTION("fitness of weighted routing on 12 instances: 0.893849") {
+    Result r = blis("run --model qwen/qwen3-14b --num-instances 12 --rate 200 --num-requests 1000 "
+                    "--routing-policy weighted --fitness-weights \"p99_ttft:3,mean_e2e:1,throughput:2\"");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("=== Fitness Evaluation ===\nScore: 0.893849\n  mean_e2e: 0.000218\n"
+                     "  p99_ttft: 0.013511\n  throughput: 0.426549\n") != std::string::npos);
+  }
+  SECTION("trace summary block") {
+    Result r = blis("run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
+                    "--trace-level decisions --summarize-trace --counterfactual-k 3");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("=== Trace Summary ===\nTotal Decisions: 500\n  Admitted: 500\n  Rejected: 0\n"
+                     "Unique Targets: 4\nTarget Distribution:\n  instance_0: 125\n") != std::string::npos);
+    CHECK(r.out.find("Mean Regret: ") != std::string::npos);
+  }
+  SECTION("token bucket rejects what it cannot pay for") {
+    Result r = blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("Rejected Requests: 144\n") != std::string::npos);
+  }
 }
