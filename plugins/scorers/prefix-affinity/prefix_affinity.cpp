@@ -204,5 +204,4 @@ class PrefixAffinity {
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<PrefixAffinity>(
     "prefix-affinity", "1.0.0",
-    "Share of the request's leading KV blocks already routed to the instance (router-side LRU "
-    "index, prefix_cache_capacity hashes per instance)"))
+    "Share of the request's leading blocks already routed to the instance (router-side LRU)"))
