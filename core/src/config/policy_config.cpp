@@ -356,8 +356,10 @@ class YamlReader {
   void walk(const YAML::Node& map, std::string_view prefix,
             KeyList allowed, F&& on) const {
     std::map<std::string, int> first_line;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
+    // Dereferencing a yaml-cpp iterator yields a temporary: the range-for
+    // keeps it alive, a reference through it->first would not.
+    for (const auto& entry : map) {
+      const YAML::Node& k = entry.first;
       if (!k.IsScalar())
         throw ConfigError(where(k.Mark()), "keys under " +
                                                (prefix.empty() ? std::string("the top level")
@@ -370,7 +372,7 @@ class YamlReader {
                                                " (first given at line " +
                                                std::to_string(pos->second) + ")");
       if (!is_allowed(key, allowed)) throw ConfigError(where(k.Mark()), unknown_key(key_path, allowed));
-      if (!it->second.IsNull()) on(key, it->second);
+      if (!entry.second.IsNull()) on(key, entry.second);
     }
   }
 
