@@ -405,12 +405,15 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, const Environment& env
       spdlog::warn("--routing-scorers has no effect when the routing policy is '{}'", o.routing_policy);
     return {};
   }
-  std::vector<ScorerWeight> scorers = parse_scorer_list(o.routing_scorers);
+  auto unknown = [&](const std::string& name) -> std::optional<std::string> {
+    if (env.registries->scorers.find(name) != nullptr) return std::nullopt;
+    return fmt::format("unknown scorer \"{}\"; valid: {}", name, env.registries->scorers.names());
+  };
+  std::vector<ScorerWeight> scorers = parse_scorer_list(o.routing_scorers, unknown);
   if (scorers.empty()) scorers = b.scorers;
   if (scorers.empty()) scorers = kDefaultScorers;
   for (const auto& sw : scorers)
-    require(env.registries->scorers.find(sw.name) != nullptr, "--routing-scorers",
-            fmt::format("unknown scorer '{}'; valid: {}", sw.name, env.registries->scorers.names()));
+    if (auto err = unknown(sw.name)) throw InputError("--policy-config", *err);
   return scorers;
 }
 

@@ -243,3 +243,40 @@ TEST_CASE("routing policies and fitness match the reference's tutorial figures",
     CHECK(r.out.find("Rejected Requests: 144\n") != std::string::npos);
   }
 }
+
+TEST_CASE("cluster flags: bad input is refused before the run", "[cli][cluster]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"run --model qwen/qwen3-14b --routing-policy random", "unknown routing policy 'random'"},
+      {"run --model qwen/qwen3-14b --routing-policy weighted --routing-scorers bogus:x", "unknown scorer \"bogus\""},
+      {"run --model qwen/qwen3-14b --routing-policy weighted --routing-scorers queue-depth:0", "weight must be a finite positive number"},
+      {"run --model qwen/qwen3-14b --admission-policy token-bucket --token-bucket-capacity 0", "--token-bucket-capacity"},
+      {"run --model qwen/qwen3-14b --admission-policy nope", "unknown admission policy 'nope'"},
+      {"run --model qwen/qwen3-14b --trace-level verbose", "unknown trace level 'verbose'"},
+      {"run --model qwen/qwen3-14b --fitness-weights p99_tft:1", "unknown fitness metric key \"p99_tft\""},
+      {"run --model qwen/qwen3-14b --policy-config /nonexistent/policy.toml", "/nonexistent/policy.toml"},
+      {"run --model qwen/qwen3-14b --snapshot-refresh-interval -1", "--snapshot-refresh-interval"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = blis(args);
+    INFO(args << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+}
+
+TEST_CASE("a policy file sets policies unless a flag overrides it", "[cli][cluster]") {
+  const std::string toml = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/policy-config/weighted.toml";
+  const std::string yaml = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/policy-config/weighted.yaml";
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 300 ";
+  Result weighted = blis(base + "--routing-policy weighted");
+  Result from_toml = blis(base + "--policy-config " + toml);
+  Result from_yaml = blis(base + "--policy-config " + yaml);
+  Result overridden = blis(base + "--policy-config " + toml + " --routing-policy round-robin");
+  Result round_robin = blis(base);
+  REQUIRE(weighted.status == 0);
+  CHECK(from_toml.out == weighted.out);
+  CHECK(from_yaml.out == weighted.out);
+  CHECK(overridden.out == round_robin.out);
+  CHECK(weighted.out != round_robin.out);
+}
