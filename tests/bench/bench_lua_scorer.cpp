@@ -3,6 +3,8 @@
 // check, copy out).
 #include <benchmark/benchmark.h>
 
+#include "bench_fixtures.hpp"
+
 #include <blis/lua.hpp>
 
 #include <filesystem>
@@ -23,15 +25,7 @@ void bench_lua_queue_depth_score(benchmark::State& state) {
   auto scorer = blis::make_lua_routing_scorer(vm, shipped_script("scorers/queue_depth.lua"));
 
   constexpr int kInstances = 16;
-  std::vector<blis_instance_snapshot> snaps(kInstances);
-  for (int i = 0; i < kInstances; ++i) {
-    snaps[i].index = i;
-    snaps[i].queue_depth = (i * 7) % 5;
-    snaps[i].batch_size = (i * 3) % 8;
-    snaps[i].in_flight = i % 4;
-    snaps[i].total_kv_blocks = 1000;
-    snaps[i].free_kv_blocks = 1000 - 37 * i;
-  }
+  std::vector<blis_instance_snapshot> snaps = blis::bench::varied_snapshots(kInstances);
   blis_request_view request{};
   request.struct_size = sizeof(request);
   request.input_tokens = 512;

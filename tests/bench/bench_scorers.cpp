@@ -3,6 +3,8 @@
 // score + observe for 32-block requests that mostly share a prefix.
 #include <benchmark/benchmark.h>
 
+#include "bench_fixtures.hpp"
+
 #include <blis/config_table.hpp>
 #include <blis/plugin.h>
 #include <blis/plugin_loader.hpp>
@@ -42,18 +44,7 @@ struct LoadedScorer {
   }
 };
 
-std::vector<blis_instance_snapshot> snapshots() {
-  std::vector<blis_instance_snapshot> snaps(kInstances);
-  for (int i = 0; i < kInstances; ++i) {
-    snaps[i].index = i;
-    snaps[i].queue_depth = (i * 7) % 5;
-    snaps[i].batch_size = (i * 3) % 8;
-    snaps[i].in_flight = i % 4;
-    snaps[i].total_kv_blocks = 1000;
-    snaps[i].free_kv_blocks = 1000 - 37 * i;
-  }
-  return snaps;
-}
+std::vector<blis_instance_snapshot> snapshots() { return blis::bench::varied_snapshots(kInstances); }
 
 blis_route_input route_input(const blis_request_view& request,
                              const std::vector<blis_instance_snapshot>& snaps) {
