@@ -163,7 +163,10 @@ void Instance::form_batch(SimTime now) {
       n = 1;
     }
     if (n == 0) continue;
-    if (!reserve(i, n, preempted_any)) break;
+    if (!kv_.append_in_place(r.kv, n, r.spec.block_hashes.data(),
+                             static_cast<int64_t>(r.spec.block_hashes.size())) &&
+        !reserve(i, n, preempted_any))
+      break;
     budget -= n;
     r.new_tokens = static_cast<int32_t>(n);
   }
@@ -220,12 +223,12 @@ void Instance::form_batch(SimTime now) {
 }
 
 // spec engine §3.3: allocate n tokens for running_[pos], preempting from the
-// tail of the batch until it fits or the request itself was preempted.
+// tail of the batch until it fits or the request itself was preempted. Called
+// when the tokens do not fit into the request's last block.
 bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
   Request& r = *running_[pos];
   const uint64_t* hashes = r.spec.block_hashes.data();
   const int64_t num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
-  if (kv_.append_in_place(r.kv, n, hashes, num_hashes)) return true;
   auto allocate = [&] {
     return kv_.allocate(r.kv, {}, n, hashes, num_hashes) ||
            (kv_.reload() && kv_.allocate(r.kv, {}, n, hashes, num_hashes));
@@ -294,30 +297,36 @@ void Instance::execute(SimTime now, int64_t dt) {
 }
 
 // A token leaves the engine at the end of the step (plus α_o in the metrics).
-void Instance::emit_token(Request& r, SimTime end) {
+// The common case, a token one step after the previous one, stays small; the
+// rest is out of line.
+inline void Instance::emit_token(Request& r, SimTime end) {
   const uint64_t s = step_index_ - 1;  // index into metrics_.step_itl
+  if (r.emitted > 0 && r.last_token_step + 1 == s && r.run_end == s && r.run_end > r.run_begin) {
+    r.run_end = s + 1;  // the step's standard value, extending the current run
+  } else {
+    emit_token_slow(r, end, s);
+  }
+  r.last_token_end = end;
+  r.last_token_step = s;
+  ++r.emitted;
+  metrics_.output_tokens += r.spec.output_tokens > 0;
+}
+
+void Instance::emit_token_slow(Request& r, SimTime end, uint64_t s) {
   if (r.emitted == 0) {
     r.ttft = end + alpha_output_ - r.spec.arrival_us;
     r.first_token_end = end;
     metrics_.ttft.push_back(r.ttft);
     metrics_.ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   } else if (r.last_token_step + 1 == s) {
-    // One step after the previous token: the step's standard value.
-    if (r.run_end == s && r.run_end > r.run_begin) {
-      r.run_end = s + 1;
-    } else {
-      if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
-      r.run_begin = s;
-      r.run_end = s + 1;
-    }
+    // One step after the previous token, starting a new run of standard values.
+    if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
+    r.run_begin = s;
+    r.run_end = s + 1;
   } else {
     // After a stall or a preemption: the real gap since the previous token.
     r.extra_itls.push_back(end - r.last_token_end + alpha_output_);
   }
-  r.last_token_end = end;
-  r.last_token_step = s;
-  ++r.emitted;
-  if (r.spec.output_tokens > 0) ++metrics_.output_tokens;
 }
 
 void Instance::complete(Request& r, bool capped, SimTime end) {

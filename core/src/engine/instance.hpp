@@ -60,10 +60,11 @@ class Instance {
   void on_step();
 
   void form_batch(SimTime now);
-  bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
+  [[gnu::noinline]] bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
   void emit_token(Request& r, SimTime end);
+  [[gnu::noinline]] void emit_token_slow(Request& r, SimTime end, uint64_t step);
   void complete(Request& r, bool capped, SimTime end);
   void record_request(const Request& r);
   void drop(uint32_t slot);

@@ -106,7 +106,8 @@ struct ObjectContext {
   // Runs one call; a status error or an escaping exception becomes PluginError.
   template <class F>
   void call(const char* what, F&& f) {
-    char err[kErrLen] = {0};
+    char err[kErrLen];
+    err[0] = '\0';
     int32_t status = BLIS_ERROR;
     try {
       status = f(err, sizeof(err));
@@ -124,13 +125,15 @@ struct ObjectContext {
 // Above this a step time is taken as a bug in the model (about 11.6 days).
 constexpr double kAbsurdMicros = 1e12;
 
-int64_t checked_time(const ObjectContext& ctx, const char* what, double v,
-                     const std::string& context) {
+// `context` describes the call for the error message; it is only run when
+// the value is bad, so the hot path pays nothing for it.
+template <class Context>
+int64_t checked_time(const ObjectContext& ctx, const char* what, double v, Context&& context) {
   if (std::isnan(v) || v < 0 || v > kAbsurdMicros)
     throw PluginError(ctx.lib->path(),
                       fmt::format("plugin '{}': {}() returned {} µs{}; expected a finite "
                                   "time between 0 and {:.0e} µs",
-                                  ctx.name, what, v, context, kAbsurdMicros));
+                                  ctx.name, what, v, context(), kAbsurdMicros));
   return static_cast<int64_t>(v);  // truncation toward zero
 }
 
@@ -156,25 +159,25 @@ class SharedLatencyModel final : public LatencyModel {
   int64_t step_time(const blis_step_batch& batch) override {
     double v = 0;
     ctx_->call("step_time", [&](char* e, size_t n) { return vt_->step_time(self_, &batch, &v, e, n); });
-    return checked_time(*ctx_, "step_time", v, describe_batch(batch));
+    return checked_time(*ctx_, "step_time", v, [&] { return describe_batch(batch); });
   }
   int64_t queueing_time(const blis_request_view& r) override {
     double v = 0;
     ctx_->call("queueing_time",
                [&](char* e, size_t n) { return vt_->queueing_time(self_, &r, &v, e, n); });
-    return checked_time(*ctx_, "queueing_time", v, fmt::format(" for request_{}", r.id));
+    return checked_time(*ctx_, "queueing_time", v, [&] { return fmt::format(" for request_{}", r.id); });
   }
   int64_t output_token_time() override {
     double v = 0;
     ctx_->call("output_token_time",
                [&](char* e, size_t n) { return vt_->output_token_time(self_, &v, e, n); });
-    return checked_time(*ctx_, "output_token_time", v, "");
+    return checked_time(*ctx_, "output_token_time", v, [] { return std::string(); });
   }
   int64_t post_decode_overhead() override {
     double v = 0;
     ctx_->call("post_decode_overhead",
                [&](char* e, size_t n) { return vt_->post_decode_overhead(self_, &v, e, n); });
-    return checked_time(*ctx_, "post_decode_overhead", v, "");
+    return checked_time(*ctx_, "post_decode_overhead", v, [] { return std::string(); });
   }
 
  private:
