@@ -9,6 +9,7 @@
 
 #include <blis/environment.hpp>
 #include <blis/errors.hpp>
+#include <blis/lua.hpp>
 #include <blis/model_data.hpp>
 #include <blis/policy_config.hpp>
 #include <blis/plugin_loader.hpp>
@@ -60,7 +61,7 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
       ->group(g("Model and latency"));
   run.add_option("--latency-model", o.latency_model,
                  "Latency model: roofline, blackbox, crossmodel, trained-roofline, any plugin "
-                 "name, or a plugin library path (path/lib.so[:name])")
+                 "name, a plugin library path (path/lib.so[:name]) or a Lua script (model.lua)")
       ->capture_default_str()->group(g("Model and latency"));
   run.add_option("--alpha-coeffs", o.alpha_coeffs, "Alpha coefficients (comma-separated); needs --beta-coeffs")
       ->delimiter(',')->group(g("Model and latency"));
@@ -131,7 +132,7 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
   run.add_option("--priority-policy", o.priority_policy, "Priority: constant, slo-based, inverted-slo")
       ->capture_default_str()->group(g("Cluster and scheduling"));
   run.add_option("--admission-policy", o.admission_policy,
-                 "Admission: always-admit, token-bucket, reject-all, or any admission plugin")
+                 "Admission: always-admit, token-bucket, reject-all, any admission plugin, or a Lua script (guard.lua)")
       ->capture_default_str()->group(g("Cluster and scheduling"));
   run.add_option("--admission-latency", o.admission_latency, "µs from arrival to the admission decision")
       ->capture_default_str()->group(g("Cluster and scheduling"));
@@ -144,7 +145,8 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
   run.add_option("--routing-policy", o.routing_policy, "Routing: round-robin, least-loaded, weighted, always-busiest")
       ->capture_default_str()->group(g("Cluster and scheduling"));
   run.add_option("--routing-scorers", o.routing_scorers,
-                 "Scorers of weighted routing, \"name:weight,...\" (default prefix-affinity:3,queue-depth:2,kv-utilization:2)")
+                 "Scorers of weighted routing, \"name:weight,...\"; a name may be a Lua script path "
+                 "(default prefix-affinity:3,queue-depth:2,kv-utilization:2)")
       ->group(g("Cluster and scheduling"));
   run.add_option("--snapshot-refresh-interval", o.snapshot_refresh_interval,
                  "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)")
@@ -212,6 +214,26 @@ struct Resolved {
   int64_t max_model_len = 0;
 };
 
+bool is_script(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".lua") == 0;
+}
+
+// A Lua script named on the command line: found as given, else under the
+// installed scripts directory. It is registered under the name it was given,
+// so it never clashes with a plugin of the same stem.
+void register_script(const std::string& name, Environment& env, LuaVm& vm) {
+  if (!is_script(name)) return;
+  if (env.registries->latency.find(name) || env.registries->scorers.find(name) ||
+      env.registries->admission.find(name))
+    return;
+  std::string path = name;
+  if (!fs::exists(path) && fs::exists(fs::path(env.script_dir) / name))
+    path = (fs::path(env.script_dir) / name).string();
+  if (!fs::exists(path))
+    throw InputError("", fmt::format("{}: no such script (looked here and in {})", name, env.script_dir));
+  register_lua_script(*env.registries, vm, path, name);
+}
+
 // `--latency-model path/to/libx.so[:name]` loads that library explicitly and
 // selects its latency model (the named one when it has several).
 std::string load_explicit_plugin(const std::string& spec, Environment& env) {
@@ -240,10 +262,12 @@ std::string load_explicit_plugin(const std::string& spec, Environment& env) {
   return name;
 }
 
-Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data) {
+Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data, LuaVm& vm) {
   Resolved r;
   r.backend = o.latency_model;
-  if (r.backend.find('/') != std::string::npos || r.backend.find(".so") != std::string::npos)
+  register_script(r.backend, env, vm);
+  if (!is_script(r.backend) &&
+      (r.backend.find('/') != std::string::npos || r.backend.find(".so") != std::string::npos))
     r.backend = load_explicit_plugin(r.backend, env);
   if (env.registries->latency.find(r.backend) == nullptr)
     throw InputError("--latency-model", fmt::format("unknown latency model '{}'; valid: {}",
@@ -359,7 +383,7 @@ const std::vector<ScorerWeight> kDefaultScorers = {
 
 // Applies the policy file under the flags (an explicit flag wins, even when
 // equal to its default; spec cluster §8.2), then checks the policies.
-std::vector<ScorerWeight> resolve_policies(RunOptions& o, const Environment& env) {
+std::vector<ScorerWeight> resolve_policies(RunOptions& o, Environment& env, LuaVm& vm) {
   PolicyBundle b;
   if (!o.policy_config.empty()) b = load_policy_config(o.policy_config);
   auto take = [&](const char* flag, auto& field, const auto& from) {
@@ -377,6 +401,7 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, const Environment& env
           "--priority-policy",
           fmt::format("unknown priority policy '{}'; valid: constant, inverted-slo, slo-based", o.priority_policy));
   if (o.admission_policy.empty()) o.admission_policy = "always-admit";
+  register_script(o.admission_policy, env, vm);
   if (o.admission_policy == "token-bucket") {
     require(std::isfinite(o.token_bucket_capacity) && o.token_bucket_capacity > 0, "--token-bucket-capacity",
             fmt::format("must be a finite value > 0, got {}", o.token_bucket_capacity));
@@ -406,6 +431,7 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, const Environment& env
     return {};
   }
   auto unknown = [&](const std::string& name) -> std::optional<std::string> {
+    register_script(name, env, vm);
     if (env.registries->scorers.find(name) != nullptr) return std::nullopt;
     return fmt::format("unknown scorer \"{}\"; valid: {}", name, env.registries->scorers.names());
   };
@@ -551,9 +577,11 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
   require(!o.model.empty(), "--model", "no model given; e.g. --model qwen/qwen3-14b");
   validate(o);
   Environment env = Environment::load(plugin_dirs, o.seed);
+  // One Lua VM per simulation; it outlives every object made from its scripts.
+  LuaVm vm(o.seed);
   DataCatalog data = DataCatalog::load(env.data_dir);
-  Resolved r = resolve(o, env, data);
-  const std::vector<ScorerWeight> scorers = resolve_policies(o, env);
+  Resolved r = resolve(o, env, data, vm);
+  const std::vector<ScorerWeight> scorers = resolve_policies(o, env, vm);
   const auto fitness_weights = parse_fitness_weights(o.fitness_weights);
   require(r.kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", r.kv_blocks));
 

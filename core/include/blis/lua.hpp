@@ -73,7 +73,8 @@ LuaScriptInfo inspect_lua_script(LuaVm& vm, const std::string& path);
 // optional init(config) as a plain table (every key counts as read). Throws
 // ScriptError if the script cannot be loaded, is of another kind, lacks the
 // kind's required function, or init fails. Calls on the returned object throw
-// ScriptError (exit code 1) when the script fails or returns invalid values.
+// ScriptError (exit code 2, like any bad plugin) when the script fails or
+// returns invalid values.
 std::unique_ptr<RoutingScorer> make_lua_routing_scorer(LuaVm& vm, const std::string& path,
                                                        const ConfigTable& config = {});
 std::unique_ptr<AdmissionPolicy> make_lua_admission_policy(LuaVm& vm, const std::string& path,

@@ -135,8 +135,7 @@ class LuaRoutingScorer final : public RoutingScorer {
         throw ScriptError(
             fmt::format("{}: score returned NaN for instance {} (score(n) must set every "
                         "scores[i], i = 0..n-1, to a number)",
-                        script_.path(), k),
-            1);
+                        script_.path(), k), 2);
     }
     std::copy_n(out, n, scores);
   }
@@ -181,8 +180,7 @@ class LuaAdmissionPolicy final : public AdmissionPolicy {
       lua_settop(L, base);
       throw ScriptError(fmt::format("{}: admit must return a boolean and optionally a reason "
                                     "string, got ({}) for request_{}",
-                                    script_.path(), got, input.request ? input.request->id : 0),
-                        1);
+                                    script_.path(), got, input.request ? input.request->id : 0), 2);
     }
     bool admitted = lua_toboolean(L, base + 2) != 0;
     if (why == LUA_TSTRING) {
@@ -269,8 +267,7 @@ class LuaLatencyModel final : public LatencyModel {
     lua_settop(L, base);
     if (type != LUA_TNUMBER)
       throw ScriptError(fmt::format("{}: {} must return a number of microseconds, got {}{}",
-                                    script_.path(), what, lua_typename(L, type), context),
-                        1);
+                                    script_.path(), what, lua_typename(L, type), context), 2);
     if (!std::isfinite(v) || v < 0 || v > kAbsurdMicros)
       throw ScriptError(fmt::format("{}: {} returned {} µs{}; expected a finite time between 0 "
                                     "and {:.0e} µs",

@@ -75,7 +75,7 @@ class ScriptInstance {
   // at base; otherwise the results sit at base+2 .. and the caller must
   // lua_settop(L, base) when done reading them.
   int begin_call(int fn_ref) const;
-  void end_call(int base, int nargs, int nresults, int exit_code = 1) const;
+  void end_call(int base, int nargs, int nresults, int exit_code = 2) const;
 
   // Pushes the config as a plain table (key -> number/boolean/string/array).
   void push_config(const ConfigTable& config) const;
