@@ -233,3 +233,20 @@ TEST_CASE("fitness: parsing, normalisation and score", "[cluster][metrics]") {
   CHECK(f.score == Approx(2 * 50.0 / 150.0 + 1.0 / 3.0 + 1.0 / 11.0));
   CHECK(fitness_block(f).rfind("=== Fitness Evaluation ===\nScore: ", 0) == 0);
 }
+
+#include "metrics/report.hpp"
+
+TEST_CASE("Jain fairness index and SLO attainment", "[cluster][metrics]") {
+  CHECK(jain_fairness({}) == 0);
+  CHECK(jain_fairness({{"a", 0}, {"b", 0}}) == 1.0);
+  CHECK(jain_fairness({{"a", 5}, {"b", 5}, {"c", 5}}) == Approx(1.0));
+  CHECK(jain_fairness({{"a", 10}, {"b", 0}}) == Approx(0.5));
+  CHECK(jain_fairness({{"a", 1}, {"b", 2}, {"c", 3}}) == Approx(36.0 / (3 * 14.0)));
+
+  InstanceMetrics m;
+  m.e2e = {100, 200, 300, 400};
+  m.e2e_slo = {BLIS_SLO_CRITICAL, BLIS_SLO_CRITICAL, BLIS_SLO_BATCH, BLIS_SLO_DEFAULT};
+  CHECK(slo_attainment(m, {{BLIS_SLO_CRITICAL, 150}}) == Approx(0.75));
+  CHECK(slo_attainment(m, {{BLIS_SLO_CRITICAL, 150}, {BLIS_SLO_BATCH, 250}}) == Approx(0.5));
+  CHECK(slo_attainment(InstanceMetrics{}, {}) == 0);
+}

@@ -12,6 +12,27 @@ namespace blis {
 
 const char* slo_class_name(int32_t slo) { return workload::slo_class_name(slo); }
 
+double jain_fairness(const std::map<std::string, double>& per_tenant) {
+  if (per_tenant.empty()) return 0;
+  double sum = 0, squares = 0;
+  for (const auto& [tenant, x] : per_tenant) {
+    sum += x;
+    squares += x * x;
+  }
+  if (squares == 0) return 1.0;
+  return (sum * sum) / (static_cast<double>(per_tenant.size()) * squares);
+}
+
+double slo_attainment(const InstanceMetrics& m, const std::map<int32_t, int64_t>& e2e_targets) {
+  if (m.e2e.empty()) return 0;
+  int64_t met = 0;
+  for (size_t i = 0; i < m.e2e.size(); ++i) {
+    auto it = e2e_targets.find(m.e2e_slo[i]);
+    if (it == e2e_targets.end() || m.e2e[i] <= it->second) ++met;
+  }
+  return static_cast<double>(met) / static_cast<double>(m.e2e.size());
+}
+
 WeightedValues itl_values(const InstanceMetrics& m) {
   WeightedValues out = m.itl_weighted;
   int64_t count = 0;

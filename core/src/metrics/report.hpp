@@ -4,6 +4,7 @@
 #include "metrics/collector.hpp"
 #include "metrics/stats.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,13 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
 int64_t priority_inversions(std::vector<CompletionSample> samples);
 
 const char* slo_class_name(int32_t slo);  // "" for the default class
+
+// Jain's fairness index over per-tenant throughputs (spec cluster §7.9):
+// (Σx)² / (n·Σx²), summed in key order; 0 for no tenants, 1 when all are 0.
+double jain_fairness(const std::map<std::string, double>& per_tenant);
+
+// Fraction of completed requests whose E2E (µs) meets its class's target;
+// classes without a target always meet it (spec cluster §7.9).
+double slo_attainment(const InstanceMetrics& m, const std::map<int32_t, int64_t>& e2e_targets);
 
 }  // namespace blis
