@@ -1,6 +1,7 @@
 // The bundled data catalog, config.json extraction, KV capacity and
 // max-model-len derivation (spec engine.md §4.2, §5.2, §5.7, §10.2).
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <blis/config_table.hpp>
 #include <blis/errors.hpp>
@@ -24,29 +25,7 @@ const blis::DataCatalog& catalog() {
   return c;
 }
 
-// A scratch directory removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("blis-model-data-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-  static inline int counter_ = 0;
-};
+using blis::test::TempDir;
 
 const std::string kHardwareToml = R"([H100]
 TFlopsPeak = 989.5
@@ -138,7 +117,7 @@ TEST_CASE("data catalog: hardware (spec §5.7)", "[latency]") {
                              Catch::Contains("available: [A100-80 A100-SXM H100]"));
   }
 
-  TempDir dir;
+  TempDir dir("blis-model-data");
   const std::string json = dir.write("hw.json", R"({
     "X1": {"TFlopsPeak": 100, "BwPeakTBs": 1.5, "mfuPrefill": 0.5, "mfuDecode": 0.25,
            "MemoryGiB": 40.0, "_comment": "ignored"},
@@ -165,7 +144,7 @@ TEST_CASE("data catalog: hardware (spec §5.7)", "[latency]") {
 }
 
 TEST_CASE("data catalog: strict loading names file:line:col", "[latency]") {
-  TempDir dir;
+  TempDir dir("blis-model-data");
   dir.write("hardware.toml", kHardwareToml);
   const std::string defaults = dir.write("defaults.toml", R"([defaults."a/b"]
 GPU = "H100"
@@ -251,7 +230,7 @@ TEST_CASE("model config: bundled architectures (spec §5.7)", "[latency]") {
 }
 
 TEST_CASE("model config: config.json extraction rules (spec §5.7)", "[latency]") {
-  TempDir dir;
+  TempDir dir("blis-model-data");
   const std::string p = dir.write("config.json", R"({
     "num_hidden_layers": 12.9, "hidden_size": 768, "num_attention_heads": 12,
     "num_kv_heads": 0, "multi_query_group_num": 2, "ffn_hidden_size": 3072,

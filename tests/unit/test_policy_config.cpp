@@ -2,6 +2,7 @@
 // and validation messages (spec cluster §8.1), and the --routing-scorers list
 // (spec cli §3.2.6).
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <blis/errors.hpp>
 #include <blis/policy_config.hpp>
@@ -22,29 +23,7 @@ using blis::ScorerWeight;
 
 namespace {
 
-// A scratch directory removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("blis-policy-config-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-  static inline int counter_ = 0;
-};
+using blis::test::TempDir;
 
 // The message of the ConfigError the file raises; fails the test otherwise.
 std::string config_error(const std::string& path) {
@@ -136,12 +115,12 @@ void check_full(const PolicyBundle& b) {
 }  // namespace
 
 TEST_CASE("policy config: a full TOML file", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   check_full(blis::load_policy_config(dir.write("p.toml", kFullToml)));
 }
 
 TEST_CASE("policy config: the same content in YAML, .yaml and .yml", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const auto toml = blis::load_policy_config(dir.write("p.toml", kFullToml));
   const auto yaml = blis::load_policy_config(dir.write("p.yaml", kFullYaml));
   const auto yml = blis::load_policy_config(dir.write("p.yml", kFullYaml));
@@ -151,7 +130,7 @@ TEST_CASE("policy config: the same content in YAML, .yaml and .yml", "[config]")
 }
 
 TEST_CASE("policy config: [[routing.scorers]] tables and integer numbers", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const auto b = blis::load_policy_config(dir.write("p.toml", R"([admission]
 token_bucket_capacity = 5000
 token_bucket_refill_rate = 0
@@ -184,7 +163,7 @@ routing:
 }
 
 TEST_CASE("policy config: absent, null and empty values stay unset", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const auto empty_toml = blis::load_policy_config(dir.write("empty.toml", ""));
   CHECK(same_bundle(empty_toml, PolicyBundle{}));
 
@@ -216,7 +195,7 @@ TEST_CASE("policy config: the example files agree", "[config]") {
 }
 
 TEST_CASE("policy config: file errors", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const std::string json = dir.write("p.json", "{}");
   CHECK(config_error(json) ==
         json + ": policy config must be a .toml, .yaml or .yml file (got \".json\")");
@@ -236,7 +215,7 @@ TEST_CASE("policy config: file errors", "[config]") {
 }
 
 TEST_CASE("policy config: TOML strictness with line and column", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const std::string unknown = dir.write("a.toml", "[routing]\npolicy = \"weighted\"\nscorer = []\n");
   CHECK(config_error(unknown) ==
         unknown + ":3:1: unknown key \"routing.scorer\" (expected one of: policy, scorers)");
@@ -284,7 +263,7 @@ TEST_CASE("policy config: TOML strictness with line and column", "[config]") {
 }
 
 TEST_CASE("policy config: YAML strictness with line", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const std::string unknown = dir.write("a.yaml", "routing:\n  policy: weighted\n  scorer: []\n");
   CHECK(config_error(unknown) ==
         unknown + ":3: unknown key \"routing.scorer\" (expected one of: policy, scorers)");
@@ -333,7 +312,7 @@ TEST_CASE("policy config: YAML strictness with line", "[config]") {
 }
 
 TEST_CASE("policy config: token bucket validation", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const std::string nan = dir.write("a.toml", "[admission]\ntoken_bucket_capacity = nan\n");
   CHECK(config_error(nan) == nan + ":2:25: token_bucket_capacity must be a finite number, got NaN");
 
@@ -351,7 +330,7 @@ TEST_CASE("policy config: token bucket validation", "[config]") {
 }
 
 TEST_CASE("policy config: scorer validation", "[config]") {
-  TempDir dir;
+  TempDir dir("blis-policy-config");
   const std::string dup = dir.write("a.toml", R"([routing]
 scorers = [
   { name = "queue-depth", weight = 1.0 },
