@@ -32,6 +32,21 @@ class VectorSource final : public WorkloadSource {
   size_t at_ = 0;
 };
 
+// Chained content hashes of every complete block of `seq`, as the workload
+// generator computes them.
+inline std::vector<uint64_t> block_hashes_of(const std::vector<uint32_t>& seq, int32_t block_size) {
+  std::vector<uint64_t> out;
+  const size_t b_size = static_cast<size_t>(block_size);
+  uint64_t prev = kEmptyPrefixHash;
+  for (size_t b = 0; b + b_size <= seq.size(); b += b_size) {
+    BlockHasher h(prev);
+    for (size_t k = b; k < b + b_size; ++k) h.add(seq[k]);
+    prev = h.finish();
+    out.push_back(prev);
+  }
+  return out;
+}
+
 // A request whose input tokens are `first_token .. first_token+input-1` and
 // whose output tokens are distinct from every input token.
 inline WorkloadRequest make_request(uint64_t id, int64_t arrival, int32_t input, int32_t output,
@@ -45,13 +60,7 @@ inline WorkloadRequest make_request(uint64_t id, int64_t arrival, int32_t input,
   std::vector<uint32_t> seq;
   for (int32_t i = 0; i < input; ++i) seq.push_back(first_token + static_cast<uint32_t>(i));
   for (int32_t i = 0; i < output; ++i) seq.push_back(1000000 + static_cast<uint32_t>(id * 10000 + i));
-  uint64_t prev = kEmptyPrefixHash;
-  for (size_t b = 0; b + block_size <= seq.size(); b += block_size) {
-    BlockHasher h(prev);
-    for (size_t k = b; k < b + block_size; ++k) h.add(seq[k]);
-    prev = h.finish();
-    r.block_hashes.push_back(prev);
-  }
+  r.block_hashes = block_hashes_of(seq, block_size);
   return r;
 }
 

@@ -101,13 +101,7 @@ WorkloadRequest build_request(uint64_t id, int64_t arrival, const std::vector<ui
   std::vector<uint32_t> seq = input;
   for (int32_t k = 0; k < output; ++k)
     seq.push_back(500000000u + static_cast<uint32_t>(id) * 8192u + static_cast<uint32_t>(k));
-  uint64_t prev = kEmptyPrefixHash;
-  for (size_t b = 0; b + static_cast<size_t>(block_size) <= seq.size(); b += block_size) {
-    BlockHasher h(prev);
-    for (size_t k = b; k < b + static_cast<size_t>(block_size); ++k) h.add(seq[k]);
-    prev = h.finish();
-    r.block_hashes.push_back(prev);
-  }
+  r.block_hashes = block_hashes_of(seq, block_size);
   return r;
 }
 

@@ -81,13 +81,7 @@ LegacyWorkload legacy_generate(const GoldenCase& c, int64_t seed, double rate, i
     r.input_tokens = input;
     r.output_tokens = static_cast<int32_t>(o);
     r.max_output_tokens = 0;  // unset: the engine's auto-fill applies
-    uint64_t prev = kEmptyPrefixHash;
-    for (size_t b = 0; b + static_cast<size_t>(block_size) <= seq.size(); b += block_size) {
-      BlockHasher h(prev);
-      for (size_t k = b; k < b + static_cast<size_t>(block_size); ++k) h.add(seq[k]);
-      prev = h.finish();
-      r.block_hashes.push_back(prev);
-    }
+    r.block_hashes = block_hashes_of(seq, block_size);
     out.output_sum += o;
     out.requests.push_back(std::move(r));
     t += step;

@@ -1,5 +1,6 @@
 #include "metrics/report.hpp"
 
+#include "engine/wait_queue.hpp"
 #include "metrics/json_format.hpp"
 #include "workload/slo_class.hpp"
 
@@ -126,9 +127,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     std::vector<const RequestRecord*> recs;
     for (const auto& r : m.records) recs.push_back(&r);
     // Ids in lexicographic order, then a stable sort by arrival time.
-    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) {
-      return std::to_string(a->id) < std::to_string(b->id);
-    });
+    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return id_string_less(a->id, b->id); });
     std::stable_sort(recs.begin(), recs.end(),
                      [](auto* a, auto* b) { return a->arrival_us < b->arrival_us; });
     o.key("requests");
