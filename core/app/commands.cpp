@@ -16,22 +16,18 @@ std::string version_text() {
 }
 
 Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
-  auto add_plugin_dir = [this](CLI::App* cmd) {
-    cmd->add_option("--plugin-dir", plugin_dirs_,
-                    "Also load plugins (lib*.so) from this directory (repeatable); "
-                    "BLIS_PLUGIN_PATH adds more, colon-separated")
-        ->type_name("DIR");
-  };
-
-  run_ = app.add_subcommand("run", "Run a simulation and print its metrics (JSON) on stdout");
-  add_plugin_dir(run_);
+  run_ = app.add_subcommand("run", "Run a simulation, or the sweep or search of a scenario file, "
+                                   "and print its metrics (JSON) on stdout");
   add_run_flags(*run_, *run_options_);
 
   CLI::App* plugins = app.add_subcommand("plugins", "List or inspect plugins");
   plugins->require_subcommand(1);
   plugins_list_ = plugins->add_subcommand(
       "list", "Show every registered plugin: kind, name, version, source and summary");
-  add_plugin_dir(plugins_list_);
+  plugins_list_->add_option("--plugin-dir", plugin_dirs_,
+                            "Also load plugins (lib*.so) from this directory (repeatable); "
+                            "BLIS_PLUGIN_PATH adds more, colon-separated")
+      ->type_name("DIR");
   plugins_inspect_ = plugins->add_subcommand(
       "inspect", "Check a plugin library and print its ABI version and plugins");
   plugins_inspect_->add_option("FILE", inspect_path_, "Path of the shared library")->required();
@@ -46,7 +42,11 @@ Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
 Commands::~Commands() = default;
 
 int Commands::execute() {
-  if (run_->parsed()) return run_simulation(*run_options_, plugin_dirs_);
+  if (run_->parsed()) {
+    mark_given(*run_, *run_options_);
+    if (!run_options_->scenario.empty()) return run_scenario(*run_, *run_options_);
+    return run_simulation(*run_options_);
+  }
   if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
   if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);
   if (version_->parsed()) {

@@ -35,7 +35,8 @@ class Commands {
 int run_plugins_list(const std::vector<std::string>& plugin_dirs);
 int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config);
 void add_run_flags(CLI::App& run, RunOptions& options);
-int run_simulation(RunOptions& options, const std::vector<std::string>& plugin_dirs);
+int run_simulation(RunOptions& options);
+int run_scenario(CLI::App& run, RunOptions& bound);
 std::unique_ptr<RunOptions> make_run_options();
 
 }  // namespace blis::app

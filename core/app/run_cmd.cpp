@@ -2,6 +2,7 @@
 // the simulation, and the report on stdout.
 #include "app/commands.hpp"
 #include "app/run_options.hpp"
+#include "app/simulate.hpp"
 
 #include "cluster/cluster.hpp"
 #include "metrics/fitness.hpp"
@@ -32,141 +33,6 @@ namespace blis::app {
 
 namespace fs = std::filesystem;
 
-std::unique_ptr<RunOptions> make_run_options() { return std::make_unique<RunOptions>(); }
-
-void add_run_flags(CLI::App& run, RunOptions& o) {
-  o.cmd = &run;
-  auto g = [&](const char* group) { return group; };
-  // Simulation control and files.
-  run.add_option("--seed", o.seed, "Seed of the workload and of every random stream")
-      ->capture_default_str()->group(g("Simulation"));
-  run.add_option("--horizon", o.horizon,
-                 "Stop at the first event after this time (µs); also bounds arrivals")
-      ->group(g("Simulation"));
-  run.add_option("--log", o.log_level, "Log level on stderr: trace, debug, info, warn, error, off")
-      ->capture_default_str()->group(g("Simulation"));
-  run.add_option("--results-path", o.results_path,
-                 "Also write the metrics and one record per request to this JSON file")
-      ->group(g("Simulation"));
-  run.add_flag("--profile", o.profile, "Print events, steps, wall time and events/s to stderr")
-      ->group(g("Simulation"));
-  // Model and latency.
-  run.add_option("--model", o.model, "Model name, e.g. qwen/qwen3-14b (case-insensitive)")
-      ->group(g("Model and latency"));
-  run.add_option("--hardware", o.hardware, "GPU type (H100, A100-SXM, A100-80); default from the model's defaults")
-      ->group(g("Model and latency"));
-  run.add_option("--tp", o.tp, "Tensor parallelism per instance; 0 = the model's default")
-      ->group(g("Model and latency"));
-  run.add_option("--vllm-version", o.vllm_version, "vLLM version key of the coefficient table")
-      ->group(g("Model and latency"));
-  run.add_option("--latency-model", o.latency_model,
-                 "Latency model: roofline, blackbox, crossmodel, trained-roofline, any plugin "
-                 "name, a plugin library path (path/lib.so[:name]) or a Lua script (model.lua)")
-      ->capture_default_str()->group(g("Model and latency"));
-  run.add_option("--alpha-coeffs", o.alpha_coeffs, "Alpha coefficients (comma-separated); needs --beta-coeffs")
-      ->delimiter(',')->group(g("Model and latency"));
-  run.add_option("--beta-coeffs", o.beta_coeffs, "Beta coefficients (comma-separated); needs --alpha-coeffs")
-      ->delimiter(',')->group(g("Model and latency"));
-  run.add_option("--max-model-len", o.max_model_len,
-                 "Max input + output tokens per request; 0 = derived from the model (analytical models) or unlimited")
-      ->group(g("Model and latency"));
-  run.add_option("--model-config-folder", o.model_config_folder,
-                 "Folder with a HuggingFace config.json for the model")
-      ->group(g("Model and latency"));
-  run.add_option("--hardware-config", o.hardware_config,
-                 "GPU table (TOML, or the reference's hardware_config.json)")
-      ->group(g("Model and latency"));
-  // KV cache and batching.
-  run.add_option("--total-kv-blocks", o.total_kv_blocks,
-                 "KV blocks per instance (default: from the defaults table, else computed from GPU memory)")
-      ->group(g("KV cache and batching"));
-  run.add_option("--block-size-in-tokens", o.block_size, "Tokens per KV block")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--max-num-running-reqs,--max-num-seqs", o.max_running,
-                 "Max requests in the running batch")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--max-num-scheduled-tokens,--max-num-batched-tokens", o.max_scheduled_tokens,
-                 "Max new tokens per step")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--long-prefill-token-threshold", o.long_prefill_threshold,
-                 "Chunked prefill: max prefill tokens of one request per step (0 = off)")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--kv-cpu-blocks", o.kv_cpu_blocks,
-                 "CPU-tier KV blocks per instance; > 0 enables offloading to CPU memory")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--kv-offload-threshold", o.kv_offload_threshold,
-                 "GPU KV usage above which cached blocks are offloaded to the CPU tier")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--kv-transfer-bandwidth", o.kv_transfer_bandwidth,
-                 "CPU-GPU transfer bandwidth in blocks per µs")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  run.add_option("--kv-transfer-base-latency", o.kv_transfer_base_latency,
-                 "Fixed µs added to every block transfer between tiers")
-      ->capture_default_str()->group(g("KV cache and batching"));
-  // Workload.
-  run.add_option("--workload", o.workload,
-                 "distribution, or a preset: chatbot, contentgen, summarization, multidoc")
-      ->capture_default_str()->group(g("Workload"));
-  run.add_option("--workload-trace", o.workload_trace,
-                 "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])")
-      ->group(g("Workload"));
-  run.add_option("--rate", o.rate, "Arrival rate, requests per second (constant spacing)")
-      ->capture_default_str()->group(g("Workload"));
-  run.add_option("--num-requests", o.num_requests, "Number of requests")
-      ->capture_default_str()->group(g("Workload"));
-  run.add_option("--prefix-tokens", o.prefix_tokens, "Shared prefix prepended to every prompt")
-      ->capture_default_str()->group(g("Workload"));
-  run.add_option("--prompt-tokens", o.prompt_tokens, "Mean prompt length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--prompt-tokens-stdev", o.prompt_tokens_stdev, "Std-dev of prompt length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--prompt-tokens-min", o.prompt_tokens_min, "Min prompt length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--prompt-tokens-max", o.prompt_tokens_max, "Max prompt length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--output-tokens", o.output_tokens, "Mean output length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--output-tokens-stdev", o.output_tokens_stdev, "Std-dev of output length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--output-tokens-min", o.output_tokens_min, "Min output length")->capture_default_str()->group(g("Workload"));
-  run.add_option("--output-tokens-max", o.output_tokens_max, "Max output length")->capture_default_str()->group(g("Workload"));
-  // Cluster and scheduling.
-  run.add_option("--num-instances", o.num_instances, "Number of identical instances")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--scheduler", o.scheduler, "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--priority-policy", o.priority_policy, "Priority: constant, slo-based, inverted-slo")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--admission-policy", o.admission_policy,
-                 "Admission: always-admit, token-bucket, reject-all, any admission plugin, or a Lua script (guard.lua)")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--admission-latency", o.admission_latency, "µs from arrival to the admission decision")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--routing-latency", o.routing_latency, "µs from admission to the routing decision")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--token-bucket-capacity", o.token_bucket_capacity, "Token bucket size, in input tokens")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--token-bucket-refill-rate", o.token_bucket_refill_rate, "Token bucket refill, tokens per second")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--routing-policy", o.routing_policy, "Routing: round-robin, least-loaded, weighted, always-busiest")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--routing-scorers", o.routing_scorers,
-                 "Scorers of weighted routing, \"name:weight,...\"; a name may be a Lua script path "
-                 "(default prefix-affinity:3,queue-depth:2,kv-utilization:2)")
-      ->group(g("Cluster and scheduling"));
-  run.add_option("--snapshot-refresh-interval", o.snapshot_refresh_interval,
-                 "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)")
-      ->capture_default_str()->group(g("Cluster and scheduling"));
-  run.add_option("--policy-config", o.policy_config,
-                 "Policy file (TOML, or the reference's YAML); explicit flags win over it")
-      ->group(g("Cluster and scheduling"));
-  run.add_option("--trace-level", o.trace_level, "Decision tracing: none or decisions")
-      ->capture_default_str()->group(g("Tracing and fitness"));
-  run.add_option("--counterfactual-k", o.counterfactual_k,
-                 "With tracing: rank this many candidates per routing decision and compute regret")
-      ->capture_default_str()->group(g("Tracing and fitness"));
-  run.add_flag("--summarize-trace", o.summarize_trace, "Print the decision-trace summary")
-      ->group(g("Tracing and fitness"));
-  run.add_option("--fitness-weights", o.fitness_weights,
-                 "Fitness score weights, \"key:value,...\" (throughput, tokens_per_sec, p99_ttft, "
-                 "p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)")
-      ->group(g("Tracing and fitness"));
-}
-
 namespace {
 
 bool is_analytical(const std::string& b) {
@@ -176,15 +42,6 @@ bool is_analytical(const std::string& b) {
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
-}
-
-void set_log_level(const std::string& level) {
-  std::string l = lower(level);
-  if (l == "warning") l = "warn";
-  auto parsed = spdlog::level::from_str(l);
-  if (parsed == spdlog::level::off && l != "off")
-    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error or off");
-  spdlog::set_level(parsed);
 }
 
 QueueOrder queue_order(const std::string& scheduler, const std::string& priority) {
@@ -553,7 +410,17 @@ std::unique_ptr<WorkloadSource> make_workload(const RunOptions& o, const DataCat
   return make_spec_workload(spec, o.horizon, w.num_requests, static_cast<int32_t>(o.block_size));
 }
 
-// Writes `text` to `path` atomically: a temporary file renamed into place.
+}  // namespace
+
+void set_log_level(const std::string& level) {
+  std::string l = lower(level);
+  if (l == "warning") l = "warn";
+  auto parsed = spdlog::level::from_str(l);
+  if (parsed == spdlog::level::off && l != "off")
+    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error or off");
+  spdlog::set_level(parsed);
+}
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
@@ -570,13 +437,10 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-}  // namespace
-
-int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
-  set_log_level(o.log_level);
+RunOutcome simulate(RunOptions& o) {
   require(!o.model.empty(), "--model", "no model given; e.g. --model qwen/qwen3-14b");
   validate(o);
-  Environment env = Environment::load(plugin_dirs, o.seed);
+  Environment env = Environment::load(o.plugin_dirs, o.seed);
   // One Lua VM per simulation; it outlives every object made from its scripts.
   LuaVm vm(o.seed);
   DataCatalog data = DataCatalog::load(env.data_dir);
@@ -625,7 +489,8 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
   for (const auto& m : result.instances) parts.push_back(&m);
   InstanceMetrics cluster = merge_metrics(parts);
 
-  std::string out;
+  RunOutcome outcome;
+  std::string& out = outcome.report;
   if (o.num_instances > 1)
     for (size_t i = 0; i < result.instances.size(); ++i)
       if (result.instances[i].completed > 0)
@@ -633,24 +498,40 @@ int run_simulation(RunOptions& o, const std::vector<std::string>& plugin_dirs) {
                metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
   if (cluster.completed > 0)
     out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
-  if (!fitness_weights.empty()) out += fitness_block(evaluate_fitness(cluster, fitness_weights));
+  outcome.metrics = metrics_fields(cluster);
+  outcome.metrics.push_back({"rejected_requests", static_cast<double>(result.rejected), true});
+  if (!fitness_weights.empty()) {
+    const Fitness fitness = evaluate_fitness(cluster, fitness_weights);
+    out += fitness_block(fitness);
+    outcome.metrics.push_back({"fitness_score", fitness.score, false});
+  }
   ReportContext ctx;
   ctx.priority_policy_constant = !cc.keep_completions;
   ctx.rejected = result.rejected;
   out += text_blocks(parts, cluster, ctx);
   if (cc.trace_decisions && o.summarize_trace) out += trace_block(result.trace);
 
+  if (!o.results_path.empty()) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
+  if (o.profile)
+    outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
+                                  "{:.0f} events/s\n",
+                                  result.events, result.steps, cluster.completed + cluster.still_queued +
+                                      cluster.still_running + cluster.dropped_unservable,
+                                  wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+  return outcome;
+}
+
+int run_simulation(RunOptions& o) {
+  set_log_level(o.log_level);
+  for (const char* flag : {"--rows-csv", "--rows-json"})
+    require(!o.given(flag) || !o.scenario.empty(), flag, "needs a scenario file with a sweep or search");
+  RunOutcome outcome = simulate(o);
   if (!o.results_path.empty()) {
-    write_file_atomically(o.results_path, metrics_json(cluster, "cluster", true) + "\n");
+    write_file_atomically(o.results_path, outcome.results_json);
     spdlog::info("metrics written to {}", o.results_path);
   }
-  std::cout << out << std::flush;
-  if (o.profile)
-    std::cerr << fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
-                             "{:.0f} events/s\n",
-                             result.events, result.steps, cluster.completed + cluster.still_queued +
-                                 cluster.still_running + cluster.dropped_unservable,
-                             wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+  std::cout << outcome.report << std::flush;
+  std::cerr << outcome.profile;
   return 0;
 }
 

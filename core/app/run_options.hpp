@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,9 +73,21 @@ struct RunOptions {
   bool summarize_trace = false;
   std::string fitness_weights;
 
-  // Which flags were given explicitly (precedence and pairing rules).
-  CLI::App* cmd = nullptr;
-  bool given(const std::string& flag) const { return cmd != nullptr && cmd->count(flag) > 0; }
+  // Scenario files and sweeps.
+  std::string scenario;
+  int64_t jobs = 1;
+  std::string rows_csv;
+  std::string rows_json;
+
+  std::vector<std::string> plugin_dirs;
+
+  // Which flags were given explicitly, by the command line or a scenario
+  // (precedence and pairing rules), under every long name of the flag.
+  std::set<std::string> given_flags;
+  bool given(const std::string& flag) const { return given_flags.count(flag) > 0; }
 };
+
+// Records every option of `run` that the parse filled in.
+void mark_given(const CLI::App& run, RunOptions& options);
 
 }  // namespace blis::app

@@ -57,6 +57,10 @@ class ScriptInstance {
   const std::string& path() const { return path_; }
   lua_State* state() const { return core_->L; }
 
+  // Registry ref of the value the script's top level returned (scenario
+  // scripts return their scenario), LUA_NOREF when it returned nothing.
+  int result_ref() const { return result_ref_; }
+
   // Registry ref of the global function `name`, LUA_NOREF when the global is
   // nil; ScriptError when it is set to something that is not a function. The
   // instance releases the ref.
@@ -89,6 +93,7 @@ class ScriptInstance {
   GoRand rand_;
   std::string log_name_;
   int env_ref_ = LUA_NOREF;
+  int result_ref_ = LUA_NOREF;
   std::vector<int> refs_;
 };
 

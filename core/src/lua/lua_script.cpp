@@ -136,7 +136,11 @@ ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& s
     // Run the top level under the traceback handler.
     lua_rawgeti(L, LUA_REGISTRYINDEX, core_->on_error_ref);
     lua_insert(L, -2);
-    if (lua_pcall(L, 0, 0, -2) != 0) throw ScriptError(with_path(path_, message_at(L, -1)));
+    if (lua_pcall(L, 0, 1, -2) != 0) throw ScriptError(with_path(path_, message_at(L, -1)));
+    if (!lua_isnil(L, -1)) {
+      result_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+      refs_.push_back(result_ref_);
+    }
     lua_settop(L, base);
   } catch (...) {
     lua_settop(L, base);

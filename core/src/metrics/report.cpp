@@ -93,36 +93,51 @@ struct JsonObject {
 
 }  // namespace
 
-std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
-                         bool with_requests) {
+std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   std::vector<int64_t> ttft = m.ttft, e2e = m.e2e, sched = m.scheduling_delay;
   Summary st = summarize(ttft, 1000), se = summarize(e2e, 1000), sd = summarize(sched, 1000);
   Summary si = summarize(itl_values(m), 1000);
   const double duration = static_cast<double>(m.end_time) / 1e6;
+  auto count = [](const char* name, int64_t v) { return MetricField{name, static_cast<double>(v), true}; };
+  auto real = [](std::string name, double v) { return MetricField{std::move(name), v, false}; };
 
-  JsonObject o;
-  o.str("instance_id", instance_id);
-  o.num("completed_requests", m.completed);
-  o.num("still_queued", m.still_queued);
-  o.num("still_running", m.still_running);
-  o.num("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable);
-  o.num("total_input_tokens", m.input_tokens);
-  o.num("total_output_tokens", m.output_tokens);
-  o.real("vllm_estimated_duration_s", duration);
-  o.real("responses_per_sec", duration > 0 ? static_cast<double>(m.completed) / duration : 0);
-  o.real("tokens_per_sec", duration > 0 ? static_cast<double>(m.output_tokens) / duration : 0);
+  std::vector<MetricField> f;
+  f.push_back(count("completed_requests", m.completed));
+  f.push_back(count("still_queued", m.still_queued));
+  f.push_back(count("still_running", m.still_running));
+  f.push_back(count("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable));
+  f.push_back(count("total_input_tokens", m.input_tokens));
+  f.push_back(count("total_output_tokens", m.output_tokens));
+  f.push_back(real("vllm_estimated_duration_s", duration));
+  f.push_back(real("responses_per_sec", duration > 0 ? static_cast<double>(m.completed) / duration : 0));
+  f.push_back(real("tokens_per_sec", duration > 0 ? static_cast<double>(m.output_tokens) / duration : 0));
   for (const auto& [name, sum] : {std::pair{"e2e", &se}, std::pair{"ttft", &st}, std::pair{"itl", &si}}) {
     const std::string n = name;
-    o.real((n + "_mean_ms").c_str(), sum->mean);
-    o.real((n + "_p90_ms").c_str(), sum->p90);
-    o.real((n + "_p95_ms").c_str(), sum->p95);
-    o.real((n + "_p99_ms").c_str(), sum->p99);
+    f.push_back(real(n + "_mean_ms", sum->mean));
+    f.push_back(real(n + "_p90_ms", sum->p90));
+    f.push_back(real(n + "_p95_ms", sum->p95));
+    f.push_back(real(n + "_p99_ms", sum->p99));
   }
-  o.real("scheduling_delay_p99_ms", sd.p99);
-  if (m.kv_allocation_failures != 0) o.num("kv_allocation_failures", m.kv_allocation_failures);
-  o.num("preemption_count", m.preemptions);
-  o.num("dropped_unservable", m.dropped_unservable);
-  o.num("length_capped_requests", m.length_capped);
+  f.push_back(real("scheduling_delay_p99_ms", sd.p99));
+  if (m.kv_allocation_failures != 0) f.push_back(count("kv_allocation_failures", m.kv_allocation_failures));
+  f.push_back(count("preemption_count", m.preemptions));
+  f.push_back(count("dropped_unservable", m.dropped_unservable));
+  f.push_back(count("length_capped_requests", m.length_capped));
+  return f;
+}
+
+std::string metric_text(const MetricField& f) {
+  return f.integer ? std::to_string(static_cast<int64_t>(f.value)) : go_float(f.value);
+}
+
+std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
+                         bool with_requests) {
+  JsonObject o;
+  o.str("instance_id", instance_id);
+  for (const MetricField& f : metrics_fields(m)) {
+    o.key(f.name.c_str());
+    o.text += metric_text(f);
+  }
   if (with_requests && !m.records.empty()) {
     std::vector<const RequestRecord*> recs;
     for (const auto& r : m.records) recs.push_back(&r);

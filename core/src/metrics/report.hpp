@@ -16,6 +16,16 @@ WeightedValues itl_values(const InstanceMetrics& m);
 // Concatenation/sums over instances (spec cluster §7.2).
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts);
 
+// One number of the metrics JSON object, in the object's order.
+struct MetricField {
+  std::string name;
+  double value = 0;
+  bool integer = false;  // printed without a fraction
+};
+std::vector<MetricField> metrics_fields(const InstanceMetrics& m);
+// The value as the JSON object prints it.
+std::string metric_text(const MetricField& f);
+
 // The metrics JSON object; with `with_requests` the per-request array too.
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
                          bool with_requests);

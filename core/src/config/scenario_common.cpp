@@ -1,0 +1,51 @@
+#include "config/scenario_common.hpp"
+
+#include <blis/scenario.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+namespace blis {
+
+std::string flag_of_key(const std::string& key) {
+  std::string f = key;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::string key_of_flag(const std::string& flag) {
+  std::string k = flag;
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+namespace scenario {
+
+namespace {
+constexpr std::string_view kGroups[] = {"simulation", "model", "latency", "kv-cache", "batching",
+                                        "workload", "cluster", "scheduling", "admission",
+                                        "routing", "tracing", "outputs"};
+}  // namespace
+
+bool is_group(const std::string& key) {
+  const std::string flag = flag_of_key(key);
+  return std::find(std::begin(kGroups), std::end(kGroups), flag) != std::end(kGroups);
+}
+
+const char* group_names() {
+  return "simulation, model, latency, kv-cache, batching, workload, cluster, scheduling, "
+         "admission, routing, tracing, outputs";
+}
+
+std::string number_text(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0)
+    return std::to_string(static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+}  // namespace scenario
+}  // namespace blis

@@ -1,0 +1,159 @@
+// TOML scenario files (docs/scenarios.md): top-level keys and keys of grouping
+// sections are settings; [sweep] is swept as a product of its lists, [[sweep]]
+// entries are configurations; [plugin-config.NAME] tables configure plugins.
+#include <blis/errors.hpp>
+#include <blis/scenario.hpp>
+
+#include "config/scenario_common.hpp"
+
+#include <toml++/toml.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace blis {
+namespace {
+
+class TomlScenarioReader {
+ public:
+  explicit TomlScenarioReader(std::string path) : path_(std::move(path)) {}
+
+  Scenario read() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw ConfigError(path_, "cannot open the scenario file (check the path)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    toml::table root;
+    try {
+      root = toml::parse(text.str(), path_);
+    } catch (const toml::parse_error& e) {
+      throw ConfigError(where(e.source()), std::string(e.description()));
+    }
+    Scenario s;
+    s.path = path_;
+    for (const auto& [k, node] : root) {
+      const std::string key(k.str());
+      const std::string flag = flag_of_key(key);
+      if (flag == scenario::kSweep) {
+        read_sweep(node, s);
+      } else if (flag == scenario::kPluginConfig) {
+        read_plugin_config(node, s.base);
+      } else if (const auto* t = node.as_table()) {
+        if (!scenario::is_group(key))
+          throw ConfigError(where(k.source()),
+                            fmt::format("unknown section [{}]; sections are sweep, plugin-config and "
+                                        "the groups {}",
+                                        key, scenario::group_names()));
+        for (const auto& [gk, gnode] : *t) s.base.push_back(setting(std::string(gk.str()), gnode));
+      } else {
+        s.base.push_back(setting(key, node));
+      }
+    }
+    return s;
+  }
+
+ private:
+  std::string where(const toml::source_region& r) const {
+    if (r.begin.line == 0) return path_;
+    return fmt::format("{}:{}:{}", path_, r.begin.line, r.begin.column);
+  }
+
+  // The command-line text of a scalar; nullopt for tables and arrays.
+  static std::optional<std::string> scalar_text(const toml::node& n) {
+    if (const auto* v = n.as_string()) return v->get();
+    if (const auto* v = n.as_integer()) return std::to_string(v->get());
+    if (const auto* v = n.as_floating_point()) return scenario::number_text(v->get());
+    if (const auto* v = n.as_boolean()) return v->get() ? "true" : "false";
+    return std::nullopt;
+  }
+
+  // A scalar, or a list of scalars written comma-separated (coefficients).
+  std::string value_text(const std::string& key, const toml::node& n) const {
+    if (auto t = scalar_text(n)) return *t;
+    if (const auto* a = n.as_array()) {
+      std::string out;
+      for (const auto& e : *a) {
+        auto t = scalar_text(e);
+        if (!t) throw ConfigError(where(e.source()), fmt::format("{}: list items must be strings, numbers or booleans", key));
+        out += (out.empty() ? "" : ",") + *t;
+      }
+      return out;
+    }
+    throw ConfigError(where(n.source()),
+                      fmt::format("{} must be a string, number, boolean or list, not a table "
+                                  "(grouping sections are {})",
+                                  key, scenario::group_names()));
+  }
+
+  Setting setting(const std::string& key, const toml::node& n) const {
+    return Setting{flag_of_key(key), value_text(key, n), where(n.source())};
+  }
+
+  void read_sweep(const toml::node& node, Scenario& s) const {
+    if (const auto* t = node.as_table()) {
+      // [sweep]: every key lists values; the configurations are the product,
+      // in key order, the first key varying slowest.
+      std::vector<std::vector<Setting>> axes;
+      for (const auto& [k, v] : *t) {
+        const std::string key(k.str());
+        const auto* a = v.as_array();
+        if (a == nullptr || a->empty())
+          throw ConfigError(where(v.source()), fmt::format("sweep.{} must be a non-empty list of values", key));
+        std::vector<Setting> axis;
+        for (const auto& e : *a) axis.push_back(setting(key, e));
+        axes.push_back(std::move(axis));
+      }
+      std::vector<Settings> points{Settings{}};
+      for (const auto& axis : axes) {
+        std::vector<Settings> next;
+        for (const auto& p : points)
+          for (const auto& value : axis) {
+            Settings q = p;
+            q.push_back(value);
+            next.push_back(std::move(q));
+          }
+        points = std::move(next);
+      }
+      s.sweep = std::move(points);
+      return;
+    }
+    if (const auto* a = node.as_array()) {
+      // [[sweep]]: one table per configuration.
+      for (const auto& e : *a) {
+        const auto* t = e.as_table();
+        if (t == nullptr) throw ConfigError(where(e.source()), "each [[sweep]] entry must be a table");
+        Settings point;
+        for (const auto& [k, v] : *t) point.push_back(setting(std::string(k.str()), v));
+        s.sweep.push_back(std::move(point));
+      }
+      return;
+    }
+    throw ConfigError(where(node.source()), "sweep must be a table of lists ([sweep]) or tables ([[sweep]])");
+  }
+
+  // [plugin-config.NAME] key = value -> --plugin-config NAME.key=value
+  void read_plugin_config(const toml::node& node, Settings& out) const {
+    const auto* t = node.as_table();
+    if (t == nullptr) throw ConfigError(where(node.source()), "plugin-config must be a table of tables");
+    for (const auto& [name, sub] : *t) {
+      const auto* st = sub.as_table();
+      if (st == nullptr)
+        throw ConfigError(where(sub.source()),
+                          fmt::format("plugin-config.{} must be a table of the plugin's keys", name.str()));
+      for (const auto& [k, v] : *st)
+        out.push_back(Setting{scenario::kPluginConfig,
+                              fmt::format("{}.{}={}", name.str(), k.str(), value_text(std::string(k.str()), v)),
+                              where(v.source())});
+    }
+  }
+
+  std::string path_;
+};
+
+}  // namespace
+
+Scenario load_toml_scenario(const std::string& path) { return TomlScenarioReader(path).read(); }
+
+}  // namespace blis
