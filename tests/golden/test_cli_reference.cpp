@@ -2,6 +2,7 @@
 // and its behaviour on bad input: one clear line on stderr, exit 2, nothing
 // on stdout, no partial file.
 #include "catch.hpp"
+#include "cli.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,49 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace {
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs `blis <args>`; stdout and stderr are captured separately.
-Result blis(const std::string& args) {
-  static int counter = 0;
-  const std::string err_file =
-      (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
-                                                 std::to_string(counter++)))
-          .string();
-  const std::string cmd = std::string(BLIS_TEST_STAGE) + "/bin/blis " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  std::filesystem::remove(err_file);
-  return r;
-}
-
-// The value of "key" in the first metrics block whose instance_id is `id`.
-double metric(const std::string& out, const std::string& key, const std::string& id = "cluster") {
-  auto at = out.find("\"instance_id\": \"" + id + "\"");
-  REQUIRE(at != std::string::npos);
-  std::smatch m;
-  std::string rest = out.substr(at);
-  REQUIRE(std::regex_search(rest, m, std::regex("\"" + key + "\": ([-0-9.e+]+)")));
-  return std::stod(m[1]);
-}
-
-}  // namespace
-
 TEST_CASE("the default run prints the reference's block (but for Q6)", "[golden][cli]") {
-  Result r = blis("run --model qwen/qwen3-14b");
+  Result r = run_blis("run --model qwen/qwen3-14b");
   REQUIRE(r.status == 0);
   std::ifstream f(std::string(BLIS_TEST_SOURCE_DIR) + "/tests/golden/expected/default_run.txt");
   std::string expected((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -66,14 +26,14 @@ TEST_CASE("the default run prints the reference's block (but for Q6)", "[golden]
 
 TEST_CASE("reference figures of the tutorial", "[golden][cli]") {
   SECTION("saturated single instance: 16.86 req/s") {
-    Result r = blis("run --model qwen/qwen3-14b --rate 500 --num-requests 2000");
+    Result r = run_blis("run --model qwen/qwen3-14b --rate 500 --num-requests 2000");
     REQUIRE(r.status == 0);
     CHECK(metric(r.out, "responses_per_sec") == Approx(16.859034573285825).epsilon(1e-12));
     CHECK(metric(r.out, "ttft_p99_ms") == Approx(104208.47).epsilon(1e-6));
     CHECK(metric(r.out, "preemption_count") == 0);
   }
   SECTION("2 req/s: TTFT p99 50.55 ms") {
-    Result r = blis("run --model qwen/qwen3-14b --rate 2 --num-requests 50");
+    Result r = run_blis("run --model qwen/qwen3-14b --rate 2 --num-requests 50");
     REQUIRE(r.status == 0);
     CHECK(metric(r.out, "ttft_p99_ms") == Approx(50.54851).epsilon(1e-12));
     CHECK(metric(r.out, "responses_per_sec") == Approx(1.7006642488436419).epsilon(1e-12));
@@ -82,7 +42,7 @@ TEST_CASE("reference figures of the tutorial", "[golden][cli]") {
     const std::pair<const char*, double> cases[] = {
         {"blackbox", 15.042}, {"trained-roofline", 11.917}, {"crossmodel", 27.018}};
     for (const auto& [model, rps] : cases) {
-      Result r = blis(std::string("run --model qwen/qwen3-14b --rate 500 --num-requests 2000 --latency-model ") + model);
+      Result r = run_blis(std::string("run --model qwen/qwen3-14b --rate 500 --num-requests 2000 --latency-model ") + model);
       REQUIRE(r.status == 0);
       INFO(model);
       CHECK(metric(r.out, "responses_per_sec") == Approx(rps).epsilon(1e-4));
@@ -91,7 +51,7 @@ TEST_CASE("reference figures of the tutorial", "[golden][cli]") {
   SECTION("cluster: 4 / 8 / 12 instances at 200 req/s") {
     const std::pair<int, double> cases[] = {{4, 1496.931}, {8, 62.976}, {12, 54.248}};
     for (const auto& [n, p99] : cases) {
-      Result r = blis("run --model qwen/qwen3-14b --num-instances " + std::to_string(n) +
+      Result r = run_blis("run --model qwen/qwen3-14b --num-instances " + std::to_string(n) +
                       " --rate 200 --num-requests 1000");
       REQUIRE(r.status == 0);
       INFO(n << " instances");
@@ -100,24 +60,24 @@ TEST_CASE("reference figures of the tutorial", "[golden][cli]") {
     }
   }
   SECTION("prefix caching: cache hit rate 0.3342") {
-    Result r = blis("run --model qwen/qwen3-14b --rate 5 --num-requests 30 --prefix-tokens 512");
+    Result r = run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 30 --prefix-tokens 512");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("Cache Hit Rate: 0.3342\n") != std::string::npos);
   }
   SECTION("max-model-len drops unservable requests") {
-    Result r = blis("run --model qwen/qwen3-14b --rate 5 --num-requests 30 --max-model-len 900");
+    Result r = run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 30 --max-model-len 900");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("Dropped Unservable: 19\n") != std::string::npos);
   }
   SECTION("KV pressure terminates, with preemptions (the reference never ends)") {
-    Result r = blis("run --model qwen/qwen3-14b --total-kv-blocks 3000 --rate 50 --num-requests 200");
+    Result r = run_blis("run --model qwen/qwen3-14b --total-kv-blocks 3000 --rate 50 --num-requests 200");
     REQUIRE(r.status == 0);
     CHECK(metric(r.out, "completed_requests") == 200);
     CHECK(metric(r.out, "preemption_count") > 0);
   }
   SECTION("a CPU tier without pressure changes nothing") {
-    Result a = blis("run --model qwen/qwen3-14b --rate 100 --num-requests 500");
-    Result b = blis("run --model qwen/qwen3-14b --kv-cpu-blocks 50000 --kv-offload-threshold 0.9 "
+    Result a = run_blis("run --model qwen/qwen3-14b --rate 100 --num-requests 500");
+    Result b = run_blis("run --model qwen/qwen3-14b --kv-cpu-blocks 50000 --kv-offload-threshold 0.9 "
                     "--kv-transfer-bandwidth 100.0 --rate 100 --num-requests 500");
     REQUIRE(a.status == 0);
     CHECK(a.out == b.out);
@@ -127,7 +87,7 @@ TEST_CASE("reference figures of the tutorial", "[golden][cli]") {
 TEST_CASE("results file: the metrics plus one record per request", "[golden][cli]") {
   const auto path = std::filesystem::temp_directory_path() / "blis_results_test.json";
   std::filesystem::remove(path);
-  Result r = blis("run --model qwen/qwen3-14b --rate 2 --num-requests 5 --results-path " + path.string());
+  Result r = run_blis("run --model qwen/qwen3-14b --rate 2 --num-requests 5 --results-path " + path.string());
   REQUIRE(r.status == 0);
   std::ifstream f(path);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -163,7 +123,7 @@ TEST_CASE("bad input: one clear error, exit 2, nothing on stdout", "[cli]") {
       {"plugins inspect /nonexistent/libx.so", "/nonexistent/libx.so: no such file"},
   };
   for (const auto& [args, message] : cases) {
-    Result r = blis(args);
+    Result r = run_blis(args);
     INFO(args << "\nstderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
@@ -173,7 +133,7 @@ TEST_CASE("bad input: one clear error, exit 2, nothing on stdout", "[cli]") {
 }
 
 TEST_CASE("an unwritable results path leaves no file and no partial output", "[cli]") {
-  Result r = blis("run --model qwen/qwen3-14b --num-requests 5 --results-path /nonexistent-dir/out.json");
+  Result r = run_blis("run --model qwen/qwen3-14b --num-requests 5 --results-path /nonexistent-dir/out.json");
   CHECK(r.status != 0);
   CHECK(r.out.empty());
   CHECK(r.err.find("/nonexistent-dir/out.json") != std::string::npos);
@@ -182,7 +142,7 @@ TEST_CASE("an unwritable results path leaves no file and no partial output", "[c
 
 TEST_CASE("plugins inspect: good libraries pass, broken ones get one line and exit 2", "[cli][plugin]") {
   const std::string fx = std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-";
-  Result good = blis("plugins inspect " + fx + "good.so");
+  Result good = run_blis("plugins inspect " + fx + "good.so");
   CHECK(good.status == 0);
   CHECK(good.out.find("fixture-good") != std::string::npos);
   const std::pair<const char*, const char*> broken[] = {
@@ -194,14 +154,14 @@ TEST_CASE("plugins inspect: good libraries pass, broken ones get one line and ex
       {"raw-throw", "threw a C++ exception across the C ABI"},
   };
   for (const auto& [name, message] : broken) {
-    Result r = blis("plugins inspect " + fx + name + ".so");
+    Result r = run_blis("plugins inspect " + fx + name + ".so");
     INFO(name << "\nstderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find(fx + name + ".so: ") != std::string::npos);
     CHECK(r.err.find(message) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
-  Result list = blis("plugins list");
+  Result list = run_blis("plugins list");
   CHECK(list.status == 0);
   for (const char* name : {"roofline", "blackbox", "crossmodel", "trained-roofline"})
     CHECK(list.out.find(name) != std::string::npos);
@@ -214,7 +174,7 @@ TEST_CASE("routing policies and fitness match the reference's tutorial figures",
         {"least-loaded", 92.6642, 67.07304435627618},
         {"round-robin", 62.976, 67.38601234848677}};
     for (const auto& [policy, p99, rps] : cases) {
-      Result r = blis(std::string("run --model qwen/qwen3-14b --num-instances 8 --rate 200 --num-requests 1000 "
+      Result r = run_blis(std::string("run --model qwen/qwen3-14b --num-instances 8 --rate 200 --num-requests 1000 "
                                   "--routing-policy ") + policy);
       REQUIRE(r.status == 0);
       INFO(policy);
@@ -223,14 +183,14 @@ TEST_CASE("routing policies and fitness match the reference's tutorial figures",
     }
   }
   SECTION("fitness of weighted routing on 12 instances: 0.893849") {
-    Result r = blis("run --model qwen/qwen3-14b --num-instances 12 --rate 200 --num-requests 1000 "
+    Result r = run_blis("run --model qwen/qwen3-14b --num-instances 12 --rate 200 --num-requests 1000 "
                     "--routing-policy weighted --fitness-weights \"p99_ttft:3,mean_e2e:1,throughput:2\"");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("=== Fitness Evaluation ===\nScore: 0.893849\n  mean_e2e: 0.000218\n"
                      "  p99_ttft: 0.013511\n  throughput: 0.426549\n") != std::string::npos);
   }
   SECTION("trace summary block") {
-    Result r = blis("run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
+    Result r = run_blis("run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
                     "--trace-level decisions --summarize-trace --counterfactual-k 3");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("=== Trace Summary ===\nTotal Decisions: 500\n  Admitted: 500\n  Rejected: 0\n"
@@ -238,7 +198,7 @@ TEST_CASE("routing policies and fitness match the reference's tutorial figures",
     CHECK(r.out.find("Mean Regret: ") != std::string::npos);
   }
   SECTION("token bucket rejects what it cannot pay for") {
-    Result r = blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200");
+    Result r = run_blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("Rejected Requests: 144\n") != std::string::npos);
   }
@@ -257,7 +217,7 @@ TEST_CASE("cluster flags: bad input is refused before the run", "[cli][cluster]"
       {"run --model qwen/qwen3-14b --snapshot-refresh-interval -1", "--snapshot-refresh-interval"},
   };
   for (const auto& [args, message] : cases) {
-    Result r = blis(args);
+    Result r = run_blis(args);
     INFO(args << "\nstderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
@@ -269,11 +229,11 @@ TEST_CASE("a policy file sets policies unless a flag overrides it", "[cli][clust
   const std::string toml = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/policy-config/weighted.toml";
   const std::string yaml = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/policy-config/weighted.yaml";
   const std::string base = "run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 300 ";
-  Result weighted = blis(base + "--routing-policy weighted");
-  Result from_toml = blis(base + "--policy-config " + toml);
-  Result from_yaml = blis(base + "--policy-config " + yaml);
-  Result overridden = blis(base + "--policy-config " + toml + " --routing-policy round-robin");
-  Result round_robin = blis(base);
+  Result weighted = run_blis(base + "--routing-policy weighted");
+  Result from_toml = run_blis(base + "--policy-config " + toml);
+  Result from_yaml = run_blis(base + "--policy-config " + yaml);
+  Result overridden = run_blis(base + "--policy-config " + toml + " --routing-policy round-robin");
+  Result round_robin = run_blis(base);
   REQUIRE(weighted.status == 0);
   CHECK(from_toml.out == weighted.out);
   CHECK(from_yaml.out == weighted.out);
@@ -285,14 +245,14 @@ TEST_CASE("Lua scorers named on the command line route like the native ones", "[
   const std::string base = "run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
                            "--routing-policy weighted --routing-scorers ";
   const std::string scripts = std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/scorers/";
-  Result native = blis(base + "\"queue-depth:2,kv-utilization:1\"");
-  Result lua = blis(base + "\"" + scripts + "queue_depth.lua:2," + scripts + "kv_utilization.lua:1\"");
+  Result native = run_blis(base + "\"queue-depth:2,kv-utilization:1\"");
+  Result lua = run_blis(base + "\"" + scripts + "queue_depth.lua:2," + scripts + "kv_utilization.lua:1\"");
   REQUIRE(native.status == 0);
   CHECK(lua.status == 0);
   CHECK(lua.out == native.out);
   // Scripts are also found by their path under the installed scripts directory.
-  Result installed = blis(base + "scorers/load_balance.lua:1");
-  Result native_lb = blis(base + "load-balance:1");
+  Result installed = run_blis(base + "scorers/load_balance.lua:1");
+  Result native_lb = run_blis(base + "load-balance:1");
   CHECK(installed.status == 0);
   CHECK(installed.out == native_lb.out);
 }
@@ -305,14 +265,14 @@ TEST_CASE("a broken Lua scorer is reported with file:line and exit 2", "[cli][lu
   std::ofstream(nan) << "function score(n) for i = 0, n - 1 do scores[i] = 0 / 0 end end\n";
   const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --num-requests 5 "
                            "--routing-policy weighted --routing-scorers ";
-  Result r1 = blis(base + bad + ":1");
+  Result r1 = run_blis(base + bad + ":1");
   CHECK(r1.status == 2);
   CHECK(r1.out.empty());
   CHECK(r1.err.find(bad + ":3: attempt to index local 'x'") != std::string::npos);
-  Result r2 = blis(base + nan + ":1");
+  Result r2 = run_blis(base + nan + ":1");
   CHECK(r2.status == 2);
   CHECK(r2.err.find("score returned NaN for instance 0") != std::string::npos);
-  Result r3 = blis(base + "/nonexistent/s.lua:1");
+  Result r3 = run_blis(base + "/nonexistent/s.lua:1");
   CHECK(r3.status == 2);
   CHECK(r3.err.find("/nonexistent/s.lua: no such script") != std::string::npos);
 }

@@ -1,12 +1,17 @@
-// Every example under examples/ runs and prints exactly its expected output.
+// Every example under examples/ with an `args` file runs `blis <args>` from the
+// source tree and must print exactly its expected.txt.
 #include "catch.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string run(const std::string& args) {
   const std::string cmd = std::string("cd ") + BLIS_TEST_SOURCE_DIR + " && " + BLIS_TEST_STAGE +
@@ -21,17 +26,63 @@ std::string run(const std::string& args) {
   return out;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream f(std::string(BLIS_TEST_SOURCE_DIR) + "/" + path);
+std::string read(const fs::path& path) {
+  std::ifstream f(path);
   REQUIRE(f.good());
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
+std::string args_of(const std::string& example) {
+  std::string args = read(fs::path(BLIS_TEST_SOURCE_DIR) / "examples" / example / "args");
+  while (!args.empty() && (args.back() == '\n' || args.back() == ' ')) args.pop_back();
+  return args;
+}
+
+std::string expected_of(const std::string& example) {
+  return read(fs::path(BLIS_TEST_SOURCE_DIR) / "examples" / example / "expected.txt");
+}
+
 }  // namespace
 
-TEST_CASE("example: trace-replay", "[golden][examples]") {
-  std::string out = run("run --model qwen/qwen3-14b --workload-trace examples/trace-replay/trace.csv");
-  CHECK(out == read("examples/trace-replay/expected.txt"));
+TEST_CASE("every example prints its expected output", "[golden][examples]") {
+  std::vector<std::string> examples;
+  for (const auto& e : fs::directory_iterator(fs::path(BLIS_TEST_SOURCE_DIR) / "examples"))
+    if (fs::exists(e.path() / "args")) examples.push_back(e.path().filename().string());
+  std::sort(examples.begin(), examples.end());
+  REQUIRE(examples.size() >= 4);
+  for (const std::string& name : examples) {
+    DYNAMIC_SECTION("example " << name) {
+      CHECK(run(args_of(name)) == expected_of(name));
+    }
+  }
+}
+
+TEST_CASE("example trace-replay shows the shared prompt and the SLO classes", "[golden][examples]") {
+  const std::string out = expected_of("trace-replay");
   CHECK(out.find("=== Per-SLO Metrics ===") != std::string::npos);
   CHECK(out.find("Cache Hit Rate: ") != std::string::npos);
+}
+
+TEST_CASE("example capacity-planning: 5 instances, and the same table with --jobs 1", "[golden][examples]") {
+  const std::string out = expected_of("capacity-planning");
+  CHECK(out.find("\"result\": {\"minimum_instances\": 5, \"target_ttft_p99_ms\": 500}") != std::string::npos);
+  // The tutorial's figures for 4 and 8 instances (reference: 1,496.9 and 62.98 ms).
+  CHECK(out.find("\"num_instances\": 4, ") != std::string::npos);
+  CHECK(out.find("\"ttft_p99_ms\": 1496.9314399999998") != std::string::npos);
+  std::string serial = args_of("capacity-planning");
+  serial.replace(serial.find("--jobs 2"), 8, "--jobs 1");
+  CHECK(run(serial) == out);
+}
+
+TEST_CASE("example prefix-heavy: prefix-aware routing beats round-robin on TTFT", "[golden][examples]") {
+  const std::string out = expected_of("prefix-heavy");
+  auto p99_after = [&](const std::string& marker) {
+    size_t at = out.find(marker);
+    REQUIRE(at != std::string::npos);
+    at = out.find("\"ttft_p99_ms\": ", at);
+    return std::stod(out.substr(at + 15, 20));
+  };
+  const double round_robin = p99_after("\"routing_policy\": \"round-robin\"");
+  const double lua = p99_after("sticky_prefix.lua");
+  CHECK(lua < round_robin / 2);
 }

@@ -1,0 +1,137 @@
+// `blis run SCENARIO`: scenario files against the same flags, precedence,
+// sweeps with --jobs, rows files, and errors.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using blis::test::TempDir;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+constexpr const char* kSweep = R"(model = "qwen/qwen3-14b"
+[workload]
+rate = 100
+num-requests = 300
+[sweep]
+num-instances = [1, 2, 4]
+)";
+
+}  // namespace
+
+TEST_CASE("a one-configuration scenario prints what the same flags print", "[cli][scenario]") {
+  TempDir dir;
+  const std::string toml = dir.write("one.toml", R"(model = "qwen/qwen3-14b"
+[workload]
+rate = 20
+num_requests = 200
+[cluster]
+num-instances = 2
+routing-policy = "weighted"
+)");
+  const std::string lua = dir.write("one.lua", R"(
+return { model = "qwen/qwen3-14b", rate = 20, num_requests = 200,
+         cluster = { num_instances = 2, routing_policy = "weighted" } })");
+  const auto flags = run_blis("run --model qwen/qwen3-14b --rate 20 --num-requests 200 --num-instances 2 "
+                          "--routing-policy weighted");
+  REQUIRE(flags.status == 0);
+  CHECK(run_blis("run " + toml).out == flags.out);
+  CHECK(run_blis("run " + lua).out == flags.out);
+
+  // Flags on the command line win over the file.
+  const auto five = run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 200 --num-instances 2 "
+                         "--routing-policy weighted");
+  CHECK(run_blis("run " + toml + " --rate 5").out == five.out);
+  CHECK(five.out != flags.out);
+}
+
+TEST_CASE("a sweep prints one row per configuration, identical with --jobs 2", "[cli][scenario]") {
+  TempDir dir;
+  const std::string path = dir.write("sweep.toml", kSweep);
+  const std::string csv = dir.str() + "/rows.csv", json = dir.str() + "/rows.json";
+  const auto serial = run_blis("run " + path + " --jobs 1");
+  const auto parallel = run_blis("run " + path + " --jobs 2 --rows-csv " + csv + " --rows-json " + json);
+  REQUIRE(serial.status == 0);
+  REQUIRE(parallel.status == 0);
+  CHECK(parallel.out == serial.out);
+  CHECK(count_of(serial.out, "\"num_instances\": ") == 3);
+  CHECK(serial.out.rfind("{\n  \"scenario\": ", 0) == 0);
+  // Progress on stderr, one line per configuration.
+  CHECK(count_of(serial.err, "/3] num_instances=") == 3);
+  // The files: the same report, and a CSV with a header and three rows.
+  CHECK(slurp(json) == serial.out);
+  const std::string table = slurp(csv);
+  CHECK(table.rfind("num_instances,completed_requests,", 0) == 0);
+  CHECK(count_of(table, "\n") == 4);
+  CHECK(table.find("\n4,300,") != std::string::npos);
+  // The rows agree with single runs.
+  const auto four = run_blis("run --model qwen/qwen3-14b --rate 100 --num-requests 300 --num-instances 4");
+  const std::string p99 = std::to_string(metric(four.out, "ttft_p99_ms")).substr(0, 6);
+  CHECK(serial.out.find("\"ttft_p99_ms\": " + p99) != std::string::npos);
+}
+
+TEST_CASE("scenario errors: one line naming the file and the setting, exit 2, no output", "[cli][scenario]") {
+  TempDir dir;
+  auto check_error = [&](const std::string& name, const std::string& text, const std::string& extra,
+                         const std::string& expected) {
+    const std::string path = dir.write(name, text);
+    const auto r = run_blis("run " + path + " " + extra);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(expected) != std::string::npos);
+    CHECK(r.err.find("blis: error: ") != std::string::npos);
+  };
+  check_error("unknown.toml", "model = \"qwen/qwen3-14b\"\nnum-gpus = 3\n", "",
+              "unknown.toml:2:12: unknown setting 'num-gpus'");
+  check_error("badvalue.toml", "model = \"qwen/qwen3-14b\"\nrate = \"fast\"\n", "",
+              "badvalue.toml:2:8: invalid value 'fast' for rate");
+  check_error("axis.toml", kSweep, "--num-instances 2", "--num-instances: is varied by the scenario");
+  check_error("results.toml", "results-path = \"x.json\"\n" + std::string(kSweep), "",
+              "results-path names one file");
+  check_error("broken.lua", "return {\n  model = \"qwen/qwen3-14b\",\n  rate = nil + 1,\n}\n", "",
+              "broken.lua:3: attempt to perform arithmetic");
+  check_error("search.lua",
+              "return { model = \"qwen/qwen3-14b\", num_requests = 50,\n"
+              "  search = function(sim) return sim.run{ rate = -2 } end }\n",
+              "", "--rate: must be a finite value > 0, got -2");
+  check_error("scenario.yaml", "model: x\n", "", "a scenario file ends in .toml or .lua");
+}
+
+TEST_CASE("rows files without a scenario are refused", "[cli][scenario]") {
+  const auto r = run_blis("run --model qwen/qwen3-14b --rows-csv /tmp/never.csv");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--rows-csv: needs a scenario file") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists("/tmp/never.csv"));
+}
+
+TEST_CASE("a failing configuration leaves no rows file", "[cli][scenario]") {
+  TempDir dir;
+  const std::string path = dir.write("fail.toml", R"(model = "qwen/qwen3-14b"
+num-requests = 50
+[[sweep]]
+rate = 5
+[[sweep]]
+rate = -1
+)");
+  const std::string csv = dir.str() + "/rows.csv";
+  const auto r = run_blis("run " + path + " --rows-csv " + csv);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("configuration 2 (rate=-1) failed") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(csv));
+}
