@@ -1,60 +1,18 @@
 // The blis binary against the reference's printed figures (spec engine §12),
 // and its behaviour on bad input: one clear line on stderr, exit 2, nothing
 // on stdout, no partial file.
+#include "blis_cli.hpp"
 #include "catch.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <tuple>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
-namespace {
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs `blis <args>`; stdout and stderr are captured separately.
-Result blis(const std::string& args) {
-  static int counter = 0;
-  const std::string err_file =
-      (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
-                                                 std::to_string(counter++)))
-          .string();
-  const std::string cmd = std::string(BLIS_TEST_STAGE) + "/bin/blis " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  std::filesystem::remove(err_file);
-  return r;
-}
-
-// The value of "key" in the first metrics block whose instance_id is `id`.
-double metric(const std::string& out, const std::string& key, const std::string& id = "cluster") {
-  auto at = out.find("\"instance_id\": \"" + id + "\"");
-  REQUIRE(at != std::string::npos);
-  std::smatch m;
-  std::string rest = out.substr(at);
-  REQUIRE(std::regex_search(rest, m, std::regex("\"" + key + "\": ([-0-9.e+]+)")));
-  return std::stod(m[1]);
-}
-
-}  // namespace
+using blis_cli::blis;
+using blis_cli::metric;
+using blis_cli::Result;
 
 TEST_CASE("the default run prints the reference's block (but for Q6)", "[golden][cli]") {
   Result r = blis("run --model qwen/qwen3-14b");

@@ -1,0 +1,57 @@
+// Runs the staged `blis` binary for command-line tests. Not in namespace blis,
+// so that a test file without blis headers may call it plain `blis(...)`.
+#pragma once
+
+#include "catch.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+
+namespace blis_cli {
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `blis <args>` through the shell; stdout and stderr are captured separately.
+inline Result blis(const std::string& args) {
+  static int counter = 0;
+  const std::string err_file =
+      (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
+                                                 std::to_string(counter++)))
+          .string();
+  const std::string cmd = std::string(BLIS_TEST_STAGE) + "/bin/blis " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream f(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+// The value of "key" in the first metrics block whose instance_id is `id`.
+inline double metric(const std::string& out, const std::string& key, const std::string& id = "cluster") {
+  auto at = out.find("\"instance_id\": \"" + id + "\"");
+  REQUIRE(at != std::string::npos);
+  std::smatch m;
+  std::string rest = out.substr(at);
+  REQUIRE(std::regex_search(rest, m, std::regex("\"" + key + "\": ([-0-9.e+]+)")));
+  return std::stod(m[1]);
+}
+
+}  // namespace blis_cli
