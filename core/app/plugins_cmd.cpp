@@ -5,8 +5,7 @@
 #include <blis/errors.hpp>
 #include <blis/model_data.hpp>
 #include <blis/plugin_loader.hpp>
-
-#include <cstdlib>
+#include <blis/plugin_overrides.hpp>
 
 #include <fmt/format.h>
 
@@ -51,20 +50,8 @@ ConfigTable smoke_config(const std::vector<std::string>& extra) {
     // No bundled data: plugins that need it will say which key is missing.
   }
   for (const auto& kv : extra) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--config", "expected KEY=VALUE, got '" + kv + "'");
-    std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    char* end = nullptr;
-    long long i = std::strtoll(value.c_str(), &end, 10);
-    if (!value.empty() && *end == '\0') {
-      cfg.set(key, static_cast<int64_t>(i));
-      continue;
-    }
-    double d = std::strtod(value.c_str(), &end);
-    if (!value.empty() && *end == '\0') cfg.set(key, d);
-    else if (value == "true" || value == "false") cfg.set(key, value == "true");
-    else cfg.set(key, value);
+    auto [key, value] = parse_key_value(kv, "--config");
+    cfg.set(key, std::move(value));
   }
   return cfg;
 }

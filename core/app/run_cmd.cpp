@@ -14,6 +14,7 @@
 #include <blis/model_data.hpp>
 #include <blis/policy_config.hpp>
 #include <blis/plugin_loader.hpp>
+#include <blis/plugin_overrides.hpp>
 #include <blis/workload.hpp>
 
 #include <fmt/format.h>
@@ -301,17 +302,22 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, Environment& env, LuaV
 }
 
 ClusterPolicies make_policies(const RunOptions& o, const Environment& env,
-                              const std::vector<ScorerWeight>& scorers) {
+                              const std::vector<ScorerWeight>& scorers, const PluginOverrides& overrides) {
   ClusterPolicies p;
-  ConfigTable admission_cfg;
-  admission_cfg.set("token_bucket_capacity", o.token_bucket_capacity);
-  admission_cfg.set("token_bucket_refill_rate", o.token_bucket_refill_rate);
+  ConfigTable admission_base;
+  admission_base.set("token_bucket_capacity", o.token_bucket_capacity);
+  admission_base.set("token_bucket_refill_rate", o.token_bucket_refill_rate);
+  const ConfigTable admission_cfg = overrides.config_for(o.admission_policy, admission_base);
   p.admission = env.registries->admission.create(o.admission_policy, CreateArgs{&admission_cfg, o.seed});
+  overrides.warn_unread(o.admission_policy, admission_cfg);
   std::vector<WeightedScorer> weighted;
-  ConfigTable scorer_cfg;
-  scorer_cfg.set("block_size", o.block_size);
-  for (const auto& sw : scorers)
+  ConfigTable scorer_base;
+  scorer_base.set("block_size", o.block_size);
+  for (const auto& sw : scorers) {
+    const ConfigTable scorer_cfg = overrides.config_for(sw.name, scorer_base);
     weighted.push_back({sw.name, sw.weight, env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, o.seed})});
+    overrides.warn_unread(sw.name, scorer_cfg);
+  }
   p.router = std::make_unique<Router>(parse_routing_policy(o.routing_policy), std::move(weighted), o.seed);
   return p;
 }
@@ -440,6 +446,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 RunOutcome simulate(RunOptions& o) {
   require(!o.model.empty(), "--model", "no model given; e.g. --model qwen/qwen3-14b");
   validate(o);
+  const PluginOverrides overrides = parse_plugin_overrides(o.plugin_config);
   Environment env = Environment::load(o.plugin_dirs, o.seed);
   // One Lua VM per simulation; it outlives every object made from its scripts.
   LuaVm vm(o.seed);
@@ -447,6 +454,9 @@ RunOutcome simulate(RunOptions& o) {
   Resolved r = resolve(o, env, data, vm);
   const std::vector<ScorerWeight> scorers = resolve_policies(o, env, vm);
   const auto fitness_weights = parse_fitness_weights(o.fitness_weights);
+  std::vector<std::string> used_plugins{r.backend, o.admission_policy};
+  for (const auto& sw : scorers) used_plugins.push_back(sw.name);
+  overrides.check_plugins(used_plugins);
   require(r.kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", r.kv_blocks));
 
   ClusterConfig cc;
@@ -469,9 +479,10 @@ RunOutcome simulate(RunOptions& o) {
   cc.trace_decisions = o.trace_level == "decisions";
   cc.counterfactual_k = o.counterfactual_k;
 
-  ConfigTable latency_cfg;
-  put_latency_config(latency_cfg, r.arch ? &*r.arch : nullptr, r.hw ? &*r.hw : nullptr, r.tp,
+  ConfigTable latency_base;
+  put_latency_config(latency_base, r.arch ? &*r.arch : nullptr, r.hw ? &*r.hw : nullptr, r.tp,
                      r.alpha, r.beta, o.block_size);
+  const ConfigTable latency_cfg = overrides.config_for(r.backend, latency_base);
   auto workload = make_workload(o, data);
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}",
                o.num_instances, r.kv_blocks, r.backend, o.horizon);
@@ -480,7 +491,8 @@ RunOutcome simulate(RunOptions& o) {
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t) {
     return env.registries->latency.create(r.backend, CreateArgs{&latency_cfg, o.seed});
-  }, make_policies(o, env, scorers));
+  }, make_policies(o, env, scorers, overrides));
+  overrides.warn_unread(r.backend, latency_cfg);
   ClusterResult result = sim.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;

@@ -149,6 +149,10 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
       ->type_name("FILE")->group(g("Scenarios and sweeps"));
   run.add_option("--rows-json", o.rows_json, "Also write a sweep's report (the JSON on stdout) to this file")
       ->type_name("FILE")->group(g("Scenarios and sweeps"));
+  run.add_option("--plugin-config", o.plugin_config,
+                 "Configuration key of one plugin of the run, NAME.KEY=VALUE (repeatable); "
+                 "VALUE is typed like TOML: 42, 0.5, true, \"text\", 1,2,3")
+      ->type_name("NAME.KEY=VALUE")->group(g("Plugins and scripts"));
   run.add_option("--plugin-dir", o.plugin_dirs,
                  "Also load plugins (lib*.so) from this directory (repeatable); "
                  "BLIS_PLUGIN_PATH adds more, colon-separated")

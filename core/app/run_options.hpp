@@ -66,6 +66,7 @@ struct RunOptions {
   std::string routing_scorers;
   int64_t snapshot_refresh_interval = 0;
   std::string policy_config;
+  std::vector<std::string> plugin_config;  // NAME.KEY=VALUE, repeatable
 
   // Decision tracing and fitness.
   std::string trace_level = "none";

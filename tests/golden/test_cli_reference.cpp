@@ -5,16 +5,10 @@
 #include "cli.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <tuple>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 TEST_CASE("the default run prints the reference's block (but for Q6)", "[golden][cli]") {
   Result r = run_blis("run --model qwen/qwen3-14b");

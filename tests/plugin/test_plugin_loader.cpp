@@ -136,6 +136,27 @@ TEST_CASE("an ill-typed configuration key is reported by the plugin", "[plugin]"
   CHECK_THAT(msg, Catch::Contains("fixture.step_us must be a number"));
 }
 
+TEST_CASE("the C++ helpers report a missing or ill-typed key by plugin and key", "[plugin]") {
+  Registries reg;
+  register_library(reg, open_plugin_library(fixture("needs-config")));
+  const std::string who = fixture("needs-config") + ": plugin 'fixture-needs-config': create() failed: ";
+  ConfigTable cfg;
+  CHECK(plugin_error([&] { reg.latency.create("fixture-needs-config", CreateArgs{&cfg, 1}); }) ==
+        who + "config key 'fixture.scale' is missing");
+  cfg.set("fixture.scale", std::string("big"));
+  CHECK(plugin_error([&] { reg.latency.create("fixture-needs-config", CreateArgs{&cfg, 1}); }) ==
+        who + "config key 'fixture.scale' must be a number, not a string");
+  cfg.set("fixture.scale", int64_t{2});  // an integer is a number
+  cfg.set("fixture.steps", 1.5);         // but a float is not an integer
+  CHECK(plugin_error([&] { reg.latency.create("fixture-needs-config", CreateArgs{&cfg, 1}); }) ==
+        who + "config key 'fixture.steps' must be an integer, not a number");
+  cfg.set("fixture.steps", int64_t{3});
+  auto model = reg.latency.create("fixture-needs-config", CreateArgs{&cfg, 1});
+  blis_batch_entry e;
+  blis_step_batch b = one_decode_batch(e);
+  CHECK(model->step_time(b) == 6000);
+}
+
 TEST_CASE("exceptions from C++ plugins never cross into a crash", "[plugin]") {
   Registries reg;
   register_library(reg, open_plugin_library(fixture("throws")));

@@ -21,6 +21,10 @@
 #ifndef BLIS_PLUGIN_HPP
 #define BLIS_PLUGIN_HPP
 
+#if __cplusplus < 201703L
+#error "blis/plugin.hpp needs C++17 or later (-std=c++17); plain C plugins use blis/plugin.h"
+#endif
+
 #include <blis/plugin.h>
 
 #include <cstdio>
@@ -35,7 +39,8 @@
 
 namespace blis::sdk {
 
-// Thrown by Context accessors; the message names the key.
+// Thrown by Context accessors. The message names the key ("config key 'k'
+// is missing"); the host prefixes the plugin's file and name.
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -107,16 +112,33 @@ class Context {
   const blis_host* host() const { return host_; }
 
  private:
-  static void check(int32_t result, const char* key, const char* what) {
+  void check(int32_t result, const char* key, const char* what) const {
     if (result == BLIS_CONFIG_MISSING)
-      throw ConfigError(std::string("missing configuration key '") + key + "'");
+      throw ConfigError(std::string("config key '") + key + "' is missing");
     if (result != BLIS_CONFIG_OK)
-      throw ConfigError(std::string("configuration key '") + key + "' must be " + what);
+      throw ConfigError(std::string("config key '") + key + "' must be " + what + ", not " +
+                        type_of(key));
   }
-  static bool lookup(int32_t result, const char* key, const char* what) {
+  bool lookup(int32_t result, const char* key, const char* what) const {
     if (result == BLIS_CONFIG_MISSING) return false;
     check(result, key, what);
     return true;
+  }
+  // What the key holds, for the message above. Integers are tried first, as
+  // config_f64 accepts them too.
+  const char* type_of(const char* key) const {
+    int64_t i;
+    double d;
+    int32_t b;
+    const char* s;
+    const double* a;
+    size_t n;
+    if (host_->config_i64(config_, key, &i) == BLIS_CONFIG_OK) return "an integer";
+    if (host_->config_f64(config_, key, &d) == BLIS_CONFIG_OK) return "a number";
+    if (host_->config_bool(config_, key, &b) == BLIS_CONFIG_OK) return "a boolean";
+    if (host_->config_str(config_, key, &s) == BLIS_CONFIG_OK) return "a string";
+    if (host_->config_f64_array(config_, key, &a, &n) == BLIS_CONFIG_OK) return "an array";
+    return "another type";
   }
 
   const blis_host* host_;
