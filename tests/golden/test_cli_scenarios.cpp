@@ -135,3 +135,18 @@ rate = -1
   CHECK(r.err.find("configuration 2 (rate=-1) failed") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(csv));
 }
+
+TEST_CASE("a scenario's plugin-config table reaches the plugin", "[cli][scenario][plugin]") {
+  TempDir dir;
+  const std::string lib = std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-needs-config.so";
+  const std::string path = dir.write("plugin.toml", "model = \"qwen/qwen3-14b\"\nnum-requests = 5\nrate = 2\n"
+                                                    "latency-model = \"" + lib + "\"\n"
+                                                    "[plugin-config.fixture-needs-config]\n"
+                                                    "\"fixture.scale\" = 2\n");
+  const auto from_file = run_blis("run " + path);
+  const auto from_flags = run_blis("run --model qwen/qwen3-14b --num-requests 5 --rate 2 --latency-model " + lib +
+                                   " --plugin-config fixture-needs-config.fixture.scale=2");
+  REQUIRE(from_flags.status == 0);
+  CHECK(from_file.status == 0);
+  CHECK(from_file.out == from_flags.out);
+}
