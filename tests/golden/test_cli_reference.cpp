@@ -2,57 +2,20 @@
 // and its behaviour on bad input: one clear line on stderr, exit 2, nothing
 // on stdout, no partial file.
 #include "catch.hpp"
+#include "cli_runner.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
-#include <tuple>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <tuple>
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
+using Result = cli_runner::CliResult;
+using cli_runner::metric;
 
-// Runs `blis <args>`; stdout and stderr are captured separately.
-Result blis(const std::string& args) {
-  static int counter = 0;
-  const std::string err_file =
-      (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
-                                                 std::to_string(counter++)))
-          .string();
-  const std::string cmd = std::string(BLIS_TEST_STAGE) + "/bin/blis " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  std::filesystem::remove(err_file);
-  return r;
-}
-
-// The value of "key" in the first metrics block whose instance_id is `id`.
-double metric(const std::string& out, const std::string& key, const std::string& id = "cluster") {
-  auto at = out.find("\"instance_id\": \"" + id + "\"");
-  REQUIRE(at != std::string::npos);
-  std::smatch m;
-  std::string rest = out.substr(at);
-  REQUIRE(std::regex_search(rest, m, std::regex("\"" + key + "\": ([-0-9.e+]+)")));
-  return std::stod(m[1]);
-}
+Result blis(const std::string& args) { return cli_runner::run_blis(args); }
 
 }  // namespace
 
@@ -279,40 +242,4 @@ TEST_CASE("a policy file sets policies unless a flag overrides it", "[cli][clust
   CHECK(from_yaml.out == weighted.out);
   CHECK(overridden.out == round_robin.out);
   CHECK(weighted.out != round_robin.out);
-}
-
-TEST_CASE("Lua scorers named on the command line route like the native ones", "[cli][lua]") {
-  const std::string base = "run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
-                           "--routing-policy weighted --routing-scorers ";
-  const std::string scripts = std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/scorers/";
-  Result native = blis(base + "\"queue-depth:2,kv-utilization:1\"");
-  Result lua = blis(base + "\"" + scripts + "queue_depth.lua:2," + scripts + "kv_utilization.lua:1\"");
-  REQUIRE(native.status == 0);
-  CHECK(lua.status == 0);
-  CHECK(lua.out == native.out);
-  // Scripts are also found by their path under the installed scripts directory.
-  Result installed = blis(base + "scorers/load_balance.lua:1");
-  Result native_lb = blis(base + "load-balance:1");
-  CHECK(installed.status == 0);
-  CHECK(installed.out == native_lb.out);
-}
-
-TEST_CASE("a broken Lua scorer is reported with file:line and exit 2", "[cli][lua]") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto bad = (dir / "blis_bad_scorer.lua").string();
-  const auto nan = (dir / "blis_nan_scorer.lua").string();
-  std::ofstream(bad) << "-- reads a field of nil on line 3\nfunction score(n)\n  local x = nil; return x.y\nend\n";
-  std::ofstream(nan) << "function score(n) for i = 0, n - 1 do scores[i] = 0 / 0 end end\n";
-  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --num-requests 5 "
-                           "--routing-policy weighted --routing-scorers ";
-  Result r1 = blis(base + bad + ":1");
-  CHECK(r1.status == 2);
-  CHECK(r1.out.empty());
-  CHECK(r1.err.find(bad + ":3: attempt to index local 'x'") != std::string::npos);
-  Result r2 = blis(base + nan + ":1");
-  CHECK(r2.status == 2);
-  CHECK(r2.err.find("score returned NaN for instance 0") != std::string::npos);
-  Result r3 = blis(base + "/nonexistent/s.lua:1");
-  CHECK(r3.status == 2);
-  CHECK(r3.err.find("/nonexistent/s.lua: no such script") != std::string::npos);
 }

@@ -1,0 +1,60 @@
+// Runs the staged blis binary the way a user does and captures its output.
+#pragma once
+
+#include "catch.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+
+// Not in namespace blis: test files call their runner blis(...).
+namespace cli_runner {
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `blis <args>` through the shell, in `cwd` when given; stdout and
+// stderr are captured separately.
+inline CliResult run_blis(const std::string& args, const std::string& cwd = "") {
+  static int counter = 0;
+  const std::string err_file =
+      (std::filesystem::temp_directory_path() /
+       ("blis_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+          .string();
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE +
+                          "/bin/blis " + args + " 2>" + err_file;
+  CliResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream f(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+// The value of "key" in the first metrics block whose instance_id is `id`.
+inline double metric(const std::string& out, const std::string& key,
+                     const std::string& id = "cluster") {
+  auto at = out.find("\"instance_id\": \"" + id + "\"");
+  REQUIRE(at != std::string::npos);
+  std::smatch m;
+  std::string rest = out.substr(at);
+  REQUIRE(std::regex_search(rest, m, std::regex("\"" + key + "\": ([-0-9.e+]+)")));
+  return std::stod(m[1]);
+}
+
+}  // namespace cli_runner
