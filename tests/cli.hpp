@@ -20,14 +20,16 @@ struct Result {
   std::string out, err;
 };
 
-// Runs `blis <args>` (a shell command line: quote as in a shell).
-inline Result run_blis(const std::string& args) {
+// Runs `blis <args>` (a shell command line: quote as in a shell), in `cwd`
+// when given.
+inline Result run_blis(const std::string& args, const std::string& cwd = "") {
   static int counter = 0;
   const std::string err_file =
       (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
                                                  std::to_string(counter++)))
           .string();
-  const std::string cmd = std::string(BLIS_TEST_STAGE) + "/bin/blis " + args + " 2>" + err_file;
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE +
+                          "/bin/blis " + args + " 2>" + err_file;
   Result r;
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);

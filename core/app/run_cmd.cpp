@@ -15,6 +15,7 @@
 #include <blis/policy_config.hpp>
 #include <blis/plugin_loader.hpp>
 #include <blis/plugin_overrides.hpp>
+#include <blis/script_lookup.hpp>
 #include <blis/workload.hpp>
 
 #include <fmt/format.h>
@@ -76,20 +77,16 @@ bool is_script(const std::string& name) {
   return name.size() > 4 && name.compare(name.size() - 4, 4, ".lua") == 0;
 }
 
-// A Lua script named on the command line: found as given, else under the
-// installed scripts directory. It is registered under the name it was given,
-// so it never clashes with a plugin of the same stem.
-void register_script(const std::string& name, Environment& env, LuaVm& vm) {
-  if (!is_script(name)) return;
-  if (env.registries->latency.find(name) || env.registries->scorers.find(name) ||
-      env.registries->admission.find(name))
-    return;
-  std::string path = name;
-  if (!fs::exists(path) && fs::exists(fs::path(env.script_dir) / name))
-    path = (fs::path(env.script_dir) / name).string();
-  if (!fs::exists(path))
-    throw InputError("", fmt::format("{}: no such script (looked here and in {})", name, env.script_dir));
-  register_lua_script(*env.registries, vm, path, name);
+// A plugin named on the command line: a registered one, else a Lua script by
+// path or by name (blis/script_lookup.hpp). nullopt when found, else the
+// "unknown <what> ...; valid: ..." message.
+std::optional<std::string> unknown_plugin(PluginKind kind, const std::string& what,
+                                          const std::string& spec, const RunOptions& o,
+                                          Environment& env, LuaVm& vm) {
+  const auto dirs = script_search_dirs(o.script_dirs, env.script_dir);
+  if (resolve_plugin_name(*env.registries, vm, kind, spec, dirs)) return std::nullopt;
+  return fmt::format("unknown {}; valid: {}", what,
+                     available_plugin_names(*env.registries, vm, kind, dirs));
 }
 
 // `--latency-model path/to/libx.so[:name]` loads that library explicitly and
@@ -123,13 +120,12 @@ std::string load_explicit_plugin(const std::string& spec, Environment& env) {
 Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data, LuaVm& vm) {
   Resolved r;
   r.backend = o.latency_model;
-  register_script(r.backend, env, vm);
   if (!is_script(r.backend) &&
       (r.backend.find('/') != std::string::npos || r.backend.find(".so") != std::string::npos))
     r.backend = load_explicit_plugin(r.backend, env);
-  if (env.registries->latency.find(r.backend) == nullptr)
-    throw InputError("--latency-model", fmt::format("unknown latency model '{}'; valid: {}",
-                                                    r.backend, env.registries->latency.names()));
+  if (auto err = unknown_plugin(PluginKind::LatencyModel, "latency model '" + r.backend + "'",
+                                r.backend, o, env, vm))
+    throw InputError("--latency-model", *err);
   const bool alpha_given = o.given("--alpha-coeffs"), beta_given = o.given("--beta-coeffs");
   if (alpha_given != beta_given)
     throw InputError(alpha_given ? "--alpha-coeffs" : "--beta-coeffs",
@@ -175,6 +171,12 @@ Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data,
   // Coefficients.
   std::optional<CoefficientEntry> entry;
   if (!r.gpu.empty() && r.tp > 0) entry = data.coefficients(r.model, r.gpu, r.tp, r.vllm);
+  const auto all_zero = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
+  };
+  // Every model that is not analytical (blackbox, another plugin, a Lua
+  // script) gets the trained coefficients and the KV blocks of the table entry.
+  const bool trained = !analytical && entry && !(all_zero(entry->alpha) && all_zero(entry->beta));
   if (alpha_given) {
     r.alpha = o.alpha_coeffs;
     r.beta = o.beta_coeffs;
@@ -184,16 +186,15 @@ Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data,
   } else if (r.backend == "trained-roofline") {
     r.alpha = data.trained_roofline_defaults().alpha;
     r.beta = data.trained_roofline_defaults().beta;
-  } else if (r.backend == "blackbox") {
-    if (!entry || (std::all_of(entry->alpha.begin(), entry->alpha.end(), [](double v) { return v == 0; }) &&
-                   std::all_of(entry->beta.begin(), entry->beta.end(), [](double v) { return v == 0; })))
-      throw InputError("--latency-model blackbox",
-                       fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
-                                   "give --alpha-coeffs/--beta-coeffs, or use --latency-model "
-                                   "roofline, crossmodel or trained-roofline",
-                                   r.model, r.gpu, r.tp, r.vllm));
+  } else if (trained) {
     r.alpha = entry->alpha;
     r.beta = entry->beta;
+  } else if (r.backend == "blackbox") {
+    throw InputError("--latency-model blackbox",
+                     fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
+                                 "give --alpha-coeffs/--beta-coeffs, or use --latency-model "
+                                 "roofline, crossmodel or trained-roofline",
+                                 r.model, r.gpu, r.tp, r.vllm));
   } else {
     r.alpha = o.alpha_coeffs;
     r.beta = o.beta_coeffs;
@@ -202,7 +203,7 @@ Resolved resolve(const RunOptions& o, Environment& env, const DataCatalog& data,
   // KV blocks (spec cli §3.5): flag, then the defaults table, then computed.
   r.kv_blocks = o.total_kv_blocks;
   if (!o.given("--total-kv-blocks")) {
-    const bool table_applies = analytical || (r.backend == "blackbox" && !alpha_given);
+    const bool table_applies = analytical || (trained && !alpha_given);
     if (table_applies && entry && entry->total_kv_blocks > 0) {
       r.kv_blocks = entry->total_kv_blocks;
       spdlog::info("total-kv-blocks={} from the defaults table", r.kv_blocks);
@@ -259,7 +260,6 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, Environment& env, LuaV
           "--priority-policy",
           fmt::format("unknown priority policy '{}'; valid: constant, inverted-slo, slo-based", o.priority_policy));
   if (o.admission_policy.empty()) o.admission_policy = "always-admit";
-  register_script(o.admission_policy, env, vm);
   if (o.admission_policy == "token-bucket") {
     require(std::isfinite(o.token_bucket_capacity) && o.token_bucket_capacity > 0, "--token-bucket-capacity",
             fmt::format("must be a finite value > 0, got {}", o.token_bucket_capacity));
@@ -267,9 +267,10 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, Environment& env, LuaV
             "--token-bucket-refill-rate",
             fmt::format("must be a finite value > 0, got {}", o.token_bucket_refill_rate));
   }
-  require(env.registries->admission.find(o.admission_policy) != nullptr, "--admission-policy",
-          fmt::format("unknown admission policy '{}'; valid: {}", o.admission_policy,
-                      env.registries->admission.names()));
+  if (auto err = unknown_plugin(PluginKind::AdmissionPolicy,
+                                "admission policy '" + o.admission_policy + "'",
+                                o.admission_policy, o, env, vm))
+    throw InputError("--admission-policy", *err);
   const RoutingPolicy routing = parse_routing_policy(o.routing_policy);
   require(o.trace_level == "none" || o.trace_level == "decisions" || o.trace_level.empty(), "--trace-level",
           fmt::format("unknown trace level '{}'; valid: none, decisions", o.trace_level));
@@ -288,10 +289,8 @@ std::vector<ScorerWeight> resolve_policies(RunOptions& o, Environment& env, LuaV
       spdlog::warn("--routing-scorers has no effect when the routing policy is '{}'", o.routing_policy);
     return {};
   }
-  auto unknown = [&](const std::string& name) -> std::optional<std::string> {
-    register_script(name, env, vm);
-    if (env.registries->scorers.find(name) != nullptr) return std::nullopt;
-    return fmt::format("unknown scorer \"{}\"; valid: {}", name, env.registries->scorers.names());
+  auto unknown = [&](const std::string& name) {
+    return unknown_plugin(PluginKind::RoutingScorer, "scorer \"" + name + "\"", name, o, env, vm);
   };
   std::vector<ScorerWeight> scorers = parse_scorer_list(o.routing_scorers, unknown);
   if (scorers.empty()) scorers = b.scorers;

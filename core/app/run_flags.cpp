@@ -153,6 +153,10 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
                  "Configuration key of one plugin of the run, NAME.KEY=VALUE (repeatable); "
                  "VALUE is typed like TOML: 42, 0.5, true, \"text\", 1,2,3")
       ->type_name("NAME.KEY=VALUE")->group(g("Plugins and scripts"));
+  run.add_option("--script-dir", o.script_dirs,
+                 "Look here first for Lua scripts named by name or relative path (repeatable); "
+                 "BLIS_SCRIPT_DIR adds more, colon-separated")
+      ->type_name("DIR")->group(g("Plugins and scripts"));
   run.add_option("--plugin-dir", o.plugin_dirs,
                  "Also load plugins (lib*.so) from this directory (repeatable); "
                  "BLIS_PLUGIN_PATH adds more, colon-separated")

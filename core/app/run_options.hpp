@@ -18,6 +18,7 @@ struct RunOptions {
   std::string log_level = "warn";
   std::string results_path;
   bool profile = false;
+  std::vector<std::string> script_dirs;  // --script-dir
 
   // Model, hardware, latency backend.
   std::string model;

@@ -2,7 +2,7 @@
 --
 -- It prefers instances with the most free KV-cache blocks, relative to their
 -- size: score = free_kv_blocks / total_kv_blocks (1 = empty cache, 0 = full).
--- Read it top to bottom; scripts/README.md has the full contract.
+-- Read it top to bottom; docs/lua.md has the full contract.
 --
 -- 1. How blis finds out what this file is. A script that defines score(n) is
 --    a routing scorer. Saying so explicitly is optional but makes the intent
@@ -34,7 +34,8 @@ end
 --      scores[0 .. n-1]     where this function writes one number per instance
 --    Indexing is 0-based because these are C arrays. Every slot must be set;
 --    a NaN (or a slot left unset) is an error. Scores outside [0, 1] are
---    clamped by the router.
+--    clamped by the router. Returning nothing is fine; returning a number
+--    means "I wrote this many scores", and anything but n is an error.
 function score(n)
   for i = 0, n - 1 do
     local inst = instances[i]
@@ -51,4 +52,4 @@ end
 
 -- 5. Optional: observe(chosen) is called after the router picks an instance
 --    (0-based index into the same instances array). This example keeps no
---    state, so it does not define it; see scripts/README.md for one that does.
+--    state, so it does not define it; see docs/lua.md for one that does.

@@ -4,19 +4,14 @@
 // grows for the whole run and every step carries a full batch.
 #include <benchmark/benchmark.h>
 
+#include "bench_fixtures.hpp"
+
 #include "cluster/cluster.hpp"
 
 #include <blis/config_table.hpp>
-#include <blis/model_data.hpp>
-#include <blis/plugin_loader.hpp>
 #include <blis/registry.hpp>
 #include <blis/workload.hpp>
 
-#include <cstdlib>
-#include <filesystem>
-#include <memory>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 namespace {
@@ -25,14 +20,6 @@ constexpr int64_t kRequests = 20000;
 constexpr double kRate = 500;
 constexpr int64_t kBlocks = 17600;
 constexpr int32_t kBlockSize = 16;
-
-// The build's stage directory: $BLIS_TEST_STAGE, else <build>/stage beside
-// this binary (<build>/tests/bench/blis_bench).
-std::string stage_dir() {
-  if (const char* s = std::getenv("BLIS_TEST_STAGE"); s != nullptr && s[0] != '\0') return s;
-  namespace fs = std::filesystem;
-  return (fs::path(blis::executable_dir()) / ".." / ".." / "stage").lexically_normal().string();
-}
 
 struct Setup {
   blis::Registries registries;
@@ -44,20 +31,10 @@ struct Setup {
 const Setup& setup() {
   static const Setup* s = [] {
     auto* out = new Setup();
-    const std::string stage = stage_dir();
-    blis::load_plugin_dirs(out->registries, {stage + "/lib/blis/plugins"});
-    const auto data = blis::DataCatalog::load(stage + "/share/blis/data");
-    const auto arch = data.bundled_model("qwen/qwen3-14b");
-    if (!arch) throw std::runtime_error("qwen3-14b is not bundled in " + stage);
-    const blis::HardwareSpec hw = data.hardware("H100");
-    blis::put_latency_config(out->latency, &*arch, &hw, 1, {0, 0, 0}, {0, 0, 0}, kBlockSize);
-
-    blis::EngineConfig& e = out->cluster.engine;
-    e.total_kv_blocks = kBlocks;
-    e.block_size = kBlockSize;
-    e.max_running = 256;
-    e.max_scheduled_tokens = 2048;
-    e.max_model_len = blis::cap_max_model_len(blis::derive_max_model_len(*arch), kBlocks, kBlockSize);
+    blis::bench::qwen3_14b_on_h100(out->registries, out->latency, out->cluster.engine, kBlocks,
+                                   kBlockSize);
+    out->cluster.engine.max_running = 256;
+    out->cluster.engine.max_scheduled_tokens = 2048;
 
     blis::DistributionWorkload w;
     w.rate = kRate;

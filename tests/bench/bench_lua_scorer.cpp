@@ -7,22 +7,14 @@
 
 #include <blis/lua.hpp>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace {
 
-// The bench target has no source-directory definition; this file's own path
-// (absolute under CMake) leads to the repository's scripts/.
-std::string shipped_script(const std::string& relative) {
-  auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  return (root / "scripts" / relative).string();
-}
-
 void bench_lua_queue_depth_score(benchmark::State& state) {
   blis::LuaVm vm(42);
-  auto scorer = blis::make_lua_routing_scorer(vm, shipped_script("scorers/queue_depth.lua"));
+  auto scorer = blis::make_lua_routing_scorer(vm, blis::bench::shipped_script("scorers/queue_depth.lua"));
 
   constexpr int kInstances = 16;
   std::vector<blis_instance_snapshot> snaps = blis::bench::varied_snapshots(kInstances);

@@ -11,8 +11,6 @@
 #include <blis/registry.hpp>
 
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,21 +20,13 @@ namespace {
 constexpr int kInstances = 16;
 constexpr int kBlocks = 32;
 
-// The build's stage directory: $BLIS_TEST_STAGE, else <build>/stage beside
-// this binary (<build>/tests/bench/blis_bench).
-std::string stage_dir() {
-  if (const char* s = std::getenv("BLIS_TEST_STAGE"); s != nullptr && s[0] != '\0') return s;
-  namespace fs = std::filesystem;
-  return (fs::path(blis::executable_dir()) / ".." / ".." / "stage").lexically_normal().string();
-}
-
 struct LoadedScorer {
   std::shared_ptr<blis::LoadedLibrary> lib;
   blis::Registries reg;
   std::unique_ptr<blis::RoutingScorer> scorer;
 
   explicit LoadedScorer(const std::string& name) {
-    lib = blis::open_plugin_library(stage_dir() + "/lib/blis/plugins/libblis-scorer-" + name +
+    lib = blis::open_plugin_library(blis::bench::stage_dir() + "/lib/blis/plugins/libblis-scorer-" + name +
                                     ".so");
     blis::register_library(reg, lib);
     blis::ConfigTable cfg;

@@ -80,10 +80,11 @@ struct RunOutcome {
 };
 
 inline RunOutcome run_cluster(const ClusterConfig& cfg, WorkloadSource& src,
-                              const std::string& model, const ConfigTable& latency_cfg) {
+                              const std::string& model, const ConfigTable& latency_cfg,
+                              ClusterPolicies policies = {}) {
   ClusterSimulation sim(cfg, src, [&](int32_t) {
     return builtin_registries().latency.create(model, CreateArgs{&latency_cfg, 42});
-  });
+  }, std::move(policies));
   RunOutcome out;
   out.result = sim.run();
   std::vector<const InstanceMetrics*> parts;

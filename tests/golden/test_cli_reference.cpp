@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 TEST_CASE("the default run prints the reference's block (but for Q6)", "[golden][cli]") {
   Result r = run_blis("run --model qwen/qwen3-14b");
@@ -233,40 +233,4 @@ TEST_CASE("a policy file sets policies unless a flag overrides it", "[cli][clust
   CHECK(from_yaml.out == weighted.out);
   CHECK(overridden.out == round_robin.out);
   CHECK(weighted.out != round_robin.out);
-}
-
-TEST_CASE("Lua scorers named on the command line route like the native ones", "[cli][lua]") {
-  const std::string base = "run --model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 500 "
-                           "--routing-policy weighted --routing-scorers ";
-  const std::string scripts = std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/scorers/";
-  Result native = run_blis(base + "\"queue-depth:2,kv-utilization:1\"");
-  Result lua = run_blis(base + "\"" + scripts + "queue_depth.lua:2," + scripts + "kv_utilization.lua:1\"");
-  REQUIRE(native.status == 0);
-  CHECK(lua.status == 0);
-  CHECK(lua.out == native.out);
-  // Scripts are also found by their path under the installed scripts directory.
-  Result installed = run_blis(base + "scorers/load_balance.lua:1");
-  Result native_lb = run_blis(base + "load-balance:1");
-  CHECK(installed.status == 0);
-  CHECK(installed.out == native_lb.out);
-}
-
-TEST_CASE("a broken Lua scorer is reported with file:line and exit 2", "[cli][lua]") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto bad = (dir / "blis_bad_scorer.lua").string();
-  const auto nan = (dir / "blis_nan_scorer.lua").string();
-  std::ofstream(bad) << "-- reads a field of nil on line 3\nfunction score(n)\n  local x = nil; return x.y\nend\n";
-  std::ofstream(nan) << "function score(n) for i = 0, n - 1 do scores[i] = 0 / 0 end end\n";
-  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --num-requests 5 "
-                           "--routing-policy weighted --routing-scorers ";
-  Result r1 = run_blis(base + bad + ":1");
-  CHECK(r1.status == 2);
-  CHECK(r1.out.empty());
-  CHECK(r1.err.find(bad + ":3: attempt to index local 'x'") != std::string::npos);
-  Result r2 = run_blis(base + nan + ":1");
-  CHECK(r2.status == 2);
-  CHECK(r2.err.find("score returned NaN for instance 0") != std::string::npos);
-  Result r3 = run_blis(base + "/nonexistent/s.lua:1");
-  CHECK(r3.status == 2);
-  CHECK(r3.err.find("/nonexistent/s.lua: no such script") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // The Lua host: FFI declarations, scorer/admission/latency adapters, errors
 // with script:line, the sandbox and the seeded math.random.
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <blis/errors.hpp>
 #include <blis/lua.hpp>
@@ -10,7 +11,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -386,4 +389,102 @@ TEST_CASE("register_lua_script names scripts by file stem and detects their kind
       [&] { blis::register_lua_script(reg, vm, test_script("no_entry_point.lua")); });
   CHECK_THAT(msg, Catch::Contains("no_entry_point.lua"));
   CHECK_THAT(msg, Catch::Contains("score(n)"));
+}
+
+TEST_CASE("score(n) returns nothing or n; a wrong count or a write past the end is reported",
+          "[lua]") {
+  blis::LuaVm vm(42);
+  RouteFixture r({snapshot(0, 0, 0, 0), snapshot(1, 0, 0, 0), snapshot(2, 0, 0, 0)});
+  // The shipped prefix-affinity script returns n: accepted.
+  auto counted = blis::make_lua_routing_scorer(vm, shipped_scorer("prefix_affinity.lua"));
+  CHECK(r.score(*counted) == std::vector<double>{0, 0, 0});
+  auto wrong = blis::make_lua_routing_scorer(vm, test_script("wrong_count.lua"));
+  std::string msg = script_error_of([&] { r.score(*wrong); });
+  CHECK_THAT(msg, Catch::Contains("wrong_count.lua: score(3) returned 4; it must return nothing "
+                                  "or the number of scores it wrote, 3"));
+  auto text = blis::make_lua_routing_scorer(vm, test_script("string_count.lua"));
+  msg = script_error_of([&] { r.score(*text); });
+  CHECK_THAT(msg, Catch::Contains("string_count.lua: score(3) returned a string"));
+  auto overrun = blis::make_lua_routing_scorer(vm, test_script("overrun_score.lua"));
+  msg = script_error_of([&] { r.score(*overrun); });
+  CHECK_THAT(msg, Catch::Contains("overrun_score.lua: score(3) wrote scores[3], past the last"));
+  // Also right after the buffers grew for a cluster larger than they were.
+  RouteFixture big(std::vector<blis_instance_snapshot>(1000));
+  msg = script_error_of([&] { big.score(*overrun); });
+  CHECK_THAT(msg, Catch::Contains("score(1000) wrote scores[1000], past the last"));
+  // The guard slot is reset: a good call afterwards on the same buffers passes.
+  auto ok = blis::make_lua_routing_scorer(vm, shipped_scorer("queue_depth.lua"));
+  CHECK(r.score(*ok) == std::vector<double>{1, 1, 1});
+  CHECK(lua_gettop(vm.state()) == 0);
+}
+
+TEST_CASE("math.random streams are named after the registry name, not the path", "[lua]") {
+  // The same script at two places draws the same numbers under one name, and
+  // other numbers under another name.
+  blis::test::TempDir dir;
+  std::ifstream in(test_script("random_scorer.lua"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string moved = dir.write("random_scorer.lua", text);
+  RouteFixture r(std::vector<blis_instance_snapshot>(4));
+  auto draw = [&](const std::string& path, const std::string& name) {
+    blis::LuaVm vm(42);
+    blis::Registries reg;
+    blis::register_lua_script(reg, vm, path, name);
+    blis::ConfigTable cfg;
+    auto scorer = reg.scorers.create(name, blis::CreateArgs{&cfg, 42});
+    return r.score(*scorer);
+  };
+  const auto here = draw(test_script("random_scorer.lua"), "random-scorer");
+  CHECK(draw(moved, "random-scorer") == here);
+  CHECK(draw(moved, "other-name") != here);
+  // Made directly, a script is named after its file stem.
+  blis::LuaVm vm(42);
+  CHECK(r.score(*blis::make_lua_routing_scorer(vm, moved)) == here);
+}
+
+TEST_CASE("slo_guard.lua admits under light load and sheds sheddable classes first", "[lua]") {
+  blis::LuaVm vm(42);
+  // Defaults: 2000 ms budget, 60 ms per waiting request, sheddable x0.5,
+  // critical x2. The least-loaded instance decides.
+  auto guard = blis::make_lua_admission_policy(
+      vm, std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/admission/slo_guard.lua");
+  auto verdict = [&](int32_t waiting, int32_t slo_class, std::string* why = nullptr) {
+    // Instance 1 runs 4 and has `waiting` more routed to it; instance 0 is busier.
+    RouteFixture r({snapshot(0, waiting + 5, 4, waiting + 9), snapshot(1, 0, 4, waiting + 4)});
+    r.request.slo_class = slo_class;
+    std::string reason;
+    bool admitted = guard->admit(r.input, reason);
+    if (why != nullptr) *why = reason;
+    return admitted;
+  };
+  CHECK(verdict(0, BLIS_SLO_DEFAULT));
+  CHECK(verdict(0, BLIS_SLO_SHEDDABLE));
+  // 20 waiting: 1200 ms. Over the sheddable budget (1000 ms), within the others.
+  CHECK(verdict(20, BLIS_SLO_STANDARD));
+  CHECK(verdict(20, BLIS_SLO_CRITICAL));
+  std::string why;
+  CHECK_FALSE(verdict(20, BLIS_SLO_SHEDDABLE, &why));
+  CHECK(why == "estimated queueing delay 1200 ms exceeds the 1000 ms TTFT budget");
+  CHECK_FALSE(verdict(20, BLIS_SLO_BATCH));
+  CHECK_FALSE(verdict(20, BLIS_SLO_BACKGROUND));
+  // 50 waiting: 3000 ms. Only critical requests (4000 ms) still get in.
+  CHECK_FALSE(verdict(50, BLIS_SLO_DEFAULT));
+  CHECK(verdict(50, BLIS_SLO_CRITICAL));
+  CHECK_FALSE(verdict(70, BLIS_SLO_CRITICAL));
+
+  // Settings come from init(config) and are checked.
+  blis::ConfigTable cfg;
+  cfg.set("ttft_budget_ms", 500.0);
+  auto strict = blis::make_lua_admission_policy(
+      vm, std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/admission/slo_guard.lua", cfg);
+  RouteFixture r({snapshot(0, 10, 4, 14)});
+  std::string reason;
+  CHECK_FALSE(strict->admit(r.input, reason));  // 600 ms > 500 ms
+  blis::ConfigTable bad;
+  bad.set("ms_per_request", -1.0);
+  std::string msg = script_error_of([&] {
+    blis::make_lua_admission_policy(
+        vm, std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/admission/slo_guard.lua", bad);
+  });
+  CHECK_THAT(msg, Catch::Contains("ms_per_request must be a finite number > 0, got -1"));
 }

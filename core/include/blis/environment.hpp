@@ -13,7 +13,7 @@ namespace blis {
 struct Environment {
   std::unique_ptr<Registries> registries;
   std::string data_dir;    // share/blis/data beside the binary, or BLIS_DATA_DIR
-  std::string script_dir;  // share/blis/scripts beside the binary, or BLIS_SCRIPT_DIR
+  std::string script_dir;  // share/blis/scripts beside the binary (the installed scripts)
 
   // Loads the plugins of the search path (beside the binary, then
   // `plugin_dirs`, then BLIS_PLUGIN_PATH) and the built-ins.

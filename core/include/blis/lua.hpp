@@ -1,7 +1,7 @@
 // Lua scripts as plugins: a LuaJIT VM per simulation, and adapters that turn a
 // script into a RoutingScorer, AdmissionPolicy or LatencyModel. The script
 // contract (which globals a script reads and which functions it defines) is
-// described in scripts/README.md.
+// described in docs/lua.md.
 //
 // Ownership and lifetime:
 //  - A LuaVm belongs to one simulation and is used from one thread at a time.
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 struct lua_State;
@@ -35,7 +36,8 @@ class LuaVm {
  public:
   // Opens a LuaJIT state and declares the plugin ABI structs to its FFI once.
   // `seed` is the run's seed: each script object's math.random draws from
-  // derive_seed(seed, "lua:" + script path). Throws ScriptError on failure.
+  // derive_seed(seed, "lua:" + the script's registry name). Throws
+  // ScriptError on failure.
   explicit LuaVm(int64_t seed);
   ~LuaVm();
   LuaVm(const LuaVm&) = delete;
@@ -65,11 +67,12 @@ struct LuaScriptInfo {
 std::string lua_script_name(const std::string& path);
 
 // Loads and runs the script's top level once in a scratch sandbox to learn its
-// kind (see scripts/README.md). Throws ScriptError (syntax error, runtime
+// kind (see docs/lua.md). Throws ScriptError (syntax error, runtime
 // error, no entry point, ambiguous or unknown kind).
 LuaScriptInfo inspect_lua_script(LuaVm& vm, const std::string& path);
 
-// Builds one object from a script file. `config` is handed to the script's
+// Builds one object from a script file, its math.random stream named after
+// lua_script_name(path). `config` is handed to the script's
 // optional init(config) as a plain table (every key counts as read). Throws
 // ScriptError if the script cannot be loaded, is of another kind, lacks the
 // kind's required function, or init fails. Calls on the returned object throw
@@ -85,9 +88,12 @@ std::unique_ptr<LatencyModel> make_lua_latency_model(LuaVm& vm, const std::strin
 // Inspects the script and adds it to the registry of its kind under `name`
 // (default: lua_script_name(path)), with source = path. The script text is
 // read once, here; objects are built from that text. The entry's factory uses
-// the VM's seed (CreateArgs::seed is expected to be the same run seed).
+// the VM's seed (CreateArgs::seed is expected to be the same run seed) and
+// the registry name for the math.random stream. With `expect`, a script of
+// another kind is a ScriptError naming what that kind must define.
 // Throws ScriptError, or PluginError if the name is already registered.
 LuaScriptInfo register_lua_script(Registries& registries, LuaVm& vm, const std::string& path,
-                                  const std::string& name = "");
+                                  const std::string& name = "",
+                                  std::optional<PluginKind> expect = std::nullopt);
 
 }  // namespace blis

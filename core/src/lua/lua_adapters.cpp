@@ -80,8 +80,9 @@ class RouteMirror {
 
   void load(const blis_route_input& in) {
     int64_t n = std::max<int64_t>(in.count, 0);
-    if (n > static_cast<int64_t>(snapshots_.size()))
-      grow(std::max<int64_t>(n, 2 * static_cast<int64_t>(snapshots_.size())));
+    // One spare slot: scores[n] is the guard that catches a write past the end.
+    if (n >= static_cast<int64_t>(snapshots_.size()))
+      grow(std::max<int64_t>(n + 1, 2 * static_cast<int64_t>(snapshots_.size())));
     copy_strided(snapshots_.data(), in.instances, n, in.snapshot_size);
     copy_request(request_, in.request);
     route_.now_us = in.now_us;
@@ -111,25 +112,41 @@ class RouteMirror {
 
 class LuaRoutingScorer final : public RoutingScorer {
  public:
-  LuaRoutingScorer(LuaVm& vm, const std::string& path, const std::string& source,
-                   const ConfigTable& config)
-      : script_(vm, path, source), mirror_(script_, true) {
+  LuaRoutingScorer(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, true) {
     require_kind(script_, PluginKind::RoutingScorer);
     score_ = script_.function_ref("score");
     observe_ = script_.function_ref("observe");
     script_.run_init(config);
   }
 
+  // The contract (docs/lua.md): score(n) sets scores[0 .. n-1] to numbers and
+  // returns nothing or n. Anything else is reported, never obeyed.
   void score(const blis_route_input& input, double* scores) override {
     mirror_.load(input);
-    int64_t n = mirror_.count();
+    const int64_t n = mirror_.count();
     double* out = mirror_.scores();
-    // Slots the script forgets to set stay NaN and are reported below.
-    std::fill_n(out, n, std::numeric_limits<double>::quiet_NaN());
+    // Slots the script forgets to set stay NaN, and so does the guard slot
+    // scores[n] unless the script writes past the end.
+    std::fill_n(out, n + 1, std::numeric_limits<double>::quiet_NaN());
     lua_State* L = script_.state();
-    int base = script_.begin_call(score_);
+    const int base = script_.begin_call(score_);
     lua_pushnumber(L, static_cast<double>(n));
-    script_.end_call(base, 1, 0);
+    script_.end_call(base, 1, 1);
+    const int type = lua_type(L, base + 2);
+    const double returned = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNIL && (type != LUA_TNUMBER || returned != static_cast<double>(n)))
+      throw ScriptError(fmt::format("{}: score({}) returned {}; it must return nothing or the "
+                                    "number of scores it wrote, {}",
+                                    script_.path(), n,
+                                    type == LUA_TNUMBER ? fmt::format("{}", returned)
+                                                        : std::string("a ") + lua_typename(L, type),
+                                    n), 2);
+    if (!std::isnan(out[n]))
+      throw ScriptError(fmt::format("{}: score({}) wrote scores[{}], past the last instance; "
+                                    "valid slots are scores[0] .. scores[{}]",
+                                    script_.path(), n, n, n - 1), 2);
     for (int64_t k = 0; k < n; ++k) {
       if (std::isnan(out[k]))
         throw ScriptError(
@@ -160,9 +177,8 @@ class LuaRoutingScorer final : public RoutingScorer {
 
 class LuaAdmissionPolicy final : public AdmissionPolicy {
  public:
-  LuaAdmissionPolicy(LuaVm& vm, const std::string& path, const std::string& source,
-                     const ConfigTable& config)
-      : script_(vm, path, source), mirror_(script_, false) {
+  LuaAdmissionPolicy(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, false) {
     require_kind(script_, PluginKind::AdmissionPolicy);
     admit_ = script_.function_ref("admit");
     script_.run_init(config);
@@ -200,9 +216,8 @@ class LuaAdmissionPolicy final : public AdmissionPolicy {
 
 class LuaLatencyModel final : public LatencyModel {
  public:
-  LuaLatencyModel(LuaVm& vm, const std::string& path, const std::string& source,
-                  const ConfigTable& config)
-      : script_(vm, path, source) {
+  LuaLatencyModel(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
     require_kind(script_, PluginKind::LatencyModel);
     step_time_ = script_.function_ref("step_time");
     queueing_time_ = script_.function_ref("queueing_time");
@@ -288,22 +303,19 @@ class LuaLatencyModel final : public LatencyModel {
 
 }  // namespace
 
-std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const std::string& path,
-                                                       const std::string& source,
+std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config) {
-  return std::make_unique<LuaRoutingScorer>(vm, path, source, config);
+  return std::make_unique<LuaRoutingScorer>(vm, source, config);
 }
 
-std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const std::string& path,
-                                                            const std::string& source,
+std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const ScriptSource& source,
                                                             const ConfigTable& config) {
-  return std::make_unique<LuaAdmissionPolicy>(vm, path, source, config);
+  return std::make_unique<LuaAdmissionPolicy>(vm, source, config);
 }
 
-std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const std::string& path,
-                                                       const std::string& source,
+std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config) {
-  return std::make_unique<LuaLatencyModel>(vm, path, source, config);
+  return std::make_unique<LuaLatencyModel>(vm, source, config);
 }
 
 }  // namespace blis::lua

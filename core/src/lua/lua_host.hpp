@@ -48,8 +48,11 @@ std::string read_script(const std::string& path);
 class ScriptInstance {
  public:
   // Compiles `source` under the chunk name "@path" and runs its top level.
-  // Throws ScriptError (exit code 2) with path:line (and a traceback).
-  ScriptInstance(LuaVm& vm, std::string path, const std::string& source);
+  // math.random draws from derive_seed(vm seed, "lua:" + name), `name` being
+  // the script's registry name, so where the file lives does not change the
+  // draws. Throws ScriptError (exit code 2) with path:line (and a traceback).
+  ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
+                 const std::string& source);
   ~ScriptInstance();
   ScriptInstance(const ScriptInstance&) = delete;
   ScriptInstance& operator=(const ScriptInstance&) = delete;
@@ -107,15 +110,20 @@ void require_kind(ScriptInstance& script, PluginKind want);
 // "path: what" unless the message already names the script.
 std::string with_path(const std::string& path, const std::string& what);
 
-// The adapters (lua_adapters.cpp), built from script text read earlier.
-std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const std::string& path,
-                                                       const std::string& source,
+// A script as the adapters take it: text read earlier, the path it was read
+// from (for messages) and the registry name (for the math.random stream).
+struct ScriptSource {
+  std::string path;
+  std::string name;
+  std::string text;
+};
+
+// The adapters (lua_adapters.cpp).
+std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config);
-std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const std::string& path,
-                                                            const std::string& source,
+std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const ScriptSource& source,
                                                             const ConfigTable& config);
-std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const std::string& path,
-                                                       const std::string& source,
+std::unique_ptr<LatencyModel> make_latency_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config);
 
 }  // namespace blis::lua

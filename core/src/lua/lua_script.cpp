@@ -109,10 +109,11 @@ std::string read_script(const std::string& path) {
   return text.str();
 }
 
-ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& source)
+ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
+                               const std::string& source)
     : core_(&core_of(vm)),
       path_(std::move(path)),
-      rand_(derive_seed(core_->seed, "lua:" + path_)),
+      rand_(derive_seed(core_->seed, "lua:" + name)),
       log_name_(file_name(path_)) {
   lua_State* L = core_->L;
   ++core_->live_scripts;
