@@ -41,36 +41,17 @@ bool is_input_path(const std::string& flag) {
          flag == "hardware-config" || flag == "plugin-dir" || flag == "script-dir";
 }
 
-// A relative path (or each .lua / .so name of a scorer list) found beside the
-// scenario file.
+// A relative input path found beside the scenario file. Lua scripts need no
+// rewriting: the scenario's folder is a script folder (see build()).
 std::string rebase(const Setting& s, const fs::path& dir) {
   auto beside = [&](const std::string& p) {
     if (p.empty() || fs::path(p).is_absolute()) return p;
     fs::path candidate = dir / p;
     return fs::exists(candidate) ? candidate.lexically_normal().string() : p;
   };
-  auto names_file = [](const std::string& p) {
-    return p.find('/') != std::string::npos || p.find(".lua") != std::string::npos ||
-           p.find(".so") != std::string::npos;
-  };
   if (is_input_path(s.flag)) return beside(s.value);
-  if (s.flag == "latency-model" || s.flag == "admission-policy")
-    return names_file(s.value) ? beside(s.value) : s.value;
-  if (s.flag == "routing-scorers") {
-    std::string out;
-    size_t start = 0;
-    while (start <= s.value.size()) {
-      size_t comma = s.value.find(',', start);
-      if (comma == std::string::npos) comma = s.value.size();
-      std::string item = s.value.substr(start, comma - start);
-      size_t colon = item.rfind(':');
-      std::string name = colon == std::string::npos ? item : item.substr(0, colon);
-      std::string rest = colon == std::string::npos ? "" : item.substr(colon);
-      out += (out.empty() ? "" : ",") + (names_file(name) ? beside(name) : name) + rest;
-      start = comma + 1;
-    }
-    return out;
-  }
+  const bool library = s.value.find(".so") != std::string::npos;
+  if (library && (s.flag == "latency-model" || s.flag == "admission-policy")) return beside(s.value);
   return s.value;
 }
 
@@ -135,6 +116,9 @@ class ConfigBuilder {
     }
     RunOptions out = bound_;
     out.given_flags = std::move(given);
+    // Scripts named in the scenario are found beside it, after any folder
+    // the command line or the scenario names.
+    out.script_dirs.push_back(dir_.empty() ? "." : dir_.string());
     return out;
   }
 

@@ -150,3 +150,25 @@ TEST_CASE("a scenario's plugin-config table reaches the plugin", "[cli][scenario
   CHECK(from_file.status == 0);
   CHECK(from_file.out == from_flags.out);
 }
+
+TEST_CASE("a Lua scorer beside a scenario is found and configured by its name", "[cli][scenario][lua]") {
+  TempDir dir;
+  dir.write("pin.lua", R"(-- sends every request to instance `target`
+local target = 0
+function init(config) target = config.target end
+function score(n) for i = 0, n - 1 do scores[i] = (i == target) and 1 or 0 end end
+)");
+  const std::string path = dir.write("pinned.lua", R"(
+return {
+  model = "qwen/qwen3-14b", num_requests = 40, rate = 20,
+  cluster = { num_instances = 4, routing_policy = "weighted", routing_scorers = "pin.lua:1" },
+  plugin_config = { ["pin.lua"] = { target = 2 } },
+})");
+  // Run from elsewhere: the script is found beside the scenario.
+  const auto r = run_blis("run " + path, "/");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("\"instance_id\": \"instance_2\"") != std::string::npos);
+  CHECK(r.out.find("\"instance_id\": \"instance_0\"") == std::string::npos);
+  CHECK(metric(r.out, "completed_requests", "instance_2") == 40);
+}
