@@ -365,7 +365,28 @@ void validate(const RunOptions& o) {
   require(!o.given("--horizon") || o.horizon > 0, "--horizon", fmt::format("must be > 0, got {}", o.horizon));
 }
 
-std::unique_ptr<WorkloadSource> make_workload(const RunOptions& o, const DataCatalog& data) {
+// `--workload-spec` (spec workload §1.1-§1.2): the file's seed unless --seed
+// is given (the simulator's streams keep --seed either way), its horizon
+// unless --horizon is given, its request count unless --num-requests is.
+std::unique_ptr<WorkloadSource> make_spec_file_workload(RunOptions& o) {
+  require(o.workload_trace.empty(), "--workload-spec", "give --workload-spec or --workload-trace, not both");
+  WorkloadSpec spec = load_workload_spec(o.workload_spec);
+  if (o.given("--seed")) {
+    spdlog::info("CLI --seed {} overrides workload-spec seed {}", o.seed, spec.seed);
+    spec.seed = o.seed;
+  } else {
+    spdlog::info("Using workload-spec seed {} (CLI --seed not specified)", spec.seed);
+  }
+  if (spec.horizon > 0 && !o.given("--horizon")) o.horizon = spec.horizon;
+  const int64_t cap = o.given("--num-requests") ? o.num_requests : spec.num_requests;
+  if (cap <= 0 && o.horizon == kNoHorizon)
+    throw InputError("--workload-spec", "the spec sets neither num_requests nor horizon: give one of them, "
+                                        "or --num-requests or --horizon, to bound the workload");
+  return make_spec_workload(spec, o.horizon, cap, static_cast<int32_t>(o.block_size));
+}
+
+std::unique_ptr<WorkloadSource> make_workload(RunOptions& o, const DataCatalog& data) {
+  if (!o.workload_spec.empty()) return make_spec_file_workload(o);
   if (!o.workload_trace.empty()) {
     int64_t cap = o.given("--num-requests") ? o.num_requests : 0;
     return make_trace_workload(o.workload_trace, o.horizon, cap, static_cast<int32_t>(o.block_size), o.seed);
@@ -457,6 +478,8 @@ RunOutcome simulate(RunOptions& o) {
   for (const auto& sw : scorers) used_plugins.push_back(sw.name);
   overrides.check_plugins(used_plugins);
   require(r.kv_blocks > 0, "--total-kv-blocks", fmt::format("must be > 0, got {}", r.kv_blocks));
+  // Before the configuration: a workload spec may set the horizon.
+  auto workload = make_workload(o, data);
 
   ClusterConfig cc;
   cc.num_instances = static_cast<int32_t>(o.num_instances);
@@ -482,7 +505,6 @@ RunOutcome simulate(RunOptions& o) {
   put_latency_config(latency_base, r.arch ? &*r.arch : nullptr, r.hw ? &*r.hw : nullptr, r.tp,
                      r.alpha, r.beta, o.block_size);
   const ConfigTable latency_cfg = overrides.config_for(r.backend, latency_base);
-  auto workload = make_workload(o, data);
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}",
                o.num_instances, r.kv_blocks, r.backend, o.horizon);
 

@@ -78,6 +78,10 @@ void add_run_flags(CLI::App& run, RunOptions& o) {
   run.add_option("--workload", o.workload,
                  "distribution, or a preset: chatbot, contentgen, summarization, multidoc")
       ->capture_default_str()->group(g("Workload"));
+  run.add_option("--workload-spec", o.workload_spec,
+                 "Workload spec in the reference's YAML (v2, or v1 upgraded); wins over --workload. "
+                 "Its seed is used unless --seed is given; --rate and the token flags are ignored")
+      ->type_name("FILE")->group(g("Workload"));
   run.add_option("--workload-trace", o.workload_trace,
                  "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])")
       ->group(g("Workload"));

@@ -45,6 +45,7 @@ struct RunOptions {
 
   // Workload.
   std::string workload = "distribution";
+  std::string workload_spec;  // the reference's v2 YAML; wins over `workload`
   std::string workload_trace;
   double rate = 1.0;
   int64_t num_requests = 100;

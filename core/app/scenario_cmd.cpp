@@ -37,8 +37,9 @@ bool accumulates(const std::string& flag) {
 // Flags naming files the scenario reads: relative paths are taken from the
 // scenario's folder when the file is there.
 bool is_input_path(const std::string& flag) {
-  return flag == "workload-trace" || flag == "policy-config" || flag == "model-config-folder" ||
-         flag == "hardware-config" || flag == "plugin-dir" || flag == "script-dir";
+  return flag == "workload-spec" || flag == "workload-trace" || flag == "policy-config" ||
+         flag == "model-config-folder" || flag == "hardware-config" || flag == "plugin-dir" ||
+         flag == "script-dir";
 }
 
 // A relative input path found beside the scenario file. Lua scripts need no

@@ -22,7 +22,13 @@ class Error : public std::runtime_error {
 class InputError : public Error {
  public:
   InputError(const std::string& where, const std::string& what)
-      : Error(where.empty() ? what : where + ": " + what) {}
+      : Error(where.empty() ? what : where + ": " + what), where_(where) {}
+  // The flag or field path alone, so a caller that knows where the field was
+  // written (a file position) can place the message there.
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
 };
 
 // A configuration file that cannot be read or understood; `where` is

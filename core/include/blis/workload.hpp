@@ -39,10 +39,13 @@ class WorkloadSource {
 };
 
 // ---- Workload spec (the reference's "v2" schema; spec workload.md §5-§6) ----
+// Absent keys keep the reference's zero values; std::optional marks the
+// blocks whose mere presence changes behaviour.
 
 struct DistSpec {
   std::string type;                      // gaussian, exponential, pareto_lognormal, constant, empirical
   std::map<std::string, double> params;  // sorted keys: deterministic
+  // The YAML's `file` key is reserved by the reference and never read.
 };
 
 struct ArrivalSpec {
@@ -50,7 +53,41 @@ struct ArrivalSpec {
   std::optional<double> cv;
 };
 
-struct ClientSpec {
+// Half-open [start_us, end_us) (spec workload §5.6).
+struct LifecycleWindow {
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+};
+
+// Parsed and kept; the reference applies it to nothing in `run` (§5.9).
+struct NetworkSpec {
+  double rtt_ms = 0;
+  double bandwidth_mbps = 0;
+};
+
+// §5.8: a modality counts when its distributions have a type.
+struct MultimodalSpec {
+  DistSpec text_distribution;
+  DistSpec image_distribution, image_count_distribution;
+  DistSpec audio_distribution, audio_count_distribution;
+  DistSpec video_distribution, video_count_distribution;
+};
+
+struct MultiTurnSpec {
+  int64_t max_rounds = 0;
+  int64_t think_time_us = 0;
+  std::string context_growth;  // "accumulate" or anything else (independent rounds)
+  bool single_session = false;
+};
+
+// §5.7; without multi_turn it has no effect.
+struct ReasoningSpec {
+  DistSpec reason_ratio_distribution;
+  std::optional<MultiTurnSpec> multi_turn;
+};
+
+// What a client and a cohort both describe: one source of traffic.
+struct TrafficSource {
   std::string id;
   std::string tenant_id;
   std::string slo_class;
@@ -60,8 +97,69 @@ struct ClientSpec {
   DistSpec input_distribution;
   DistSpec output_distribution;
   std::string prefix_group;
-  int64_t prefix_length = 0;
   bool streaming = false;
+};
+
+struct ClientSpec : TrafficSource {
+  int64_t prefix_length = 0;
+  std::optional<NetworkSpec> network;
+  std::optional<std::vector<LifecycleWindow>> lifecycle;  // present: arrivals outside every window are dropped
+  std::optional<MultimodalSpec> multimodal;
+  std::optional<ReasoningSpec> reasoning;
+};
+
+// A population of identical clients (spec workload §5.10).
+struct DiurnalSpec {
+  int64_t peak_hour = 0;
+  double peak_to_trough_ratio = 0;
+};
+struct SpikeSpec {
+  int64_t start_time_us = 0;
+  int64_t duration_us = 0;
+};
+struct DrainSpec {
+  int64_t start_time_us = 0;
+  int64_t ramp_duration_us = 0;
+};
+// Its rate_fraction is the whole cohort's share, split evenly among members.
+struct CohortSpec : TrafficSource {
+  int64_t population = 0;
+  std::optional<DiurnalSpec> diurnal;
+  std::optional<SpikeSpec> spike;
+  std::optional<DrainSpec> drain;
+};
+
+// The inference-perf shorthand (spec workload §5.12).
+struct InferencePerfStage {
+  double rate = 0;       // req/s
+  int64_t duration = 0;  // seconds
+};
+struct SharedPrefixSpec {
+  int64_t num_unique_system_prompts = 0;
+  int64_t num_users_per_system_prompt = 0;
+  int64_t system_prompt_len = 0;
+  int64_t question_len = 0;
+  int64_t output_len = 0;
+  bool enable_multi_turn_chat = false;
+};
+struct InferencePerfSpec {
+  std::vector<InferencePerfStage> stages;
+  std::optional<SharedPrefixSpec> shared_prefix;
+};
+
+// Clients loaded from a ServeGen directory (§5.11), used when `clients` is empty.
+struct ServeGenDataSpec {
+  std::string path;
+  int64_t span_start = 0;
+  int64_t span_end = 0;
+};
+
+// Where the fields of a spec read from a file were written, so that errors
+// found later (validation, generation) point into the file.
+struct SpecSource {
+  std::string file;
+  // Field path ("clients[0].arrival.cv") -> "file:line:col".
+  std::map<std::string, std::string> positions;
 };
 
 struct WorkloadSpec {
@@ -72,7 +170,17 @@ struct WorkloadSpec {
   int64_t num_requests = 0;
   int64_t horizon = 0;
   std::vector<ClientSpec> clients;
+  std::vector<CohortSpec> cohorts;
+  std::optional<ServeGenDataSpec> servegen_data;
+  std::optional<InferencePerfSpec> inference_perf;
+  SpecSource source;  // empty for specs built in code
 };
+
+// Reads a workload-spec YAML file strictly (spec workload §5.1-§5.12):
+// unknown or repeated keys and wrong types are ConfigError with file:line:col
+// and the field path. Validation (§5.13) is left to the generator, as in the
+// reference; its errors carry the same positions.
+WorkloadSpec load_workload_spec(const std::string& path);
 
 // Parameters of the default distribution workload (CLI flags; spec workload.md §2-§3).
 struct DistributionWorkload {
@@ -86,12 +194,14 @@ struct DistributionWorkload {
 // Synthesises the one-client spec of the distribution workload (and presets).
 WorkloadSpec synthesize_distribution_spec(const DistributionWorkload& w, int64_t seed);
 
-// Validates a spec (throws InputError naming the field).
+// Validates a spec (spec workload §5.13): throws InputError naming the field,
+// or ConfigError at the field's file position for a spec read from a file.
 void validate_workload_spec(const WorkloadSpec& spec);
 
-// Generator over a spec: seed partitioning, per-client streams and the merge
-// of spec workload.md §6-§7. `max_requests` 0 = unlimited; `horizon` bounds
-// arrival times (exclusive).
+// Generator over a spec: inference-perf and cohort expansion, the v1 upgrade,
+// validation, seed partitioning, per-client streams (lifecycle windows,
+// multimodal and multi-turn clients) and the merge of spec workload.md §6-§7.
+// `max_requests` 0 = unlimited; `horizon` bounds arrival times (exclusive).
 std::unique_ptr<WorkloadSource> make_spec_workload(const WorkloadSpec& spec, int64_t horizon,
                                                    int64_t max_requests, int32_t block_size);
 

@@ -6,7 +6,8 @@
 #include <blis/policy_config.hpp>
 
 #include <toml++/toml.h>
-#include <yaml-cpp/yaml.h>
+
+#include "config/strict_yaml.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -30,7 +31,10 @@ namespace blis {
 namespace {
 
 constexpr std::string_view kWhitespace = " \t\n\v\f\r";
-using KeyList = std::span<const std::string_view>;
+using config::child_path;
+using config::in_quotes;
+using config::KeyList;
+using config::unknown_key;
 
 constexpr std::string_view kAcceptedFormats = "a .toml, .yaml or .yml file";
 
@@ -41,7 +45,6 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // Messages print values the way the reference does, so that its users' error
 // text matches: "NaN" and "+Inf" rather than C's "nan" and "inf".
@@ -69,41 +72,6 @@ std::string shortest_text(double v) {
   if (exponent < -4 || exponent >= 6) return sci;
   r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   return std::string(buf, r.ptr);
-}
-
-std::string read_whole_file(const std::string& path) {
-  errno = 0;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw ConfigError(path, std::string("cannot read policy config: ") + std::strerror(errno));
-  std::string out;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
-  // A directory opens fine on Linux and only fails here (EISDIR).
-  if (std::ferror(f.get()))
-    throw ConfigError(path, std::string("cannot read policy config: ") + std::strerror(errno));
-  return out;
-}
-
-std::string join(KeyList names) {
-  std::string out;
-  for (auto n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
-bool is_allowed(std::string_view key, KeyList allowed) {
-  return std::find(allowed.begin(), allowed.end(), key) != allowed.end();
-}
-
-std::string unknown_key(const std::string& key_path, KeyList allowed) {
-  return "unknown key " + in_quotes(key_path) + " (expected one of: " + join(allowed) + ")";
-}
-
-std::string child_path(std::string_view prefix, std::string_view key) {
-  return prefix.empty() ? std::string(key) : std::string(prefix) + "." + std::string(key);
 }
 
 constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
@@ -234,7 +202,7 @@ class TomlReader {
   void check_keys(const toml::table& t, std::string_view prefix,
                   KeyList allowed) const {
     for (const auto& [k, v] : t)
-      if (!is_allowed(k.str(), allowed))
+      if (!config::is_allowed(k.str(), allowed))
         throw ConfigError(where(k.source()), unknown_key(child_path(prefix, k.str()), allowed));
   }
 
@@ -287,57 +255,51 @@ class TomlReader {
 
 // ---------------------------------------------------------------- YAML
 
-// Reads the reference's YAML schema the way its decoder does: any scalar is
-// accepted where a string is expected, only plain numerals where a number is,
-// and a null value (`key:` or `key: ~`) leaves the field unset. yaml-cpp keeps
-// repeated keys instead of rejecting them, so the walk checks for them.
+// Reads the reference's YAML schema the way its decoder does
+// (config/strict_yaml.hpp); a null value (`key:` or `key: ~`) leaves the
+// field unset.
 class YamlReader {
  public:
-  explicit YamlReader(std::string path) : path_(std::move(path)) {}
+  explicit YamlReader(std::string path) : y_(std::move(path), config::StrictYaml::Position::kLine) {}
 
   PolicyBundle read(const std::string& text, Sources& src) const {
-    std::vector<YAML::Node> docs;
-    try {
-      docs = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(where(e.mark), e.msg);
-    }
     // Only the first document counts, as with the reference's decoder.
-    if (docs.empty()) throw ConfigError(path_, "empty policy config");
-    const YAML::Node& root = docs.front();
+    const auto doc = y_.first_document(text);
+    if (!doc) throw ConfigError(y_.path(), "empty policy config");
+    const YAML::Node& root = *doc;
     PolicyBundle b;
     if (root.IsNull()) return b;
-    if (!root.IsMap()) throw ConfigError(where(root.Mark()), "policy config must be a mapping");
+    if (!root.IsMap()) throw ConfigError(y_.where(root.Mark()), "policy config must be a mapping");
 
     walk(root, "", kTopKeys, [&](const std::string& key, const YAML::Node& v) {
       if (key == "scheduler") {
-        set_name(b.scheduler, string(v, "scheduler"));
+        set_name(b.scheduler, y_.string(v, "scheduler"));
       } else if (key == "admission") {
-        walk(mapping(v, "admission"), "admission", kAdmissionKeys,
+        walk(y_.mapping(v, "admission"), "admission", kAdmissionKeys,
              [&](const std::string& k, const YAML::Node& w) {
                const std::string key_path = "admission." + k;
                if (k == "policy") {
-                 set_name(b.admission_policy, string(w, key_path));
+                 set_name(b.admission_policy, y_.string(w, key_path));
                } else if (k == "token_bucket_capacity") {
-                 b.token_bucket_capacity = number(w, key_path);
-                 src.capacity = where(w.Mark());
+                 b.token_bucket_capacity = y_.number(w, key_path);
+                 src.capacity = y_.where(w.Mark());
                } else {
-                 b.token_bucket_refill_rate = number(w, key_path);
-                 src.refill_rate = where(w.Mark());
+                 b.token_bucket_refill_rate = y_.number(w, key_path);
+                 src.refill_rate = y_.where(w.Mark());
                }
              });
       } else if (key == "routing") {
-        walk(mapping(v, "routing"), "routing", kRoutingKeys,
+        walk(y_.mapping(v, "routing"), "routing", kRoutingKeys,
              [&](const std::string& k, const YAML::Node& w) {
                if (k == "policy")
-                 set_name(b.routing_policy, string(w, "routing.policy"));
+                 set_name(b.routing_policy, y_.string(w, "routing.policy"));
                else
                  read_scorers(w, b, src);
              });
       } else {
-        walk(mapping(v, "priority"), "priority", kPriorityKeys,
+        walk(y_.mapping(v, "priority"), "priority", kPriorityKeys,
              [&](const std::string&, const YAML::Node& w) {
-               set_name(b.priority_policy, string(w, "priority.policy"));
+               set_name(b.priority_policy, y_.string(w, "priority.policy"));
              });
       }
     });
@@ -345,107 +307,28 @@ class YamlReader {
   }
 
  private:
-  std::string where(const YAML::Mark& m) const {
-    if (m.line < 0) return path_;
-    return path_ + ":" + std::to_string(m.line + 1);
-  }
-
-  // Calls `on` for every key of `map` whose value is not null, in file order,
-  // after rejecting non-string, repeated and unknown keys.
+  // Calls `on` for every key of `map` whose value is not null.
   template <typename F>
-  void walk(const YAML::Node& map, std::string_view prefix,
-            KeyList allowed, F&& on) const {
-    std::map<std::string, int> first_line;
-    // Dereferencing a yaml-cpp iterator yields a temporary: the range-for
-    // keeps it alive, a reference through it->first would not.
-    for (const auto& entry : map) {
-      const YAML::Node& k = entry.first;
-      if (!k.IsScalar())
-        throw ConfigError(where(k.Mark()), "keys under " +
-                                               (prefix.empty() ? std::string("the top level")
-                                                               : in_quotes(prefix)) +
-                                               " must be strings");
-      const std::string key = k.Scalar();
-      const std::string key_path = child_path(prefix, key);
-      if (auto [pos, fresh] = first_line.emplace(key, k.Mark().line + 1); !fresh)
-        throw ConfigError(where(k.Mark()), "duplicate key " + in_quotes(key_path) +
-                                               " (first given at line " +
-                                               std::to_string(pos->second) + ")");
-      if (!is_allowed(key, allowed)) throw ConfigError(where(k.Mark()), unknown_key(key_path, allowed));
-      if (!entry.second.IsNull()) on(key, entry.second);
-    }
-  }
-
-  YAML::Node mapping(const YAML::Node& v, const std::string& key_path) const {
-    if (v.IsMap()) return v;
-    throw ConfigError(where(v.Mark()), key_path + " must be a mapping");
-  }
-
-  std::string string(const YAML::Node& v, const std::string& key_path) const {
-    if (v.IsScalar()) return v.Scalar();
-    throw ConfigError(where(v.Mark()), key_path + " must be a string");
-  }
-
-  // YAML's plain numerals: [-+]digits[.digits][e[-+]digits] (or a leading
-  // '.'), plus .inf/.nan spellings. Quoted text is a string, not a number.
-  static std::optional<double> plain_number(const std::string& s) {
-    static const std::set<std::string> kInf = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
-    static const std::set<std::string> kNegInf = {"-.inf", "-.Inf", "-.INF"};
-    static const std::set<std::string> kNan = {".nan", ".NaN", ".NAN"};
-    if (kInf.count(s)) return HUGE_VAL;
-    if (kNegInf.count(s)) return -HUGE_VAL;
-    if (kNan.count(s)) return std::nan("");
-    size_t i = 0;
-    auto digits = [&] {
-      const size_t start = i;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-      return i - start;
-    };
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    size_t mantissa = digits();
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      mantissa += digits();
-    }
-    if (mantissa == 0) return std::nullopt;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-      ++i;
-      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-      if (digits() == 0) return std::nullopt;
-    }
-    if (i != s.size()) return std::nullopt;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), nullptr);
-    if (errno == ERANGE && std::isinf(v)) return std::nullopt;  // too large for a double
-    return v;
-  }
-
-  double number(const YAML::Node& v, const std::string& key_path) const {
-    if (v.IsScalar()) {
-      // "?" marks a plain scalar; explicit !!float / !!int tags are numbers too.
-      const std::string& tag = v.Tag();
-      if (tag == "?" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:int")
-        if (auto d = plain_number(v.Scalar())) return *d;
-      throw ConfigError(where(v.Mark()), key_path + " must be a number, got " + in_quotes(v.Scalar()));
-    }
-    throw ConfigError(where(v.Mark()), key_path + " must be a number");
+  void walk(const YAML::Node& map, std::string_view prefix, KeyList allowed, F&& on) const {
+    for (const auto& [key, value] : y_.entries(map, prefix, allowed))
+      if (!value.IsNull()) on(key, value);
   }
 
   void read_scorers(const YAML::Node& v, PolicyBundle& b, Sources& src) const {
-    if (!v.IsSequence()) throw ConfigError(where(v.Mark()), "routing.scorers must be a list");
+    if (!v.IsSequence()) throw ConfigError(y_.where(v.Mark()), "routing.scorers must be a list");
     for (size_t i = 0; i < v.size(); ++i) {
       const YAML::Node e = v[i];
       const std::string key_path = "routing.scorers[" + std::to_string(i) + "]";
-      if (!e.IsMap()) throw ConfigError(where(e.Mark()), key_path + " must be a mapping");
+      if (!e.IsMap()) throw ConfigError(y_.where(e.Mark()), key_path + " must be a mapping");
       ScorerWeight s;
-      ScorerSource at{where(e.Mark()), where(e.Mark()), where(e.Mark())};
+      ScorerSource at{y_.where(e.Mark()), y_.where(e.Mark()), y_.where(e.Mark())};
       walk(e, key_path, kScorerKeys, [&](const std::string& k, const YAML::Node& w) {
         if (k == "name") {
-          s.name = string(w, key_path + ".name");
-          at.name = where(w.Mark());
+          s.name = y_.string(w, key_path + ".name");
+          at.name = y_.where(w.Mark());
         } else {
-          s.weight = number(w, key_path + ".weight");
-          at.weight = where(w.Mark());
+          s.weight = y_.number(w, key_path + ".weight");
+          at.weight = y_.where(w.Mark());
         }
       });
       b.scorers.push_back(std::move(s));
@@ -453,7 +336,7 @@ class YamlReader {
     }
   }
 
-  std::string path_;
+  config::StrictYaml y_;
 };
 
 }  // namespace
@@ -467,7 +350,7 @@ PolicyBundle load_policy_config(const std::string& path) {
     throw ConfigError(path, "policy config must be " + std::string(kAcceptedFormats) +
                                 (ext.empty() ? std::string(" (no extension)")
                                              : " (got " + in_quotes(ext) + ")"));
-  const std::string text = read_whole_file(path);
+  const std::string text = config::read_text_file(path, "policy config");
   Sources src;
   PolicyBundle b = toml ? TomlReader(path).read(text, src) : YamlReader(path).read(text, src);
   validate(b, src);

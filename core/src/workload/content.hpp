@@ -68,6 +68,12 @@ class ContentHasher {
   int32_t fill_ = 0;
 };
 
+// Draws `n` token ids that no request keeps (rounds of a session dropped
+// past the horizon): the stream advances exactly as if they were hashed.
+inline void skip_tokens(GoRand& rng, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) rng.int31n(kMaxTokenId);
+}
+
 // The token vector of a prefix group, with its block hashes cached so that
 // every request of the group starts from the same state without re-hashing.
 class SharedPrefix {

@@ -129,6 +129,9 @@ ArrivalSampler::ArrivalSampler(const ArrivalSpec& spec, double rate, const std::
     kind_ = Kind::kConstant;
     constant_iat_ = std::max<int64_t>(1, go_trunc(1.0 / rate_));
   } else if (spec.process == "gamma") {
+    // Only a cohort's cv escapes validation; NaN would make the reference's
+    // rejection loop spin forever.
+    if (std::isnan(cv)) throw InputError(where + ".arrival.cv", "a NaN cv can never yield a gamma arrival");
     alpha_ = 1 / (cv * cv);
     const double mean = 1 / rate_;
     theta_ = mean * cv * cv;
@@ -205,10 +208,13 @@ LengthSampler::LengthSampler(const DistSpec& spec, const std::string& where) {
                          "empirical bin key is not an integer token count");
       }
       raw.emplace_back(value, weight);
-      total += weight;  // all weights, even those <= 0 (spec workload §6.11)
     }
     std::stable_sort(raw.begin(), raw.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
+    // All weights, even those <= 0 (spec workload §6.11), summed in ascending
+    // token-count order as the reference does: the keys' text order ("100"
+    // before "20") could round the total differently.
+    for (const auto& bin : raw) total += bin.second;
     double cum = 0;
     for (const auto& [value, weight] : raw) {
       if (!(weight > 0)) continue;

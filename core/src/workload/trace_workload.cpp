@@ -16,6 +16,7 @@
 #include "blis/go_rand.hpp"
 #include "blis/workload.hpp"
 #include "workload/content.hpp"
+#include "workload/csv_line.hpp"
 #include "workload/slo_class.hpp"
 
 namespace blis {
@@ -24,46 +25,6 @@ namespace {
 
 using workload::ContentHasher;
 using workload::SharedPrefix;
-
-// Splits one CSV line (RFC 4180 quoting, no line breaks inside fields).
-// Returns false on a malformed quote.
-bool split_csv(const std::string& line, std::vector<std::string>& fields) {
-  fields.clear();
-  size_t i = 0;
-  for (;;) {
-    std::string field;
-    if (i < line.size() && line[i] == '"') {
-      ++i;
-      for (;;) {
-        if (i >= line.size()) return false;  // unterminated quote
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        field += line[i++];
-      }
-      if (i < line.size() && line[i] != ',') return false;  // text after the closing quote
-    } else {
-      const size_t end = line.find(',', i);
-      const size_t stop = end == std::string::npos ? line.size() : end;
-      field = line.substr(i, stop - i);
-      if (field.find('"') != std::string::npos) return false;
-      i = stop;
-    }
-    fields.push_back(std::move(field));
-    if (i >= line.size()) return true;
-    ++i;  // the comma
-    if (i == line.size()) {
-      fields.emplace_back();  // trailing empty field
-      return true;
-    }
-  }
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -147,7 +108,7 @@ class TraceWorkload final : public WorkloadSource {
 
   void read_header() {
     if (!next_line()) throw InputError(path_, "empty trace file (no header)");
-    if (!split_csv(line_, fields_)) fail("malformed CSV header");
+    if (!workload::split_csv_line(line_, fields_)) fail("malformed CSV header");
     column_of_.fill(-1);
     for (size_t f = 0; f < fields_.size(); ++f) {
       const std::string_view name = trim(fields_[f]);
@@ -194,7 +155,7 @@ class TraceWorkload final : public WorkloadSource {
       if (first) throw InputError(path_, "the trace has no requests");
       return false;
     }
-    if (!split_csv(line_, fields_)) fail("malformed CSV row");
+    if (!workload::split_csv_line(line_, fields_)) fail("malformed CSV row");
     if (fields_.size() != num_fields_) {
       fail("expected " + std::to_string(num_fields_) + " fields, found " +
            std::to_string(fields_.size()));

@@ -1,0 +1,356 @@
+#include "workload/request_streams.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "blis/errors.hpp"
+#include "blis/go_rand.hpp"
+#include "workload/samplers.hpp"
+#include "workload/slo_class.hpp"
+
+namespace blis::workload {
+
+namespace {
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  return r;
+}
+
+int32_t checked_tokens(int64_t n, const std::string& where, const char* what) {
+  if (n < 0 || n > std::numeric_limits<int32_t>::max())
+    throw InputError(where, std::string(what) + " of " + std::to_string(n) + " tokens is out of range");
+  return static_cast<int32_t>(n);
+}
+
+// A client's lifecycle windows (spec workload §5.6). With windows, an arrival
+// outside all of them is dropped; past the last window's end none can match,
+// and the client stops there (the reference would keep drawing to the
+// horizon, emitting nothing: spec workload §6.12).
+class Windows {
+ public:
+  explicit Windows(const std::optional<std::vector<LifecycleWindow>>& windows)
+      : windows_(windows ? &*windows : nullptr) {
+    if (windows_)
+      for (const auto& w : *windows_) last_end_ = std::max(last_end_, w.end_us);
+  }
+  bool admits(int64_t t) const {
+    if (!windows_) return true;
+    return std::any_of(windows_->begin(), windows_->end(),
+                       [t](const LifecycleWindow& w) { return w.start_us <= t && t < w.end_us; });
+  }
+  bool exhausted(int64_t t) const { return windows_ && t >= last_end_; }
+  // The single-session start offset: the first window's start, else 0.
+  int64_t first_start() const { return windows_ && !windows_->empty() ? windows_->front().start_us : 0; }
+
+ private:
+  const std::vector<LifecycleWindow>* windows_;
+  int64_t last_end_ = std::numeric_limits<int64_t>::min();
+};
+
+// What both kinds of client share: the client's stream and samplers, built
+// in the reference's order (spec workload §6.6), and its arrival loop.
+class ClientStreamBase : public RequestStream {
+ protected:
+  explicit ClientStreamBase(const StreamSetup& s)
+      : RequestStream(*s.client),
+        where_(s.where),
+        rng_(s.seed),
+        arrival_(s.client->arrival, s.rate, s.where),
+        input_(s.client->input_distribution, s.where + ".input_distribution"),
+        output_(s.client->output_distribution, s.where + ".output_distribution"),
+        prefix_(s.prefix),
+        horizon_(s.horizon),
+        block_size_(s.block_size),
+        windows_(s.client->lifecycle) {}
+
+  // Draws inter-arrival times until one lands in a window; false once the
+  // next arrival would reach the horizon or no window can match any more.
+  bool next_arrival() {
+    for (;;) {
+      const int64_t iat = arrival_.next(rng_);
+      if (iat >= horizon_ - t_) return false;  // t + iat >= horizon, without overflow
+      t_ += iat;
+      if (windows_.admits(t_)) return true;
+      if (windows_.exhausted(t_)) return false;
+    }
+  }
+
+  int64_t prefix_length() const { return prefix_ ? prefix_->size() : 0; }
+
+  std::string where_;
+  GoRand rng_;
+  ArrivalSampler arrival_;
+  LengthSampler input_;
+  LengthSampler output_;
+  const SharedPrefix* prefix_;
+  int64_t horizon_;
+  int32_t block_size_;
+  Windows windows_;
+  int64_t t_ = 0;
+};
+
+// The input length of a multimodal request (spec workload §6.7): text, then
+// per modality a count and that many item lengths. The samplers are built at
+// the first request, as the reference builds them then (an invalid one fails
+// there, not before).
+class ModalityLengths {
+ public:
+  ModalityLengths(const MultimodalSpec& spec, std::string where) : spec_(spec), where_(std::move(where)) {}
+
+  int64_t sample(GoRand& rng) {
+    if (!built_) build();
+    int64_t total = text_ ? text_->sample(rng) : 0;
+    for (const Modality& m : modalities_) {
+      const int64_t n = m.count.sample(rng);
+      for (int64_t i = 0; i < n; ++i) total += m.item.sample(rng);
+    }
+    return total == 0 ? 1 : total;
+  }
+
+ private:
+  struct Modality {
+    LengthSampler count;
+    LengthSampler item;
+  };
+
+  void build() {
+    if (!spec_.text_distribution.type.empty())
+      text_.emplace(spec_.text_distribution, where_ + ".text_distribution");
+    const auto add = [&](const DistSpec& item, const DistSpec& count, const std::string& name) {
+      if (item.type.empty() || count.type.empty()) return;
+      LengthSampler c(count, where_ + "." + name + "_count_distribution");
+      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution")});
+    };
+    add(spec_.image_distribution, spec_.image_count_distribution, "image");
+    add(spec_.audio_distribution, spec_.audio_count_distribution, "audio");
+    add(spec_.video_distribution, spec_.video_count_distribution, "video");
+    built_ = true;
+  }
+
+  const MultimodalSpec& spec_;
+  std::string where_;
+  bool built_ = false;
+  std::optional<LengthSampler> text_;
+  std::vector<Modality> modalities_;
+};
+
+// An ordinary client (spec workload §6.6): one request per admitted arrival.
+class SingleRequestStream final : public ClientStreamBase {
+ public:
+  explicit SingleRequestStream(const StreamSetup& s) : ClientStreamBase(s) {
+    if (s.client->multimodal) multimodal_.emplace(*s.client->multimodal, s.where + ".multimodal");
+  }
+
+  bool advance() override {
+    if (!next_arrival()) return false;
+    auto& hashes = pending_.block_hashes;
+    hashes.clear();
+    ContentHasher hasher(hashes, block_size_);
+    const int64_t prefix_len = prefix_length();
+    if (prefix_) prefix_->begin(hashes, hasher, prefix_len);
+    int64_t in_len = 0, out_len = 0;
+    // Draw order: input length, output length, input ids, output ids; a
+    // multimodal input draws its ids before the output length.
+    if (multimodal_) {
+      in_len = checked_tokens(multimodal_->sample(rng_), where_ + ".multimodal", "an input");
+      hasher.draw(rng_, in_len);
+      out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
+      hasher.draw(rng_, out_len);
+    } else {
+      in_len = checked_tokens(input_.sample(rng_), where_ + ".input_distribution", "an input");
+      out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
+      hashes.reserve(static_cast<size_t>((prefix_len + in_len + out_len) / block_size_));
+      hasher.draw(rng_, in_len);   // the client's own prompt tokens
+      hasher.draw(rng_, out_len);  // the pre-determined response
+    }
+    pending_.arrival_us = t_;
+    pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input");
+    pending_.output_tokens = static_cast<int32_t>(out_len);
+    pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
+    return true;
+  }
+
+ private:
+  std::optional<ModalityLengths> multimodal_;
+};
+
+// A multi-turn client (spec workload §6.8). Each session is generated whole
+// when its start is drawn; its rounds wait in a heap until no later session
+// can precede them (a session's rounds never arrive before its start, since
+// think times are >= 0), so requests still leave in (arrival, generation)
+// order, the order of the reference's stable sort.
+class SessionStream final : public ClientStreamBase {
+ public:
+  explicit SessionStream(const StreamSetup& s)
+      : ClientStreamBase(s),
+        turns_(*s.client->reasoning->multi_turn),
+        ratio_spec_(s.client->reasoning->reason_ratio_distribution),
+        accumulate_(turns_.context_growth == "accumulate"),
+        cap_(s.cap) {
+    if (turns_.think_time_us < 0)
+      throw InputError(where_ + ".reasoning.multi_turn.think_time_us",
+                       "a negative think time (" + std::to_string(turns_.think_time_us) +
+                           ") is not supported by blis yet");
+    ContentHasher h(prefix_hashes_, block_size_);
+    if (prefix_) prefix_->begin(prefix_hashes_, h, prefix_length());
+    prefix_state_ = h.hasher();
+    prefix_fill_ = h.fill();
+  }
+
+  bool advance() override {
+    for (;;) {
+      if (!ended_ && !next_start_) find_next_start();
+      if (!rounds_.empty() && (ended_ || *next_start_ >= rounds_.front().arrival)) {
+        std::pop_heap(rounds_.begin(), rounds_.end(), later);
+        Round& r = rounds_.back();
+        pending_.arrival_us = r.arrival;
+        pending_.input_tokens = r.input_tokens;
+        pending_.output_tokens = r.output_tokens;
+        pending_.max_output_tokens = r.output_tokens;
+        std::swap(pending_.block_hashes, r.hashes);
+        rounds_.pop_back();
+        return true;
+      }
+      if (ended_) return false;
+      const int64_t start = *next_start_;
+      next_start_.reset();
+      generate_session(start);
+    }
+  }
+
+ private:
+  struct Round {
+    int64_t arrival;
+    uint64_t seq;  // generation order within the client
+    int32_t input_tokens;
+    int32_t output_tokens;
+    std::vector<uint64_t> hashes;
+  };
+  static bool later(const Round& a, const Round& b) {
+    return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
+  }
+
+  // Sets next_start_, or ended_ when the client starts no more sessions.
+  void find_next_start() {
+    if (turns_.single_session) {
+      // One session, offset by the first window's start (spec workload §6.8).
+      if (single_drawn_) {
+        ended_ = true;
+        return;
+      }
+      single_drawn_ = true;
+      const int64_t start = saturating_add(windows_.first_start(), arrival_.next(rng_));
+      if (start >= horizon_ || !windows_.admits(start)) {
+        ended_ = true;
+        return;
+      }
+      next_start_ = start;
+      return;
+    }
+    // Sessions without rounds emit nothing, however many start.
+    if (turns_.max_rounds <= 0 || (cap_ > 0 && count_ >= cap_) || !next_arrival()) {
+      ended_ = true;
+      return;
+    }
+    next_start_ = t_;
+  }
+
+  void generate_session(int64_t start) {
+    if (turns_.max_rounds <= 0) return;
+    if (!ratio_built_) {
+      if (!ratio_spec_.type.empty()) ratio_.emplace(ratio_spec_, where_ + ".reasoning.reason_ratio_distribution");
+      ratio_built_ = true;
+    }
+    rng_.int63();  // the session id, "sess_<n>", which nothing downstream reads
+    // With accumulation, round r's input is prefix ++ (inputs and outputs of
+    // rounds < r) ++ its own tokens: the hash chain of round r's whole
+    // sequence is the context of round r + 1.
+    std::vector<uint64_t> ctx_hashes = prefix_hashes_;
+    BlockHasher ctx_state = prefix_state_;
+    int32_t ctx_fill = prefix_fill_;
+    int64_t ctx_len = 0;
+    bool past_horizon = false;
+    int64_t t = start;
+    for (int64_t r = 0; r < turns_.max_rounds; ++r) {
+      const int64_t in_len = checked_tokens(input_.sample(rng_), where_ + ".input_distribution", "an input");
+      const int64_t out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
+      // Rounds from the first one at or past the horizon on are dropped,
+      // and so are rounds outside every window.
+      past_horizon = past_horizon || t >= horizon_;
+      const bool keep = !past_horizon && windows_.admits(t);
+      if (keep || (accumulate_ && !past_horizon)) {
+        Round round{t, seq_++, 0, static_cast<int32_t>(out_len), accumulate_ ? ctx_hashes : prefix_hashes_};
+        ContentHasher h(round.hashes, block_size_);
+        h.resume(accumulate_ ? ctx_state : prefix_state_, accumulate_ ? ctx_fill : prefix_fill_);
+        h.draw(rng_, in_len);
+        h.draw(rng_, out_len);
+        round.input_tokens = checked_tokens(prefix_length() + (accumulate_ ? ctx_len : 0) + in_len, where_, "an input");
+        if (accumulate_) {
+          ctx_hashes = round.hashes;
+          ctx_state = h.hasher();
+          ctx_fill = h.fill();
+        }
+        if (keep) {
+          rounds_.push_back(std::move(round));
+          std::push_heap(rounds_.begin(), rounds_.end(), later);
+        }
+      } else {
+        skip_tokens(rng_, in_len + out_len);
+      }
+      if (accumulate_) ctx_len += in_len + out_len;
+      if (ratio_) ratio_->sample(rng_);  // the reason ratio: metadata nothing reads
+      // Next round: after the think time plus 1 µs per output token.
+      t = saturating_add(saturating_add(t, turns_.think_time_us), out_len);
+    }
+    count_ = saturating_add(count_, turns_.max_rounds);  // every generated round counts (§6.8)
+  }
+
+  const MultiTurnSpec& turns_;
+  const DistSpec& ratio_spec_;
+  bool accumulate_;
+  int64_t cap_;
+  int64_t count_ = 0;
+  bool ratio_built_ = false;
+  std::optional<LengthSampler> ratio_;
+  bool ended_ = false;
+  bool single_drawn_ = false;
+  std::optional<int64_t> next_start_;
+  uint64_t seq_ = 0;
+  std::vector<Round> rounds_;  // min-heap by (arrival, seq)
+  std::vector<uint64_t> prefix_hashes_;
+  BlockHasher prefix_state_{kEmptyPrefixHash};
+  int32_t prefix_fill_ = 0;
+};
+
+}  // namespace
+
+RequestStream::RequestStream(const ClientSpec& client) {
+  pending_.slo_class = *slo_class_from_name(client.slo_class);
+  pending_.tenant_id = client.tenant_id;
+  pending_.model = client.model;
+}
+
+void RequestStream::take(WorkloadRequest& out) {
+  out.arrival_us = pending_.arrival_us;
+  out.input_tokens = pending_.input_tokens;
+  out.output_tokens = pending_.output_tokens;
+  out.max_output_tokens = pending_.max_output_tokens;
+  out.slo_class = pending_.slo_class;
+  out.tenant_id = pending_.tenant_id;
+  out.model = pending_.model;
+  std::swap(out.block_hashes, pending_.block_hashes);
+}
+
+std::unique_ptr<RequestStream> make_request_stream(const StreamSetup& setup) {
+  const ClientSpec& c = *setup.client;
+  // A reasoning block without multi_turn changes nothing; with it the
+  // multimodal block is ignored (spec workload §5.7).
+  if (c.reasoning && c.reasoning->multi_turn) return std::make_unique<SessionStream>(setup);
+  return std::make_unique<SingleRequestStream>(setup);
+}
+
+}  // namespace blis::workload
