@@ -1,7 +1,11 @@
-// Engine throughput in deep saturation: one instance, roofline Qwen3-14B on
-// one H100 (TP 1), 17600 KV blocks, the default distribution workload at
-// 500 requests/s — far beyond what the instance serves, so the wait queue
-// grows for the whole run and every step carries a full batch.
+// Engine throughput: roofline Qwen3-14B on H100s (TP 1), 17600 KV blocks per
+// instance, the default distribution workload.
+//  - One instance at 500 requests/s: deep saturation, far beyond what the
+//    instance serves, so the wait queue grows for the whole run and every
+//    step carries a full batch.
+//  - Sixteen instances at 300 requests/s, round-robin: each instance runs
+//    just above its capacity, with sixteen KV caches and batches in memory at
+//    once (the cache-bound case of `blis run --num-instances 16`).
 #include <benchmark/benchmark.h>
 
 #include "bench_fixtures.hpp"
@@ -18,14 +22,32 @@ namespace {
 
 constexpr int64_t kRequests = 20000;
 constexpr double kRate = 500;
+constexpr int32_t kClusterInstances = 16;
+constexpr double kClusterRate = 300;
 constexpr int64_t kBlocks = 17600;
 constexpr int32_t kBlockSize = 16;
+
+blis::WorkloadSpec workload_spec(double rate) {
+  blis::DistributionWorkload w;
+  w.rate = rate;
+  w.num_requests = kRequests;
+  return blis::synthesize_distribution_spec(w, 42);
+}
+
+std::vector<blis::WorkloadRequest> generate(double rate) {
+  auto src = blis::make_spec_workload(workload_spec(rate), blis::kNoHorizon, kRequests, kBlockSize);
+  std::vector<blis::WorkloadRequest> out;
+  blis::WorkloadRequest r;
+  while (src->next(r)) out.push_back(r);
+  return out;
+}
 
 struct Setup {
   blis::Registries registries;
   blis::ConfigTable latency;
-  blis::ClusterConfig cluster;
-  std::vector<blis::WorkloadRequest> requests;
+  blis::ClusterConfig cluster;  // one instance
+  std::vector<blis::WorkloadRequest> requests;          // at kRate
+  std::vector<blis::WorkloadRequest> cluster_requests;  // at kClusterRate
 };
 
 const Setup& setup() {
@@ -36,13 +58,8 @@ const Setup& setup() {
     out->cluster.engine.max_running = 256;
     out->cluster.engine.max_scheduled_tokens = 2048;
 
-    blis::DistributionWorkload w;
-    w.rate = kRate;
-    w.num_requests = kRequests;
-    auto src = blis::make_spec_workload(blis::synthesize_distribution_spec(w, 42), blis::kNoHorizon,
-                                        kRequests, kBlockSize);
-    blis::WorkloadRequest r;
-    while (src->next(r)) out->requests.push_back(r);
+    out->requests = generate(kRate);
+    out->cluster_requests = generate(kClusterRate);
     return out;
   }();
   return *s;
@@ -75,9 +92,9 @@ struct Totals {
   int64_t completed = 0, steps = 0, preemptions = 0;
 };
 
-// One simulation of the saturated instance over `src`, added to `t`.
-void simulate(const Setup& s, blis::WorkloadSource& src, Totals& t) {
-  blis::ClusterSimulation sim(s.cluster, src, [&](int32_t) {
+// One simulation with `cfg` over `src`, added to `t`.
+void simulate(const Setup& s, const blis::ClusterConfig& cfg, blis::WorkloadSource& src, Totals& t) {
+  blis::ClusterSimulation sim(cfg, src, [&](int32_t) {
     return s.registries.latency.create("roofline", blis::CreateArgs{&s.latency, 42});
   });
   blis::ClusterResult result = sim.run();
@@ -95,7 +112,7 @@ void BM_SaturatedInstance(benchmark::State& state) {
   Totals t;
   for (auto _ : state) {
     VectorSource src(s.requests);
-    simulate(s, src, t);
+    simulate(s, s.cluster, src, t);
   }
   report(state, t.completed, t.steps, t.preemptions);
 }
@@ -104,17 +121,28 @@ BENCHMARK(BM_SaturatedInstance)->Unit(benchmark::kMillisecond);
 // End to end: the generator runs lazily inside the simulation, as in `blis run`.
 void BM_SaturatedInstanceWithGeneration(benchmark::State& state) {
   const Setup& s = setup();
-  blis::DistributionWorkload w;
-  w.rate = kRate;
-  w.num_requests = kRequests;
-  const blis::WorkloadSpec spec = blis::synthesize_distribution_spec(w, 42);
+  const blis::WorkloadSpec spec = workload_spec(kRate);
   Totals t;
   for (auto _ : state) {
     auto src = blis::make_spec_workload(spec, blis::kNoHorizon, kRequests, kBlockSize);
-    simulate(s, *src, t);
+    simulate(s, s.cluster, *src, t);
   }
   report(state, t.completed, t.steps, t.preemptions);
 }
 BENCHMARK(BM_SaturatedInstanceWithGeneration)->Unit(benchmark::kMillisecond);
+
+// Sixteen instances behind the default round-robin router; the engine alone.
+void BM_SixteenInstances(benchmark::State& state) {
+  const Setup& s = setup();
+  blis::ClusterConfig cfg = s.cluster;
+  cfg.num_instances = kClusterInstances;
+  Totals t;
+  for (auto _ : state) {
+    VectorSource src(s.cluster_requests);
+    simulate(s, cfg, src, t);
+  }
+  report(state, t.completed, t.steps, t.preemptions);
+}
+BENCHMARK(BM_SixteenInstances)->Unit(benchmark::kMillisecond);
 
 }  // namespace

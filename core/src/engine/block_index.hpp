@@ -1,6 +1,12 @@
 // Content hash -> block id, as a flat open-addressing table (linear probing,
 // backward-shift deletion). It never holds more keys than there are blocks,
 // so it is sized once and never allocates again: the cache's hot path.
+//
+// Every insertion and eviction of a block lands on a random slot, so the
+// table is built for one cache miss per operation: a slot is 8 bytes, the
+// block id and a 32-bit tag (the low bits of the key's mixed hash, which also
+// give the home slot). Full keys live with the blocks; the caller supplies
+// them as `key_of(id)`, read only when a tag matches.
 #pragma once
 
 #include <blis/block_hash.hpp>
@@ -16,53 +22,68 @@ class BlockIndex {
   explicit BlockIndex(int64_t max_keys) {
     std::size_t cap = 16;
     while (cap < static_cast<std::size_t>(max_keys) * 2) cap <<= 1;
-    keys_.assign(cap, 0);
-    values_.assign(cap, kEmpty);
+    slots_.assign(cap, Slot{0, kEmpty});
     mask_ = cap - 1;
   }
 
   // Block id for `key`, or -1.
-  int32_t find(uint64_t key) const {
-    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
-      if (values_[i] == kEmpty) return -1;
-      if (keys_[i] == key) return values_[i];
+  template <class KeyOf>
+  int32_t find(uint64_t key, KeyOf&& key_of) const {
+    const uint32_t tag = tag_of(key);
+    for (std::size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const Slot s = slots_[i];
+      if (s.id == kEmpty) return -1;
+      if (s.tag == tag && key_of(s.id) == key) return s.id;
     }
   }
+
   // Inserts or overwrites.
-  void put(uint64_t key, int32_t value) {
-    std::size_t i = slot(key);
-    while (values_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask_;
-    keys_[i] = key;
-    values_[i] = value;
+  template <class KeyOf>
+  void put(uint64_t key, int32_t id, KeyOf&& key_of) {
+    const uint32_t tag = tag_of(key);
+    std::size_t i = tag & mask_;
+    while (slots_[i].id != kEmpty && !(slots_[i].tag == tag && key_of(slots_[i].id) == key))
+      i = (i + 1) & mask_;
+    slots_[i] = Slot{tag, id};
   }
-  void erase(uint64_t key) {
-    std::size_t i = slot(key);
+
+  template <class KeyOf>
+  void erase(uint64_t key, KeyOf&& key_of) {
+    const uint32_t tag = tag_of(key);
+    std::size_t i = tag & mask_;
     while (true) {
-      if (values_[i] == kEmpty) return;
-      if (keys_[i] == key) break;
+      const Slot s = slots_[i];
+      if (s.id == kEmpty) return;
+      if (s.tag == tag && key_of(s.id) == key) break;
       i = (i + 1) & mask_;
     }
     // Shift later members of the probe run back so lookups need no tombstones.
     std::size_t hole = i;
-    for (std::size_t j = (i + 1) & mask_; values_[j] != kEmpty; j = (j + 1) & mask_) {
-      std::size_t home = slot(keys_[j]);
+    for (std::size_t j = (i + 1) & mask_; slots_[j].id != kEmpty; j = (j + 1) & mask_) {
+      const std::size_t home = slots_[j].tag & mask_;
       // Move j into the hole if its home is not in (hole, j] cyclically.
       bool between = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
       if (!between) {
-        keys_[hole] = keys_[j];
-        values_[hole] = values_[j];
+        slots_[hole] = slots_[j];
         hole = j;
       }
     }
-    values_[hole] = kEmpty;
+    slots_[hole].id = kEmpty;
   }
+
+  // Hints the memory system that `key`'s home slot is needed soon.
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[tag_of(key) & mask_]); }
 
  private:
   static constexpr int32_t kEmpty = -1;
-  std::size_t slot(uint64_t key) const { return static_cast<std::size_t>(mix64(key)) & mask_; }
+  struct Slot {
+    uint32_t tag;
+    int32_t id;
+  };
+  // The table has at most 2^32 slots, so the home slot is tag & mask_.
+  static uint32_t tag_of(uint64_t key) { return static_cast<uint32_t>(mix64(key)); }
 
-  std::vector<uint64_t> keys_;
-  std::vector<int32_t> values_;
+  std::vector<Slot> slots_;
   std::size_t mask_ = 0;
 };
 

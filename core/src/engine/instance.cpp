@@ -78,7 +78,12 @@ void Instance::on_queued(uint32_t slot) {
     return;
   }
   r.state = RequestState::Queued;
-  r.prefill_target = in;
+  StepState& st = r.step;
+  st.entry.input_tokens = in;
+  st.output_tokens = r.spec.output_tokens;
+  st.kv.hashes = r.spec.block_hashes.data();
+  st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
+  st.set_progress(0, in);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
   metrics_.input_tokens += in;
   if (!step_pending_) {
@@ -105,20 +110,9 @@ void Instance::on_step() {
   form_batch(now);
 
   // Phase 2: the step's duration from the latency model (spec engine §3.4).
-  entries_.clear();
-  for (const Request* rp : running_) {
-    const Request& r = *rp;
-    blis_batch_entry e{};
-    e.input_tokens = r.spec.input_tokens;
-    e.progress = r.pi;
-    e.prefill_target = r.prefill_target;
-    e.cached_tokens = r.cached_tokens;
-    e.new_tokens = r.new_tokens;
-    e.phase = r.pi < r.prefill_target ? BLIS_PHASE_PREFILL : BLIS_PHASE_DECODE;
-    entries_.push_back(e);
-  }
-  blis_step_batch batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), now,
-                        static_cast<int64_t>(entries_.size()), entries_.data()};
+  blis_step_batch batch{sizeof(blis_step_batch), sizeof(Running), now,
+                        static_cast<int64_t>(running_.size()),
+                        running_.empty() ? nullptr : &running_.front().s.entry};
   // CPU-tier transfers triggered by this step's batch formation lengthen it.
   int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
   dt = std::max<int64_t>(1, dt);
@@ -145,53 +139,45 @@ void Instance::form_batch(SimTime now) {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   bool preempted_any = false;
-  for (Request* r : running_) {
-    r->new_tokens = 0;
-    r->cached_tokens = 0;
-  }
-
+  // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
   for (size_t i = 0; i < running_.size(); ++i) {
     if (budget <= 0) break;
-    Request& r = *running_[i];
+    StepState& r = running_[i].s;
+    const int64_t pi = r.pi();
     int64_t n = 0;
-    if (r.pi < r.prefill_target) {
-      n = r.prefill_target - r.pi;
+    if (pi < r.prefill_target()) {
+      n = r.prefill_target() - pi;
       if (chunk > 0 && chunk < n) n = chunk;
       n = std::min(n, budget);
-      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - r.pi, 0));
-    } else if (r.spec.output_tokens > 0 && !(m > 0 && r.pi + 1 > m - 1)) {
+      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
+    } else if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
       n = 1;
     }
     if (n == 0) continue;
-    if (!kv_.append_in_place(r.kv, n, r.spec.block_hashes.data(),
-                             static_cast<int64_t>(r.spec.block_hashes.size())) &&
-        !reserve(i, n, preempted_any))
+    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any))
       break;
     budget -= n;
-    r.new_tokens = static_cast<int32_t>(n);
+    r.entry.new_tokens = static_cast<int32_t>(n);
   }
 
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
     uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
+    StepState& qs = q.step;
     // At least one token is always computed, so a fully cached prompt still
     // gets a prefill step (the reference admitted it with no work: quirk Q2).
     const int64_t b = cfg_.block_size;
-    const int64_t max_hits = std::min<int64_t>((q.prefill_target - 1) / b,
-                                               static_cast<int64_t>(q.spec.block_hashes.size()));
+    const int64_t max_hits = std::min<int64_t>((qs.prefill_target() - 1) / b, qs.kv.num_hashes);
     int64_t start = 0, n = 0;
     auto plan = [&] {
-      start = kv_.cached_prefix(q.spec.block_hashes.data(), max_hits, hits_) * b;
-      n = q.prefill_target - start;
+      start = kv_.cached_prefix(qs.kv.hashes, max_hits, hits_) * b;
+      n = qs.prefill_target() - start;
       if (chunk > 0 && chunk < n) n = chunk;
       n = std::min(n, budget);
       if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
     };
-    auto try_allocate = [&] {
-      return kv_.allocate(q.kv, hits_, n, q.spec.block_hashes.data(),
-                          static_cast<int64_t>(q.spec.block_hashes.size()));
-    };
+    auto try_allocate = [&] { return kv_.allocate(qs.kv, hits_, n); };
     plan();
     if (n <= 0) break;
     bool ok = try_allocate();
@@ -209,16 +195,16 @@ void Instance::form_batch(SimTime now) {
       break;
     }
     waiting_.pop_front();
-    running_.push_back(&q);
     q.state = RequestState::Running;
-    q.new_tokens = static_cast<int32_t>(n);
-    q.cached_tokens = start;
+    qs.entry.new_tokens = static_cast<int32_t>(n);
+    qs.entry.cached_tokens = start;
     budget -= n;
     if (!q.ever_scheduled) {
       q.ever_scheduled = true;
       q.scheduling_delay = now - q.spec.arrival_us;
       metrics_.scheduling_delay.push_back(q.scheduling_delay);
     }
+    running_.push_back(Running{qs, &q});
   }
 }
 
@@ -226,28 +212,31 @@ void Instance::form_batch(SimTime now) {
 // tail of the batch until it fits or the request itself was preempted. Called
 // when the tokens do not fit into the request's last block.
 bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
-  Request& r = *running_[pos];
-  const uint64_t* hashes = r.spec.block_hashes.data();
-  const int64_t num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
+  StepState& r = running_[pos].s;
   auto allocate = [&] {
-    return kv_.allocate(r.kv, {}, n, hashes, num_hashes) ||
-           (kv_.reload() && kv_.allocate(r.kv, {}, n, hashes, num_hashes));
+    return kv_.allocate(r.kv, {}, n) || (kv_.reload() && kv_.allocate(r.kv, {}, n));
   };
   while (!allocate()) {
     if (running_.size() == 1) {
       // Alone on the instance and still out of memory: the sequence has
       // outgrown the whole KV cache. Stop it rather than loop forever.
-      running_.clear();
-      complete(r, /*capped=*/true, kernel_.now());
+      complete(pop_running(), /*capped=*/true, kernel_.now());
       return false;
     }
     preempted_any = true;
-    Request* victim = running_.back();
-    running_.pop_back();
-    preempt(*victim);
-    if (victim == &r) return false;
+    const bool victim_is_r = running_.size() - 1 == pos;
+    preempt(pop_running());
+    if (victim_is_r) return false;
   }
   return true;
+}
+
+Request& Instance::pop_running() {
+  Running& r = running_.back();
+  Request& q = *r.req;
+  q.step = r.s;
+  running_.pop_back();
+  return q;
 }
 
 // Recompute preemption as vLLM does it: the victim loses its KV and goes back
@@ -255,104 +244,119 @@ bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
 // re-admission it recomputes prompt + delivered tokens, then goes on.
 void Instance::preempt(Request& v) {
   ++metrics_.preemptions;
-  kv_.release(v.kv);
+  StepState& s = v.step;
+  kv_.release(s.kv);
   v.state = RequestState::Queued;
-  v.pi = 0;
-  v.new_tokens = 0;
-  v.cached_tokens = 0;
-  v.prefill_target = v.spec.input_tokens + v.emitted;
+  s.entry.new_tokens = 0;
+  s.entry.cached_tokens = 0;
+  s.set_progress(0, v.spec.input_tokens + s.emitted);
   waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
 }
 
+// One pass over the batch: tokens, then completions in batch order (spec
+// engine §3.5). A completion only changes its own request, the KV cache and
+// metrics no token emission reads, so each request can complete as soon as
+// its tokens are out. Requests that stay leave with new_tokens and
+// cached_tokens at 0, ready for the next batch formation.
 void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
-  for (Request* rp : running_) {
-    Request& r = *rp;
-    if (r.new_tokens == 0) continue;  // stalled this step
-    if (r.pi < r.prefill_target) {
-      r.pi += r.cached_tokens + r.new_tokens;
-      r.cached_tokens = 0;
-      if (r.pi == r.prefill_target) emit_token(r, end);
-    } else {
-      r.pi += 1;
-      emit_token(r, end);
-    }
-  }
-  metrics_.peak_kv_blocks = std::max(metrics_.peak_kv_blocks, kv_.used_blocks());
-
-  // Phase 3: completions, in batch order (spec engine §3.5).
+  const uint64_t step = step_index_ - 1;  // index into metrics_.step_itl
   const int64_t m = cfg_.max_model_len;
+  // The usage during the step: completions only release.
+  metrics_.peak_kv_blocks = std::max(metrics_.peak_kv_blocks, kv_.used_blocks());
+  int64_t output_tokens = 0;
   size_t keep = 0;
-  for (size_t i = 0; i < running_.size(); ++i) {
-    Request& r = *running_[i];
-    bool done = r.emitted >= std::max(r.spec.output_tokens, 1) && r.pi >= r.prefill_target;
-    bool capped = !done && m > 0 && r.pi >= m - 1;
+  for (size_t i = 0, size = running_.size(); i < size; ++i) {
+    // Close the gap left by completions first: copying an entry just after
+    // writing it would wait for those writes.
+    if (keep != i) running_[keep] = running_[i];
+    Running& rr = running_[keep];
+    StepState& r = rr.s;
+    if (r.entry.new_tokens > 0) {  // else stalled this step
+      const int64_t target = r.prefill_target();
+      if (r.pi() < target) {
+        const int64_t pi = r.pi() + r.entry.cached_tokens + r.entry.new_tokens;
+        r.set_progress(pi, target);
+        if (pi == target) output_tokens += emit_token(rr, end, step);
+      } else {
+        r.set_progress(r.pi() + 1, target);
+        output_tokens += emit_token(rr, end, step);
+      }
+      r.entry.new_tokens = 0;
+      r.entry.cached_tokens = 0;
+    }
+    const bool done = r.emitted >= std::max(r.output_tokens, 1) && r.pi() >= r.prefill_target();
+    const bool capped = !done && m > 0 && r.pi() >= m - 1;
     if (done || capped) {
-      complete(r, capped, end);
+      Request& q = *rr.req;
+      q.step = r;
+      complete(q, capped, end);
     } else {
-      running_[keep++] = &r;
+      ++keep;
     }
   }
-  running_.resize(keep);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
+  metrics_.output_tokens += output_tokens;
 }
 
-// A token leaves the engine at the end of the step (plus α_o in the metrics).
-// The common case, a token one step after the previous one, stays small; the
-// rest is out of line.
-inline void Instance::emit_token(Request& r, SimTime end) {
-  const uint64_t s = step_index_ - 1;  // index into metrics_.step_itl
+// A token leaves the engine at the end of step s (plus α_o in the metrics);
+// returns 1 if it counts as an output token. The common case, a token one
+// step after the previous one, stays small; the rest is out of line.
+inline int Instance::emit_token(Running& rr, SimTime end, uint64_t s) {
+  StepState& r = rr.s;
   if (r.emitted > 0 && r.last_token_step + 1 == s && r.run_end == s && r.run_end > r.run_begin) {
     r.run_end = s + 1;  // the step's standard value, extending the current run
   } else {
-    emit_token_slow(r, end, s);
+    emit_token_slow(rr, end, s);
   }
   r.last_token_end = end;
   r.last_token_step = s;
   ++r.emitted;
-  metrics_.output_tokens += r.spec.output_tokens > 0;
+  return r.output_tokens > 0;
 }
 
-void Instance::emit_token_slow(Request& r, SimTime end, uint64_t s) {
+void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
+  StepState& r = rr.s;
+  Request& q = *rr.req;
   if (r.emitted == 0) {
-    r.ttft = end + alpha_output_ - r.spec.arrival_us;
-    r.first_token_end = end;
-    metrics_.ttft.push_back(r.ttft);
-    metrics_.ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+    q.ttft = end + alpha_output_ - q.spec.arrival_us;
+    q.first_token_end = end;
+    metrics_.ttft.push_back(q.ttft);
+    metrics_.ttft_slo.push_back(static_cast<int8_t>(q.spec.slo_class));
   } else if (r.last_token_step + 1 == s) {
     // One step after the previous token, starting a new run of standard values.
-    if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
+    if (r.run_end > r.run_begin) q.closed_runs.emplace_back(r.run_begin, r.run_end);
     r.run_begin = s;
     r.run_end = s + 1;
   } else {
     // After a stall or a preemption: the real gap since the previous token.
-    r.extra_itls.push_back(end - r.last_token_end + alpha_output_);
+    q.extra_itls.push_back(end - r.last_token_end + alpha_output_);
   }
 }
 
 void Instance::complete(Request& r, bool capped, SimTime end) {
-  if (!capped && r.spec.output_tokens > 0) {
+  StepState& s = r.step;
+  if (!capped && s.output_tokens > 0) {
     // The final token's KV (the reference allocates it before releasing).
-    if (!kv_.allocate(r.kv, {}, 1, r.spec.block_hashes.data(),
-                      static_cast<int64_t>(r.spec.block_hashes.size())))
-      ++metrics_.kv_allocation_failures;
+    if (!kv_.allocate(s.kv, {}, 1)) ++metrics_.kv_allocation_failures;
   }
-  kv_.release(r.kv);
+  kv_.release(s.kv);
   r.state = RequestState::Completed;
   r.length_capped = capped;
   if (capped) {
     ++metrics_.length_capped;
     spdlog::warn("instance_{}: request_{} force-completed at {} tokens (length cap)", index_,
-                 r.spec.id, r.pi);
+                 r.spec.id, s.pi());
   }
   ++metrics_.completed;
   last_time_ = std::max(last_time_, std::min(end, cfg_.horizon));
 
-  if (r.emitted > 0) {
-    const int64_t e2e = r.last_token_end - r.spec.arrival_us + r.emitted * alpha_output_ +
+  if (s.emitted > 0) {
+    const int64_t e2e = s.last_token_end - r.spec.arrival_us + s.emitted * alpha_output_ +
                         (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
     metrics_.e2e.push_back(e2e);
     metrics_.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
-    if (r.run_end > r.run_begin) r.closed_runs.emplace_back(r.run_begin, r.run_end);
+    if (s.run_end > s.run_begin) r.closed_runs.emplace_back(s.run_begin, s.run_end);
     for (const auto& [b, e] : r.closed_runs) {
       metrics_.run_delta[b] += 1;
       metrics_.run_delta[e] -= 1;
@@ -362,11 +366,11 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
     if (metrics_.keep_completions)
       metrics_.completions.push_back({r.spec.arrival_us, r.spec.id, e2e, r.spec.slo_class});
   }
-  record_request(r);
+  record_request(r, s);
   pool_.release(r.slot);
 }
 
-void Instance::record_request(const Request& r) {
+void Instance::record_request(const Request& r, const StepState& s) {
   if (!metrics_.keep_records) return;
   RequestRecord rec;
   rec.id = r.spec.id;
@@ -380,13 +384,13 @@ void Instance::record_request(const Request& r) {
   rec.length_capped = r.length_capped;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
-  if (r.state == RequestState::Completed && r.emitted > 0) {
-    rec.e2e = r.last_token_end - r.spec.arrival_us + r.emitted * alpha_output_ +
+  if (r.state == RequestState::Completed && s.emitted > 0) {
+    rec.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * alpha_output_ +
               (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
     if (r.spec.output_tokens > 0) {
-      const int64_t itl_sum = (r.last_token_end - r.first_token_end) + (r.emitted - 1) * alpha_output_;
+      const int64_t itl_sum = (s.last_token_end - r.first_token_end) + (s.emitted - 1) * alpha_output_;
       const int64_t divisor =
-          r.length_capped ? std::max(r.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
+          r.length_capped ? std::max(s.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
       rec.itl_avg = static_cast<double>(itl_sum) / static_cast<double>(divisor);
     }
   }
@@ -401,8 +405,8 @@ void Instance::finalize() {
   metrics_.kv_thrashing_rate = kv_.thrashing_rate();
   metrics_.final_kv_blocks = kv_.used_blocks();
   if (metrics_.keep_records) {
-    waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot]); });
-    for (const Request* r : running_) record_request(*r);
+    waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot], pool_[slot].step); });
+    for (const Running& r : running_) record_request(*r.req, r.s);
   }
 }
 

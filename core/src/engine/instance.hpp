@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace blis {
@@ -55,18 +56,32 @@ class Instance {
   int64_t departures() const { return metrics_.completed + metrics_.dropped_unservable; }
 
  private:
+  // A request of the running batch. The batch is an array of these, so a step
+  // walks contiguous memory, two cache lines per request, and the array
+  // doubles as the latency model's batch (entries `sizeof(Running)` bytes
+  // apart). Requests leave from anywhere in the batch, moving the ones
+  // behind them: plain copies.
+  struct alignas(64) Running {
+    StepState s;
+    Request* req = nullptr;
+  };
+  static_assert(sizeof(Running) == 128 && std::is_trivially_copyable_v<Running>);
+
   void on_arrival(uint32_t slot);
   void on_queued(uint32_t slot);
   void on_step();
 
   void form_batch(SimTime now);
   [[gnu::noinline]] bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
+  // Moves a request out of the batch's tail, its step state back home.
+  Request& pop_running();
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
-  void emit_token(Request& r, SimTime end);
-  [[gnu::noinline]] void emit_token_slow(Request& r, SimTime end, uint64_t step);
+  int emit_token(Running& r, SimTime end, uint64_t step);
+  [[gnu::noinline]] void emit_token_slow(Running& r, SimTime end, uint64_t step);
   void complete(Request& r, bool capped, SimTime end);
-  void record_request(const Request& r);
+  // `s` is the request's step state, wherever it lives at the moment.
+  void record_request(const Request& r, const StepState& s);
   void drop(uint32_t slot);
 
   int32_t index_;
@@ -81,14 +96,12 @@ class Instance {
   int64_t alpha_post_decode_ = 0;  // α_p
 
   WaitQueue waiting_;
-  std::vector<Request*> running_;  // batch order
+  std::vector<Running> running_;  // batch order
   bool step_pending_ = false;
   uint64_t step_index_ = 0;
   SimTime last_time_ = 0;  // latest instance event or departure time
 
-  // Scratch buffers reused every step.
-  std::vector<blis_batch_entry> entries_;
-  std::vector<int32_t> hits_;
+  std::vector<int32_t> hits_;  // scratch, reused at every admission
 };
 
 }  // namespace blis

@@ -13,62 +13,126 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
   if (total_blocks <= 0 || block_size <= 0)
     throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
   if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
+  // Room for stale entries keeps compactions rare; positions fit in 32 bits.
+  const int64_t ring = std::min<int64_t>(total_blocks + std::max<int64_t>(total_blocks / 2, 16),
+                                         UINT32_MAX);
+  ring_.resize(static_cast<size_t>(ring));
   // Initially every block is free, in id order (head = block 0).
   for (int32_t i = 0; i < static_cast<int32_t>(total_blocks); ++i) {
-    blocks_[i].prev = i - 1;
-    blocks_[i].next = i + 1 < total_blocks ? i + 1 : -1;
+    ring_[i] = FreeEntry{0, i, false, false};
+    blocks_[i].free_pos = static_cast<uint32_t>(i);
   }
-  head_ = 0;
-  tail_ = static_cast<int32_t>(total_blocks - 1);
+  ring_size_ = static_cast<uint32_t>(total_blocks);
 }
 
-void KVCache::unlink(int32_t id) {
-  Block& b = blocks_[id];
-  if (b.hashed) --hashed_free_;
-  if (b.prev >= 0) blocks_[b.prev].next = b.next;
-  else head_ = b.next;
-  if (b.next >= 0) blocks_[b.next].prev = b.prev;
-  else tail_ = b.prev;
-  b.prev = b.next = -1;
-  b.in_free_list = false;
-}
-
-void KVCache::push_tail(int32_t id) {
-  Block& b = blocks_[id];
-  if (b.hashed) ++hashed_free_;
-  b.prev = tail_;
-  b.next = -1;
-  if (tail_ >= 0) blocks_[tail_].next = id;
-  else head_ = id;
-  tail_ = id;
-  b.in_free_list = true;
+void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed) {
+  if (ring_size_ == ring_.size()) compact_ring();
+  uint64_t pos = uint64_t{ring_head_} + ring_size_;
+  if (pos >= ring_.size()) pos -= ring_.size();
+  ring_[pos] = FreeEntry{hash, id, hashed, false};
+  ++ring_size_;
+  blocks_[id].free_pos = static_cast<uint32_t>(pos);
+  if (hashed) ++hashed_free_;
 }
 
 int32_t KVCache::pop_head() {
-  int32_t id = head_;
-  unlink(id);
-  Block& b = blocks_[id];
+  while (ring_[ring_head_].stale) {  // blocks that left from the middle
+    ring_head_ = ring_next(ring_head_);
+    --ring_size_;
+  }
+  const FreeEntry& e = ring_[ring_head_];
+  ring_head_ = ring_next(ring_head_);
+  --ring_size_;
+  // Pops are too far apart for the hardware to see the ring as a stream:
+  // fetch its entries kRingAhead pops ahead, and the blocks (which the
+  // caller writes) kBlockAhead pops ahead.
+  constexpr uint32_t kRingAhead = 16, kBlockAhead = 8;
+  auto ahead = [&](uint32_t k) {
+    uint64_t pos = uint64_t{ring_head_} + k;
+    return pos >= ring_.size() ? pos - ring_.size() : pos;
+  };
+  if (ring_size_ > kRingAhead) __builtin_prefetch(&ring_[ahead(kRingAhead)]);
+  if (ring_size_ > kBlockAhead) __builtin_prefetch(&blocks_[ring_[ahead(kBlockAhead)].id], 1);
   // Reusing a block forgets its old content. As in the reference, the hash's
   // map entry goes even if a later duplicate took it over (spec engine §4.5).
-  if (b.hashed) {
-    by_hash_.erase(b.hash);
-    b.hashed = false;
+  if (e.hashed) {
+    --hashed_free_;
+    forget_hash(e.hash);
   }
-  return id;
+  return e.id;
 }
 
-void KVCache::register_hash(int32_t id, uint64_t hash) {
-  Block& b = blocks_[id];
-  b.hash = hash;
-  b.hashed = true;
-  by_hash_.put(hash, id);  // last writer wins
+void KVCache::take_from_free_list(const Block& b) {
+  FreeEntry& e = ring_[b.free_pos];
+  e.stale = true;
+  if (e.hashed) --hashed_free_;
+}
+
+// Drops the stale entries; live ones keep their order and move to the front.
+void KVCache::compact_ring() {
+  std::vector<FreeEntry> kept;
+  for (uint32_t k = 0, pos = ring_head_; k < ring_size_; ++k, pos = ring_next(pos))
+    if (!ring_[pos].stale) kept.push_back(ring_[pos]);
+  for (uint32_t pos = 0; pos < kept.size(); ++pos) {
+    ring_[pos] = kept[pos];
+    blocks_[kept[pos].id].free_pos = pos;
+  }
+  ring_head_ = 0;
+  ring_size_ = static_cast<uint32_t>(kept.size());
+}
+
+// A registration's sequence hash and block are fetched when it is queued,
+// its index slot kSlotLag updates later (once the hash is there to say which
+// slot), or when the batch is applied for the last few.
+void KVCache::register_hash(int32_t id, const uint64_t* hash) {
+  __builtin_prefetch(hash);
+  __builtin_prefetch(&blocks_[id], 1);
+  queue_update(id, 0, hash);
+}
+
+// Registers the block; its request will soon want another one, whose id
+// goes after this one's in the request's list: fetch that place too.
+void KVCache::last_block_full(const RequestBlocks& r) {
+  if (r.count - 1 < r.num_hashes) register_hash(r.last_id, &r.hashes[r.count - 1]);
+  const std::vector<int32_t>& ids = lists_[r.list];
+  if (ids.size() < ids.capacity()) __builtin_prefetch(ids.data() + ids.size(), 1);
+}
+
+void KVCache::forget_hash(uint64_t hash) {
+  by_hash_.prefetch(hash);
+  queue_update(kForget, hash, nullptr);
+}
+
+void KVCache::queue_update(int32_t id, uint64_t key, const uint64_t* hash) {
+  if (num_updates_ >= kSlotLag) {
+    const IndexUpdate& u = updates_[num_updates_ - kSlotLag];
+    if (u.id != kForget) by_hash_.prefetch(*u.hash);
+  }
+  updates_[num_updates_++] = IndexUpdate{id, key, hash};
+  if (num_updates_ == kMaxUpdates) apply_updates();
+}
+
+void KVCache::apply_updates() {
+  for (int i = std::max(num_updates_ - kSlotLag, 0); i < num_updates_; ++i)
+    if (updates_[i].id != kForget) by_hash_.prefetch(*updates_[i].hash);
+  auto key_of = [this](int32_t id) { return hash_of(id); };
+  for (int i = 0; i < num_updates_; ++i) {
+    const IndexUpdate& u = updates_[i];
+    if (u.id == kForget) {
+      by_hash_.erase(u.key, key_of);
+    } else {
+      blocks_[u.id].hash = *u.hash;
+      by_hash_.put(*u.hash, u.id, key_of);  // last writer wins
+    }
+  }
+  num_updates_ = 0;
 }
 
 int64_t KVCache::cached_prefix(const uint64_t* hashes, int64_t max_blocks,
-                               std::vector<int32_t>& out) const {
+                               std::vector<int32_t>& out) {
   out.clear();
   for (int64_t k = 0; k < max_blocks; ++k) {
-    int32_t id = by_hash_.find(hashes[k]);
+    int32_t id = index_find(hashes[k]);
     if (id < 0) break;
     out.push_back(id);
   }
@@ -76,69 +140,96 @@ int64_t KVCache::cached_prefix(const uint64_t* hashes, int64_t max_blocks,
 }
 
 int64_t KVCache::blocks_needed(const RequestBlocks& r, int64_t n) const {
-  int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
+  int64_t room = int64_t{r.count} * block_size_ - r.tokens;
   int64_t rest = n - room;
   return rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
 }
 
-bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n,
-                       const uint64_t* seq_hashes, int64_t num_seq_hashes) {
+bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n) {
   // Check first: new blocks come from the free list, and so do cached hits
   // that nobody holds at the moment.
   int64_t revived = 0;
   for (int32_t id : hit_ids)
     if (blocks_[id].ref == 0) ++revived;
-  const int64_t room = static_cast<int64_t>(r.ids.size()) * block_size_ - r.tokens;
+  const int64_t room = int64_t{r.count} * block_size_ - r.tokens;
   const int64_t rest = n - room;  // hits are full blocks: they add no room
   const int64_t need = rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
   if (need + revived > free_blocks()) return false;
 
+  if (r.list == RequestBlocks::kNoList && (need > 0 || !hit_ids.empty())) {
+    if (free_lists_.empty()) {
+      free_lists_.push_back(static_cast<uint32_t>(lists_.size()));
+      lists_.emplace_back();
+    }
+    r.list = free_lists_.back();
+    free_lists_.pop_back();
+  }
+
   for (int32_t id : hit_ids) {
     Block& b = blocks_[id];
     if (b.ref++ == 0) {
-      unlink(id);
+      take_from_free_list(b);
       ++used_;
     }
     ++hits_;
-    r.ids.push_back(id);
+    lists_[r.list].push_back(id);
+    ++r.count;
+    r.last_id = id;
     r.tokens += block_size_;
   }
   auto hash_if_full = [&](int32_t id, int64_t index, int64_t fill) {
-    if (fill == block_size_ && index < num_seq_hashes) register_hash(id, seq_hashes[index]);
+    if (fill == block_size_ && index < r.num_hashes) register_hash(id, &r.hashes[index]);
   };
   // Fill the partially filled last block first.
   if (room > 0 && n > 0) {
     int64_t take = n < room ? n : room;
     r.tokens += take;
     n -= take;
-    int64_t index = static_cast<int64_t>(r.ids.size()) - 1;
-    hash_if_full(r.ids.back(), index, r.tokens - index * block_size_);
+    int64_t index = r.count - 1;
+    hash_if_full(r.last_id, index, r.tokens - index * block_size_);
   }
   while (n > 0) {
     int32_t id = pop_head();
-    Block& b = blocks_[id];
-    b.ref = 1;
+    blocks_[id].ref = 1;
     ++used_;
     ++misses_;
     int64_t take = n < block_size_ ? n : block_size_;
-    r.ids.push_back(id);
+    lists_[r.list].push_back(id);
+    ++r.count;
+    r.last_id = id;
     r.tokens += take;
     n -= take;
-    hash_if_full(id, static_cast<int64_t>(r.ids.size()) - 1, take);
+    hash_if_full(id, r.count - 1, take);
   }
   return true;
 }
 
 void KVCache::release(RequestBlocks& r) {
-  for (auto it = r.ids.rbegin(); it != r.ids.rend(); ++it) {
-    Block& b = blocks_[*it];
-    if (--b.ref == 0) {
-      --used_;
-      push_tail(*it);
+  if (r.list != RequestBlocks::kNoList) {
+    // Blocks' hashes must be complete, and registrations may point into the
+    // request's hashes.
+    apply_updates();
+    // Block k holds cached content if it is full and the sequence has its hash.
+    const int64_t hashed = std::min(r.tokens / block_size_, r.num_hashes);
+    std::vector<int32_t>& ids = lists_[r.list];
+    // The blocks lie anywhere in memory: ask for them a few iterations ahead.
+    constexpr int64_t kAhead = 8;
+    for (int64_t k = r.count - 1; k >= 0; --k) {
+      if (k >= kAhead) __builtin_prefetch(&blocks_[ids[k - kAhead]]);
+      const int32_t id = ids[k];
+      Block& b = blocks_[id];
+      if (--b.ref == 0) {
+        --used_;
+        push_tail(id, b.hash, k < hashed);
+      }
     }
+    ids.clear();
+    free_lists_.push_back(r.list);
+    r.list = RequestBlocks::kNoList;
   }
-  r.ids.clear();
+  r.count = 0;
   r.tokens = 0;
+  r.last_id = -1;
   if (has_cpu_tier()) offload();
 }
 
@@ -149,21 +240,22 @@ void KVCache::release(RequestBlocks& r) {
 void KVCache::offload() {
   const double n = static_cast<double>(total_blocks());
   if (!(static_cast<double>(used_) / n > tier_.offload_threshold)) return;
-  int32_t id = head_;
-  int32_t stop = tail_;
-  while (hashed_free_ > 0 && id >= 0 && static_cast<int64_t>(cpu_.size()) < tier_.blocks) {
-    const int32_t next = id == stop ? -1 : blocks_[id].next;
-    Block& b = blocks_[id];
-    if (b.hashed) {
-      cpu_[id] = CpuEntry{b.hash, clock_};
-      ++offloads_;
-      unlink(id);
-      if (by_hash_.find(b.hash) == id) by_hash_.erase(b.hash);
-      b.hashed = false;
-      push_tail(id);
-    }
-    id = next;
+  // Offloaded blocks stay free, without content, and go to the tail in the
+  // order they were visited; the visit covers the entries present now.
+  moved_.clear();
+  for (uint32_t k = 0, size = ring_size_, pos = ring_head_;
+       k < size && hashed_free_ > 0 && static_cast<int64_t>(cpu_.size()) < tier_.blocks;
+       ++k, pos = ring_next(pos)) {
+    FreeEntry& e = ring_[pos];
+    if (e.stale || !e.hashed) continue;
+    cpu_[e.id] = CpuEntry{e.hash, clock_};
+    ++offloads_;
+    if (index_find(e.hash) == e.id) forget_hash(e.hash);
+    e.stale = true;
+    --hashed_free_;
+    moved_.push_back(e.id);
   }
+  for (int32_t id : moved_) push_tail(id, 0, false);
 }
 
 bool KVCache::reload() {
@@ -172,14 +264,16 @@ bool KVCache::reload() {
   const int64_t transfer =
       tier_.base_latency + static_cast<int64_t>(std::ceil(static_cast<double>(block_size_) / tier_.bandwidth));
   for (auto it = cpu_.begin(); it != cpu_.end();) {
-    if (by_hash_.find(it->second.hash) >= 0) {  // already on the GPU
+    if (index_find(it->second.hash) >= 0) {  // already on the GPU
       ++it;
       continue;
     }
-    if (head_ < 0) break;
-    int32_t id = pop_head();
-    register_hash(id, it->second.hash);
-    push_tail(id);  // cached but free, like any released block
+    if (free_blocks() == 0) break;
+    const int32_t id = pop_head();
+    const uint64_t hash = it->second.hash;
+    register_hash(id, &hash);
+    apply_updates();  // before `hash` goes
+    push_tail(id, hash, true);  // cached but free, like any released block
     pending_transfer_ += transfer;
     if (clock_ > 0 && clock_ - it->second.offloaded_at < 1000) ++thrashes_;
     ++cpu_hits_;

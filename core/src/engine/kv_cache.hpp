@@ -27,10 +27,20 @@ struct CpuTierConfig {
 };
 
 // The blocks one request holds, in sequence order (block k holds tokens
-// [kB, (k+1)B) of the request's sequence).
+// [kB, (k+1)B) of the request's sequence), and the content of that sequence.
+// A plain value, so that a running request's copy can live in a dense
+// array; the list of block ids is kept by the cache (KVCache::block_ids).
 struct RequestBlocks {
-  std::vector<int32_t> ids;
-  int64_t tokens = 0;  // tokens stored in those blocks
+  static constexpr uint32_t kNoList = UINT32_MAX;
+  // The sequence's chained hashes (block_hash.hpp): block k, once full, holds
+  // the content hashes[k] if k < num_hashes. Set by the owner; must stay
+  // valid while the request holds blocks.
+  const uint64_t* hashes = nullptr;
+  int64_t num_hashes = 0;
+  int64_t tokens = 0;        // tokens stored in those blocks
+  int32_t count = 0;         // blocks held
+  int32_t last_id = -1;      // the last of them
+  uint32_t list = kNoList;   // the cache's list of their ids, while any
 };
 
 class KVCache {
@@ -67,25 +77,22 @@ class KVCache {
   }
 
   // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
-  // their ids go to `out`. Pure query.
-  int64_t cached_prefix(const uint64_t* hashes, int64_t max_blocks, std::vector<int32_t>& out) const;
+  // their ids go to `out`. Changes nothing observable.
+  int64_t cached_prefix(const uint64_t* hashes, int64_t max_blocks, std::vector<int32_t>& out);
 
   // Adds `hit_ids` (cached blocks, only for a request holding nothing yet)
-  // and then `n` new tokens to the request. `seq_hashes` are the request's
-  // chained hashes; a block that becomes full is registered under its hash.
-  // Returns false, changing nothing, if the free blocks do not suffice.
-  bool allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n,
-                const uint64_t* seq_hashes, int64_t num_seq_hashes);
+  // and then `n` new tokens to the request; a block that becomes full is
+  // registered under its hash. Returns false, changing nothing, if the free
+  // blocks do not suffice.
+  bool allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n);
 
-  // The common case of a decode step: n more tokens that fit into the
+  // The common case of a decode step: n > 0 more tokens that fit into the
   // request's last block. Returns false when they do not (use allocate()).
-  bool append_in_place(RequestBlocks& r, int64_t n, const uint64_t* seq_hashes,
-                       int64_t num_seq_hashes) {
-    const int64_t blocks = static_cast<int64_t>(r.ids.size());
+  bool append_in_place(RequestBlocks& r, int64_t n) {
+    const int64_t blocks = r.count;
     if (n > blocks * block_size_ - r.tokens) return false;
     r.tokens += n;
-    if (r.tokens == blocks * block_size_ && blocks - 1 < num_seq_hashes)
-      register_hash(r.ids.back(), seq_hashes[blocks - 1]);
+    if (r.tokens == blocks * block_size_) last_block_full(r);
     return true;
   }
 
@@ -93,22 +100,55 @@ class KVCache {
   // later blocks are evicted before its earlier ones).
   void release(RequestBlocks& r);
 
+  // The ids of the blocks r holds, in sequence order.
+  std::vector<int32_t> block_ids(const RequestBlocks& r) const {
+    return r.list == RequestBlocks::kNoList ? std::vector<int32_t>{} : lists_[r.list];
+  }
+
   // Blocks needed for n more tokens of r (0 if they fit in its last block).
   int64_t blocks_needed(const RequestBlocks& r, int64_t n) const;
 
  private:
+  // Blocks are used in an order unrelated to their ids, so each one touched
+  // is a likely cache miss. The layout keeps those few: a block is 16 bytes;
+  // the content of a free block travels with its free-list entry, so reusing
+  // one reads only the free list (sequentially); index updates are queued
+  // and applied in batches whose misses overlap.
   struct Block {
-    uint64_t hash = 0;
-    int32_t ref = 0;
-    int32_t prev = -1, next = -1;  // free-list links
-    bool hashed = false;
-    bool in_free_list = true;
+    uint64_t hash = 0;      // its content, valid once registered
+    int32_t ref = 0;        // requests holding it
+    uint32_t free_pos = 0;  // its entry in ring_ while ref == 0
+  };
+  // A free-list entry: a free block and the content it still holds. A block
+  // that leaves the list from the middle (revived by a hit, moved by an
+  // offload) leaves its entry behind, stale.
+  struct FreeEntry {
+    uint64_t hash;
+    int32_t id;
+    bool hashed;  // the block holds cached content under `hash`
+    bool stale;
   };
 
-  void unlink(int32_t id);
-  void push_tail(int32_t id);
+  uint64_t hash_of(int32_t id) const { return blocks_[id].hash; }
+  // by_hash_ is only read through this.
+  int32_t index_find(uint64_t hash) {
+    apply_updates();
+    return by_hash_.find(hash, [this](int32_t i) { return hash_of(i); });
+  }
+
+  uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
+  void push_tail(int32_t id, uint64_t hash, bool hashed);
   int32_t pop_head();
-  void register_hash(int32_t id, uint64_t hash);
+  // The block leaves the free list from the middle.
+  void take_from_free_list(const Block& b);
+  void compact_ring();
+  // Block `id` now holds the content hashed at *hash (which must stay valid
+  // until the next apply_updates()).
+  void register_hash(int32_t id, const uint64_t* hash);
+  void last_block_full(const RequestBlocks& r);
+  void forget_hash(uint64_t hash);
+  void queue_update(int32_t id, uint64_t key, const uint64_t* hash);
+  void apply_updates();
   void offload();
 
   struct CpuEntry {
@@ -118,16 +158,44 @@ class KVCache {
 
   std::vector<Block> blocks_;
   int32_t block_size_;
-  int32_t head_ = -1, tail_ = -1;
   int64_t used_ = 0;
   int64_t hits_ = 0, misses_ = 0;
+  // Index entries only ever name a block whose `hash` is that key: a block
+  // is registered once per reuse, after its old entry was erased.
   BlockIndex by_hash_;
+  // Updates of by_hash_ (and of registered blocks' hash) wait here, in
+  // order, their memory prefetched, and are applied as a batch before
+  // anything reads the index or releases blocks: every outcome is what it
+  // would have been, while the cache misses of a batch overlap.
+  struct IndexUpdate {
+    int32_t id;            // the block to register, or kForget
+    uint64_t key;          // kForget: the hash to erase
+    const uint64_t* hash;  // registration: where the block's hash is
+  };
+  static constexpr int32_t kForget = -1;
+  static constexpr int kMaxUpdates = 32;
+  static constexpr int kSlotLag = 4;  // see register_hash()
+  IndexUpdate updates_[kMaxUpdates];
+  int num_updates_ = 0;
+
+  // The free list, least recently freed first, as a ring of entries;
+  // compacted when full.
+  std::vector<FreeEntry> ring_;
+  uint32_t ring_head_ = 0;  // position of the oldest entry
+  uint32_t ring_size_ = 0;  // entries, live and stale
+  int64_t hashed_free_ = 0;  // live entries that still hold cached content
+  std::vector<int32_t> moved_;  // offload()'s scratch
+
+  // Block id lists of the requests holding blocks, by RequestBlocks::list:
+  // as many as requests running, so the headers stay in cache, and a list
+  // keeps its capacity for the next request.
+  std::vector<std::vector<int32_t>> lists_;
+  std::vector<uint32_t> free_lists_;
 
   CpuTierConfig tier_;
   std::map<int32_t, CpuEntry> cpu_;  // by the GPU block the content came from
   int64_t clock_ = 0;
   int64_t pending_transfer_ = 0;
-  int64_t hashed_free_ = 0;  // free blocks that still hold cached content
   int64_t cpu_hits_ = 0, cpu_misses_ = 0, offloads_ = 0, thrashes_ = 0;
 };
 

@@ -18,34 +18,54 @@ namespace blis {
 
 enum class RequestState : uint8_t { Pending, Queued, Running, Completed };
 
+// What every step of the running batch reads and writes of a request. While
+// the request runs, this lives in its instance's batch (Instance::Running),
+// densely in batch order; otherwise in the Request. The order of the fields
+// puts what a step reads first into the first 64 bytes.
+struct StepState {
+  // What the latency model sees (spec engine §1.3, with recompute preemption
+  // done as vLLM does it): input_tokens, progress π (tokens with KV computed),
+  // prefill_target (tokens to prefill before decoding), cached_tokens (prefix
+  // hits reused by this step's first chunk), new_tokens (scheduled this
+  // step), phase (kept in step with π and the target).
+  blis_batch_entry entry{};
+  int32_t emitted = 0;        // output tokens delivered so far
+  int32_t output_tokens = 0;  // spec.output_tokens
+
+  // Token timing: ITL values are "standard" (the step's Δ + α_o) while a
+  // request emits in consecutive steps; other gaps are kept individually.
+  uint64_t last_token_step = 0;
+  uint64_t run_end = 0, run_begin = 0;  // current run of standard ITLs: steps [begin, end)
+  int64_t last_token_end = 0;
+
+  RequestBlocks kv;  // its content: spec.block_hashes
+
+  int64_t pi() const { return entry.progress; }
+  int64_t prefill_target() const { return entry.prefill_target; }
+  void set_progress(int64_t pi, int64_t prefill_target) {
+    entry.progress = pi;
+    entry.prefill_target = prefill_target;
+    entry.phase = pi < prefill_target ? BLIS_PHASE_PREFILL : BLIS_PHASE_DECODE;
+  }
+};
+
 struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
   RequestState state = RequestState::Pending;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
-
-  // Progress (spec engine §1.3, with recompute preemption done as vLLM does it).
-  int64_t pi = 0;              // tokens with KV computed
-  int64_t prefill_target = 0;  // tokens to prefill before decoding
-  int32_t emitted = 0;         // output tokens delivered so far
-  int32_t new_tokens = 0;      // tokens scheduled this step
-  int64_t cached_tokens = 0;   // prefix hits reused by this step's first chunk
   bool length_capped = false;
   bool ever_scheduled = false;
 
-  // Token timing: ITL values are "standard" (the step's Δ + α_o) while a
-  // request emits in consecutive steps; other gaps are kept individually.
+  StepState step;
+  // The rest of the token timing, touched at the first token and when a run
+  // of standard ITLs breaks.
   int64_t first_token_end = 0;  // end of the step that produced the first token
-  int64_t last_token_end = 0;
-  uint64_t last_token_step = 0;
-  uint64_t run_begin = 0, run_end = 0;  // current run of standard ITLs: steps [begin, end)
   std::vector<std::pair<uint64_t, uint64_t>> closed_runs;
   std::vector<int64_t> extra_itls;
 
   int64_t ttft = -1;
   int64_t scheduling_delay = -1;
-
-  RequestBlocks kv;
 };
 
 // What policies may see of a request (never its output length). The view
@@ -79,8 +99,14 @@ class RequestPool {
     slots_.back().slot = static_cast<uint32_t>(slots_.size() - 1);
     return slots_.back().slot;
   }
+  // The slot starts clean but keeps the capacity of its content hashes, so
+  // a steady stream of requests allocates little.
   void release(uint32_t slot) {
-    slots_[slot] = Request();  // frees its buffers; the slot starts clean
+    Request& r = slots_[slot];
+    std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+    r = Request();
+    hashes.clear();
+    r.spec.block_hashes = std::move(hashes);
     free_.push_back(slot);
   }
   Request& operator[](uint32_t slot) { return slots_[slot]; }

@@ -91,8 +91,8 @@ class Roofline {
       if (e.phase != BLIS_PHASE_DECODE) return;
       any = true;
       const double s = static_cast<double>(e.progress);
-      compute += decode_flops(s) / tp_ / decode_rate_;
-      dynamic += decode_dynamic_bytes(s) / tp_;
+      compute += per_gpu(decode_flops(s)) / decode_rate_;
+      dynamic += per_gpu(decode_dynamic_bytes(s));
     });
     if (!any) return 0;  // the host floors the step to 1 tick
     const double memory = (weights_ / tp_ + dynamic) / peak_bw_;
@@ -105,6 +105,10 @@ class Roofline {
   double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
+  // x / tp_. Dividing by 1 is exact, so without tensor parallelism the
+  // division, the slowest part of a decode member's cost, is skipped.
+  double per_gpu(double x) const { return tp_ == 1 ? x : x / tp_; }
+
   // FLOPs of one request with context s and n new tokens (spec engine.md §5.3).
   double flops(double s, double n) const {
     const double c = n <= 1 ? s : s + (n - 1) / 2.0;
