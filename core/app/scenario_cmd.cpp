@@ -15,12 +15,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace blis::app {
@@ -73,12 +73,11 @@ class ConfigBuilder {
     std::vector<std::string> order;
     std::map<std::string, std::vector<const Setting*>> by_flag;
     auto add = [&](const Settings& list, bool replaces) {
-      std::map<std::string, bool> seen;
+      std::set<std::string> seen;
       for (const Setting& s : list) {
+        if (by_flag.count(s.flag) == 0) order.push_back(s.flag);
         auto& slot = by_flag[s.flag];
-        if (slot.empty() && std::find(order.begin(), order.end(), s.flag) == order.end()) order.push_back(s.flag);
-        if (replaces && !accumulates(s.flag) && !seen[s.flag]) slot.clear();
-        seen[s.flag] = true;
+        if (replaces && !accumulates(s.flag) && seen.insert(s.flag).second) slot.clear();
         slot.push_back(&s);
       }
     };
@@ -93,7 +92,6 @@ class ConfigBuilder {
     std::set<std::string> given = pristine_.given_flags;
     for (const std::string& flag : order) {
       const std::vector<const Setting*>& values = by_flag[flag];
-      if (values.empty()) continue;
       CLI::Option* opt = flag == "help" ? nullptr : run_.get_option_no_throw("--" + flag);
       if (opt == nullptr)
         throw InputError(values.front()->where,
@@ -131,12 +129,7 @@ class ConfigBuilder {
 };
 
 // Text of a setting in a row: a JSON number when it reads as one.
-std::string json_value(const std::string& text) {
-  double v = 0;
-  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (res.ec == std::errc() && res.ptr == text.data() + text.size() && std::isfinite(v)) return text;
-  return go_string(text);
-}
+std::string json_value(const std::string& text) { return setting_number(text) ? text : go_string(text); }
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,9 @@ using Settings = std::vector<Setting>;
 std::string flag_of_key(const std::string& key);
 // Key of a flag in rows and in Lua tables: '-' becomes '_'.
 std::string key_of_flag(const std::string& flag);
+
+// A setting's value as a number, when the whole text reads as a finite one.
+std::optional<double> setting_number(const std::string& value);
 
 // Named numbers: the metrics of one configuration.
 using NamedValues = std::vector<std::pair<std::string, double>>;

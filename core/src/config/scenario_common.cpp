@@ -1,10 +1,10 @@
 #include "config/scenario_common.hpp"
+#include "metrics/json_format.hpp"
 
 #include <blis/scenario.hpp>
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -21,6 +21,14 @@ std::string key_of_flag(const std::string& flag) {
   std::string k = flag;
   std::replace(k.begin(), k.end(), '-', '_');
   return k;
+}
+
+std::optional<double> setting_number(const std::string& value) {
+  double v = 0;
+  const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (res.ec != std::errc() || res.ptr != value.data() + value.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
 }
 
 namespace scenario {
@@ -44,7 +52,21 @@ const char* group_names() {
 std::string number_text(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0)
     return std::to_string(static_cast<int64_t>(v));
-  return fmt::format("{}", v);
+  return go_float(v);
+}
+
+std::vector<Settings> product(const std::vector<Settings>& axes) {
+  std::vector<Settings> points{Settings{}};
+  for (const Settings& axis : axes) {
+    std::vector<Settings> next;
+    for (const Settings& p : points)
+      for (const Setting& value : axis) {
+        next.push_back(p);
+        next.back().push_back(value);
+      }
+    points = std::move(next);
+  }
+  return points;
 }
 
 }  // namespace scenario

@@ -2,7 +2,10 @@
 // settings, and numbers written as command-line text.
 #pragma once
 
+#include <blis/scenario.hpp>
+
 #include <string>
+#include <vector>
 
 namespace blis::scenario {
 
@@ -16,8 +19,12 @@ inline constexpr const char* kPluginConfig = "plugin-config";
 // The groups, for error messages.
 const char* group_names();
 
-// A number as command-line text: integral values without a fraction, others
-// in the shortest form that reads back exactly.
+// A number as command-line (and JSON) text: integral values without a
+// fraction, others in the shortest form that reads back exactly.
 std::string number_text(double v);
+
+// The configurations of a product sweep: each axis lists one setting per
+// value; the first axis varies slowest.
+std::vector<Settings> product(const std::vector<Settings>& axes);
 
 }  // namespace blis::scenario

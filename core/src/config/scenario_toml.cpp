@@ -95,28 +95,16 @@ class TomlScenarioReader {
     if (const auto* t = node.as_table()) {
       // [sweep]: every key lists values; the configurations are the product,
       // in key order, the first key varying slowest.
-      std::vector<std::vector<Setting>> axes;
+      std::vector<Settings> axes;
       for (const auto& [k, v] : *t) {
         const std::string key(k.str());
         const auto* a = v.as_array();
         if (a == nullptr || a->empty())
           throw ConfigError(where(v.source()), fmt::format("sweep.{} must be a non-empty list of values", key));
-        std::vector<Setting> axis;
+        Settings& axis = axes.emplace_back();
         for (const auto& e : *a) axis.push_back(setting(key, e));
-        axes.push_back(std::move(axis));
       }
-      std::vector<Settings> points{Settings{}};
-      for (const auto& axis : axes) {
-        std::vector<Settings> next;
-        for (const auto& p : points)
-          for (const auto& value : axis) {
-            Settings q = p;
-            q.push_back(value);
-            next.push_back(std::move(q));
-          }
-        points = std::move(next);
-      }
-      s.sweep = std::move(points);
+      s.sweep = scenario::product(axes);
       return;
     }
     if (const auto* a = node.as_array()) {

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <exception>
 
@@ -140,27 +139,23 @@ class TableReader {
       }
       return points;
     }
-    points.emplace_back();
+    std::vector<Settings> axes;
     for (const std::string& key : sorted_keys(L, idx, path_ + ": sweep")) {
       lua_getfield(L, idx, key.c_str());
       const int v = lua_gettop(L);
       if (lua_type(L, v) != LUA_TTABLE || !is_list(L, v))
         throw error("sweep." + key, "must be a non-empty list of values");
-      std::vector<Settings> next;
+      Settings& axis = axes.emplace_back();
       const size_t n = lua_objlen(L, v);
-      for (const Settings& p : points)
-        for (size_t i = 1; i <= n; ++i) {
-          lua_rawgeti(L, v, static_cast<int>(i));
-          Settings q = p;
-          q.push_back(Setting{flag_of_key(key), value_text(L, lua_gettop(L), "sweep." + key),
-                              path_ + ": sweep." + key});
-          lua_pop(L, 1);
-          next.push_back(std::move(q));
-        }
-      points = std::move(next);
+      for (size_t i = 1; i <= n; ++i) {
+        lua_rawgeti(L, v, static_cast<int>(i));
+        axis.push_back(Setting{flag_of_key(key), value_text(L, lua_gettop(L), "sweep." + key),
+                               path_ + ": sweep." + key});
+        lua_pop(L, 1);
+      }
       lua_pop(L, 1);
     }
-    return points;
+    return scenario::product(axes);
   }
 
   ScriptError error(const std::string& key, const std::string& what) const {
@@ -192,9 +187,7 @@ class TableReader {
 
 // A setting's value as a Lua value: a number when it reads as one.
 void push_setting_value(lua_State* L, const std::string& text) {
-  double v = 0;
-  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (res.ec == std::errc() && res.ptr == text.data() + text.size()) lua_pushnumber(L, v);
+  if (auto v = setting_number(text)) lua_pushnumber(L, *v);
   else lua_pushlstring(L, text.data(), text.size());
 }
 
@@ -209,7 +202,7 @@ void append_json(lua_State* L, int idx, std::string& out, const std::string& whe
     case LUA_TNUMBER: {
       const double v = lua_tonumber(L, idx);
       if (!std::isfinite(v)) throw ScriptError(where + ": the result holds a NaN or infinite number");
-      out += v == std::floor(v) && std::fabs(v) < 9007199254740992.0 ? scenario::number_text(v) : go_float(v);
+      out += scenario::number_text(v);
       return;
     }
     case LUA_TSTRING: out += go_string(lua_tostring(L, idx)); return;
