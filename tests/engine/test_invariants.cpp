@@ -4,16 +4,15 @@
 // the reference's quirks fixed (Q3, Q6), and determinism (INV-6), both in the
 // library and through the CLI binary.
 #include "catch.hpp"
+#include "cli.hpp"
 
 #include "engine_harness.hpp"
 
 #include <blis/go_rand.hpp>
 #include <blis/model_data.hpp>
 
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -513,39 +512,11 @@ TEST_CASE("INV-9: the budget auto-fill never reads the oracle output length", "[
 
 // ---- the CLI binary ------------------------------------------------------------
 
-namespace {
-
-std::string blis_binary() {
-  if (const char* b = std::getenv("BLIS_TEST_BINARY"); b != nullptr && b[0] != '\0') return b;
-  return std::string(BLIS_TEST_STAGE) + "/bin/blis";
-}
-
-struct Command {
-  std::string out;
-  int status = -1;
-};
-
-Command run_command(const std::string& cmd) {
-  Command c;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 65536> buf{};
-  size_t got = 0;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), got);
-  const int st = pclose(p);
-  c.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("CLI: a preempting run is byte-identical across runs", "[invariant][cli]") {
-  const std::string cmd = "'" + blis_binary() +
-                          "' run --model qwen/qwen3-14b --rate 50 --num-requests 200 "
-                          "--total-kv-blocks 3000 2>/dev/null";
-  INFO(cmd);
-  Command a = run_command(cmd);
-  Command b = run_command(cmd);
+  const std::string args = "run --model qwen/qwen3-14b --rate 50 --num-requests 200 --total-kv-blocks 3000";
+  INFO(args);
+  const Result a = run_blis(args);
+  const Result b = run_blis(args);
   INFO(a.out);
   CHECK(a.status == 0);
   CHECK(b.status == 0);

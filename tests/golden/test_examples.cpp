@@ -1,9 +1,9 @@
 // Every example under examples/ with an `args` file runs `blis <args>` from the
 // source tree and must print exactly its expected.txt.
 #include "catch.hpp"
+#include "cli.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,16 +14,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string run(const std::string& args) {
-  const std::string cmd = std::string("cd ") + BLIS_TEST_SOURCE_DIR + " && " + BLIS_TEST_STAGE +
-                          "/bin/blis " + args + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  REQUIRE(::pclose(p) == 0);
-  return out;
+  const Result r = run_blis(args, BLIS_TEST_SOURCE_DIR);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return r.out;
 }
 
 std::string read(const fs::path& path) {
