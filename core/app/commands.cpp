@@ -1,7 +1,8 @@
 #include "app/commands.hpp"
-#include "app/run_options.hpp"
 
 #include <blis/plugin.h>
+#include <blis/run.hpp>
+#include <blis/settings.hpp>
 
 #include <fmt/format.h>
 #include <luajit.h>
@@ -11,14 +12,22 @@
 namespace blis::app {
 
 std::string version_text() {
-  return fmt::format("blis {} (plugin ABI {}.{}, {})", BLIS_VERSION, BLIS_ABI_MAJOR,
-                     BLIS_ABI_MINOR, LUAJIT_VERSION);
+  return fmt::format("blis {} (plugin ABI {}.{}, {})", BLIS_VERSION, BLIS_ABI_MAJOR, BLIS_ABI_MINOR,
+                     LUAJIT_VERSION);
 }
 
-Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
+Commands::Commands(CLI::App& app) {
   run_ = app.add_subcommand("run", "Run a simulation, or the sweep or search of a scenario file, "
                                    "and print its metrics (JSON) on stdout");
-  add_run_flags(*run_, *run_options_);
+  run_options_ = add_run_flags(*run_);
+  run_->add_option("scenario", scenario_,
+                   "Scenario file (.toml or .lua): its settings are flags without the dashes; "
+                   "flags on the command line win. It may sweep or search over configurations")
+      ->type_name("FILE")->group("Scenarios");
+  run_->add_flag("--dump-config", dump_config_,
+                 "Print the resolved configuration as a TOML scenario file that reproduces the "
+                 "run (GPU, TP, KV blocks, latency model, policies), and exit")
+      ->group("Scenarios");
 
   CLI::App* plugins = app.add_subcommand("plugins", "List or inspect plugins");
   plugins->require_subcommand(1);
@@ -39,13 +48,17 @@ Commands::Commands(CLI::App& app) : run_options_(make_run_options()) {
   version_ = app.add_subcommand("version", "Print version, plugin ABI and LuaJIT version");
 }
 
-Commands::~Commands() = default;
-
 int Commands::execute() {
   if (run_->parsed()) {
-    mark_given(*run_, *run_options_);
-    if (!run_options_->scenario.empty()) return run_scenario(*run_, *run_options_);
-    return run_simulation(*run_options_);
+    RunRequest req;
+    for (const auto& [key, values] : given_run_flags(run_options_)) {
+      const std::string flag = find_setting(key)->flag();
+      for (const auto& v : values) req.command_line.push_back(Setting{key, v, flag});
+    }
+    req.scenario = scenario_;
+    req.dump_config = dump_config_;
+    std::cout << blis::run(req) << std::flush;
+    return 0;
   }
   if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
   if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);

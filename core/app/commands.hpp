@@ -1,10 +1,11 @@
 // Subcommands of `blis`: each registers its flags on construction and runs
-// from execute() after parsing.
+// from execute() after parsing. This is command-line wiring only: what a
+// command does lives in the core (blis/run.hpp, blis/plugin_loader.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,9 @@ namespace blis::app {
 
 std::string version_text();
 
-struct RunOptions;  // run_cmd.cpp
-
 class Commands {
  public:
   explicit Commands(CLI::App& app);
-  ~Commands();
   int execute();
 
  private:
@@ -25,18 +23,22 @@ class Commands {
   CLI::App* plugins_list_ = nullptr;
   CLI::App* plugins_inspect_ = nullptr;
   CLI::App* version_ = nullptr;
+  // blis run: one CLI11 option per row of the settings table, by key.
+  std::map<std::string, CLI::Option*> run_options_;
+  std::string scenario_;
+  bool dump_config_ = false;
   std::vector<std::string> plugin_dirs_;
   std::string inspect_path_;
   std::vector<std::string> inspect_config_;
-  std::unique_ptr<RunOptions> run_options_;
 };
 
 // Implemented per command.
 int run_plugins_list(const std::vector<std::string>& plugin_dirs);
 int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config);
-void add_run_flags(CLI::App& run, RunOptions& options);
-int run_simulation(RunOptions& options);
-int run_scenario(CLI::App& run, RunOptions& bound);
-std::unique_ptr<RunOptions> make_run_options();
+// Registers one option per setting (blis/settings.hpp) on `run`.
+std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run);
+// The settings the command line gave, in table order.
+std::vector<std::pair<std::string, std::vector<std::string>>> given_run_flags(
+    const std::map<std::string, CLI::Option*>& options);
 
 }  // namespace blis::app

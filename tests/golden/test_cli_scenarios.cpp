@@ -99,7 +99,7 @@ TEST_CASE("scenario errors: one line naming the file and the setting, exit 2, no
   check_error("unknown.toml", "model = \"qwen/qwen3-14b\"\nnum-gpus = 3\n", "",
               "unknown.toml:2:12: unknown setting 'num-gpus'");
   check_error("badvalue.toml", "model = \"qwen/qwen3-14b\"\nrate = \"fast\"\n", "",
-              "badvalue.toml:2:8: invalid value 'fast' for rate");
+              "badvalue.toml:2:8: rate: invalid value 'fast': expected a number");
   check_error("axis.toml", kSweep, "--num-instances 2", "--num-instances: is varied by the scenario");
   check_error("results.toml", "results-path = \"x.json\"\n" + std::string(kSweep), "",
               "results-path names one file");
@@ -108,7 +108,7 @@ TEST_CASE("scenario errors: one line naming the file and the setting, exit 2, no
   check_error("search.lua",
               "return { model = \"qwen/qwen3-14b\", num_requests = 50,\n"
               "  search = function(sim) return sim.run{ rate = -2 } end }\n",
-              "", "--rate: must be a finite value > 0, got -2");
+              "", "search.lua: rate: must be a finite value > 0, got -2");
   check_error("scenario.yaml", "model: x\n", "", "a scenario file ends in .toml or .lua");
 }
 
@@ -132,7 +132,7 @@ rate = -1
   const auto r = run_blis("run " + path + " --rows-csv " + csv);
   CHECK(r.status == 2);
   CHECK(r.out.empty());
-  CHECK(r.err.find("configuration 2 (rate=-1) failed") != std::string::npos);
+  CHECK(r.err.find("fail.toml:6:8: rate: must be a finite value > 0, got -1") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(csv));
 }
 

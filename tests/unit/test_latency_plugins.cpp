@@ -111,8 +111,8 @@ std::vector<blis_batch_entry> mixed() {
 }  // namespace
 
 TEST_CASE("latency plugins: manifests name their models", "[latency]") {
-  const auto& cross = catalog().crossmodel_defaults();
-  const auto& trained = catalog().trained_roofline_defaults();
+  const auto& cross = (*catalog().plugin_coefficients("crossmodel"));
+  const auto& trained = (*catalog().plugin_coefficients("trained-roofline"));
   const std::vector<std::pair<std::string, blis::ConfigTable>> cases{
       {"roofline", qwen3_h100(1)},
       {"blackbox", qwen3_h100(1, {0, 0, 0}, {1, 1, 1})},
@@ -228,7 +228,7 @@ TEST_CASE("blackbox: floor of one tick and coefficient validation", "[latency]")
 }
 
 TEST_CASE("crossmodel: spec §5.4/§5.6 Qwen3-14B H100", "[latency]") {
-  const auto& g = catalog().crossmodel_defaults();
+  const auto& g = (*catalog().plugin_coefficients("crossmodel"));
   LatencyPlugin tp1("crossmodel", qwen3_h100(1, g.alpha, g.beta));
   CHECK(tp1.step(decodes(1)) == 4694);
   CHECK(tp1.step(decodes(64)) == 7860);
@@ -249,7 +249,7 @@ TEST_CASE("crossmodel: spec §5.4/§5.6 Qwen3-14B H100", "[latency]") {
 }
 
 TEST_CASE("trained-roofline: spec §5.5/§5.6 Qwen3-14B H100", "[latency]") {
-  const auto& g = catalog().trained_roofline_defaults();
+  const auto& g = (*catalog().plugin_coefficients("trained-roofline"));
   LatencyPlugin tp1("trained-roofline", qwen3_h100(1, g.alpha, g.beta));
   CHECK(tp1.step(decodes(1)) == 10174);
   CHECK(tp1.step(decodes(64)) == 16810);
@@ -269,7 +269,7 @@ TEST_CASE("trained-roofline: spec §5.5/§5.6 Qwen3-14B H100", "[latency]") {
 }
 
 TEST_CASE("trained-roofline: a stalled request only adds its per-request term", "[latency]") {
-  const auto& g = catalog().trained_roofline_defaults();
+  const auto& g = (*catalog().plugin_coefficients("trained-roofline"));
   LatencyPlugin t("trained-roofline", qwen3_h100(1, g.alpha, g.beta));
   auto b = decodes(1);
   b.push_back(prefill(512, 256, 0));
@@ -280,7 +280,7 @@ TEST_CASE("trained-roofline: a stalled request only adds its per-request term", 
 }
 
 TEST_CASE("trained-roofline: validation (spec §5.5)", "[latency]") {
-  const auto& g = catalog().trained_roofline_defaults();
+  const auto& g = (*catalog().plugin_coefficients("trained-roofline"));
   CHECK_THAT(create_error("trained-roofline", qwen3_h100(3, g.alpha, g.beta)),
              Catch::Contains("divisible"));
   auto cfg = qwen3_h100(1, g.alpha, g.beta);

@@ -73,12 +73,12 @@ TEST_CASE("data catalog: model defaults and coefficient lookup (spec §5.2, §10
 }
 
 TEST_CASE("data catalog: global coefficients and presets", "[latency]") {
-  CHECK(catalog().crossmodel_defaults().beta == std::vector<double>{116.110, 1226.868, 19.943, 9445.157});
-  CHECK(catalog().crossmodel_defaults().alpha == std::vector<double>{13732.0, 0.0, 860.6});
-  CHECK(catalog().trained_roofline_defaults().beta ==
+  CHECK((*catalog().plugin_coefficients("crossmodel")).beta == std::vector<double>{116.110, 1226.868, 19.943, 9445.157});
+  CHECK((*catalog().plugin_coefficients("crossmodel")).alpha == std::vector<double>{13732.0, 0.0, 860.6});
+  CHECK((*catalog().plugin_coefficients("trained-roofline")).beta ==
         std::vector<double>{0.7726491335309499, 1.127489556719325, 1.0559901872766853, 0.0,
                             43.500541908701074, 48.80613214319187, 0.0});
-  CHECK(catalog().trained_roofline_defaults().alpha ==
+  CHECK((*catalog().plugin_coefficients("trained-roofline")).alpha ==
         std::vector<double>{9315.338771116985, 1849.5902371340574, 1.7079389122469397});
 
   CHECK(catalog().preset_names() ==

@@ -87,8 +87,10 @@ class DataCatalog {
                                                int64_t tp, const std::string& vllm) const;
   std::optional<PresetWorkload> preset(const std::string& name) const;
   std::vector<std::string> preset_names() const;
-  const GlobalCoefficients& crossmodel_defaults() const { return crossmodel_; }
-  const GlobalCoefficients& trained_roofline_defaults() const { return trained_roofline_; }
+  // The coefficients [plugin-defaults.NAME] gives latency model NAME, or null.
+  const GlobalCoefficients* plugin_coefficients(const std::string& plugin) const;
+  // The default of a setting that names plugins ([settings]): "" if none.
+  std::string setting_default(const std::string& key) const;
   // Hardware table; `path` overrides the bundled hardware.toml (TOML or the
   // reference's JSON). InputError listing the names if `gpu` is unknown.
   HardwareSpec hardware(const std::string& gpu, const std::string& path = "") const;
@@ -100,7 +102,8 @@ class DataCatalog {
   std::map<std::string, ModelDefaults> defaults_;
   std::vector<CoefficientEntry> entries_;
   std::map<std::string, PresetWorkload> presets_;
-  GlobalCoefficients crossmodel_, trained_roofline_;
+  std::map<std::string, GlobalCoefficients> plugin_coefficients_;
+  std::map<std::string, std::string> setting_defaults_;
   std::map<std::string, HardwareSpec> hardware_;
 };
 

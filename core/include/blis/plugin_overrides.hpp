@@ -31,6 +31,13 @@ class PluginOverrides {
   void set(const std::string& plugin, const std::string& key, ConfigValue value,
            const std::string& origin);
   bool empty() const { return plugins_.empty(); }
+  // Every plugin's keys and values, by plugin name then key.
+  std::map<std::string, std::map<std::string, ConfigValue>> values() const {
+    std::map<std::string, std::map<std::string, ConfigValue>> out;
+    for (const auto& [plugin, keys] : plugins_)
+      for (const auto& [key, entry] : keys) out[plugin][key] = entry.value;
+    return out;
+  }
 
   // Every plugin named must be one the run uses: a key for a plugin that
   // never gets created would be silently ignored. InputError naming it.

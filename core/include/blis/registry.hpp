@@ -32,6 +32,7 @@ struct RegistryEntry {
   std::string summary;
   std::string source;  // "built-in", a library path or a script path
   std::function<std::unique_ptr<T>(const CreateArgs&)> factory;
+  uint32_t needs = 0;  // blis_need bits the plugin declared
 };
 
 template <class T>

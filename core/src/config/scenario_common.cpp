@@ -2,6 +2,7 @@
 #include "metrics/json_format.hpp"
 
 #include <blis/scenario.hpp>
+#include <blis/settings.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -33,20 +34,15 @@ std::optional<double> setting_number(const std::string& value) {
 
 namespace scenario {
 
-namespace {
-constexpr std::string_view kGroups[] = {"simulation", "model", "latency", "kv-cache", "batching",
-                                        "workload", "cluster", "scheduling", "admission",
-                                        "routing", "tracing", "outputs"};
-}  // namespace
-
 bool is_group(const std::string& key) {
-  const std::string flag = flag_of_key(key);
-  return std::find(std::begin(kGroups), std::end(kGroups), flag) != std::end(kGroups);
+  const auto& groups = setting_groups();
+  return std::find(groups.begin(), groups.end(), flag_of_key(key)) != groups.end();
 }
 
-const char* group_names() {
-  return "simulation, model, latency, kv-cache, batching, workload, cluster, scheduling, "
-         "admission, routing, tracing, outputs";
+std::string group_names() {
+  std::string out;
+  for (const auto& g : setting_groups()) out += (out.empty() ? "" : ", ") + g;
+  return out;
 }
 
 std::string number_text(double v) {

@@ -17,7 +17,7 @@ inline constexpr const char* kSweep = "sweep";
 inline constexpr const char* kSearch = "search";
 inline constexpr const char* kPluginConfig = "plugin-config";
 // The groups, for error messages.
-const char* group_names();
+std::string group_names();
 
 // A number as command-line (and JSON) text: integral values without a
 // fraction, others in the shortest form that reads back exactly.

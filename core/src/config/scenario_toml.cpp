@@ -88,7 +88,10 @@ class TomlScenarioReader {
   }
 
   Setting setting(const std::string& key, const toml::node& n) const {
-    return Setting{flag_of_key(key), value_text(key, n), where(n.source())};
+    Setting s{flag_of_key(key), value_text(key, n), where(n.source())};
+    if (const auto* a = n.as_array())
+      for (const auto& e : *a) s.items.push_back(*scalar_text(e));
+    return s;
   }
 
   void read_sweep(const toml::node& node, Scenario& s) const {

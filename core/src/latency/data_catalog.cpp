@@ -172,7 +172,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
   toml::table root = toml_util::parse_file(defaults_path);
   const std::string& p = defaults_path;
   check_keys(p, root, "the top level",
-             {"defaults", "workloads", "models", "crossmodel_defaults", "trained_roofline_defaults"});
+             {"defaults", "workloads", "models", "settings", "plugin-defaults"});
 
   if (const auto* n = root.get("defaults")) {
     for (const auto& [k, v] : toml_util::as_table(p, *n, "[defaults]")) {
@@ -194,17 +194,34 @@ DataCatalog DataCatalog::load(const std::string& dir) {
     // Order is kept: the first matching entry wins (spec engine.md §5.2).
     for (const auto& e : *arr) c.entries_.push_back(read_entry(p, toml_util::as_table(p, e, "[[models]]")));
   }
-  if (const auto* n = root.get("crossmodel_defaults"))
-    c.crossmodel_ = read_global(p, toml_util::as_table(p, *n, "[crossmodel_defaults]"),
-                                "crossmodel_defaults");
-  if (const auto* n = root.get("trained_roofline_defaults"))
-    c.trained_roofline_ = read_global(p, toml_util::as_table(p, *n, "[trained_roofline_defaults]"),
-                                      "trained_roofline_defaults");
+  if (const auto* n = root.get("plugin-defaults")) {
+    for (const auto& [k, v] : toml_util::as_table(p, *n, "[plugin-defaults]")) {
+      const std::string name(k.str());
+      const std::string ctx = "plugin-defaults." + name;
+      c.plugin_coefficients_[name] = read_global(p, toml_util::as_table(p, v, "[" + ctx + "]"), ctx);
+    }
+  }
+  if (const auto* n = root.get("settings")) {
+    for (const auto& [k, v] : toml_util::as_table(p, *n, "[settings]")) {
+      const std::string key(k.str());
+      c.setting_defaults_[key] = get_string(p, v, "settings." + key);
+    }
+  }
 
   const std::string hw_path = (fs::path(dir) / "hardware.toml").string();
   if (!fs::exists(hw_path)) throw ConfigError(hw_path, "data file not found");
   c.hardware_ = read_hardware_toml(hw_path);
   return c;
+}
+
+const GlobalCoefficients* DataCatalog::plugin_coefficients(const std::string& plugin) const {
+  auto it = plugin_coefficients_.find(plugin);
+  return it == plugin_coefficients_.end() ? nullptr : &it->second;
+}
+
+std::string DataCatalog::setting_default(const std::string& key) const {
+  auto it = setting_defaults_.find(key);
+  return it == setting_defaults_.end() ? "" : it->second;
 }
 
 std::optional<ModelDefaults> DataCatalog::defaults_for(const std::string& model) const {

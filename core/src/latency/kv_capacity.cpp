@@ -181,8 +181,9 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
   }
   cfg.set("tp", tp);
   cfg.set("block_size", block_size);
-  cfg.set("alpha_coeffs", alpha);
-  cfg.set("beta_coeffs", beta);
+  // No coefficients, no keys: analytical models refuse coefficients.
+  if (!alpha.empty()) cfg.set("alpha_coeffs", alpha);
+  if (!beta.empty()) cfg.set("beta_coeffs", beta);
 }
 
 }  // namespace blis

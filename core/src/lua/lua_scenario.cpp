@@ -111,7 +111,7 @@ class TableReader {
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {
         settings(L, v, out, false, special);
       } else {
-        out.push_back(Setting{flag, value_text(L, v, key), path_ + ": " + key});
+        out.push_back(make_setting(L, v, key, path_));
       }
       lua_settop(L, v - 1);
     }
@@ -149,13 +149,26 @@ class TableReader {
       const size_t n = lua_objlen(L, v);
       for (size_t i = 1; i <= n; ++i) {
         lua_rawgeti(L, v, static_cast<int>(i));
-        axis.push_back(Setting{flag_of_key(key), value_text(L, lua_gettop(L), "sweep." + key),
-                               path_ + ": sweep." + key});
+        axis.push_back(make_setting(L, lua_gettop(L), key, path_ + ": sweep"));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
     }
     return scenario::product(axes);
+  }
+
+  // The setting `key` = the value at `idx`; a list keeps its items apart.
+  Setting make_setting(lua_State* L, int idx, const std::string& key, const std::string& where) const {
+    Setting s{flag_of_key(key), value_text(L, idx, key), where};
+    if (lua_type(L, idx) == LUA_TTABLE) {
+      const size_t n = lua_objlen(L, idx);
+      for (size_t i = 1; i <= n; ++i) {
+        lua_rawgeti(L, idx, static_cast<int>(i));
+        s.items.push_back(*scalar_text(L, -1));
+        lua_pop(L, 1);
+      }
+    }
+    return s;
   }
 
   ScriptError error(const std::string& key, const std::string& what) const {

@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 
 // Sizes a 1.0 host needs: a struct may be larger (newer minor), never smaller.
 constexpr uint32_t kMinManifestSize = sizeof(blis_manifest);
-constexpr uint32_t kMinInfoSize = sizeof(blis_plugin_info);
+constexpr uint32_t kMinInfoSize = offsetof(blis_plugin_info, needs);  // a 1.0 entry
+constexpr uint32_t kInfoNeedsEnd = offsetof(blis_plugin_info, needs) + sizeof(uint32_t);
 constexpr uint32_t kMinLatencyVtable =
     offsetof(blis_latency_model_vtable, post_decode_overhead) + sizeof(void*);
 constexpr uint32_t kMinScorerVtable = offsetof(blis_routing_scorer_vtable, score) + sizeof(void*);
@@ -340,6 +341,7 @@ void register_library(Registries& reg, const std::shared_ptr<LoadedLibrary>& lib
     std::string name = p.name;
     std::string version = p.version ? p.version : "";
     std::string summary = p.summary ? p.summary : "";
+    const uint32_t needs = p.struct_size >= kInfoNeedsEnd ? p.needs : 0;
     switch (p.kind) {
       case BLIS_KIND_LATENCY_MODEL: {
         auto vt = static_cast<const blis_latency_model_vtable*>(p.vtable);
@@ -347,7 +349,7 @@ void register_library(Registries& reg, const std::shared_ptr<LoadedLibrary>& lib
                            auto ctx = std::make_unique<ObjectContext>(lib, "latency-model", name, a.seed);
                            return std::unique_ptr<LatencyModel>(
                                new SharedLatencyModel(std::move(ctx), vt, *a.config));
-                         }});
+                         }, needs});
         break;
       }
       case BLIS_KIND_ROUTING_SCORER: {

@@ -35,4 +35,5 @@ class Blackbox : public lc::WithLinearAlpha {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::latency_model<Blackbox>(
-    "blackbox", "1.0.0", "Linear regression on prefill and decode tokens (fitted alpha/beta)"))
+    "blackbox", "1.0.0", "Linear regression on prefill and decode tokens (fitted alpha/beta)",
+    BLIS_NEED_COEFFICIENTS))

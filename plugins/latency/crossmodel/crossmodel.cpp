@@ -48,4 +48,5 @@ class Crossmodel : public lc::WithLinearAlpha {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::latency_model<Crossmodel>(
-    "crossmodel", "1.0.0", "Global coefficients scaled by architecture features"))
+    "crossmodel", "1.0.0", "Global coefficients scaled by architecture features",
+    BLIS_NEED_MODEL | BLIS_NEED_HARDWARE))

@@ -58,7 +58,7 @@ class Roofline {
       throw blis::sdk::ConfigError("hardware.memory_gib must be a finite number > 0, got " +
                                    lc::show(memory));
 
-    // The CLI always hands roofline zeros; a missing key means the same.
+    // The host hands roofline no coefficients; a missing key means zeros.
     alpha_ = lc::LinearAlpha(ctx.has("alpha_coeffs") ? lc::coefficients(ctx, "alpha_coeffs", 3)
                                                       : std::vector<double>{0, 0, 0});
 
@@ -179,4 +179,5 @@ class Roofline {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::latency_model<Roofline>(
-    "roofline", "1.0.0", "Analytical roofline: max of compute and memory time per step"))
+    "roofline", "1.0.0", "Analytical roofline: max of compute and memory time per step",
+    BLIS_NEED_MODEL | BLIS_NEED_HARDWARE))

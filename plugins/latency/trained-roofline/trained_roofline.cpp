@@ -113,4 +113,5 @@ class TrainedRoofline {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::latency_model<TrainedRoofline>(
-    "trained-roofline", "1.0.0", "Roofline basis functions with fitted corrections"))
+    "trained-roofline", "1.0.0", "Roofline basis functions with fitted corrections",
+    BLIS_NEED_MODEL | BLIS_NEED_HARDWARE))

@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 0 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 1 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy. */
@@ -55,6 +55,18 @@ typedef enum blis_kind {
   BLIS_KIND_ROUTING_SCORER = 2,
   BLIS_KIND_ADMISSION_POLICY = 3
 } blis_kind;
+
+/* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
+ * The host resolves these before create() and fails the run with a message
+ * naming the missing setting when it cannot. A latency model that needs the
+ * model and the hardware is analytical: it also gets the KV blocks of the
+ * defaults table and a max-model-len derived from the model. */
+typedef enum blis_need {
+  BLIS_NEED_MODEL = 1,        /* architecture: config keys "model.*" */
+  BLIS_NEED_HARDWARE = 2,     /* GPU figures and TP: "hardware.*", "tp" */
+  BLIS_NEED_COEFFICIENTS = 4  /* trained "alpha_coeffs"/"beta_coeffs" from the coefficient
+                                 table, unless given explicitly */
+} blis_need;
 
 /* Return value of every fallible call. */
 typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1 } blis_status;
@@ -241,6 +253,9 @@ typedef struct blis_plugin_info {
   const char *version;
   const char *summary;             /* one line */
   const void *vtable;
+  /* ABI 1.1: blis_need bits; read only when struct_size covers it. */
+  uint32_t needs;
+  uint32_t reserved1;
 } blis_plugin_info;
 
 typedef struct blis_manifest {

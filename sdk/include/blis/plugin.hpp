@@ -12,6 +12,10 @@
 //   };
 //   BLIS_PLUGINS(blis::sdk::latency_model<MyModel>("my-model", "1.0.0", "What it models"))
 //
+// A latency model that needs the model's architecture, the GPU or trained
+// coefficients says so as a fourth argument (blis_need bits), e.g.
+// `BLIS_NEED_MODEL | BLIS_NEED_HARDWARE`.
+//
 // Scorers implement `void score(const blis_route_input&, double* scores)` and
 // optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
 // policies implement `bool admit(const blis_route_input&, std::string& reason)`.
@@ -284,21 +288,21 @@ struct AdmissionTrampolines {
 
 template <class T>
 constexpr blis_plugin_info latency_model(const char* name, const char* version,
-                                         const char* summary) {
+                                         const char* summary, uint32_t needs = 0) {
   return {sizeof(blis_plugin_info), BLIS_KIND_LATENCY_MODEL, name, version, summary,
-          &detail::LatencyTrampolines<T>::vtable};
+          &detail::LatencyTrampolines<T>::vtable, needs, 0};
 }
 template <class T>
 constexpr blis_plugin_info routing_scorer(const char* name, const char* version,
                                           const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ROUTING_SCORER, name, version, summary,
-          &detail::ScorerTrampolines<T>::vtable};
+          &detail::ScorerTrampolines<T>::vtable, 0, 0};
 }
 template <class T>
 constexpr blis_plugin_info admission_policy(const char* name, const char* version,
                                             const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ADMISSION_POLICY, name, version, summary,
-          &detail::AdmissionTrampolines<T>::vtable};
+          &detail::AdmissionTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk

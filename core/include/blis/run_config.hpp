@@ -1,0 +1,127 @@
+// The typed configuration of one `blis run`: what the user asked for, before
+// defaults and data tables are applied (blis/resolve.hpp does that).
+//
+// Every writer — the command line, TOML and Lua scenarios, the policy file —
+// fills a RunConfig through the one table of settings (blis/settings.hpp).
+// A field is std::optional where "not given" means something different from
+// any value: the data tables, the workload spec or the policy file fill it
+// (see docs/design/configuration.md for the precedence).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+// Model, hardware and latency backend of the instances of a pool.
+struct ModelSettings {
+  std::optional<std::string> name;                 // --model (case-insensitive)
+  std::optional<std::string> hardware;             // GPU type; default from the data tables
+  std::optional<int64_t> tp;                       // tensor parallelism; 0 = the model's default
+  std::optional<std::string> vllm_version;         // coefficient-table key
+  std::optional<std::string> latency_model;        // plugin name, library path or Lua script
+  std::optional<std::vector<double>> alpha_coeffs;
+  std::optional<std::vector<double>> beta_coeffs;
+  std::optional<int64_t> max_model_len;            // 0 = unlimited
+  std::optional<std::string> model_config_folder;  // a HuggingFace config.json
+  std::optional<std::string> hardware_config;      // another GPU table
+};
+
+// KV cache and batch formation of one instance.
+struct EngineSettings {
+  std::optional<int64_t> total_kv_blocks;  // default: data table, else computed
+  int64_t block_size = 16;
+  int64_t max_running = 256;
+  int64_t max_scheduled_tokens = 2048;
+  int64_t long_prefill_threshold = 0;
+  int64_t kv_cpu_blocks = 0;
+  double kv_offload_threshold = 0.9;
+  double kv_transfer_bandwidth = 100.0;   // blocks per µs
+  int64_t kv_transfer_base_latency = 0;   // µs
+};
+
+// A group of identical instances. Today a cluster has exactly one pool.
+struct PoolSettings {
+  int64_t instances = 1;
+  ModelSettings model;
+  EngineSettings engine;
+};
+
+struct WorkloadSettings {
+  std::string workload = "distribution";      // or a preset of the data tables
+  std::optional<std::string> spec;            // the reference's v2 YAML; wins over `workload`
+  std::optional<std::string> trace;           // CSV replay
+  double rate = 1.0;                          // requests per second
+  std::optional<int64_t> num_requests;        // default 100; a spec or trace has its own
+  int64_t prefix_tokens = 0;
+  int64_t prompt_tokens = 512, prompt_tokens_stdev = 256, prompt_tokens_min = 2,
+          prompt_tokens_max = 7000;
+  int64_t output_tokens = 512, output_tokens_stdev = 256, output_tokens_min = 2,
+          output_tokens_max = 7000;
+};
+
+// Admission, routing and scheduling. The optional ones may also come from a
+// policy file, which fills only what no other writer set.
+struct PolicySettings {
+  std::optional<std::string> admission;        // plugin name or script
+  std::optional<double> token_bucket_capacity;
+  std::optional<double> token_bucket_refill_rate;
+  std::optional<std::string> routing;          // round-robin, least-loaded, weighted, ...
+  std::optional<std::string> scorers;          // "name:weight,..."
+  std::optional<std::string> scheduler;
+  std::optional<std::string> priority;
+  int64_t admission_latency = 0;               // µs
+  int64_t routing_latency = 0;                 // µs
+  int64_t snapshot_refresh_interval = 0;       // µs
+  std::optional<std::string> policy_file;      // --policy-config
+};
+
+struct TraceSettings {
+  std::string level = "none";  // none or decisions
+  int64_t counterfactual_k = 0;
+  bool summarize = false;
+  std::optional<std::string> fitness_weights;
+};
+
+struct OutputSettings {
+  std::string log_level = "warn";
+  std::optional<std::string> results_path;
+  bool profile = false;
+  int64_t jobs = 1;                      // sweeps and searches
+  std::optional<std::string> rows_csv;
+  std::optional<std::string> rows_json;
+};
+
+// One `--plugin-config NAME.KEY=VALUE` (or a scenario's plugin-config table
+// entry), kept as text until resolution types it.
+struct PluginSetting {
+  std::string entry;   // "NAME.KEY=VALUE"
+  std::string origin;  // where it was given, for messages
+};
+
+struct RunConfig {
+  std::optional<int64_t> seed;     // default 42; a workload spec has its own
+  std::optional<int64_t> horizon;  // µs; a workload spec may set one
+  std::vector<PoolSettings> pools{PoolSettings{}};
+  WorkloadSettings workload;
+  PolicySettings policies;
+  TraceSettings trace;
+  OutputSettings outputs;
+  std::vector<PluginSetting> plugin_config;
+  std::vector<std::string> plugin_dirs;
+  std::vector<std::string> script_dirs;
+
+  // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,
+  // so that resolution errors can point at it.
+  std::map<std::string, std::string> origins;
+
+  PoolSettings& pool() { return pools.front(); }
+  const PoolSettings& pool() const { return pools.front(); }
+  // "--rate" or "run.toml:3:1: rate": how a message names setting `key`.
+  std::string where(const std::string& key) const;
+};
+
+}  // namespace blis

@@ -1,0 +1,431 @@
+// Resolution of a RunConfig (spec cli §3.1-§3.7, spec cluster §8). Every rule
+// about a plugin is expressed through what the plugin declares (blis_need
+// bits) or through the data tables, never through its name.
+#include "config/resolve.hpp"
+
+#include "metrics/fitness.hpp"
+#include "util/text.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/lua.hpp>
+#include <blis/plugin_loader.hpp>
+#include <blis/script_lookup.hpp>
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace blis {
+
+RunContext::RunContext(RunContext&&) noexcept = default;
+RunContext::~RunContext() = default;
+
+RunContext RunContext::open(const RunConfig& config) {
+  RunContext ctx;
+  ctx.env = Environment::load(config.plugin_dirs, config.seed.value_or(42));
+  ctx.vm = std::make_unique<LuaVm>(config.seed.value_or(42));
+  ctx.data = DataCatalog::load(ctx.env.data_dir);
+  return ctx;
+}
+
+namespace {
+
+void require(bool ok, const std::string& where, const std::string& what) {
+  if (!ok) throw InputError(where, what);
+}
+
+// Priorities are ages (slo-based) or negated ages (inverted-slo), so their
+// order is an arrival order (spec engine §7).
+QueueOrder queue_order(const std::string& scheduler, const std::string& priority) {
+  const bool aging = priority == "slo-based";
+  const bool inverted = priority == "inverted-slo";
+  if (scheduler == "sjf") return QueueOrder::ShortestFirst;
+  if (scheduler == "priority-fcfs") return inverted ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  if (scheduler == "reverse-priority") return aging ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  return QueueOrder::Fcfs;
+}
+
+bool is_script(const std::string& name) { return text::ends_with(name, ".lua"); }
+
+// A registered plugin, else a Lua script by path or by name. nullopt when
+// found, else the "unknown <what> ...; valid: ..." message.
+std::optional<std::string> unknown_plugin(PluginKind kind, const std::string& what, const std::string& spec,
+                                          const RunConfig& c, RunContext& ctx) {
+  const auto dirs = script_search_dirs(c.script_dirs, ctx.env.script_dir);
+  if (resolve_plugin_name(*ctx.env.registries, *ctx.vm, kind, spec, dirs)) return std::nullopt;
+  return fmt::format("unknown {}; valid: {}", what,
+                     available_plugin_names(*ctx.env.registries, *ctx.vm, kind, dirs));
+}
+
+// `path/to/libx.so[:name]` loads that library and selects its latency model
+// (the named one when it has several).
+std::string load_explicit_library(const std::string& spec, Environment& env) {
+  std::string path = spec, name;
+  const auto colon = spec.rfind(':');
+  if (colon != std::string::npos && spec.find(".so", colon) == std::string::npos) {
+    path = spec.substr(0, colon);
+    name = spec.substr(colon + 1);
+  }
+  auto lib = open_plugin_library(path);
+  LibraryManifest m = describe(*lib);
+  std::vector<std::string> models;
+  for (const auto& p : m.plugins)
+    if (p.kind == PluginKind::LatencyModel) models.push_back(p.name);
+  if (models.empty()) throw PluginError(path, "contains no latency-model plugin");
+  if (name.empty()) {
+    if (models.size() > 1)
+      throw PluginError(path, fmt::format("contains several latency models ({}); choose one with {}:NAME",
+                                          fmt::join(models, ", "), path));
+    name = models[0];
+  }
+  if (std::find(models.begin(), models.end(), name) == models.end())
+    throw PluginError(path, fmt::format("has no latency model '{}' (it has {})", name, fmt::join(models, ", ")));
+  if (const auto* e = env.registries->latency.find(name); e != nullptr && e->source == path) return name;
+  register_library(*env.registries, lib);
+  return name;
+}
+
+bool names_library(const std::string& spec) {
+  return !is_script(spec) && (spec.find('/') != std::string::npos || spec.find(".so") != std::string::npos);
+}
+
+bool all_zero(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
+}
+
+// Model, hardware, latency model, coefficients, KV blocks and max-model-len
+// of the (only) pool.
+void resolve_model(ResolvedRun& r, RunContext& ctx) {
+  const RunConfig& g = r.given;
+  RunConfig& c = r.config;
+  ModelSettings& m = c.pool().model;
+  EngineSettings& e = c.pool().engine;
+  const DataCatalog& data = ctx.data;
+
+  const bool alpha_given = g.pool().model.alpha_coeffs.has_value();
+  const bool beta_given = g.pool().model.beta_coeffs.has_value();
+  if (alpha_given != beta_given)
+    throw InputError(g.where(alpha_given ? "alpha_coeffs" : "beta_coeffs"),
+                     "--alpha-coeffs and --beta-coeffs go together; give both");
+
+  // The latency model: given, else the data tables' default (another one
+  // when coefficients are given without a model).
+  std::string backend = m.latency_model.value_or("");
+  if (backend.empty()) {
+    backend = data.setting_default(alpha_given ? "latency_model_with_coefficients" : "latency_model");
+    if (alpha_given) spdlog::info("--alpha-coeffs and --beta-coeffs given: using the {} latency model", backend);
+  }
+  if (names_library(backend)) backend = load_explicit_library(backend, ctx.env);
+  if (auto err = unknown_plugin(PluginKind::LatencyModel, "latency model '" + backend + "'", backend, g, ctx))
+    throw InputError(g.where("latency_model"), *err);
+  r.latency_model = backend;
+  m.latency_model = m.latency_model.value_or(backend);
+  if (const auto* entry = ctx.env.registries->latency.find(backend)) r.latency_needs = entry->needs;
+  const bool needs_model = (r.latency_needs & BLIS_NEED_MODEL) != 0;
+  const bool needs_hardware = (r.latency_needs & BLIS_NEED_HARDWARE) != 0;
+  const bool needs_coefficients = (r.latency_needs & BLIS_NEED_COEFFICIENTS) != 0;
+  r.analytical = needs_model && needs_hardware;
+
+  // Model defaults of the data tables (spec cli §3.1).
+  const std::string model = text::lower(*m.name);
+  m.name = model;
+  std::string gpu = m.hardware.value_or("");
+  int64_t tp = m.tp.value_or(0);
+  std::string vllm = m.vllm_version.value_or("");
+  if (auto d = data.defaults_for(model)) {
+    if (tp == 0 && d->tensor_parallelism > 0) tp = d->tensor_parallelism;
+    if (gpu.empty()) gpu = d->gpu;
+    if (vllm.empty()) vllm = d->vllm_version;
+    spdlog::info("defaults for {}: GPU={}, TP={}, vLLM={}", model, gpu, tp, vllm);
+  }
+  if (needs_hardware && (gpu.empty() || tp <= 0)) {
+    std::vector<std::string> missing;
+    if (gpu.empty()) missing.push_back("--hardware (GPU type)");
+    if (tp <= 0) missing.push_back("--tp (tensor parallelism)");
+    throw InputError("--latency-model " + backend,
+                     fmt::format("needs {}; no defaults are known for model '{}'. Give them "
+                                 "explicitly, or use a latency model with coefficients "
+                                 "(--alpha-coeffs/--beta-coeffs)",
+                                 fmt::join(missing, " and "), model));
+  }
+  if (!gpu.empty()) m.hardware = gpu;
+  m.tp = tp;
+  if (!vllm.empty()) m.vllm_version = vllm;
+
+  // The architecture: an explicit folder, else the bundled data.
+  if (m.model_config_folder) r.arch = load_model_config_folder(*m.model_config_folder);
+  else r.arch = data.bundled_model(model);
+  if (needs_model && !r.arch)
+    throw InputError(g.where("model"), fmt::format("no model configuration for '{}' in {}/models; give "
+                                                   "--model-config-folder with a HuggingFace config.json",
+                                                   model, data.dir()));
+  if (!gpu.empty() && (needs_hardware || m.hardware_config || r.arch))
+    r.hardware = data.hardware(gpu, m.hardware_config.value_or(""));
+
+  // Coefficients: given; else the plugin's data defaults; else, for a model
+  // that is not analytical, the trained table entry (spec cli §3.3).
+  std::optional<CoefficientEntry> entry;
+  if (!gpu.empty() && tp > 0) entry = data.coefficients(model, gpu, tp, vllm);
+  const bool trained = !r.analytical && entry && !(all_zero(entry->alpha) && all_zero(entry->beta));
+  const GlobalCoefficients* plugin_coefficients = data.plugin_coefficients(backend);
+  // An analytical model without coefficients of its own computes every time
+  // from the model and the GPU: given coefficients would be silently ignored.
+  if (alpha_given && r.analytical && plugin_coefficients == nullptr)
+    throw InputError(g.where("alpha_coeffs"),
+                     fmt::format("{} computes step times analytically and takes no coefficients; use "
+                                 "--latency-model {} for coefficients",
+                                 backend, data.setting_default("latency_model_with_coefficients")));
+  if (alpha_given) {
+    r.alpha = *g.pool().model.alpha_coeffs;
+    r.beta = *g.pool().model.beta_coeffs;
+  } else if (plugin_coefficients) {
+    r.alpha = plugin_coefficients->alpha;
+    r.beta = plugin_coefficients->beta;
+  } else if (trained) {
+    r.alpha = entry->alpha;
+    r.beta = entry->beta;
+  } else if (needs_coefficients) {
+    throw InputError("--latency-model " + backend,
+                     fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
+                                 "give --alpha-coeffs/--beta-coeffs, or use an analytical latency "
+                                 "model (roofline, crossmodel, trained-roofline)",
+                                 model, gpu, tp, vllm));
+  } else if (!r.analytical) {
+    r.alpha = {0, 0, 0};  // a model without coefficients of its own sees zeros
+    r.beta = {0, 0, 0};
+  }
+  if (!r.alpha.empty() && !(r.analytical && !alpha_given && !plugin_coefficients)) {
+    m.alpha_coeffs = r.alpha;
+    m.beta_coeffs = r.beta;
+  }
+
+  // KV blocks (spec cli §3.5): given, then the defaults table, then computed.
+  if (!e.total_kv_blocks) {
+    int64_t blocks = 1000000;
+    const bool table_applies = r.analytical || (trained && !alpha_given);
+    if (table_applies && entry && entry->total_kv_blocks > 0) {
+      blocks = entry->total_kv_blocks;
+      spdlog::info("total-kv-blocks={} from the defaults table", blocks);
+    } else if (r.arch && r.hardware && tp > 0) {
+      try {
+        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size);
+        spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB, TP={}, block size {})", blocks,
+                     r.hardware->memory_gib, tp, e.block_size);
+      } catch (const Error& err) {
+        spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), blocks);
+      }
+    }
+    e.total_kv_blocks = blocks;
+  }
+  require(*e.total_kv_blocks > 0, g.where("total_kv_blocks"), fmt::format("must be > 0, got {}", *e.total_kv_blocks));
+  require(*e.total_kv_blocks <= 100'000'000, g.where("total_kv_blocks"),
+          fmt::format("{} KV blocks per instance is more than blis simulates (at most 100000000); "
+                      "give --total-kv-blocks, or a smaller --tp",
+                      *e.total_kv_blocks));
+
+  // max-model-len (spec cli §3.6): derived and capped for analytical models.
+  int64_t max_len = m.max_model_len.value_or(0);
+  if (r.analytical) {
+    if (!m.max_model_len && r.arch) max_len = derive_max_model_len(*r.arch);
+    const int64_t cap = *e.total_kv_blocks * e.block_size;
+    if (max_len > 0 && (max_len + e.block_size - 1) / e.block_size > *e.total_kv_blocks) {
+      spdlog::warn("max-model-len {} exceeds KV capacity ({} blocks x {} tokens); capping to {}", max_len,
+                   *e.total_kv_blocks, e.block_size, cap);
+      max_len = cap;
+    }
+  }
+  m.max_model_len = max_len;
+}
+
+// Admission, routing, scheduling and tracing (spec cluster §8).
+void resolve_policies(ResolvedRun& r, RunContext& ctx) {
+  const RunConfig& g = r.given;
+  PolicySettings& p = r.config.policies;
+  p.priority = p.priority.value_or("constant");
+  p.scheduler = p.scheduler.value_or("fcfs");
+  p.routing = p.routing.value_or("round-robin");
+  if (!p.admission) p.admission = ctx.data.setting_default("admission_policy");
+  if (auto err = unknown_plugin(PluginKind::AdmissionPolicy, "admission policy '" + *p.admission + "'",
+                                *p.admission, g, ctx))
+    throw InputError(g.where("admission_policy"), *err);
+  r.routing = parse_routing_policy(*p.routing);
+  r.order = queue_order(*p.scheduler, *p.priority);
+
+  const TraceSettings& t = r.config.trace;
+  const bool tracing = t.level == "decisions";
+  if (t.counterfactual_k > 0 && !tracing)
+    spdlog::warn("--counterfactual-k={} has no effect without --trace-level decisions", t.counterfactual_k);
+  if (t.summarize && !tracing) spdlog::warn("--summarize-trace has no effect without --trace-level decisions");
+  r.fitness_weights = parse_fitness_weights(t.fitness_weights.value_or(""));
+
+  if (r.routing != RoutingPolicy::Weighted) {
+    if (g.policies.scorers && !g.policies.scorers->empty() && g.where("routing_scorers").rfind("--", 0) == 0)
+      spdlog::warn("--routing-scorers has no effect when the routing policy is '{}'", *p.routing);
+    return;
+  }
+  auto unknown = [&](const std::string& name) {
+    return unknown_plugin(PluginKind::RoutingScorer, "scorer \"" + name + "\"", name, g, ctx);
+  };
+  const std::string given_scorers = p.scorers.value_or("");
+  std::vector<ScorerWeight> scorers;
+  try {
+    scorers = parse_scorer_list(given_scorers, unknown);
+  } catch (const InputError& e) {
+    // A list from a file names the file; from the command line, the flag.
+    const std::string where = g.where("routing_scorers");
+    if (where.rfind("--", 0) == 0) throw;
+    throw InputError(where, e.what());
+  }
+  if (scorers.empty()) {
+    p.scorers = ctx.data.setting_default("routing_scorers");
+    scorers = parse_scorer_list(*p.scorers);
+  }
+  for (const auto& sw : scorers)
+    if (auto err = unknown(sw.name)) throw InputError(g.where("routing_scorers"), *err);
+  r.scorers = std::move(scorers);
+}
+
+// Seed, horizon and request count of the workload (spec workload §1.1-§1.2),
+// and the workload spec the run generates from.
+void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
+  const RunConfig& g = r.given;
+  const WorkloadSettings& w = r.config.workload;
+  r.seed = g.seed.value_or(42);
+  r.horizon = g.horizon.value_or(kNoHorizon);
+  if (w.spec) {
+    require(!w.trace, g.where("workload_spec"), "give --workload-spec or --workload-trace, not both");
+    WorkloadSpec spec = load_workload_spec(*w.spec);
+    // The file's seed unless --seed is given (the simulator's streams keep
+    // --seed either way), its horizon unless --horizon is, its request count
+    // unless --num-requests is.
+    if (g.seed) {
+      spdlog::info("CLI --seed {} overrides workload-spec seed {}", *g.seed, spec.seed);
+      spec.seed = *g.seed;
+    } else {
+      spdlog::info("Using workload-spec seed {} (CLI --seed not specified)", spec.seed);
+    }
+    if (spec.horizon > 0 && !g.horizon) r.horizon = spec.horizon;
+    r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
+    if (r.request_cap <= 0 && r.horizon == kNoHorizon)
+      throw InputError(g.where("workload_spec"),
+                       "the spec sets neither num_requests nor horizon: give one of them, "
+                       "or --num-requests or --horizon, to bound the workload");
+    r.spec = std::move(spec);
+    return;
+  }
+  if (w.trace) {
+    r.request_cap = g.workload.num_requests.value_or(0);
+    return;
+  }
+  DistributionWorkload d;
+  d.rate = w.rate;
+  d.num_requests = w.num_requests.value_or(100);
+  if (w.workload == "distribution") {
+    auto check_len = [&](const char* name, int64_t mean, int64_t sd, int64_t lo, int64_t hi) {
+      auto at = [&](const std::string& suffix) { return g.where(key_of_flag(std::string(name) + suffix)); };
+      const std::string base = std::string("--") + name;
+      require(lo >= 1, at("-min"), fmt::format("must be >= 1, got {}", lo));
+      require(hi >= 1, at("-max"), fmt::format("must be >= 1, got {}", hi));
+      require(sd >= 0, at("-stdev"), fmt::format("must be >= 0, got {}", sd));
+      require(lo <= hi, at("-min"), fmt::format("{}-min ({}) must be <= {}-max ({})", base, lo, base, hi));
+      require(mean >= lo && mean <= hi, at(""), fmt::format("mean {} must lie in [{}, {}]", mean, lo, hi));
+      // The reference also demands the standard deviation lie in [min, max]
+      // (docs/differences.md): blis accepts any stdev from 0 to max.
+      require(sd <= hi, at("-stdev"), fmt::format("must be <= {}-max ({}), got {}", base, hi, sd));
+    };
+    check_len("prompt-tokens", w.prompt_tokens, w.prompt_tokens_stdev, w.prompt_tokens_min, w.prompt_tokens_max);
+    check_len("output-tokens", w.output_tokens, w.output_tokens_stdev, w.output_tokens_min, w.output_tokens_max);
+    d.prefix_tokens = w.prefix_tokens;
+    d.prompt_mean = w.prompt_tokens, d.prompt_stdev = w.prompt_tokens_stdev;
+    d.prompt_min = w.prompt_tokens_min, d.prompt_max = w.prompt_tokens_max;
+    d.output_mean = w.output_tokens, d.output_stdev = w.output_tokens_stdev;
+    d.output_min = w.output_tokens_min, d.output_max = w.output_tokens_max;
+  } else {
+    auto p = ctx.data.preset(w.workload);
+    if (!p)
+      throw InputError(g.where("workload"), fmt::format("unknown workload '{}'; use distribution or a preset: {}",
+                                                        w.workload, text::join(ctx.data.preset_names(), ", ")));
+    d.prefix_tokens = p->prefix_tokens;
+    d.prompt_mean = p->prompt_tokens, d.prompt_stdev = p->prompt_tokens_stdev;
+    d.prompt_min = p->prompt_tokens_min, d.prompt_max = p->prompt_tokens_max;
+    d.output_mean = p->output_tokens, d.output_stdev = p->output_tokens_stdev;
+    d.output_min = p->output_tokens_min, d.output_max = p->output_tokens_max;
+  }
+  if (d.num_requests <= 0 && !g.horizon)
+    throw InputError(g.where("num_requests"), "0 requests and no --horizon: give one of them to bound the workload");
+  r.request_cap = d.num_requests;
+  r.config.workload.num_requests = d.num_requests;
+  WorkloadSpec spec = synthesize_distribution_spec(d, r.seed);
+  validate_workload_spec(spec);
+  r.spec = std::move(spec);
+}
+
+}  // namespace
+
+void apply_policy_file(RunConfig& c) {
+  if (!c.policies.policy_file) return;
+  const std::string& path = *c.policies.policy_file;
+  const PolicyBundle b = load_policy_config(path);
+  PolicySettings& p = c.policies;
+  auto take = [&](const char* key, auto& field, const auto& from) {
+    if (from && !field) {
+      field = *from;
+      c.origins[key] = path;
+    }
+  };
+  take("admission_policy", p.admission, b.admission_policy);
+  take("token_bucket_capacity", p.token_bucket_capacity, b.token_bucket_capacity);
+  take("token_bucket_refill_rate", p.token_bucket_refill_rate, b.token_bucket_refill_rate);
+  take("routing_policy", p.routing, b.routing_policy);
+  take("priority_policy", p.priority, b.priority_policy);
+  take("scheduler", p.scheduler, b.scheduler);
+  // The file's scorers count only when no other writer listed any.
+  if (!b.scorers.empty() && (!p.scorers || p.scorers->empty())) {
+    std::vector<std::string> parts;
+    for (const auto& sw : b.scorers) parts.push_back(sw.name + ":" + setting_text(SettingValue{sw.weight}));
+    p.scorers = text::join(parts, ",");
+    c.origins["routing_scorers"] = path;
+  }
+  // Values from the file are checked like any other writer's.
+  for (const char* key : {"priority_policy", "scheduler", "routing_policy"}) {
+    const SettingDef* def = find_setting(key);
+    if (auto v = def->get(c)) parse_setting(*def, setting_text(*v), c.where(key));
+  }
+}
+
+ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
+  ResolvedRun r;
+  r.given = config;
+  r.config = config;
+  require(config.pool().model.name && !config.pool().model.name->empty(), "--model",
+          "no model given; e.g. --model qwen/qwen3-14b");
+  const EngineSettings& e = config.pool().engine;
+  require(e.kv_cpu_blocks == 0 || (std::isfinite(e.kv_transfer_bandwidth) && e.kv_transfer_bandwidth > 0),
+          config.where("kv_transfer_bandwidth"),
+          fmt::format("must be a finite value > 0 when --kv-cpu-blocks > 0, got {}", e.kv_transfer_bandwidth));
+  std::vector<std::string> entries;
+  for (const auto& p : config.plugin_config) entries.push_back(p.entry);
+  r.overrides = parse_plugin_overrides(entries);
+
+  resolve_model(r, ctx);
+  resolve_policies(r, ctx);
+  std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
+  for (const auto& sw : r.scorers) used.push_back(sw.name);
+  r.overrides.check_plugins(used);
+  resolve_workload(r, ctx);
+  r.config.seed = r.seed;
+  if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
+  return r;
+}
+
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r) {
+  const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
+  if (r.spec) return make_spec_workload(*r.spec, r.horizon, r.request_cap, block_size);
+  return make_trace_workload(*r.config.workload.trace, r.horizon, r.request_cap, block_size, r.seed);
+}
+
+}  // namespace blis

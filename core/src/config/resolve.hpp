@@ -1,0 +1,76 @@
+// Resolution of a RunConfig (docs/design/configuration.md): defaults, data
+// tables, the policy file, plugin names and what plugins need, checked, with
+// errors naming the setting and where it was given.
+#pragma once
+
+#include "cluster/router.hpp"
+#include "engine/wait_queue.hpp"
+
+#include <blis/environment.hpp>
+#include <blis/model_data.hpp>
+#include <blis/plugin_overrides.hpp>
+#include <blis/policy_config.hpp>
+#include <blis/run_config.hpp>
+#include <blis/workload.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+class LuaVm;
+
+// What one simulation needs besides its configuration: the plugin registries,
+// a Lua VM for scripts and the data tables. The VM outlives every object made
+// from its scripts, so it is declared before anything created from them.
+struct RunContext {
+  Environment env;
+  std::unique_ptr<LuaVm> vm;
+  DataCatalog data;
+
+  static RunContext open(const RunConfig& config);
+  RunContext(RunContext&&) noexcept;
+  ~RunContext();
+
+ private:
+  RunContext() = default;
+};
+
+struct ResolvedRun {
+  RunConfig given;   // as the writers left it (after the policy file)
+  RunConfig config;  // every setting resolved; what --dump-config prints
+
+  // Facts derived while resolving.
+  std::string latency_model;  // registry name
+  uint32_t latency_needs = 0;
+  bool analytical = false;    // needs the model and the hardware
+  std::optional<ModelArch> arch;
+  std::optional<HardwareSpec> hardware;
+  std::vector<double> alpha, beta;  // what the latency model gets (may be empty)
+  std::vector<ScorerWeight> scorers;
+  RoutingPolicy routing = RoutingPolicy::RoundRobin;
+  QueueOrder order = QueueOrder::Fcfs;
+  std::map<std::string, double> fitness_weights;
+  PluginOverrides overrides;
+  int64_t seed = 42;                      // the simulator's streams
+  int64_t horizon = kNoHorizon;
+  int64_t request_cap = 0;                // 0 = unbounded (spec, trace)
+  std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
+};
+
+// Applies the policy file named by `config` (if any) to the policy settings
+// that no other writer set (spec cluster §8.2: an explicit flag wins, even
+// when equal to its default).
+void apply_policy_file(RunConfig& config);
+
+// Resolves and checks everything; InputError/ConfigError/PluginError naming
+// the setting (and file:line when it came from a file).
+ResolvedRun resolve(const RunConfig& config, RunContext& ctx);
+
+// The workload the resolved run simulates.
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run);
+
+}  // namespace blis

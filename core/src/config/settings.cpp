@@ -1,0 +1,516 @@
+// The table of `blis run` settings (blis/settings.hpp): one row per setting.
+// To add a setting: add its field to RunConfig, add a row here, and use the
+// field where the run is resolved (resolve.cpp). The command line, scenarios
+// and --dump-config pick the row up.
+#include <blis/errors.hpp>
+#include <blis/settings.hpp>
+
+#include "config/scenario_common.hpp"
+#include "util/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace blis {
+namespace {
+
+// Bounds that keep every time and size computed from a setting far from
+// overflow (docs/differences.md explains the limits a user can meet).
+constexpr int64_t kMaxMicros = 1'000'000'000'000'000;  // ~31.7 years of simulated time
+constexpr int64_t kMaxKvBlocks = 100'000'000;          // 1.6 GB of block metadata per instance
+constexpr int64_t kMaxTokens = 2'147'483'647;
+
+template <class T>
+struct Unwrap {
+  using type = T;
+};
+template <class T>
+struct Unwrap<std::optional<T>> {
+  using type = T;
+};
+
+template <class T>
+constexpr SettingType type_of() {
+  if constexpr (std::is_same_v<T, int64_t>) return SettingType::Integer;
+  else if constexpr (std::is_same_v<T, double>) return SettingType::Number;
+  else if constexpr (std::is_same_v<T, bool>) return SettingType::Boolean;
+  else if constexpr (std::is_same_v<T, std::string>) return SettingType::Text;
+  else if constexpr (std::is_same_v<T, std::vector<double>>) return SettingType::NumberList;
+  else return SettingType::TextList;
+}
+
+using Check = std::function<std::optional<std::string>(const SettingValue&)>;
+
+// A row over a field of RunConfig; `access` returns a reference to it.
+template <class Access>
+SettingDef row(std::string key, std::vector<std::string> flags, std::string group, std::string help,
+               Access access, Check check = {}, unsigned traits = 0) {
+  using Field = std::remove_reference_t<decltype(access(std::declval<RunConfig&>()))>;
+  using T = typename Unwrap<Field>::type;
+  SettingDef d;
+  d.key = std::move(key);
+  d.flags = std::move(flags);
+  d.type = type_of<T>();
+  d.group = std::move(group);
+  d.help = std::move(help);
+  d.traits = traits | (d.type == SettingType::TextList ? kAccumulates : 0u);
+  d.check = std::move(check);
+  d.set = [access](RunConfig& c, const SettingValue& v, const std::string&) {
+    Field& f = access(c);
+    if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      const auto& items = std::get<T>(v);
+      f.insert(f.end(), items.begin(), items.end());
+    } else {
+      f = std::get<T>(v);
+    }
+  };
+  d.get = [access](const RunConfig& c) -> std::optional<SettingValue> {
+    const Field& f = access(const_cast<RunConfig&>(c));
+    if constexpr (std::is_same_v<Field, T>) {
+      if constexpr (std::is_same_v<T, std::vector<std::string>>)
+        if (f.empty()) return std::nullopt;
+      return SettingValue{f};
+    } else {
+      if (!f) return std::nullopt;
+      return SettingValue{*f};
+    }
+  };
+  return d;
+}
+
+// Checks, with the messages the reference's users know.
+Check int_at_least(int64_t lo) {
+  return [lo](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (x < lo) return fmt::format("must be >= {}, got {}", lo, x);
+    return std::nullopt;
+  };
+}
+Check int_positive() {
+  return [](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (x <= 0) return fmt::format("must be > 0, got {}", x);
+    return std::nullopt;
+  };
+}
+Check int_between(int64_t lo, int64_t hi, bool positive_message = false) {
+  return [=](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (positive_message && x <= 0) return fmt::format("must be > 0, got {}", x);
+    if (!positive_message && x < lo) return fmt::format("must be >= {}, got {}", lo, x);
+    if (x > hi) return fmt::format("must be at most {}, got {}", hi, x);
+    return std::nullopt;
+  };
+}
+Check int_range(int64_t lo, int64_t hi) {
+  return [=](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (x < lo || x > hi) return fmt::format("must be between {} and {}, got {}", lo, hi, x);
+    return std::nullopt;
+  };
+}
+Check finite_positive(double lo = 0, double hi = std::numeric_limits<double>::infinity()) {
+  return [=](const SettingValue& v) -> std::optional<std::string> {
+    const double x = std::get<double>(v);
+    if (!std::isfinite(x) || x <= 0) return fmt::format("must be a finite value > 0, got {}", x);
+    if (x < lo || x > hi) return fmt::format("must lie in [{}, {}], got {}", lo, hi, x);
+    return std::nullopt;
+  };
+}
+Check finite_unit() {
+  return [](const SettingValue& v) -> std::optional<std::string> {
+    const double x = std::get<double>(v);
+    if (!std::isfinite(x) || x < 0 || x > 1) return fmt::format("must be a finite value in [0, 1], got {}", x);
+    return std::nullopt;
+  };
+}
+Check one_of(std::string what, std::vector<std::string> valid) {
+  return [what = std::move(what), valid = std::move(valid)](const SettingValue& v) -> std::optional<std::string> {
+    const auto& s = std::get<std::string>(v);
+    if (std::find(valid.begin(), valid.end(), s) != valid.end()) return std::nullopt;
+    return fmt::format("unknown {} '{}'; valid: {}", what, s, text::join(valid, ", "));
+  };
+}
+Check finite_numbers() {
+  return [](const SettingValue& v) -> std::optional<std::string> {
+    for (double x : std::get<std::vector<double>>(v))
+      if (!std::isfinite(x)) return fmt::format("every value must be finite, got {}", x);
+    return std::nullopt;
+  };
+}
+
+std::vector<SettingDef> make_table() {
+  std::vector<SettingDef> t;
+  // simulation
+  t.push_back(row("seed", {"--seed"}, "simulation",
+                  "Seed of the workload and of every random stream (default 42; a workload spec "
+                  "has its own unless this is given)",
+                  [](RunConfig& c) -> auto& { return c.seed; }));
+  t.push_back(row("horizon", {"--horizon"}, "simulation",
+                  "Stop at the first event after this time (µs); also bounds arrivals",
+                  [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true)));
+  t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error, off",
+                  [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
+  t.push_back(row("results_path", {"--results-path"}, "outputs",
+                  "Also write the metrics and one record per request to this JSON file",
+                  [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
+  t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time and events/s to stderr",
+                  [](RunConfig& c) -> auto& { return c.outputs.profile; }));
+  // model and latency
+  t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
+                  [](RunConfig& c) -> auto& { return c.pool().model.name; }));
+  t.push_back(row("hardware", {"--hardware"}, "model",
+                  "GPU type (H100, A100-SXM, A100-80); default from the model's defaults",
+                  [](RunConfig& c) -> auto& { return c.pool().model.hardware; }));
+  t.push_back(row("tp", {"--tp"}, "model", "Tensor parallelism per instance; 0 = the model's default",
+                  [](RunConfig& c) -> auto& { return c.pool().model.tp; }, int_range(0, 1024)));
+  t.push_back(row("vllm_version", {"--vllm-version"}, "model", "vLLM version key of the coefficient table",
+                  [](RunConfig& c) -> auto& { return c.pool().model.vllm_version; }));
+  t.push_back(row("latency_model", {"--latency-model"}, "latency",
+                  "Latency model: a plugin name (blis plugins list), a plugin library path "
+                  "(path/lib.so[:name]) or a Lua script (model.lua); default from the data tables",
+                  [](RunConfig& c) -> auto& { return c.pool().model.latency_model; }, {}, kLibraryRef));
+  t.push_back(row("alpha_coeffs", {"--alpha-coeffs"}, "latency",
+                  "Alpha coefficients (comma-separated); needs --beta-coeffs",
+                  [](RunConfig& c) -> auto& { return c.pool().model.alpha_coeffs; }, finite_numbers()));
+  t.push_back(row("beta_coeffs", {"--beta-coeffs"}, "latency",
+                  "Beta coefficients (comma-separated); needs --alpha-coeffs",
+                  [](RunConfig& c) -> auto& { return c.pool().model.beta_coeffs; }, finite_numbers()));
+  t.push_back(row("max_model_len", {"--max-model-len"}, "model",
+                  "Max input + output tokens per request; 0 = derived from the model (analytical "
+                  "models) or unlimited",
+                  [](RunConfig& c) -> auto& { return c.pool().model.max_model_len; },
+                  int_between(0, kMaxTokens)));
+  t.push_back(row("model_config_folder", {"--model-config-folder"}, "model",
+                  "Folder with a HuggingFace config.json for the model",
+                  [](RunConfig& c) -> auto& { return c.pool().model.model_config_folder; }, {}, kInputPath));
+  t.push_back(row("hardware_config", {"--hardware-config"}, "model",
+                  "GPU table (TOML, or the reference's hardware_config.json)",
+                  [](RunConfig& c) -> auto& { return c.pool().model.hardware_config; }, {}, kInputPath));
+  // KV cache and batching
+  t.push_back(row("total_kv_blocks", {"--total-kv-blocks"}, "kv-cache",
+                  "KV blocks per instance (default: from the defaults table, else computed from GPU memory)",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.total_kv_blocks; },
+                  int_between(1, kMaxKvBlocks, true)));
+  t.push_back(row("block_size_in_tokens", {"--block-size-in-tokens"}, "kv-cache", "Tokens per KV block",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.block_size; }, int_range(1, 65536)));
+  t.push_back(row("kv_cpu_blocks", {"--kv-cpu-blocks"}, "kv-cache",
+                  "CPU-tier KV blocks per instance; > 0 enables offloading to CPU memory",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_cpu_blocks; },
+                  int_between(0, kMaxKvBlocks)));
+  t.push_back(row("kv_offload_threshold", {"--kv-offload-threshold"}, "kv-cache",
+                  "GPU KV usage above which cached blocks are offloaded to the CPU tier",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_offload_threshold; }, finite_unit()));
+  t.push_back(row("kv_transfer_bandwidth", {"--kv-transfer-bandwidth"}, "kv-cache",
+                  "CPU-GPU transfer bandwidth in blocks per µs",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_bandwidth; },
+                  finite_positive(1e-9, 1e12)));
+  t.push_back(row("kv_transfer_base_latency", {"--kv-transfer-base-latency"}, "kv-cache",
+                  "Fixed µs added to every block transfer between tiers",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_base_latency; },
+                  int_between(0, kMaxMicros)));
+  t.push_back(row("max_num_running_reqs", {"--max-num-running-reqs", "--max-num-seqs"}, "batching",
+                  "Max requests in the running batch",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.max_running; }, int_positive()));
+  t.push_back(row("max_num_scheduled_tokens", {"--max-num-scheduled-tokens", "--max-num-batched-tokens"},
+                  "batching", "Max new tokens per step",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.max_scheduled_tokens; }, int_positive()));
+  t.push_back(row("long_prefill_token_threshold", {"--long-prefill-token-threshold"}, "batching",
+                  "Chunked prefill: max prefill tokens of one request per step (0 = off)",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.long_prefill_threshold; }, int_at_least(0)));
+  // workload
+  t.push_back(row("workload", {"--workload"}, "workload",
+                  "distribution, or a preset of the data tables: chatbot, contentgen, summarization, multidoc",
+                  [](RunConfig& c) -> auto& { return c.workload.workload; }));
+  t.push_back(row("workload_spec", {"--workload-spec"}, "workload",
+                  "Workload spec in the reference's YAML (v2, or v1 upgraded); wins over --workload. "
+                  "Its seed is used unless --seed is given; --rate and the token flags are ignored",
+                  [](RunConfig& c) -> auto& { return c.workload.spec; }, {}, kInputPath));
+  t.push_back(row("workload_trace", {"--workload-trace"}, "workload",
+                  "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])",
+                  [](RunConfig& c) -> auto& { return c.workload.trace; }, {}, kInputPath));
+  t.push_back(row("rate", {"--rate"}, "workload", "Arrival rate, requests per second (constant spacing)",
+                  [](RunConfig& c) -> auto& { return c.workload.rate; }, finite_positive()));
+  t.push_back(row("num_requests", {"--num-requests"}, "workload",
+                  "Number of requests (default 100; a workload spec or trace has its own)",
+                  [](RunConfig& c) -> auto& { return c.workload.num_requests; }, int_at_least(0)));
+  t.push_back(row("prefix_tokens", {"--prefix-tokens"}, "workload", "Shared prefix prepended to every prompt",
+                  [](RunConfig& c) -> auto& { return c.workload.prefix_tokens; }, int_at_least(0)));
+  t.push_back(row("prompt_tokens", {"--prompt-tokens"}, "workload", "Mean prompt length",
+                  [](RunConfig& c) -> auto& { return c.workload.prompt_tokens; }));
+  t.push_back(row("prompt_tokens_stdev", {"--prompt-tokens-stdev"}, "workload", "Std-dev of prompt length",
+                  [](RunConfig& c) -> auto& { return c.workload.prompt_tokens_stdev; }));
+  t.push_back(row("prompt_tokens_min", {"--prompt-tokens-min"}, "workload", "Min prompt length",
+                  [](RunConfig& c) -> auto& { return c.workload.prompt_tokens_min; }));
+  t.push_back(row("prompt_tokens_max", {"--prompt-tokens-max"}, "workload", "Max prompt length",
+                  [](RunConfig& c) -> auto& { return c.workload.prompt_tokens_max; }));
+  t.push_back(row("output_tokens", {"--output-tokens"}, "workload", "Mean output length",
+                  [](RunConfig& c) -> auto& { return c.workload.output_tokens; }));
+  t.push_back(row("output_tokens_stdev", {"--output-tokens-stdev"}, "workload", "Std-dev of output length",
+                  [](RunConfig& c) -> auto& { return c.workload.output_tokens_stdev; }));
+  t.push_back(row("output_tokens_min", {"--output-tokens-min"}, "workload", "Min output length",
+                  [](RunConfig& c) -> auto& { return c.workload.output_tokens_min; }));
+  t.push_back(row("output_tokens_max", {"--output-tokens-max"}, "workload", "Max output length",
+                  [](RunConfig& c) -> auto& { return c.workload.output_tokens_max; }));
+  // cluster, scheduling, admission, routing
+  t.push_back(row("num_instances", {"--num-instances"}, "cluster", "Number of identical instances",
+                  [](RunConfig& c) -> auto& { return c.pool().instances; }, int_range(1, 100000)));
+  t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
+                  "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
+                  [](RunConfig& c) -> auto& { return c.policies.scheduler; },
+                  one_of("scheduler", {"fcfs", "priority-fcfs", "reverse-priority", "sjf"})));
+  t.push_back(row("priority_policy", {"--priority-policy"}, "scheduling",
+                  "Priority: constant, slo-based, inverted-slo (default constant)",
+                  [](RunConfig& c) -> auto& { return c.policies.priority; },
+                  one_of("priority policy", {"constant", "inverted-slo", "slo-based"})));
+  t.push_back(row("admission_policy", {"--admission-policy"}, "admission",
+                  "Admission: always-admit, token-bucket, reject-all, any admission plugin, or a Lua "
+                  "script (guard.lua); default from the data tables",
+                  [](RunConfig& c) -> auto& { return c.policies.admission; }, {}, kLibraryRef));
+  t.push_back(row("admission_latency", {"--admission-latency"}, "admission",
+                  "µs from arrival to the admission decision",
+                  [](RunConfig& c) -> auto& { return c.policies.admission_latency; }, int_between(0, kMaxMicros)));
+  t.push_back(row("token_bucket_capacity", {"--token-bucket-capacity"}, "admission",
+                  "Token bucket size, in input tokens (given to the admission policy)",
+                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_capacity; }, finite_positive()));
+  t.push_back(row("token_bucket_refill_rate", {"--token-bucket-refill-rate"}, "admission",
+                  "Token bucket refill, tokens per second (given to the admission policy)",
+                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, finite_positive()));
+  t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
+                  [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros)));
+  t.push_back(row("routing_policy", {"--routing-policy"}, "routing",
+                  "Routing: round-robin, least-loaded, weighted, always-busiest (default round-robin)",
+                  [](RunConfig& c) -> auto& { return c.policies.routing; },
+                  one_of("routing policy", {"always-busiest", "least-loaded", "round-robin", "weighted"})));
+  t.push_back(row("routing_scorers", {"--routing-scorers"}, "routing",
+                  "Scorers of weighted routing, \"name:weight,...\"; a name may be a Lua script path "
+                  "(default from the data tables: prefix-affinity:3,queue-depth:2,kv-utilization:2)",
+                  [](RunConfig& c) -> auto& { return c.policies.scorers; }));
+  t.push_back(row("snapshot_refresh_interval", {"--snapshot-refresh-interval"}, "routing",
+                  "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)",
+                  [](RunConfig& c) -> auto& { return c.policies.snapshot_refresh_interval; },
+                  int_between(0, kMaxMicros)));
+  t.push_back(row("policy_config", {"--policy-config"}, "routing",
+                  "Policy file (TOML, or the reference's YAML); every other writer wins over it",
+                  [](RunConfig& c) -> auto& { return c.policies.policy_file; }, {}, kInputPath));
+  // tracing and fitness
+  t.push_back(row("trace_level", {"--trace-level"}, "tracing", "Decision tracing: none or decisions",
+                  [](RunConfig& c) -> auto& { return c.trace.level; }, one_of("trace level", {"none", "decisions"})));
+  t.push_back(row("counterfactual_k", {"--counterfactual-k"}, "tracing",
+                  "With tracing: rank this many candidates per routing decision and compute regret",
+                  [](RunConfig& c) -> auto& { return c.trace.counterfactual_k; }, int_between(0, 100000)));
+  t.push_back(row("summarize_trace", {"--summarize-trace"}, "tracing", "Print the decision-trace summary",
+                  [](RunConfig& c) -> auto& { return c.trace.summarize; }));
+  t.push_back(row("fitness_weights", {"--fitness-weights"}, "tracing",
+                  "Fitness score weights, \"key:value,...\" (throughput, tokens_per_sec, p99_ttft, "
+                  "p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)",
+                  [](RunConfig& c) -> auto& { return c.trace.fitness_weights; }));
+  // sweeps and outputs
+  t.push_back(row("jobs", {"--jobs", "-j"}, "outputs",
+                  "Configurations of a sweep or search simulated in parallel; results are identical "
+                  "for every value",
+                  [](RunConfig& c) -> auto& { return c.outputs.jobs; }, int_range(1, 1024)));
+  t.push_back(row("rows_csv", {"--rows-csv"}, "outputs",
+                  "Also write a sweep's rows (one per configuration) to this CSV file",
+                  [](RunConfig& c) -> auto& { return c.outputs.rows_csv; }, {}, kOutputPath));
+  t.push_back(row("rows_json", {"--rows-json"}, "outputs",
+                  "Also write a sweep's report (the JSON on stdout) to this file",
+                  [](RunConfig& c) -> auto& { return c.outputs.rows_json; }, {}, kOutputPath));
+  // plugins and scripts
+  {
+    SettingDef d;
+    d.key = "plugin_config";
+    d.flags = {"--plugin-config"};
+    d.type = SettingType::TextList;
+    d.group = "plugins";
+    d.help = "Configuration key of one plugin of the run, NAME.KEY=VALUE (repeatable); VALUE is "
+             "typed like TOML: 42, 0.5, true, \"text\", 1,2,3";
+    d.traits = kAccumulates;
+    d.set = [](RunConfig& c, const SettingValue& v, const std::string& origin) {
+      for (const auto& e : std::get<std::vector<std::string>>(v)) c.plugin_config.push_back({e, origin});
+    };
+    d.get = [](const RunConfig& c) -> std::optional<SettingValue> {
+      if (c.plugin_config.empty()) return std::nullopt;
+      std::vector<std::string> out;
+      for (const auto& p : c.plugin_config) out.push_back(p.entry);
+      return SettingValue{out};
+    };
+    t.push_back(std::move(d));
+  }
+  t.push_back(row("script_dir", {"--script-dir"}, "plugins",
+                  "Look here first for Lua scripts named by name or relative path (repeatable); "
+                  "BLIS_SCRIPT_DIR adds more, colon-separated",
+                  [](RunConfig& c) -> auto& { return c.script_dirs; }, {}, kInputPath));
+  t.push_back(row("plugin_dir", {"--plugin-dir"}, "plugins",
+                  "Also load plugins (lib*.so) from this directory (repeatable); BLIS_PLUGIN_PATH "
+                  "adds more, colon-separated",
+                  [](RunConfig& c) -> auto& { return c.plugin_dirs; }, {}, kInputPath));
+  return t;
+}
+
+std::string kebab(const std::string& key) { return flag_of_key(key); }
+
+std::optional<int64_t> parse_int(const std::string& s) {
+  int64_t v = 0;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  if (b != e && *b == '+') ++b;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec == std::errc() && r.ptr == e) return v;
+  // Integral values written as floats ("1e4", "100.0") are accepted when exact.
+  double d = 0;
+  auto rd = std::from_chars(b, e, d);
+  if (rd.ec == std::errc() && rd.ptr == e && std::isfinite(d) && d == std::floor(d) &&
+      std::fabs(d) < 9.2e18)
+    return static_cast<int64_t>(d);
+  return std::nullopt;
+}
+
+std::optional<double> parse_double(const std::string& s) {
+  double v = 0;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  if (b != e && *b == '+') ++b;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec == std::errc() && r.ptr == e) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<SettingDef>& setting_table() {
+  static const std::vector<SettingDef> table = make_table();
+  return table;
+}
+
+const std::vector<std::string>& setting_groups() {
+  static const std::vector<std::string> groups = [] {
+    std::vector<std::string> g;
+    for (const auto& d : setting_table())
+      if (std::find(g.begin(), g.end(), d.group) == g.end()) g.push_back(d.group);
+    return g;
+  }();
+  return groups;
+}
+
+const SettingDef* find_setting(std::string_view name) {
+  std::string key(name);
+  if (key.rfind("--", 0) == 0) {
+    for (const auto& d : setting_table())
+      if (std::find(d.flags.begin(), d.flags.end(), key) != d.flags.end()) return &d;
+    return nullptr;
+  }
+  key = key_of_flag(key);
+  for (const auto& d : setting_table()) {
+    if (d.key == key) return &d;
+    for (const auto& f : d.flags)
+      if (f.size() > 2 && key_of_flag(f.substr(2)) == key) return &d;
+  }
+  return nullptr;
+}
+
+std::string setting_where(const std::string& origin, const SettingDef& def) {
+  if (origin.empty()) return def.flag();
+  if (origin.rfind("--", 0) == 0 || origin.rfind("-", 0) == 0) return origin;
+  return origin + ": " + kebab(def.key);
+}
+
+SettingValue parse_setting(const SettingDef& def, const std::string& text, const std::string& where) {
+  auto bad = [&](const char* expected) {
+    return InputError(where, fmt::format("invalid value '{}': expected {}", text, expected));
+  };
+  SettingValue v;
+  switch (def.type) {
+    case SettingType::Integer: {
+      auto x = parse_int(text::trim(text));
+      if (!x) {
+        if (parse_double(text::trim(text))) throw bad("an integer in range");
+        throw bad("an integer");
+      }
+      v = *x;
+      break;
+    }
+    case SettingType::Number: {
+      auto x = parse_double(text::trim(text));
+      if (!x) throw bad("a number");
+      v = *x;
+      break;
+    }
+    case SettingType::Boolean: {
+      const std::string s = text::lower(text::trim(text));
+      if (s == "true" || s == "1" || s == "yes" || s == "on") v = true;
+      else if (s == "false" || s == "0" || s == "no" || s == "off") v = false;
+      else throw bad("true or false");
+      break;
+    }
+    case SettingType::Text: v = text; break;
+    case SettingType::NumberList: {
+      std::vector<double> xs;
+      for (const auto& item : text::split(text, ',')) {
+        auto x = parse_double(text::trim(item));
+        if (!x) throw bad("comma-separated numbers");
+        xs.push_back(*x);
+      }
+      v = std::move(xs);
+      break;
+    }
+    case SettingType::TextList: v = std::vector<std::string>{text}; break;
+  }
+  if (def.check)
+    if (auto msg = def.check(v)) throw InputError(where, *msg);
+  return v;
+}
+
+void apply_settings(RunConfig& config, const Settings& settings) {
+  for (const Setting& s : settings) {
+    const SettingDef* def = find_setting(s.flag);
+    if (def == nullptr)
+      throw InputError(s.where.rfind("--", 0) == 0 ? "" : s.where,
+                       fmt::format("unknown setting '{}'; a scenario's settings are the flags of "
+                                   "`blis run` (see blis run --help) without the leading dashes",
+                                   s.flag));
+    const std::string where = setting_where(s.where, *def);
+    // A list written as a list (TOML array, Lua table) keeps its items apart.
+    SettingValue value;
+    if (def->type == SettingType::TextList && !s.items.empty()) {
+      value = s.items;
+    } else {
+      value = parse_setting(*def, s.value, where);
+    }
+    def->set(config, value, s.where);
+    config.origins[def->key] = s.where;
+  }
+}
+
+std::string setting_text(const SettingValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return scenario::number_text(v);
+        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return v;
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          std::string out;
+          for (double x : v) out += (out.empty() ? "" : ",") + scenario::number_text(x);
+          return out;
+        } else {
+          return text::join(v, ",");
+        }
+      },
+      value);
+}
+
+std::string RunConfig::where(const std::string& key) const {
+  const SettingDef* def = find_setting(key);
+  auto it = origins.find(key);
+  if (def == nullptr) return it == origins.end() ? key : it->second;
+  return setting_where(it == origins.end() ? "" : it->second, *def);
+}
+
+}  // namespace blis

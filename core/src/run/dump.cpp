@@ -1,0 +1,97 @@
+#include "run/dump.hpp"
+
+#include "metrics/json_format.hpp"
+
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <type_traits>
+
+namespace blis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A TOML basic string. JSON's escapes are a subset of TOML's.
+std::string toml_string(const std::string& s) { return go_string(s); }
+
+std::string toml_number(double v) {
+  // number_text prints integral values without a fraction; TOML reads those
+  // as integers, which every setting of type number accepts.
+  return setting_text(SettingValue{v});
+}
+
+std::string toml_value(const SettingValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>) return toml_number(x);
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return toml_string(x);
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          std::string out = "[";
+          for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + toml_number(x[i]);
+          return out + "]";
+        } else {
+          std::string out = "[";
+          for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + toml_string(x[i]);
+          return out + "]";
+        }
+      },
+      v);
+}
+
+std::string toml_value(const ConfigValue& v) {
+  return std::visit([](const auto& x) { return toml_value(SettingValue{x}); }, v);
+}
+
+// Paths the run reads, made absolute so the file runs from anywhere.
+std::string absolute(const std::string& p) {
+  std::error_code ec;
+  if (p.empty() || fs::path(p).is_absolute() || !fs::exists(p, ec)) return p;
+  return fs::absolute(p, ec).lexically_normal().string();
+}
+
+SettingValue absolute_paths(const SettingDef& def, SettingValue v) {
+  if (!def.has(kInputPath) && !def.has(kLibraryRef)) return v;
+  if (auto* s = std::get_if<std::string>(&v)) {
+    if (def.has(kInputPath) || s->find(".so") != std::string::npos) *s = absolute(*s);
+  } else if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    for (auto& item : *list) item = absolute(item);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string dump_toml(const ResolvedRun& r) {
+  std::string out =
+      "# The resolved configuration of a blis run: defaults, data tables and the policy file\n"
+      "# applied. `blis run THIS_FILE` reproduces the run.\n";
+  const bool spec = r.given.workload.spec.has_value();
+  for (const std::string& group : setting_groups()) {
+    std::string body;
+    for (const SettingDef& def : setting_table()) {
+      if (def.group != group || def.key == "plugin_config" || def.key == "policy_config") continue;
+      std::optional<SettingValue> v = def.get(r.config);
+      // A workload spec brings its own seed unless one is given.
+      if (def.key == "seed" && spec && !r.given.seed) {
+        body += fmt::format("# seed: the workload spec's (the simulator's streams use {})\n", r.seed);
+        continue;
+      }
+      if (!v) continue;
+      body += fmt::format("{} = {}\n", def.key, toml_value(absolute_paths(def, *v)));
+    }
+    if (!body.empty()) out += fmt::format("\n[{}]\n{}", group, body);
+  }
+  for (const auto& [plugin, keys] : r.overrides.values()) {
+    out += fmt::format("\n[plugin-config.{}]\n", toml_string(plugin));
+    for (const auto& [key, value] : keys) out += fmt::format("{} = {}\n", toml_string(key), toml_value(value));
+  }
+  return out;
+}
+
+}  // namespace blis

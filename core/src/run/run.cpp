@@ -1,0 +1,257 @@
+// `blis run` (blis/run.hpp): one configuration, or a scenario file's sweep or
+// search. Settings from every writer are layered here — a scenario's base,
+// then a configuration's own settings, then the command line — and the policy
+// file fills what none of them set (docs/design/configuration.md).
+#include <blis/errors.hpp>
+#include <blis/run.hpp>
+#include <blis/settings.hpp>
+
+#include "config/resolve.hpp"
+#include "run/rows.hpp"
+#include "run/simulate.hpp"
+#include "util/text.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace blis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Builds a run's configuration from layers, lowest precedence first, then
+// applies the policy file under them.
+RunConfig layered(const std::vector<const Settings*>& layers, const std::string& script_dir = "") {
+  RunConfig c;
+  for (const Settings* l : layers) apply_settings(c, *l);
+  // Scripts named in a scenario are found beside it, after any folder the
+  // command line or the scenario names.
+  if (!script_dir.empty()) c.script_dirs.push_back(script_dir);
+  apply_policy_file(c);
+  return c;
+}
+
+// A scenario's input paths, relative to the scenario's folder when the file
+// is there. Lua scripts need no rewriting: the folder is a script folder.
+Settings rebased(const Settings& settings, const fs::path& dir) {
+  Settings out = settings;
+  auto beside = [&](std::string& p) {
+    if (p.empty() || fs::path(p).is_absolute()) return;
+    const fs::path candidate = dir / p;
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) p = candidate.lexically_normal().string();
+  };
+  for (Setting& s : out) {
+    const SettingDef* def = find_setting(s.flag);
+    if (def == nullptr) continue;  // reported when applied
+    const bool library = def->has(kLibraryRef) && s.value.find(".so") != std::string::npos;
+    if (!def->has(kInputPath) && !library) continue;
+    beside(s.value);
+    for (std::string& item : s.items) beside(item);
+  }
+  return out;
+}
+
+std::string single_run(const RunConfig& config, bool dump) {
+  if (dump) return dump_config(config);
+  for (const char* key : {"rows_csv", "rows_json"})
+    if (config.origins.count(key) && config.where(key).rfind("--", 0) == 0)
+      throw InputError(config.where(key), "needs a scenario file with a sweep or search");
+  RunOutcome outcome = simulate(config);
+  if (config.outputs.results_path) {
+    write_file_atomically(*config.outputs.results_path, outcome.results_json);
+    spdlog::info("metrics written to {}", *config.outputs.results_path);
+  }
+  std::cerr << outcome.profile;
+  return outcome.report;
+}
+
+// Runs the configurations of a sweep or a search, keeps their rows, and
+// reports progress on stderr.
+class Runner : public ScenarioRunner {
+ public:
+  Runner(const Settings& base, const Settings& command_line, fs::path dir, int64_t jobs, size_t total)
+      : base_(base), cli_(command_line), dir_(std::move(dir)), script_dir_(dir_.empty() ? "." : dir_.string()),
+        jobs_(std::max<int64_t>(1, jobs)), total_(total) {}
+
+  std::vector<NamedValues> run(const std::vector<Settings>& points) override {
+    std::vector<RunConfig> configs;
+    for (const Settings& p : points) {
+      for (const Setting& s : p)
+        for (const Setting& c : cli_)
+          if (find_setting(c.flag) == find_setting(s.flag) && find_setting(s.flag) != nullptr)
+            throw InputError(c.where, fmt::format("is varied by the scenario ({}); drop the flag or vary "
+                                                  "something else",
+                                                  s.where));
+      const Settings own = rebased(p, dir_);
+      configs.push_back(layered({&base_, &own, &cli_}, script_dir_));
+      if (configs.back().outputs.results_path)
+        throw InputError(p.empty() ? "results-path" : p.front().where,
+                         "results-path names one file, but a sweep or search runs many "
+                         "configurations; use rows-csv or rows-json");
+    }
+    std::vector<RunOutcome> outcomes(configs.size());
+    std::vector<std::exception_ptr> errors(configs.size());
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+      for (size_t i = next++; i < configs.size() && !failed; i = next++) {
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          outcomes[i] = simulate(configs[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+          failed = true;
+          continue;
+        }
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress(rows_.size() + i + 1, points[i], outcomes[i], secs);
+      }
+    };
+    const size_t threads = std::min<size_t>(static_cast<size_t>(jobs_), configs.size());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (size_t i = 0; i < errors.size(); ++i)
+      if (errors[i]) {
+        std::cerr << "blis: configuration " << rows_.size() + i + 1 << " (" << describe(points[i]) << ") failed\n";
+        std::rethrow_exception(errors[i]);
+      }
+
+    std::vector<NamedValues> results;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      NamedValues values;
+      for (const MetricField& f : outcomes[i].metrics) values.emplace_back(f.name, f.value);
+      results.push_back(std::move(values));
+      rows_.push_back(Row{points[i], std::move(outcomes[i].metrics)});
+    }
+    return results;
+  }
+
+  const std::vector<Row>& rows() const { return rows_; }
+
+ private:
+  static std::string describe(const Settings& point) {
+    std::string out;
+    for (const Setting& s : point) out += (out.empty() ? "" : " ") + key_of_flag(s.flag) + "=" + s.value;
+    return out.empty() ? "the scenario's settings" : out;
+  }
+
+  void progress(size_t n, const Settings& point, const RunOutcome& o, double secs) {
+    auto metric = [&](const char* name) -> std::string {
+      for (const MetricField& f : o.metrics)
+        if (f.name == name) return fmt::format("{:.3f}", f.value);
+      return "-";
+    };
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    std::cerr << fmt::format("[{}{}] {}: ttft_p99_ms={} e2e_p99_ms={} responses_per_sec={} ({:.2f} s)\n", n,
+                             total_ > 0 ? "/" + std::to_string(total_) : "", describe(point), metric("ttft_p99_ms"),
+                             metric("e2e_p99_ms"), metric("responses_per_sec"), secs);
+  }
+
+  const Settings& base_;
+  const Settings& cli_;
+  fs::path dir_;
+  std::string script_dir_;
+  int64_t jobs_;
+  size_t total_;
+  std::vector<Row> rows_;
+  std::mutex progress_mutex_;
+};
+
+std::string scenario_run(const RunRequest& req) {
+  const std::string& path = req.scenario;
+  RunConfig cli_only;
+  apply_settings(cli_only, req.command_line);
+  set_log_level(cli_only.outputs.log_level);
+  if (!fs::exists(path)) throw InputError("scenario", path + ": no such file");
+  std::unique_ptr<LuaScenario> lua;
+  Scenario scenario;
+  if (text::ends_with(path, ".lua")) {
+    lua = std::make_unique<LuaScenario>(path, cli_only.seed.value_or(42));
+    scenario = lua->scenario();
+  } else if (text::ends_with(path, ".toml")) {
+    scenario = load_toml_scenario(path);
+  } else {
+    throw InputError("scenario", path + ": a scenario file ends in .toml or .lua");
+  }
+  const fs::path dir = fs::path(path).parent_path();
+  const std::string script_dir = dir.empty() ? "." : dir.string();
+  const Settings base_settings = rebased(scenario.base, dir);
+  const std::vector<Settings>& points = scenario.sweep;
+
+  const RunConfig base = layered({&base_settings, &req.command_line}, script_dir);
+  set_log_level(base.outputs.log_level);
+  const bool search = lua && lua->has_search();
+  if (points.empty() && !search) {
+    if (base.outputs.rows_csv || base.outputs.rows_json)
+      spdlog::warn("{}: rows-csv and rows-json only apply to a sweep or search", path);
+    RunConfig single = base;
+    single.outputs.rows_csv.reset();
+    single.outputs.rows_json.reset();
+    single.origins.erase("rows_csv");
+    single.origins.erase("rows_json");
+    return single_run(single, req.dump_config);
+  }
+  if (req.dump_config)
+    throw InputError("--dump-config", fmt::format("{} runs {}; --dump-config prints one configuration: "
+                                                  "give a scenario without a sweep or search",
+                                                  path, search ? "a search" : "a sweep"));
+
+  Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size());
+  std::string result;
+  if (search) result = lua->search(runner);
+  else runner.run(points);
+
+  const std::string report = rows_json(path, runner.rows(), result);
+  if (base.outputs.rows_csv) write_file_atomically(*base.outputs.rows_csv, rows_csv(runner.rows()));
+  if (base.outputs.rows_json) write_file_atomically(*base.outputs.rows_json, report);
+  return report;
+}
+
+}  // namespace
+
+void set_log_level(const std::string& level) {
+  std::string l = text::lower(level);
+  if (l == "warning") l = "warn";
+  auto parsed = spdlog::level::from_str(l);
+  if (parsed == spdlog::level::off && l != "off")
+    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error or off");
+  spdlog::set_level(parsed);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw RuntimeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+    f << text;
+    if (!f.flush()) throw RuntimeError(fmt::format("cannot write {}", tmp));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw RuntimeError(fmt::format("cannot write {}: rename failed", path));
+  }
+}
+
+std::string run(const RunRequest& req) {
+  if (!req.scenario.empty()) return scenario_run(req);
+  const RunConfig config = layered({&req.command_line});
+  set_log_level(config.outputs.log_level);
+  return single_run(config, req.dump_config);
+}
+
+}  // namespace blis

@@ -1,0 +1,168 @@
+#include "run/simulate.hpp"
+
+#include "cluster/cluster.hpp"
+#include "config/resolve.hpp"
+#include "metrics/fitness.hpp"
+#include "run/dump.hpp"
+
+#include <blis/lua.hpp>
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace blis {
+namespace {
+
+// Admission gets the token-bucket settings only when some writer set them;
+// a policy that never reads them is told about on stderr.
+ConfigTable admission_config(const ResolvedRun& r) {
+  ConfigTable base;
+  const PolicySettings& p = r.config.policies;
+  if (p.token_bucket_capacity) base.set("token_bucket_capacity", *p.token_bucket_capacity);
+  if (p.token_bucket_refill_rate) base.set("token_bucket_refill_rate", *p.token_bucket_refill_rate);
+  return r.overrides.config_for(*p.admission, base);
+}
+
+void warn_unread_settings(const ResolvedRun& r, const ConfigTable& cfg) {
+  for (const std::string& key : cfg.unread_keys())
+    if (const SettingDef* def = find_setting(key); def != nullptr && r.config.origins.count(key))
+      spdlog::warn("{} has no effect with admission policy '{}'", r.config.where(key),
+                   *r.config.policies.admission);
+}
+
+ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
+  ClusterPolicies p;
+  const ConfigTable admission_cfg = admission_config(r);
+  const std::string& admission = *r.config.policies.admission;
+  p.admission = ctx.env.registries->admission.create(admission, CreateArgs{&admission_cfg, r.seed});
+  r.overrides.warn_unread(admission, admission_cfg);
+  warn_unread_settings(r, admission_cfg);
+  std::vector<WeightedScorer> weighted;
+  ConfigTable scorer_base;
+  scorer_base.set("block_size", r.config.pool().engine.block_size);
+  for (const auto& sw : r.scorers) {
+    const ConfigTable scorer_cfg = r.overrides.config_for(sw.name, scorer_base);
+    weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed})});
+    r.overrides.warn_unread(sw.name, scorer_cfg);
+  }
+  p.router = std::make_unique<Router>(r.routing, std::move(weighted), r.seed);
+  return p;
+}
+
+ClusterConfig cluster_config(const ResolvedRun& r) {
+  const RunConfig& c = r.config;
+  const EngineSettings& e = c.pool().engine;
+  ClusterConfig cc;
+  cc.num_instances = static_cast<int32_t>(c.pool().instances);
+  cc.engine.total_kv_blocks = *e.total_kv_blocks;
+  cc.engine.block_size = static_cast<int32_t>(e.block_size);
+  cc.engine.max_running = e.max_running;
+  cc.engine.max_scheduled_tokens = e.max_scheduled_tokens;
+  cc.engine.long_prefill_threshold = e.long_prefill_threshold;
+  cc.engine.max_model_len = *c.pool().model.max_model_len;
+  cc.engine.order = r.order;
+  cc.engine.horizon = r.horizon;
+  cc.engine.cpu_tier =
+      CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
+  cc.keep_records = c.outputs.results_path.has_value();
+  cc.keep_completions = *c.policies.priority != "constant";
+  cc.admission_latency = c.policies.admission_latency;
+  cc.routing_latency = c.policies.routing_latency;
+  cc.snapshot_refresh_interval = c.policies.snapshot_refresh_interval;
+  cc.trace_decisions = c.trace.level == "decisions";
+  cc.counterfactual_k = c.trace.counterfactual_k;
+  return cc;
+}
+
+// "=== Trace Summary ===" (spec cluster §5.4); instances in string order.
+std::string trace_block(const TraceSummary& t) {
+  std::vector<std::pair<std::string, int64_t>> targets;
+  for (size_t i = 0; i < t.targets.size(); ++i)
+    if (t.targets[i] > 0) targets.emplace_back("instance_" + std::to_string(i), t.targets[i]);
+  std::sort(targets.begin(), targets.end());
+  std::string out = "=== Trace Summary ===\n";
+  out += fmt::format("Total Decisions: {}\n  Admitted: {}\n  Rejected: {}\n", t.admitted + t.rejected, t.admitted,
+                     t.rejected);
+  out += fmt::format("Unique Targets: {}\n", targets.size());
+  if (t.routings > 0) {
+    out += "Target Distribution:\n";
+    for (const auto& [id, n] : targets) out += fmt::format("  {}: {}\n", id, n);
+  }
+  const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
+  out += fmt::format("Mean Regret: {:.6f}\nMax Regret: {:.6f}\n", mean, t.regret_max);
+  return out;
+}
+
+}  // namespace
+
+RunOutcome simulate(const RunConfig& config) {
+  RunContext ctx = RunContext::open(config);
+  const ResolvedRun r = resolve(config, ctx);
+  auto workload = make_workload(r);
+  const ClusterConfig cc = cluster_config(r);
+
+  ConfigTable latency_base;
+  put_latency_config(latency_base, r.arch ? &*r.arch : nullptr, r.hardware ? &*r.hardware : nullptr,
+                     *r.config.pool().model.tp, r.alpha, r.beta, r.config.pool().engine.block_size);
+  const ConfigTable latency_cfg = r.overrides.config_for(r.latency_model, latency_base);
+  spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
+               cc.engine.total_kv_blocks, r.latency_model, r.horizon);
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
+  ClusterSimulation sim(cc, *workload, [&](int32_t) {
+    return ctx.env.registries->latency.create(r.latency_model, CreateArgs{&latency_cfg, r.seed});
+  }, make_policies(r, ctx));
+  r.overrides.warn_unread(r.latency_model, latency_cfg);
+  ClusterResult result = sim.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+
+  std::vector<const InstanceMetrics*> parts;
+  for (const auto& m : result.instances) parts.push_back(&m);
+  InstanceMetrics cluster = merge_metrics(parts);
+
+  RunOutcome outcome;
+  std::string& out = outcome.report;
+  if (cc.num_instances > 1)
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if (result.instances[i].completed > 0)
+        out += "=== Simulation Metrics ===\n" +
+               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
+  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  outcome.metrics = metrics_fields(cluster);
+  outcome.metrics.push_back({"rejected_requests", static_cast<double>(result.rejected), true});
+  if (!r.fitness_weights.empty()) {
+    const Fitness fitness = evaluate_fitness(cluster, r.fitness_weights);
+    out += fitness_block(fitness);
+    outcome.metrics.push_back({"fitness_score", fitness.score, false});
+  }
+  ReportContext report_ctx;
+  report_ctx.priority_policy_constant = !cc.keep_completions;
+  report_ctx.rejected = result.rejected;
+  out += text_blocks(parts, cluster, report_ctx);
+  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
+
+  if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
+  if (r.config.outputs.profile)
+    outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
+                                  "{:.0f} events/s\n",
+                                  result.events, result.steps,
+                                  cluster.completed + cluster.still_queued + cluster.still_running +
+                                      cluster.dropped_unservable,
+                                  wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+  return outcome;
+}
+
+std::string dump_config(const RunConfig& config) {
+  RunContext ctx = RunContext::open(config);
+  const ResolvedRun r = resolve(config, ctx);
+  return dump_toml(r);
+}
+
+}  // namespace blis

@@ -1,0 +1,31 @@
+// One simulation of a RunConfig, as a value: the report `blis run` prints and
+// the cluster's metrics for the rows of sweeps. Safe to call from several
+// threads at once: each call opens its own RunContext (registries, Lua VM,
+// data), plugins and simulation.
+#pragma once
+
+#include "metrics/report.hpp"
+
+#include <blis/run_config.hpp>
+
+#include <string>
+#include <vector>
+
+namespace blis {
+
+struct RunOutcome {
+  std::string report;                // what `blis run` prints on stdout
+  std::string results_json;          // the --results-path file, "" without one
+  std::vector<MetricField> metrics;  // the cluster's metrics, then rejected_requests
+                                     // (and fitness_score with --fitness-weights)
+  std::string profile;               // the --profile line, "" without --profile
+};
+
+// Resolves `config` (blis/resolve.hpp), then simulates. Throws blis::Error on
+// bad configuration or a failing plugin or script.
+RunOutcome simulate(const RunConfig& config);
+
+// The fully resolved configuration as a TOML scenario that reproduces the run.
+std::string dump_config(const RunConfig& config);
+
+}  // namespace blis
