@@ -93,6 +93,16 @@ bool names_library(const std::string& spec) {
   return !is_script(spec) && (spec.find('/') != std::string::npos || spec.find(".so") != std::string::npos);
 }
 
+// The registered latency models that compute step times from the model and
+// the GPU, for messages.
+std::string analytical_models(const Registries& reg) {
+  std::vector<std::string> names;
+  for (const auto& [name, e] : reg.latency.entries())
+    if ((e.needs & (BLIS_NEED_MODEL | BLIS_NEED_HARDWARE)) == (BLIS_NEED_MODEL | BLIS_NEED_HARDWARE))
+      names.push_back(name);
+  return text::join(names, ", ");
+}
+
 bool all_zero(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
 }
@@ -192,8 +202,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     throw InputError("--latency-model " + backend,
                      fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
                                  "give --alpha-coeffs/--beta-coeffs, or use an analytical latency "
-                                 "model (roofline, crossmodel, trained-roofline)",
-                                 model, gpu, tp, vllm));
+                                 "model ({})",
+                                 model, gpu, tp, vllm, analytical_models(*ctx.env.registries)));
   } else if (!r.analytical) {
     r.alpha = {0, 0, 0};  // a model without coefficients of its own sees zeros
     r.beta = {0, 0, 0};
