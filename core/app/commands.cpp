@@ -57,7 +57,7 @@ int Commands::execute() {
     }
     req.scenario = scenario_;
     req.dump_config = dump_config_;
-    std::cout << blis::run(req) << std::flush;
+    blis::run(req, std::cout);
     return 0;
   }
   if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
