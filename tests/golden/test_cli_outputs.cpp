@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -75,5 +76,40 @@ TEST_CASE("output paths are checked before anything runs", "[cli]") {
     CHECK(r.err.find(message) != std::string::npos);
     // Refused before the first simulation: no progress line of a sweep.
     CHECK(r.err.find("ttft_p99_ms=") == std::string::npos);
+  }
+}
+
+TEST_CASE("discoverability: listings, did-you-mean, case-insensitive GPUs", "[cli]") {
+  const Result models = run_blis("models");
+  REQUIRE(models.status == 0);
+  CHECK(models.out.find("qwen/qwen3-14b") != std::string::npos);
+  CHECK(models.out.find("H100/1: 17600") != std::string::npos);
+  const Result gpus = run_blis("hardware");
+  REQUIRE(gpus.status == 0);
+  CHECK(gpus.out.find("H100") != std::string::npos);
+  CHECK(gpus.out.find("A100-80") != std::string::npos);
+  // `blis plugins` alone shows its help.
+  const Result plugins = run_blis("plugins");
+  CHECK(plugins.status == 0);
+  CHECK(plugins.out.find("inspect") != std::string::npos);
+  // h100 is H100.
+  CHECK(run_blis("run --model qwen/qwen3-14b --hardware h100 --num-requests 5").out ==
+        run_blis("run --model qwen/qwen3-14b --hardware H100 --num-requests 5").out);
+
+  const std::pair<const char*, const char*> cases[] = {
+      {"run --model qwen/qwen3-14", "did you mean qwen/qwen3-14b?"},
+      {"run --model qwen/qwen3-14b --hardware H10", "did you mean H100?"},
+      {"run --model qwen/qwen3-14b --num-instance 4", "unknown flag --num-instance; did you mean --num-instances?"},
+      {"runn --model qwen/qwen3-14b", "unknown command 'runn'; did you mean run?"},
+      {"plugins inspectt", "unknown command 'inspectt'; did you mean inspect?"},
+      {"run --model microsoft/phi-4", "--latency-model blackbox (the coefficient table has microsoft/phi-4"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run_blis(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }

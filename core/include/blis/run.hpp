@@ -25,6 +25,10 @@ struct RunRequest {
 // errors; 1 for failures while simulating or writing).
 void run(const RunRequest& request, std::ostream& out);
 
+// `blis models` and `blis hardware`: tables of what the bundled data holds.
+std::string models_listing();
+std::string hardware_listing();
+
 // Sets the level of the log on stderr; InputError on an unknown level.
 void set_log_level(const std::string& level);
 

@@ -157,11 +157,14 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     if (gpu.empty()) missing.push_back("--hardware (GPU type)");
     if (tp <= 0) missing.push_back("--tp (tensor parallelism)");
     throw InputError("--latency-model " + backend,
-                     fmt::format("needs {}; no defaults are known for model '{}'. Give them "
-                                 "explicitly, or use a latency model with coefficients "
-                                 "(--alpha-coeffs/--beta-coeffs)",
-                                 fmt::join(missing, " and "), model));
+                     fmt::format("model '{}' is not in the data tables{}: this latency model needs {}. "
+                                 "Give them explicitly, or use a latency model with coefficients "
+                                 "(--alpha-coeffs/--beta-coeffs); `blis models` lists the bundled models",
+                                 model, text::did_you_mean(model, data.model_names()), fmt::join(missing, " and ")));
   }
+  // GPU names are case-insensitive: the table's spelling is the one used.
+  for (const auto& [name, spec] : data.gpus())
+    if (text::lower(name) == text::lower(gpu)) gpu = name;
   if (!gpu.empty()) m.hardware = gpu;
   m.tp = tp;
   if (!vllm.empty()) m.vllm_version = vllm;
@@ -170,9 +173,16 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   if (m.model_config_folder) r.arch = load_model_config_folder(*m.model_config_folder);
   else r.arch = data.bundled_model(model);
   if (needs_model && !r.arch)
-    throw InputError(g.where("model"), fmt::format("no model configuration for '{}' in {}/models; give "
-                                                   "--model-config-folder with a HuggingFace config.json",
-                                                   model, data.dir()));
+    throw InputError(g.where("model"),
+                     fmt::format("no model architecture for '{}' in {}/models, which the {} latency model "
+                                 "needs; give --model-config-folder with a HuggingFace config.json{}",
+                                 model, data.dir(), backend,
+                                 data.coefficients(model, gpu, tp, vllm)
+                                     ? fmt::format(", or use --latency-model {} (the coefficient table has "
+                                                   "{} on {} TP{})",
+                                                   data.setting_default("latency_model_with_coefficients"),
+                                                   model, gpu, tp)
+                                     : std::string()));
   if (!gpu.empty() && (needs_hardware || m.hardware_config || r.arch))
     r.hardware = data.hardware(gpu, m.hardware_config.value_or(""));
 

@@ -355,6 +355,13 @@ std::vector<SettingDef> make_table() {
 
 std::string kebab(const std::string& key) { return flag_of_key(key); }
 
+// Every setting's kebab name, for "did you mean" messages.
+std::vector<std::string> setting_names() {
+  std::vector<std::string> out;
+  for (const auto& d : setting_table()) out.push_back(kebab(d.key));
+  return out;
+}
+
 std::optional<int64_t> parse_int(const std::string& s) {
   int64_t v = 0;
   const char* b = s.data();
@@ -471,9 +478,9 @@ void apply_settings(RunConfig& config, const Settings& settings) {
     const SettingDef* def = find_setting(s.flag);
     if (def == nullptr)
       throw InputError(s.where.rfind("--", 0) == 0 ? "" : s.where,
-                       fmt::format("unknown setting '{}'; a scenario's settings are the flags of "
+                       fmt::format("unknown setting '{}'{}; a scenario's settings are the flags of "
                                    "`blis run` (see blis run --help) without the leading dashes",
-                                   s.flag));
+                                   s.flag, text::did_you_mean(s.flag, setting_names())));
     const std::string where = setting_where(s.where, *def);
     // A list written as a list (TOML array, Lua table) keeps its items apart.
     SettingValue value;
