@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace blis {
 
@@ -25,6 +26,13 @@ RunContext::RunContext(RunContext&&) noexcept = default;
 RunContext::~RunContext() = default;
 
 RunContext RunContext::open(const RunConfig& config) {
+  // A folder that does not exist would be skipped silently: say so instead.
+  for (const auto& [key, dirs] : {std::pair{"plugin_dir", &config.plugin_dirs}, std::pair{"script_dir", &config.script_dirs}})
+    for (const std::string& d : *dirs) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(d, ec) && d != "." )
+        throw InputError(config.where(key), fmt::format("{}: no such folder", d));
+    }
   RunContext ctx;
   ctx.env = Environment::load(config.plugin_dirs, config.seed.value_or(42));
   ctx.vm = std::make_unique<LuaVm>(config.seed.value_or(42));
@@ -311,9 +319,28 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
 
 // Seed, horizon and request count of the workload (spec workload §1.1-§1.2),
 // and the workload spec the run generates from.
+// Settings a user gave that the chosen workload source does not use.
+void warn_ignored(const RunConfig& g, const std::vector<const char*>& keys, const std::string& why) {
+  for (const char* key : keys)
+    if (g.origins.count(key)) spdlog::warn("{} has no effect: {}", g.where(key), why);
+}
+
+const std::vector<const char*> kLengthKeys = {
+    "prefix_tokens",     "prompt_tokens",     "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
+    "output_tokens",     "output_tokens_stdev", "output_tokens_min", "output_tokens_max"};
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
+  if (w.spec || w.trace) {
+    const std::string why = w.spec ? "the workload spec sets arrivals and lengths" : "the trace sets arrivals and lengths";
+    std::vector<const char*> keys = kLengthKeys;
+    keys.push_back("rate");
+    keys.push_back("workload");
+    warn_ignored(g, keys, why);
+  } else if (w.workload != "distribution") {
+    warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
+  }
   r.seed = g.seed.value_or(42);
   r.horizon = g.horizon.value_or(kNoHorizon);
   if (w.spec) {

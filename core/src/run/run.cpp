@@ -243,6 +243,9 @@ void run(const RunRequest& req, std::ostream& out) {
   if (!req.scenario.empty()) return scenario_run(req, out);
   const RunConfig config = layered({&req.command_line});
   set_log_level(config.outputs.log_level);
+  if (config.origins.count("jobs"))
+    spdlog::warn("{} has no effect on a single run (it parallelises a scenario's sweep or search)",
+                 config.where("jobs"));
   single_run(config, req.dump_config, out);
 }
 
