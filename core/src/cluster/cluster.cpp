@@ -1,19 +1,12 @@
 #include "cluster/cluster.hpp"
 
+#include "kernel/events.hpp"
+
 #include <blis/errors.hpp>
 
 #include <spdlog/spdlog.h>
 
 namespace blis {
-
-namespace {
-
-// Cluster events run before instance events at the same time, arrivals before
-// admissions before routings (spec cluster §1.4).
-enum ClusterEvent : uint32_t { kEvClusterArrival = 100, kEvAdmission = 101, kEvRouting = 102 };
-constexpr uint64_t kPrioArrival = 0, kPrioAdmission = 1, kPrioRouting = 2;
-
-}  // namespace
 
 ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                                      const LatencyFactory& latency, ClusterPolicies policies)
@@ -53,7 +46,7 @@ void ClusterSimulation::pull_next_arrival() {
     pool_.release(slot);  // beyond the horizon: never processed
     return;
   }
-  kernel_.schedule(r.spec.arrival_us, kPrioArrival, kEvClusterArrival, 0, slot);
+  schedule(kernel_, r.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
 }
 
 ClusterResult ClusterSimulation::run() {
@@ -97,10 +90,10 @@ ClusterResult ClusterSimulation::run() {
 }
 
 void ClusterSimulation::handle(const Event& e) {
-  switch (e.kind) {
-    case kEvClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
-    case kEvAdmission: on_admission(static_cast<uint32_t>(e.payload)); return;
-    case kEvRouting: on_routing(static_cast<uint32_t>(e.payload)); return;
+  switch (kind_of(e)) {
+    case EventKind::ClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
+    case EventKind::Admission: on_admission(static_cast<uint32_t>(e.payload)); return;
+    case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
     default: break;
   }
   // An instance event: in-flight counts drop by what left during it.
@@ -116,7 +109,7 @@ void ClusterSimulation::handle(const Event& e) {
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
   pull_next_arrival();
-  kernel_.schedule(kernel_.now() + cfg_.admission_latency, kPrioAdmission, kEvAdmission, 0, slot);
+  schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }
 
 // The instances as the router sees them now (spec cluster §4.2): periodic
@@ -157,7 +150,7 @@ void ClusterSimulation::on_admission(uint32_t slot) {
     pool_.release(slot);
     return;
   }
-  kernel_.schedule(kernel_.now() + cfg_.routing_latency, kPrioRouting, kEvRouting, 0, slot);
+  schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }
 
 void ClusterSimulation::on_routing(uint32_t slot) {

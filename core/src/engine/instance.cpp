@@ -1,5 +1,7 @@
 #include "engine/instance.hpp"
 
+#include "kernel/events.hpp"
+
 #include <blis/errors.hpp>
 
 #include <spdlog/spdlog.h>
@@ -7,18 +9,6 @@
 #include <algorithm>
 
 namespace blis {
-
-namespace {
-
-// Cluster events use priorities below this; instance events sort after them
-// at the same time, by instance index, then by type.
-constexpr uint64_t kInstanceBase = uint64_t{1} << 62;
-
-}  // namespace
-
-uint64_t instance_event_priority(int32_t index, InstanceEvent ev) {
-  return kInstanceBase + (static_cast<uint64_t>(index) << 3) + ev;
-}
 
 Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
                    RequestPool& pool, Kernel& kernel, InstanceMetrics& metrics)
@@ -39,17 +29,16 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
 void Instance::inject(uint32_t slot, SimTime t) {
   Request& r = pool_[slot];
   r.instance = index_;
-  kernel_.schedule(t, instance_event_priority(index_, kEvArrival), kEvArrival,
-                   static_cast<uint32_t>(index_), slot);
+  schedule(kernel_, t, EventKind::InstanceArrival, index_, slot);
 }
 
 void Instance::on_event(const Event& e) {
   last_time_ = std::max(last_time_, e.time);
-  switch (e.kind) {
-    case kEvArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
-    case kEvQueued: on_queued(static_cast<uint32_t>(e.payload)); break;
-    case kEvStep: on_step(); break;
-    default: throw RuntimeError("internal error: unknown instance event");
+  switch (kind_of(e)) {
+    case EventKind::InstanceArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
+    case EventKind::Queued: on_queued(static_cast<uint32_t>(e.payload)); break;
+    case EventKind::Step: on_step(); break;
+    default: throw RuntimeError("internal error: not an instance event");
   }
 }
 
@@ -57,8 +46,7 @@ void Instance::on_event(const Event& e) {
 void Instance::on_arrival(uint32_t slot) {
   blis_request_view v = request_view(pool_[slot], cfg_.block_size);
   int64_t delay = model_->queueing_time(v);
-  kernel_.schedule(kernel_.now() + delay, instance_event_priority(index_, kEvQueued), kEvQueued,
-                   static_cast<uint32_t>(index_), slot);
+  schedule(kernel_, kernel_.now() + delay, EventKind::Queued, index_, slot);
 }
 
 // spec engine §2.7: enqueue guards, then the wait queue. A step is scheduled
@@ -88,8 +76,7 @@ void Instance::on_queued(uint32_t slot) {
   metrics_.input_tokens += in;
   if (!step_pending_) {
     step_pending_ = true;
-    kernel_.schedule(kernel_.now(), instance_event_priority(index_, kEvStep), kEvStep,
-                     static_cast<uint32_t>(index_), 0);
+    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
   }
 }
 
@@ -125,8 +112,7 @@ void Instance::on_step() {
 
   // Phase 4: work-conserving: keep stepping while anything waits or runs.
   if (!running_.empty() || !waiting_.empty()) {
-    kernel_.schedule(now + dt, instance_event_priority(index_, kEvStep), kEvStep,
-                     static_cast<uint32_t>(index_), 0);
+    schedule(kernel_, now + dt, EventKind::Step, index_);
   } else {
     step_pending_ = false;
   }

@@ -30,12 +30,6 @@ struct EngineConfig {
   SimTime horizon = kForever;
 };
 
-// Instance events; the event key puts them after cluster events at the same
-// time, instances by index, then by type (arrival, queued, step).
-enum InstanceEvent : uint32_t { kEvArrival = 1, kEvQueued = 2, kEvStep = 3 };
-
-uint64_t instance_event_priority(int32_t index, InstanceEvent ev);
-
 class Instance {
  public:
   Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
