@@ -1,0 +1,21 @@
+// Who listens to the lifecycle signals of a request (engine/lifecycle.hpp):
+// the one list, fixed at compile time so the signals cost no dispatch. A new
+// metric (goodput, per-tenant counts, saturation signals) is a new subscriber
+// class and a new entry here; the engine and the cluster do not change.
+#pragma once
+
+#include "cluster/decision_trace.hpp"
+#include "cluster/in_flight.hpp"
+#include "engine/lifecycle.hpp"
+#include "metrics/collector.hpp"
+#include "metrics/request_records.hpp"
+
+namespace blis {
+
+// The records read what the collector wrote in the request's slot: the
+// collector comes first.
+struct RequestSignals : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace> {
+  using Lifecycle::Lifecycle;
+};
+
+}  // namespace blis
