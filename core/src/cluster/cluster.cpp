@@ -1,6 +1,7 @@
 #include "cluster/cluster.hpp"
 
 #include "kernel/events.hpp"
+#include "metrics/report.hpp"
 
 #include <blis/errors.hpp>
 
@@ -64,6 +65,7 @@ ClusterResult ClusterSimulation::run() {
     if (r.state != RequestState::Free) signals_.stopped(r);
   }
   out.rejected = collector_.rejected();
+  out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
@@ -142,6 +144,14 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   const int32_t target = policies_.router->route(in, scores_);
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
   signals_.routed(pool_[slot], RoutingChoice{target, scores_, in});
+}
+
+InstanceMetrics cluster_metrics(const ClusterResult& result) {
+  std::vector<const InstanceMetrics*> parts;
+  for (const auto& m : result.instances) parts.push_back(&m);
+  InstanceMetrics out = merge_metrics(parts);
+  out.still_queued += result.in_pipeline;
+  return out;
 }
 
 }  // namespace blis

@@ -37,9 +37,14 @@ struct ClusterPolicies {
   std::unique_ptr<Router> router;
 };
 
+// Every request that arrived by the end of the run is in exactly one of:
+// completed, still queued, still running or dropped at an instance (the sums
+// over `instances`), rejected, or in the pipeline.
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;
+  // Arrived, but the run stopped before its admission or routing decision.
+  int64_t in_pipeline = 0;
   TraceSummary trace;
   uint64_t events = 0;
   uint64_t steps = 0;
@@ -87,5 +92,10 @@ class ClusterSimulation final : public EventHandler {
   blis_route_input input_{};
   std::vector<double> scores_;
 };
+
+// The cluster's metrics: the instances' merged (spec cluster §7.2), with the
+// requests still in the admission/routing pipeline counted as still queued,
+// so that injected_requests + rejected = every arrival.
+InstanceMetrics cluster_metrics(const ClusterResult& result);
 
 }  // namespace blis

@@ -34,9 +34,13 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   }
 }
 
-// Requests not yet in their instance's queue count nowhere (spec cluster §9.6).
+// Requests on their way to their instance's queue count as still queued there:
+// they are injected and waiting (spec cluster §9.6 leaves them uncounted).
 void MetricsCollector::on_stopped(Request& r) {
-  if (r.state == RequestState::Pipeline || r.state == RequestState::Routed) return;
+  if (r.state == RequestState::Pipeline) {
+    ++in_pipeline_;
+    return;
+  }
   InstanceMetrics& m = *of(r).metrics;
   ++(r.state == RequestState::Running ? m.still_running : m.still_queued);
   m.output_tokens += output_tokens(r);

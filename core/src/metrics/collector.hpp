@@ -25,6 +25,7 @@ struct RequestRecord {
   int32_t slo_class = 0;
   int32_t instance = -1;
   bool length_capped = false;
+  bool dropped = false;  // unservable (spec engine §2.7): it never ran
   std::string tenant_id, model;
 };
 
@@ -70,7 +71,7 @@ struct InstanceMetrics {
 };
 
 // Fills each instance's InstanceMetrics, and counts what belongs to no
-// instance (rejections).
+// instance (rejections, requests still in the admission/routing pipeline).
 // Per request it keeps only what a completion turns into metrics, in the
 // request's slot (r.timing).
 class MetricsCollector : public LifecycleSubscriber {
@@ -82,6 +83,7 @@ class MetricsCollector : public LifecycleSubscriber {
     instances_.push_back({&metrics, alpha_output, alpha_post_decode});
   }
   int64_t rejected() const { return rejected_; }
+  int64_t in_pipeline() const { return in_pipeline_; }
 
   void on_rejected(Request&) { ++rejected_; }
   void on_queued(Request& r, SimTime) { of(r).metrics->input_tokens += r.spec.input_tokens; }
@@ -128,7 +130,7 @@ class MetricsCollector : public LifecycleSubscriber {
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
 
   std::vector<Slot> instances_;
-  int64_t rejected_ = 0;
+  int64_t rejected_ = 0, in_pipeline_ = 0;
 };
 
 }  // namespace blis

@@ -168,6 +168,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
         e.key("length_capped");
         e.text += "true";
       }
+      if (r->dropped) {
+        e.key("dropped_unservable");
+        e.text += "true";
+      }
       o.text += (first ? "\n    " : ",\n    ") + e.close();
       first = false;
     }

@@ -2,7 +2,7 @@
 
 namespace blis {
 
-void RequestRecords::add(const Request& r) {
+void RequestRecords::add(const Request& r, bool dropped) {
   RequestRecord rec;
   rec.id = r.spec.id;
   rec.arrival_us = r.spec.arrival_us;
@@ -15,6 +15,7 @@ void RequestRecords::add(const Request& r) {
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;
   rec.length_capped = r.length_capped;
+  rec.dropped = dropped;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
   metrics_[static_cast<size_t>(r.instance)].records.push_back(std::move(rec));

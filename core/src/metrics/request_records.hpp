@@ -1,6 +1,6 @@
 // The per-request records of the results file (--results-path, spec cluster
-// §7.8): one for every request that reached an instance and was not
-// dropped, whether it completed or was still inside when the run stopped.
+// §7.8): one for every request that reached an instance, whether it
+// completed, was dropped, or was still inside when the run stopped.
 #pragma once
 
 #include "engine/lifecycle.hpp"
@@ -21,12 +21,15 @@ class RequestRecords : public LifecycleSubscriber {
   void on_completed(Request& r, SimTime) {
     if (keep_) add(r);
   }
+  void on_dropped(Request& r, SimTime) {
+    if (keep_) add(r, /*dropped=*/true);
+  }
   void on_stopped(Request& r) {
     if (keep_ && r.instance >= 0) add(r);
   }
 
  private:
-  void add(const Request& r);
+  void add(const Request& r, bool dropped = false);
 
   bool keep_;
   std::vector<InstanceMetrics>& metrics_;
