@@ -13,6 +13,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
                                      const LatencyFactory& latency, ClusterPolicies policies)
     : cfg_(cfg), source_(source), kernel_(cfg.engine.horizon),
       metrics_(static_cast<size_t>(std::max(cfg.num_instances, 1))),
+      collector_(cfg.keep_completions),
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
@@ -28,8 +29,6 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   state_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
     InstanceMetrics& m = metrics_[static_cast<size_t>(i)];
-    m.keep_records = cfg.keep_records;
-    m.keep_completions = cfg.keep_completions;
     std::unique_ptr<LatencyModel> model = latency(i);
     collector_.add_instance(m, model->output_token_time(), model->post_decode_overhead());
     instances_.push_back(std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));

@@ -3,8 +3,8 @@
 namespace blis {
 
 // E2E runs from arrival to the last token plus α_o per token and α_p once
-// (spec engine §5); only tokens of completed requests count as inter-token
-// latencies.
+// (spec engine §1.4, with quirk Q3 fixed); only tokens of completed requests
+// count as inter-token latencies.
 void MetricsCollector::on_completed(Request& r, SimTime) {
   const Slot& i = of(r);
   InstanceMetrics& m = *i.metrics;
@@ -23,7 +23,7 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
     m.run_delta[e] -= 1;
   }
   m.extra_itls.insert(m.extra_itls.end(), t.gaps.begin(), t.gaps.end());
-  if (m.keep_completions) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});
+  if (keep_completions_) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});
   if (r.spec.output_tokens > 0) {
     // The decode time over the decode tokens; a capped request over the
     // tokens it had room for.

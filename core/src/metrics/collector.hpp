@@ -64,10 +64,8 @@ struct InstanceMetrics {
   int64_t wait_depth_sum = 0;
   int64_t steps = 0;
 
-  bool keep_records = false;
-  std::vector<RequestRecord> records;
-  bool keep_completions = false;
-  std::vector<CompletionSample> completions;
+  std::vector<RequestRecord> records;      // with --results-path (RequestRecords)
+  std::vector<CompletionSample> completions;  // when priority inversions are counted
 };
 
 // Fills each instance's InstanceMetrics, and counts what belongs to no
@@ -76,9 +74,12 @@ struct InstanceMetrics {
 // request's slot (r.timing).
 class MetricsCollector : public LifecycleSubscriber {
  public:
-  // Instance `metrics.size()`'s metrics (kept by reference: they outlive the
-  // collector), and its latency model's α_o (µs added to every token) and
-  // α_p (µs added once after the last token).
+  // With `keep_completions`, a CompletionSample per completed request.
+  explicit MetricsCollector(bool keep_completions) : keep_completions_(keep_completions) {}
+
+  // The next instance's metrics (by reference: they outlive the collector),
+  // and its latency model's α_o (µs added to every token) and α_p (µs added
+  // once after the last token), spec engine §5.1.
   void add_instance(InstanceMetrics& metrics, int64_t alpha_output, int64_t alpha_post_decode) {
     instances_.push_back({&metrics, alpha_output, alpha_post_decode});
   }
@@ -129,6 +130,7 @@ class MetricsCollector : public LifecycleSubscriber {
   // output tokens (spec cluster §7.3, quirk Q6 fixed).
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
 
+  bool keep_completions_;
   std::vector<Slot> instances_;
   int64_t rejected_ = 0, in_pipeline_ = 0;
 };

@@ -70,7 +70,6 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.completions, p->completions);
     append(out.itl_weighted, itl_values(*p));
   }
-  out.keep_records = !out.records.empty();
   return out;
 }
 
