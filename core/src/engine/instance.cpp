@@ -235,8 +235,8 @@ void Instance::preempt(Request& v) {
 
 // One pass over the batch: tokens, then completions in batch order (spec
 // engine §3.5). A completion only changes its own request, the KV cache and
-// signals no token emission reads, so each request can complete as soon as
-// its tokens are out. Requests that stay leave with new_tokens and
+// what its listeners keep, none of which a token emission reads, so each
+// request can complete as soon as its tokens are out. Requests that stay leave with new_tokens and
 // cached_tokens at 0, ready for the next batch formation.
 void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
