@@ -33,7 +33,8 @@ std::vector<WorkloadRequest> every(int64_t gap, int count) {
 
 }  // namespace
 
-TEST_CASE("requests in the admission and routing pipeline at the horizon are counted", "[cluster][invariant]") {
+TEST_CASE("requests in the admission and routing pipeline at the horizon are counted",
+          "[cluster][invariant]") {
   // One arrival every 10 ms, 20 + 30 ms of admission and routing latency,
   // horizon at 500 ms: arrivals 0..500 ms (51); odd ids are rejected.
   ClusterConfig cfg;
@@ -46,7 +47,8 @@ TEST_CASE("requests in the admission and routing pipeline at the horizon are cou
   ClusterPolicies policies;
   policies.admission = std::make_unique<RejectOdd>();
   VectorSource src(every(10000, 100));
-  auto out = run_cluster(cfg, src, "blackbox", blackbox_config({0, 0, 0}, {1000, 10, 5}), std::move(policies));
+  auto out = run_cluster(cfg, src, "blackbox", blackbox_config({0, 0, 0}, {1000, 10, 5}),
+                         std::move(policies));
 
   int64_t completed = 0, queued = 0, running = 0, dropped = 0;
   for (const auto& m : out.result.instances) {
@@ -69,7 +71,8 @@ TEST_CASE("requests in the admission and routing pipeline at the horizon are cou
   CHECK(static_cast<int64_t>(out.cluster.records.size()) == 51 - 24 - 4);
 }
 
-TEST_CASE("a request on its way to its instance's queue at the horizon counts as still queued", "[cluster][invariant]") {
+TEST_CASE("a request on its way to its instance's queue at the horizon counts as still queued",
+          "[cluster][invariant]") {
   // The model's queueing time is 5 ms (α0): the second request reaches the
   // instance at 1 ms and would enter its queue at 6 ms, after the horizon.
   ClusterConfig cfg;

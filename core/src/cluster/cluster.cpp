@@ -28,10 +28,11 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   last_refresh_.assign(n, 0);
   state_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
-    InstanceMetrics& m = metrics_[static_cast<size_t>(i)];
     std::unique_ptr<LatencyModel> model = latency(i);
-    collector_.add_instance(m, model->output_token_time(), model->post_decode_overhead());
-    instances_.push_back(std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
+    collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
+                            model->post_decode_overhead());
+    instances_.push_back(
+        std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
   }
 }
 
