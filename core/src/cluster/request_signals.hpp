@@ -13,7 +13,8 @@
 namespace blis {
 
 // The records read what the collector wrote in the request's slot: the
-// collector comes first.
+// collector comes first. A struct rather than an alias, so that a header
+// (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace> {
   using Lifecycle::Lifecycle;
 };
