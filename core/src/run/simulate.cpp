@@ -190,7 +190,9 @@ RunOutcome simulate(const RunConfig& config) {
 
   std::vector<const InstanceMetrics*> parts;
   for (const auto& m : result.instances) parts.push_back(&m);
-  InstanceMetrics cluster = merge_metrics(parts);
+  // Requests still before their admission or routing decision at the horizon
+  // count as queued at the cluster (conservation).
+  InstanceMetrics cluster = cluster_metrics(result);
 
   RunOutcome outcome;
   std::optional<Fitness> fitness;
