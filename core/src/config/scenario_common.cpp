@@ -1,5 +1,5 @@
 #include "config/scenario_common.hpp"
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 
 #include <blis/scenario.hpp>
 #include <blis/settings.hpp>

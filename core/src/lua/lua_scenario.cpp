@@ -7,7 +7,7 @@
 
 #include "config/scenario_common.hpp"
 #include "lua/lua_host.hpp"
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 
 #include <fmt/format.h>
 

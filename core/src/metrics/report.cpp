@@ -1,7 +1,7 @@
 #include "metrics/report.hpp"
 
 #include "engine/wait_queue.hpp"
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 #include "workload/slo_class.hpp"
 
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include <blis/model_data.hpp>
 #include <blis/run.hpp>
 
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 
 #include <fmt/format.h>
 

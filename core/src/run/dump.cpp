@@ -1,6 +1,6 @@
 #include "run/dump.hpp"
 
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 #include "util/text.hpp"
 
 #include <blis/settings.hpp>

@@ -2,7 +2,7 @@
 // reproduces it (`blis run dumped.toml` prints the same metrics).
 #pragma once
 
-#include "config/resolve.hpp"
+#include "run/resolve.hpp"
 
 #include <string>
 

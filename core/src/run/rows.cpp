@@ -1,6 +1,6 @@
 #include "run/rows.hpp"
 
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <blis/run.hpp>
 #include <blis/settings.hpp>
 
-#include "config/resolve.hpp"
+#include "run/resolve.hpp"
 #include "run/output_file.hpp"
 #include "run/rows.hpp"
 #include "run/simulate.hpp"

@@ -1,9 +1,9 @@
 #include "run/simulate.hpp"
 
 #include "cluster/cluster.hpp"
-#include "config/resolve.hpp"
+#include "run/resolve.hpp"
 #include "metrics/fitness.hpp"
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 #include "run/dump.hpp"
 
 #include <blis/lua.hpp>

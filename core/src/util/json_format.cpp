@@ -1,4 +1,4 @@
-#include "metrics/json_format.hpp"
+#include "util/json_format.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Resolution of a RunConfig (spec cli §3.1-§3.7, spec cluster §8). Every rule
 // about a plugin is expressed through what the plugin declares (blis_need
 // bits) or through the data tables, never through its name.
-#include "config/resolve.hpp"
+#include "run/resolve.hpp"
 
 #include "metrics/fitness.hpp"
 #include "util/text.hpp"
