@@ -1,6 +1,8 @@
 #include <blis/errors.hpp>
 #include <blis/plugin_overrides.hpp>
 
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -15,12 +17,6 @@ namespace blis {
 namespace {
 
 constexpr const char* kFlag = "--plugin-config";
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
 
 bool all_digits(const std::string& s, size_t from) {
   return from < s.size() &&
@@ -62,11 +58,11 @@ std::optional<double> as_number(const std::string& s, const std::string& where) 
 
 std::vector<double> as_list(const std::string& body, const std::string& where) {
   std::vector<double> out;
-  if (trim(body).empty()) return out;
+  if (text::trim(body).empty()) return out;
   size_t start = 0;
   while (true) {
     const size_t comma = body.find(',', start);
-    const std::string item = trim(body.substr(start, comma - start));
+    const std::string item = text::trim(body.substr(start, comma - start));
     auto v = as_number(item, where);
     if (!v)
       throw InputError(where, fmt::format("list item '{}' is not a number; lists hold numbers "
@@ -81,7 +77,7 @@ std::vector<double> as_list(const std::string& body, const std::string& where) {
 }  // namespace
 
 ConfigValue parse_config_value(const std::string& text, const std::string& where) {
-  const std::string t = trim(text);
+  const std::string t = text::trim(text);
   if (t.empty()) throw InputError(where, "no value; write \"\" for an empty string");
   if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front())
     return ConfigValue(std::in_place_type<std::string>, t.substr(1, t.size() - 2));
@@ -98,10 +94,10 @@ ConfigValue parse_config_value(const std::string& text, const std::string& where
 std::pair<std::string, ConfigValue> parse_key_value(const std::string& text,
                                                     const std::string& flag) {
   const auto eq = text.find('=');
-  if (eq == std::string::npos || trim(text.substr(0, eq)).empty())
+  if (eq == std::string::npos || text::trim(text.substr(0, eq)).empty())
     throw InputError(flag, fmt::format("expected KEY=VALUE, got '{}'", text));
   const std::string where = fmt::format("{} {}", flag, text);
-  return {trim(text.substr(0, eq)), parse_config_value(text.substr(eq + 1), where)};
+  return {text::trim(text.substr(0, eq)), parse_config_value(text.substr(eq + 1), where)};
 }
 
 void PluginOverrides::set(const std::string& plugin, const std::string& key, ConfigValue value,

@@ -5,6 +5,8 @@
 #include <blis/errors.hpp>
 #include <blis/policy_config.hpp>
 
+#include "util/text.hpp"
+
 #include <toml++/toml.h>
 
 #include "config/strict_yaml.hpp"
@@ -30,20 +32,12 @@ namespace blis {
 
 namespace {
 
-constexpr std::string_view kWhitespace = " \t\n\v\f\r";
 using config::child_path;
 using config::in_quotes;
 using config::KeyList;
 using config::unknown_key;
 
 constexpr std::string_view kAcceptedFormats = "a .toml, .yaml or .yml file";
-
-std::string trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(kWhitespace);
-  if (b == std::string_view::npos) return {};
-  const size_t e = s.find_last_not_of(kWhitespace);
-  return std::string(s.substr(b, e - b + 1));
-}
 
 
 // Messages print values the way the reference does, so that its users' error
@@ -371,10 +365,10 @@ std::vector<ScorerWeight> parse_scorer_list(const std::string& text,
   while (true) {
     const size_t comma = text.find(',', start);
     const std::string piece =
-        trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
+        text::trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
                                                                               : comma - start));
     const size_t colon = piece.find(':');
-    const std::string name = colon == std::string::npos ? std::string() : trim(piece.substr(0, colon));
+    const std::string name = colon == std::string::npos ? std::string() : text::trim(piece.substr(0, colon));
     // A piece without a name is as malformed as one without a colon.
     if (name.empty()) fail("invalid scorer config " + in_quotes(piece) + " (expected name:weight)");
     if (check_name)
@@ -382,7 +376,7 @@ std::vector<ScorerWeight> parse_scorer_list(const std::string& text,
     if (!seen.insert(name).second)
       fail("duplicate scorer " + in_quotes(name) + "; each scorer may appear at most once");
 
-    const std::string weight_text = trim(piece.substr(colon + 1));
+    const std::string weight_text = text::trim(piece.substr(colon + 1));
     char* end = nullptr;
     errno = 0;
     const double weight = std::strtod(weight_text.c_str(), &end);

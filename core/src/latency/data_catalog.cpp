@@ -28,16 +28,6 @@ using toml_util::get_numbers;
 using toml_util::get_string;
 using toml_util::where;
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 GlobalCoefficients read_global(const std::string& path, const toml::table& t,
                                const std::string& name) {
   check_keys(path, t, "[" + name + "]", {"alpha_coeffs", "beta_coeffs"});
@@ -180,7 +170,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
     for (const auto& [k, v] : toml_util::as_table(p, *n, "[defaults]")) {
       const std::string model(k.str());
       const std::string ctx = "[defaults.\"" + model + "\"]";
-      c.defaults_[lower(model)] = read_defaults_entry(p, toml_util::as_table(p, v, ctx), ctx);
+      c.defaults_[text::lower(model)] = read_defaults_entry(p, toml_util::as_table(p, v, ctx), ctx);
     }
   }
   if (const auto* n = root.get("workloads")) {
@@ -227,7 +217,7 @@ std::string DataCatalog::setting_default(const std::string& key) const {
 }
 
 std::optional<ModelDefaults> DataCatalog::defaults_for(const std::string& model) const {
-  auto it = defaults_.find(lower(model));
+  auto it = defaults_.find(text::lower(model));
   if (it == defaults_.end()) return std::nullopt;
   return it->second;
 }
@@ -236,7 +226,7 @@ std::optional<CoefficientEntry> DataCatalog::coefficients(const std::string& mod
                                                           const std::string& gpu, int64_t tp,
                                                           const std::string& vllm) const {
   // spec engine.md §5.2: lower-cased name; first entry equal in all four fields.
-  const std::string id = lower(model);
+  const std::string id = text::lower(model);
   for (const auto& e : entries_)
     if (e.id == id && e.gpu == gpu && e.tensor_parallelism == tp && e.vllm_version == vllm) return e;
   return std::nullopt;
@@ -275,14 +265,14 @@ HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& pa
   const std::map<std::string, HardwareSpec>* table = &hardware_;
   if (!path.empty()) {
     if (!fs::exists(path)) throw ConfigError(path, "hardware config not found");
-    loaded = ends_with(lower(path), ".json") ? read_hardware_json(path) : read_hardware_toml(path);
+    loaded = text::ends_with(text::lower(path), ".json") ? read_hardware_json(path) : read_hardware_toml(path);
     table = &loaded;
   }
   auto it = table->find(gpu);
   if (it != table->end()) return it->second;
   // GPU names are matched case-insensitively ("h100" is H100).
   for (const auto& [name, spec] : *table)
-    if (lower(name) == lower(gpu)) return spec;
+    if (text::lower(name) == text::lower(gpu)) return spec;
   // std::map iterates in byte order, the same order the reference sorts names in.
   std::ostringstream names;
   bool first = true;

@@ -1,4 +1,5 @@
 #include "metrics/fitness.hpp"
+#include "util/text.hpp"
 
 #include "metrics/stats.hpp"
 
@@ -23,12 +24,6 @@ bool valid_key(const std::string& k) {
   return false;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 }  // namespace
 
 std::map<std::string, double> parse_fitness_weights(const std::string& text) {
@@ -37,13 +32,13 @@ std::map<std::string, double> parse_fitness_weights(const std::string& text) {
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    const std::string piece = trim(text.substr(start, comma - start));
+    const std::string piece = text::trim(text.substr(start, comma - start));
     const size_t colon = piece.find(':');
     if (colon == std::string::npos)
       throw InputError("--fitness-weights",
                        fmt::format("invalid fitness weight \"{}\": expected key:value", piece));
-    const std::string key = trim(piece.substr(0, colon));
-    const std::string value = trim(piece.substr(colon + 1));
+    const std::string key = text::trim(piece.substr(0, colon));
+    const std::string value = text::trim(piece.substr(colon + 1));
     char* end = nullptr;
     const double w = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0')

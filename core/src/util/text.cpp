@@ -6,7 +6,7 @@
 namespace blis::text {
 
 std::string trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
   size_t b = 0, e = s.size();
   while (b < e && space(s[b])) ++b;
   while (e > b && space(s[e - 1])) --e;

@@ -8,7 +8,7 @@
 
 namespace blis::text {
 
-// Without leading and trailing spaces, tabs, CR and LF.
+// Without leading and trailing ASCII white space (as Go's strings.TrimSpace).
 std::string trim(std::string_view s);
 // ASCII lower case.
 std::string lower(std::string s);
