@@ -113,3 +113,19 @@ TEST_CASE("discoverability: listings, did-you-mean, case-insensitive GPUs", "[cl
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("the steady-state verdict warns about saturated and unsteady runs", "[cli][metrics]") {
+  // The tutorial's question: 5 instances cannot serve 200 req/s of qwen3-14b.
+  const Result saturated = run_blis("run --model qwen/qwen3-14b --num-instances 5 --rate 200 --num-requests 20000");
+  REQUIRE(saturated.status == 0);
+  CHECK(saturated.err.find("warning: the run is saturated") != std::string::npos);
+  // 13 instances serve it: no warning, and the JSON document says steady.
+  const Result steady =
+      run_blis("run --model qwen/qwen3-14b --num-instances 13 --rate 200 --num-requests 20000 --format json");
+  REQUIRE(steady.status == 0);
+  CHECK(steady.err.find("warning") == std::string::npos);
+  CHECK(steady.out.find("\"verdict\": \"steady\"") != std::string::npos);
+  // Just above one instance's capacity, queues keep growing.
+  const Result unsteady = run_blis("run --model qwen/qwen3-14b --rate 18 --num-requests 5000");
+  CHECK(unsteady.err.find("warning: the run is not in steady state") != std::string::npos);
+}

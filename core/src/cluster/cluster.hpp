@@ -46,6 +46,7 @@ struct ClusterResult {
   // Arrived, but the run stopped before its admission or routing decision.
   int64_t in_pipeline = 0;
   TraceSummary trace;
+  SteadyState steady;  // the steady-state verdict (metrics/steady_state.hpp)
   uint64_t events = 0;
   uint64_t steps = 0;
 };
@@ -79,6 +80,7 @@ class ClusterSimulation final : public EventHandler {
   RequestRecords records_;
   InFlight in_flight_;
   DecisionTrace trace_;
+  SteadyStateProbe steady_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;

@@ -9,13 +9,15 @@
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/request_records.hpp"
+#include "metrics/steady_state.hpp"
 
 namespace blis {
 
 // The records read what the collector wrote in the request's slot: the
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
-struct RequestSignals : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace> {
+struct RequestSignals
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe> {
   using Lifecycle::Lifecycle;
 };
 

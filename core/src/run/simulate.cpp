@@ -129,7 +129,13 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   if (!r.scorers.empty()) field(false, "routing_scorers", go_string(c.policies.scorers.value_or("")));
   field(false, "scheduler", go_string(*c.policies.scheduler));
   field(false, "seed", std::to_string(r.seed));
-  out += "\n  },\n  \"cluster\": " + nested(metrics_json(cluster, "cluster", false), 1);
+  const SteadyState& st = result.steady;
+  out += fmt::format("\n  }},\n  \"steady_state\": {{\n    \"verdict\": {},\n    \"offered_rps\": {},\n"
+                     "    \"started_rps\": {},\n    \"ttft_middle_third_ms\": {},\n"
+                     "    \"ttft_last_third_ms\": {}\n  }}",
+                     go_string(verdict_name(st.verdict)), go_float(st.offered_rps), go_float(st.started_rps),
+                     go_float(st.ttft_middle_ms), go_float(st.ttft_last_ms));
+  out += ",\n  \"cluster\": " + nested(metrics_json(cluster, "cluster", false), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
   for (size_t i = 0; i < result.instances.size(); ++i)
@@ -195,6 +201,11 @@ RunOutcome simulate(const RunConfig& config) {
   InstanceMetrics cluster = cluster_metrics(result);
 
   RunOutcome outcome;
+  outcome.steady = result.steady;
+  if (result.steady.verdict == Verdict::Saturated || result.steady.verdict == Verdict::NotSteady)
+    spdlog::warn("{}", result.steady.advice());
+  else if (result.steady.verdict == Verdict::TooShort)
+    spdlog::info("{}", result.steady.advice());
   std::optional<Fitness> fitness;
   if (!r.fitness_weights.empty()) fitness = evaluate_fitness(cluster, r.fitness_weights);
   outcome.metrics = metrics_fields(cluster);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "metrics/report.hpp"
+#include "metrics/steady_state.hpp"
 
 #include <blis/run_config.hpp>
 
@@ -19,6 +20,7 @@ struct RunOutcome {
   std::vector<MetricField> metrics;  // the cluster's metrics, then rejected_requests
                                      // (and fitness_score with --fitness-weights)
   std::string profile;               // the --profile line, "" without --profile
+  SteadyState steady;                // the steady-state verdict
 };
 
 // Resolves `config` (blis/resolve.hpp), then simulates. Throws blis::Error on
