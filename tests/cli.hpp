@@ -21,14 +21,15 @@ struct Result {
 };
 
 // Runs `blis <args>` (a shell command line: quote as in a shell), in `cwd`
-// when given.
-inline Result run_blis(const std::string& args, const std::string& cwd = "") {
+// when given, under `wrapper` (a command prefix such as "timeout 60") when
+// given.
+inline Result run_blis(const std::string& args, const std::string& cwd = "", const std::string& wrapper = "") {
   static int counter = 0;
   const std::string err_file =
       (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
                                                  std::to_string(counter++)))
           .string();
-  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE +
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + wrapper + (wrapper.empty() ? "" : " ") + BLIS_TEST_STAGE +
                           "/bin/blis " + args + " 2>" + err_file;
   Result r;
   FILE* p = ::popen(cmd.c_str(), "r");

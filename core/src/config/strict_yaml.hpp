@@ -63,7 +63,13 @@ class StrictYaml {
   bool boolean(const YAML::Node& v, const std::string& key_path) const;
 
  private:
-  void collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, bool merged,
+  // The mappings being merged into (outermost first) and how many merge
+  // sources one entries() call has visited.
+  struct MergeWalk {
+    std::vector<YAML::Node> chain;
+    int visited = 0;
+  };
+  void collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
                std::vector<std::pair<std::string, YAML::Node>>& out) const;
 
   std::string path_;
