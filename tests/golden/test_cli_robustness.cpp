@@ -69,3 +69,68 @@ TEST_CASE("robustness: a YAML file holding only a comma is an error", "[cli][wor
                   "empty workload spec (no YAML document)");
   CHECK(run_quickly(kRun + "--policy-config " + dir.write("dashes.yaml", "---\n") + " --num-requests 2").status == 0);
 }
+
+TEST_CASE("robustness: a lifecycle window arrivals cannot reach in reasonable time ends the run", "[cli][workload]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string file = dir.write("late.yaml", R"(version: "2"
+seed: 1
+aggregate_rate: 1e9
+num_requests: 5
+clients:
+  - id: late
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 10}}
+    output_distribution: {type: constant, params: {value: 10}}
+    lifecycle:
+      windows:
+        - {start_us: 1000000000000000, end_us: 1000000000000100}
+)");
+  check_one_error(run_quickly(kRun + "--workload-spec " + file),
+                  "late.yaml:13:9: clients[0].lifecycle.windows: 50000000 arrivals in a row fell outside every window");
+}
+
+TEST_CASE("robustness: token counts beyond one request's limit are refused before generation", "[cli][workload]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string trace = dir.write("big.csv", "arrival_time_us,input_tokens,output_tokens\n0,1,2147483647\n");
+  check_one_error(run_quickly(kRun + "--workload-trace " + trace),
+                  "big.csv:2: output_tokens: 2147483647 is out of range [1, 10000000]");
+  check_one_error(run_quickly(kRun + "--prefix-tokens 1000000000"),
+                  "prefix_tokens: a shared prefix of 1000000000 tokens is more than one request may hold (10000000)");
+  const std::string spec = dir.write("prefix.yaml", R"(version: "2"
+aggregate_rate: 10
+num_requests: 5
+clients:
+  - id: c
+    rate_fraction: 1
+    prefix_group: g
+    prefix_length: 1000000000
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 10}}
+    output_distribution: {type: constant, params: {value: 10}}
+)");
+  check_one_error(run_quickly(kRun + "--workload-spec " + spec),
+                  "prefix.yaml:8:20: clients[0].prefix_length: must be at most 10000000 tokens");
+}
+
+TEST_CASE("robustness: endless input files are refused, not read until memory runs out", "[cli][workload]") {
+  check_one_error(run_quickly(kRun + "--workload-spec /dev/zero"),
+                  "/dev/zero: the workload spec is larger than 64 MiB; is it the right file?");
+  check_one_error(run_quickly(kRun + "--workload-trace /dev/zero"),
+                  "/dev/zero:1: a line longer than 1048576 bytes; is this a CSV trace?");
+  blis::test::TempDir dir("blis-robust");
+  check_one_error(run_quickly(kRun + "--workload-trace " + dir.str()), "is a directory, not a trace file");
+}
+
+TEST_CASE("robustness: TOML text toml++ 3.3 cannot take safely is refused before parsing", "[cli][config]") {
+  blis::test::TempDir dir("blis-robust");
+  // U+FEEF after '=': toml++'s whitespace table reaches TOML_UNREACHABLE.
+  check_one_error(run_quickly(kRun + "--policy-config " + dir.write("bom.toml", " e=\xef\xbb\xaf")),
+                  "bom.toml:1:4: unexpected character U+FEEF outside a string or comment");
+  check_one_error(run_quickly(kRun + "--hardware-config " + dir.write("hw.toml", "[H100]\nx = \xc2\xa1\n")),
+                  "hw.toml:2:5: unexpected character U+00A1 outside a string or comment");
+  // Non-ASCII text in strings and comments is fine.
+  check_one_error(run_quickly(kRun + "--policy-config " +
+                              dir.write("ok.toml", "# caf\xc3\xa9\n[admission]\npolicy = \"caf\xc3\xa9\"\n")),
+                  "unknown admission policy 'caf\xc3\xa9'");
+}

@@ -16,6 +16,8 @@
 #include <optional>
 #include <sstream>
 
+#include <sys/stat.h>
+
 namespace blis::config {
 
 namespace {
@@ -204,13 +206,26 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   auto fail = [&] {
     return ConfigError(path, "cannot read " + std::string(what) + ": " + std::strerror(errno));
   };
+  auto too_large = [&] {
+    return ConfigError(path, "the " + std::string(what) + " is larger than " +
+                                 std::to_string(kMaxTextFileBytes >> 20) + " MiB; is it the right file?");
+  };
   errno = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw fail();
+  // A regular file too large fails at once; other files (pipes, devices such
+  // as /dev/zero) are read up to the limit.
+  struct stat st {};
+  if (::fstat(::fileno(f.get()), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) > kMaxTextFileBytes)
+    throw too_large();
   std::string out;
   char buf[1 << 16];
   size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    if (out.size() + n > kMaxTextFileBytes) throw too_large();
+    out.append(buf, n);
+  }
   // A directory opens fine on Linux and only fails here (EISDIR).
   if (std::ferror(f.get())) throw fail();
   return out;

@@ -20,11 +20,22 @@ int64_t saturating_add(int64_t a, int64_t b) {
   return r;
 }
 
-int32_t checked_tokens(int64_t n, const std::string& where, const char* what) {
-  if (n < 0 || n > std::numeric_limits<int32_t>::max())
-    throw InputError(where, std::string(what) + " of " + std::to_string(n) + " tokens is out of range");
+// A drawn length, at most `limit` tokens: one draw's (kMaxRequestTokens), or
+// int32 for a multi-turn input holding the whole conversation so far.
+int32_t checked_tokens(int64_t n, const std::string& where, const char* what, int64_t limit = kMaxRequestTokens) {
+  if (n < 0 || n > limit)
+    throw InputError(where, std::string(what) + " of " + std::to_string(n) + " tokens is out of range [0, " +
+                                std::to_string(limit) + "]");
   return static_cast<int32_t>(n);
 }
+
+constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+// Arrivals a client may draw in a row outside all of its lifecycle windows
+// (about a second of drawing) before generation gives up: a window far
+// beyond the arrivals' pace (10^15 µs at 1000 arrivals per µs) would
+// otherwise keep it drawing for months.
+constexpr int64_t kMaxSkippedArrivals = 50'000'000;
 
 // A client's lifecycle windows (spec workload §5.6). With windows, an arrival
 // outside all of them is dropped; past the last window's end none can match,
@@ -43,6 +54,14 @@ class Windows {
                        [t](const LifecycleWindow& w) { return w.start_us <= t && t < w.end_us; });
   }
   bool exhausted(int64_t t) const { return windows_ && t >= last_end_; }
+  // The earliest window start after `t` (t itself when none).
+  int64_t next_start(int64_t t) const {
+    int64_t best = t;
+    if (windows_)
+      for (const auto& w : *windows_)
+        if (w.start_us > t && (best == t || w.start_us < best)) best = w.start_us;
+    return best;
+  }
   // The single-session start offset: the first window's start, else 0.
   int64_t first_start() const { return windows_ && !windows_->empty() ? windows_->front().start_us : 0; }
 
@@ -70,12 +89,21 @@ class ClientStreamBase : public RequestStream {
   // Draws inter-arrival times until one lands in a window; false once the
   // next arrival would reach the horizon or no window can match any more.
   bool next_arrival() {
-    for (;;) {
+    for (int64_t skipped = 0;; ++skipped) {
       const int64_t iat = arrival_.next(rng_);
       if (iat >= horizon_ - t_) return false;  // t + iat >= horizon, without overflow
       t_ += iat;
       if (windows_.admits(t_)) return true;
       if (windows_.exhausted(t_)) return false;
+      if (skipped == kMaxSkippedArrivals) {
+        const int64_t next = windows_.next_start(t_);
+        throw InputError(where_ + ".lifecycle.windows",
+                         std::to_string(kMaxSkippedArrivals) + " arrivals in a row fell outside every window (at t = " +
+                             std::to_string(t_) + " µs" +
+                             (next > t_ ? ", the next window opens at " + std::to_string(next) + " µs" : "") +
+                             "); arrivals come too fast for the window to be reached: move it earlier or "
+                             "lower the rate");
+      }
     }
   }
 
@@ -168,7 +196,7 @@ class SingleRequestStream final : public ClientStreamBase {
       hasher.draw(rng_, out_len);  // the pre-determined response
     }
     pending_.arrival_us = t_;
-    pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input");
+    pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
     pending_.output_tokens = static_cast<int32_t>(out_len);
     pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
     return true;
@@ -288,7 +316,8 @@ class SessionStream final : public ClientStreamBase {
         h.resume(accumulate_ ? ctx_state : prefix_state_, accumulate_ ? ctx_fill : prefix_fill_);
         h.draw(rng_, in_len);
         h.draw(rng_, out_len);
-        round.input_tokens = checked_tokens(prefix_length() + (accumulate_ ? ctx_len : 0) + in_len, where_, "an input");
+        round.input_tokens =
+            checked_tokens(prefix_length() + (accumulate_ ? ctx_len : 0) + in_len, where_, "an input", kMaxInt32);
         if (accumulate_) {
           ctx_hashes = round.hashes;
           ctx_state = h.hasher();
