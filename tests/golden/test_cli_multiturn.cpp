@@ -4,6 +4,7 @@
 // block hashes, hence the same routing, cache hits and metrics).
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -35,4 +36,28 @@ TEST_CASE("multi-turn: lazy sessions reproduce the recorded runs byte for byte",
       CHECK(r.out == expected(name + "-" + instances));
     }
   }
+}
+
+TEST_CASE("multi-turn: memory follows the rounds in flight, not rounds times context", "[cli][workload]") {
+  // 2000 accumulating rounds per session, 40 requests: built whole, the
+  // sessions' rounds held about 220 MB of block hashes; lazily a few MB.
+  blis::test::TempDir dir("blis-multiturn");
+  const std::string spec = dir.write("rounds.yaml", R"(version: "2"
+seed: 42
+aggregate_rate: 10.0
+num_requests: 40
+clients:
+  - id: long-chat
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 30, min: 32, max: 512}}
+    output_distribution: {type: gaussian, params: {mean: 64, std_dev: 20, min: 16, max: 256}}
+    reasoning:
+      multi_turn: {max_rounds: 2000, think_time_us: 500000, context_growth: accumulate}
+)");
+  const Result r = run_blis("run --model qwen/qwen3-14b --max-model-len 0 --workload-spec " + spec, "",
+                            "prlimit --data=64000000");
+  REQUIRE(r.status == 0);
+  CHECK(metric(r.out, "injected_requests") == 40);
+  CHECK(metric(r.out, "completed_requests") == 40);
 }
