@@ -25,12 +25,12 @@ Result run_quickly(const std::string& args, double seconds = 5) {
 
 // Exit 2 and exactly one line on stderr, holding `text`.
 void check_one_error(const Result& r, const std::string& text) {
+  INFO(r.err);
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find(text) != std::string::npos);
   CHECK(r.err.rfind("blis: error: ", 0) == 0);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  INFO(r.err);
 }
 
 }  // namespace
@@ -133,4 +133,54 @@ TEST_CASE("robustness: TOML text toml++ 3.3 cannot take safely is refused before
   check_one_error(run_quickly(kRun + "--policy-config " +
                               dir.write("ok.toml", "# caf\xc3\xa9\n[admission]\npolicy = \"caf\xc3\xa9\"\n")),
                   "unknown admission policy 'caf\xc3\xa9'");
+}
+
+TEST_CASE("robustness: a runaway Lua plugin stops at its instruction budget", "[cli][lua]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string scorer = dir.write("loop.lua", "function score(n) while true do end end\n");
+  check_one_error(run_quickly(kRun + "--num-requests 5 --num-instances 2 --routing-policy weighted "
+                                     "--routing-scorers " + scorer + ":1"),
+                  "loop.lua:1: exceeded 100000000 instructions");
+  const std::string admission = dir.write("admit.lua", "function admit()\n  repeat until false\nend\n");
+  check_one_error(run_quickly(kRun + "--num-requests 5 --admission-policy " + admission),
+                  "admit.lua:2: exceeded 100000000 instructions");
+  const std::string model = dir.write("model.lua", "function step_time(n)\n  local t = 0\n"
+                                                   "  for i = 1, math.huge do t = t + i end\n  return t\nend\n");
+  check_one_error(run_quickly(kRun + "--num-requests 5 --latency-model " + model + " --alpha-coeffs 1,1,1 "
+                                     "--beta-coeffs 1,1,1"),
+                  "model.lua:3: exceeded 100000000 instructions");
+}
+
+TEST_CASE("robustness: a Lua scenario's setup and searches have an instruction budget", "[cli][lua]") {
+  blis::test::TempDir dir("blis-robust");
+  check_one_error(run_quickly("run " + dir.write("setup.lua", "while true do end\nreturn {}\n")),
+                  "setup.lua:1: exceeded 1000000000 instructions");
+  check_one_error(run_quickly("run " + dir.write("search.lua", "return {\n  model = \"qwen/qwen3-14b\",\n"
+                                                      "  search = function(sim)\n    while true do end\n  end,\n}\n")),
+                  "search.lua:4: exceeded 1000000000 instructions");
+}
+
+TEST_CASE("robustness: Lua plugins cannot index host data out of bounds", "[cli][lua]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string scorer =
+      dir.write("far.lua", "function score(n)\n  for i = 0, n - 1 do scores[i] = 1 end\n  scores[100000000] = 1.0\nend\n");
+  Result r = run_quickly(kRun + "--num-requests 5 --num-instances 2 --routing-policy weighted --routing-scorers " +
+                         scorer + ":1");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("far.lua:3: scores[100000000] is out of range: valid indices are 0 .. 1") != std::string::npos);
+  const std::string model = dir.write("past.lua", "function step_time(n)\n  local t = 1\n"
+                                                  "  for i = 0, n do t = t + entries[i].new_tokens end\n"
+                                                  "  return t\nend\n");
+  r = run_quickly(kRun + "--num-requests 5 --latency-model " + model + " --alpha-coeffs 1,1,1 --beta-coeffs 1,1,1");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("past.lua:3: entries[1] is out of range: valid indices are 0 .. 0") != std::string::npos);
+}
+
+TEST_CASE("robustness: a Lua plugin's heap is capped", "[cli][lua]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string scorer = dir.write("hoard.lua", "local t = {}\nfunction score(n)\n"
+                                                    "  while true do t[#t + 1] = {} end\nend\n");
+  check_one_error(run_quickly(kRun + "--num-requests 5 --num-instances 2 --routing-policy weighted "
+                                     "--routing-scorers " + scorer + ":1", 20),
+                  "hoard.lua: the Lua heap would exceed its limit of 256 MiB");
 }
