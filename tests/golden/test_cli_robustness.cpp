@@ -184,3 +184,36 @@ TEST_CASE("robustness: a Lua plugin's heap is capped", "[cli][lua]") {
                                      "--routing-scorers " + scorer + ":1", 20),
                   "hoard.lua: the Lua heap would exceed its limit of 256 MiB");
 }
+
+TEST_CASE("robustness: session and multimodal sizes that would draw for hours are refused", "[cli][workload]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string rounds = dir.write("rounds.yaml", R"(version: "2"
+aggregate_rate: 10
+num_requests: 5
+clients:
+  - id: c
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 10}}
+    output_distribution: {type: constant, params: {value: 10}}
+    reasoning:
+      multi_turn: {max_rounds: 1000000000000, think_time_us: 10}
+)");
+  check_one_error(run_quickly(kRun + "--workload-spec " + rounds),
+                  "clients[0].reasoning.multi_turn.max_rounds: must be at most 1000000, got 1000000000000");
+  const std::string images = dir.write("images.yaml", R"(version: "2"
+aggregate_rate: 10
+num_requests: 5
+clients:
+  - id: c
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 10}}
+    output_distribution: {type: constant, params: {value: 10}}
+    multimodal:
+      image_distribution: {type: constant, params: {value: 1}}
+      image_count_distribution: {type: constant, params: {value: 1e12}}
+)");
+  check_one_error(run_quickly(kRun + "--workload-spec " + images),
+                  "clients[0].multimodal.image_count_distribution: a count of 1000000000000 items is out of range");
+}

@@ -38,6 +38,9 @@ constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 // otherwise keep it drawing for months.
 constexpr int64_t kMaxSkippedArrivals = 50'000'000;
 
+// Rounds of one multi-turn session.
+constexpr int64_t kMaxRounds = 1'000'000;
+
 // A client's lifecycle windows (spec workload §5.6). With windows, an arrival
 // outside all of them is dropped; past the last window's end none can match,
 // and the client stops there (the reference would keep drawing to the
@@ -135,6 +138,10 @@ class ModalityLengths {
     int64_t total = text_ ? text_->sample(rng) : 0;
     for (const Modality& m : modalities_) {
       const int64_t n = m.count.sample(rng);
+      // Each item costs a draw or more: bounded as tokens are.
+      if (n > kMaxRequestTokens)
+        throw InputError(m.where, "a count of " + std::to_string(n) + " items is out of range [0, " +
+                                      std::to_string(kMaxRequestTokens) + "]");
       for (int64_t i = 0; i < n; ++i) total += m.item.sample(rng);
     }
     return total == 0 ? 1 : total;
@@ -144,6 +151,7 @@ class ModalityLengths {
   struct Modality {
     LengthSampler count;
     LengthSampler item;
+    std::string where;  // of the count distribution
   };
 
   void build() {
@@ -151,8 +159,9 @@ class ModalityLengths {
       text_.emplace(spec_.text_distribution, where_ + ".text_distribution");
     const auto add = [&](const DistSpec& item, const DistSpec& count, const std::string& name) {
       if (item.type.empty() || count.type.empty()) return;
-      LengthSampler c(count, where_ + "." + name + "_count_distribution");
-      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution")});
+      const std::string count_where = where_ + "." + name + "_count_distribution";
+      LengthSampler c(count, count_where);
+      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution"), count_where});
     };
     add(spec_.image_distribution, spec_.image_count_distribution, "image");
     add(spec_.audio_distribution, spec_.audio_count_distribution, "audio");
@@ -230,6 +239,11 @@ class SessionStream final : public ClientStreamBase {
       throw InputError(where_ + ".reasoning.multi_turn.think_time_us",
                        "a negative think time (" + std::to_string(turns_.think_time_us) +
                            ") is not supported by blis yet");
+    // A session draws every round when it starts (as the reference does):
+    // beyond this, one session alone would draw for hours.
+    if (turns_.max_rounds > kMaxRounds)
+      throw InputError(where_ + ".reasoning.multi_turn.max_rounds",
+                       "must be at most " + std::to_string(kMaxRounds) + ", got " + std::to_string(turns_.max_rounds));
     ContentHasher h(prefix_hashes_, block_size_);
     if (prefix_) prefix_->begin(prefix_hashes_, h, prefix_length());
     prefix_state_ = h.hasher();
