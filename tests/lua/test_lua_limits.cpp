@@ -177,3 +177,22 @@ TEST_CASE("limits: a latency model reading entries past n is an error at its lin
   auto model2 = blis::make_lua_latency_model(vm, via_batch);
   CHECK(failure_of([&] { model2->step_time(batch); }).message.rfind(via_batch + ":2: entries[2] is out of range", 0) == 0);
 }
+
+TEST_CASE("limits: in the interpreter the count hook spends the budget", "[lua]") {
+  // With the JIT off every instruction is interpreted, so the hook (1000
+  // instructions at a time) runs out long before the per-iteration checks
+  // would: with 200 statements per iteration, those alone would take 2e10
+  // interpreted instructions (minutes); the hook stops it within a second.
+  std::string body;
+  for (int k = 0; k < 200; ++k) body += "x = x + 1 ";
+  ScorerRun run("function score(n)\n  local x = 0\n  while true do\n    " + body + "\n  end\nend\n");
+  lua_State* L = run.vm.state();
+  REQUIRE(luaL_dostring(L, "require('jit').off()") == 0);
+  const Failure f = failure_of([&] { run.score(); });
+  // The hook stops the loop on one of its lines.
+  INFO(f.message);
+  CHECK((f.message == run.path + ":3: exceeded 100000000 instructions" ||
+         f.message == run.path + ":4: exceeded 100000000 instructions"));
+  CHECK(f.exit_code == 2);
+  CHECK(f.seconds < 20);
+}
