@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -216,4 +217,13 @@ clients:
 )");
   check_one_error(run_quickly(kRun + "--workload-spec " + images),
                   "clients[0].multimodal.image_count_distribution: a count of 1000000000000 items is out of range");
+}
+
+TEST_CASE("robustness: a ServeGen trace without line breaks is refused", "[cli][workload]") {
+  blis::test::TempDir dir("blis-robust");
+  std::filesystem::create_symlink("/dev/zero", dir.str() + "/chunk-1-trace.csv");
+  const std::string spec = dir.write("spec.yaml", "aggregate_rate: 50\nnum_requests: 40\nservegen_data: {path: " +
+                                                      dir.str() + "}\n");
+  check_one_error(run_quickly(kRun + "--workload-spec " + spec),
+                  "chunk-1-trace.csv:1: a line longer than 1048576 bytes; is this a ServeGen trace?");
 }

@@ -56,8 +56,6 @@ constexpr const char* kColumnNames[kNumColumns] = {
     "arrival_time_us", "input_tokens", "output_tokens", "prefix_group",
     "prefix_tokens",   "slo_class",    "tenant_id"};
 
-constexpr size_t kMaxLineBytes = 1 << 20;
-
 class TraceWorkload final : public WorkloadSource {
  public:
   TraceWorkload(const std::string& path, int64_t horizon, int64_t max_requests, int32_t block_size,
@@ -99,22 +97,15 @@ class TraceWorkload final : public WorkloadSource {
     throw InputError(path_ + ":" + std::to_string(line_no_), what);
   }
 
-  // One line into line_ (without its '\n'), at most kMaxLineBytes long so
-  // that a file without line breaks (/dev/zero) cannot exhaust memory; false
-  // at the end of the file.
+  // One line into line_; false at the end of the file.
   bool read_line() {
-    line_.clear();
-    std::streambuf& in = *in_.rdbuf();
-    for (;;) {
-      const int c = in.sbumpc();
-      if (c == std::char_traits<char>::eof()) return !line_.empty();
-      if (c == '\n') return true;
-      if (line_.size() == kMaxLineBytes) {
-        ++line_no_;
-        fail("a line longer than " + std::to_string(kMaxLineBytes) + " bytes; is this a CSV trace?");
-      }
-      line_.push_back(static_cast<char>(c));
+    switch (workload::read_csv_line(in_, line_)) {
+      case workload::LineRead::kLine: return true;
+      case workload::LineRead::kEnd: return false;
+      case workload::LineRead::kTooLong: break;
     }
+    ++line_no_;
+    fail("a line longer than " + std::to_string(workload::kMaxCsvLineBytes) + " bytes; is this a CSV trace?");
   }
 
   // Next non-blank line; false at end of file.
