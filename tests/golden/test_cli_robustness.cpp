@@ -227,3 +227,10 @@ TEST_CASE("robustness: a ServeGen trace without line breaks is refused", "[cli][
   check_one_error(run_quickly(kRun + "--workload-spec " + spec),
                   "chunk-1-trace.csv:1: a line longer than 1048576 bytes; is this a ServeGen trace?");
 }
+
+TEST_CASE("robustness: deeply nested YAML is an error, not a stack overflow", "[cli][workload]") {
+  blis::test::TempDir dir("blis-robust");
+  const std::string file = dir.write("deep.yaml", "a: " + std::string(100000, '[') + "\n");
+  check_one_error(run_quickly(kRun + "--workload-spec " + file), "collections nest too deeply (the YAML reader stops at");
+  check_one_error(run_quickly(kRun + "--policy-config " + file), "collections nest too deeply");
+}

@@ -3,6 +3,7 @@
 #include <blis/errors.hpp>
 
 #include <algorithm>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <cerrno>
@@ -235,6 +236,9 @@ std::optional<YAML::Node> StrictYaml::first_document(const std::string& text) co
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(where(e.mark), "collections nest too deeply (the YAML reader stops at " +
+                                         std::to_string(e.depth()) + " levels); flatten the document");
   } catch (const YAML::Exception& e) {
     throw ConfigError(where(e.mark), e.msg);
   }
