@@ -58,6 +58,7 @@ struct VmCore {
   void* base_ud = nullptr;
   size_t heap_bytes = 0;
   bool heap_refused = false;   // an allocation failed on the limit since the call began
+                               // (the limit holds during guarded calls only)
 
   VmCore() = default;
   VmCore(const VmCore&) = delete;

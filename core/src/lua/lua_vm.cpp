@@ -185,12 +185,15 @@ getmetatable("").__metatable = false
 return on_error, new_env, bind
 )lua";
 
-// LuaJIT's allocator, counting the heap and refusing to grow it past
-// kMemoryLimit; LuaJIT turns a refusal into a "not enough memory" error.
+// LuaJIT's allocator, counting the heap and, while a script runs, refusing
+// to grow it past kMemoryLimit; LuaJIT turns a refusal into a "not enough
+// memory" error. The host's own calls between scripts (outside any pcall,
+// where an error would abort) are never refused.
 void* limited_alloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
   auto* core = static_cast<VmCore*>(ud);
   const size_t old_bytes = ptr != nullptr ? old_size : 0;
-  if (new_size > old_bytes && core->heap_bytes - old_bytes + new_size > kMemoryLimit) {
+  if (core->budget.left != kNoBudget && new_size > old_bytes &&
+      core->heap_bytes - old_bytes + new_size > kMemoryLimit) {
     core->heap_refused = true;
     return nullptr;
   }
