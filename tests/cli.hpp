@@ -20,8 +20,6 @@ struct Result {
   std::string out, err;
 };
 
-// Runs `blis <args>` (a shell command line: quote as in a shell), in `cwd`
-// when given.
 // Runs a shell command line, capturing stdout and stderr.
 inline Result run_shell(const std::string& command) {
   static int counter = 0;
@@ -44,8 +42,12 @@ inline Result run_shell(const std::string& command) {
   return r;
 }
 
-inline Result run_blis(const std::string& args, const std::string& cwd = "") {
-  return run_shell((cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE + "/bin/blis " + args);
+// Runs `blis <args>` (a shell command line: quote as in a shell), in `cwd`
+// when given, under `wrapper` (a command prefix such as "timeout 60") when
+// given.
+inline Result run_blis(const std::string& args, const std::string& cwd = "", const std::string& wrapper = "") {
+  return run_shell((cwd.empty() ? "" : "cd '" + cwd + "' && ") + wrapper + (wrapper.empty() ? "" : " ") +
+                   BLIS_TEST_STAGE + "/bin/blis " + args);
 }
 
 // The value of "key" in the first metrics block whose instance_id is `id`.

@@ -139,7 +139,7 @@ TEST_CASE("a misbehaving Lua scorer is reported, not obeyed: exit 2, nothing on 
       {"count.lua", "function score(n) for i = 0, n - 1 do scores[i] = 1 end return 1 end\n",
        ": score(2) returned 1; it must return nothing or the number of scores it wrote, 2"},
       {"overrun.lua", "function score(n) for i = 0, n do scores[i] = 1 end end\n",
-       ": score(2) wrote scores[2], past the last instance"},
+       ":1: scores[2] is out of range: valid indices are 0 .. 1"},
   };
   const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --num-requests 5 "
                            "--routing-policy weighted --routing-scorers ";

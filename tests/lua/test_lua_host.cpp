@@ -391,7 +391,7 @@ TEST_CASE("register_lua_script names scripts by file stem and detects their kind
   CHECK_THAT(msg, Catch::Contains("score(n)"));
 }
 
-TEST_CASE("score(n) returns nothing or n; a wrong count or a write past the end is reported",
+TEST_CASE("score(n) returns nothing or n; a wrong count or a write past the end is an error at its line",
           "[lua]") {
   blis::LuaVm vm(42);
   RouteFixture r({snapshot(0, 0, 0, 0), snapshot(1, 0, 0, 0), snapshot(2, 0, 0, 0)});
@@ -407,12 +407,12 @@ TEST_CASE("score(n) returns nothing or n; a wrong count or a write past the end 
   CHECK_THAT(msg, Catch::Contains("string_count.lua: score(3) returned a string"));
   auto overrun = blis::make_lua_routing_scorer(vm, test_script("overrun_score.lua"));
   msg = script_error_of([&] { r.score(*overrun); });
-  CHECK_THAT(msg, Catch::Contains("overrun_score.lua: score(3) wrote scores[3], past the last"));
+  CHECK_THAT(msg, Catch::Contains("overrun_score.lua:4: scores[3] is out of range: valid indices are 0 .. 2"));
   // Also right after the buffers grew for a cluster larger than they were.
   RouteFixture big(std::vector<blis_instance_snapshot>(1000));
   msg = script_error_of([&] { big.score(*overrun); });
-  CHECK_THAT(msg, Catch::Contains("score(1000) wrote scores[1000], past the last"));
-  // The guard slot is reset: a good call afterwards on the same buffers passes.
+  CHECK_THAT(msg, Catch::Contains("overrun_score.lua:4: scores[1000] is out of range: valid indices are 0 .. 999"));
+  // A good call afterwards on the same buffers passes.
   auto ok = blis::make_lua_routing_scorer(vm, shipped_scorer("queue_depth.lua"));
   CHECK(r.score(*ok) == std::vector<double>{1, 1, 1});
   CHECK(lua_gettop(vm.state()) == 0);

@@ -182,6 +182,12 @@ struct WorkloadSpec {
 // reference; its errors carry the same positions.
 WorkloadSpec load_workload_spec(const std::string& path);
 
+// The most tokens one request may draw (a prompt, a shared prefix, an
+// output; spec workload sets no bound). Each token costs a random draw and
+// its blocks a hash, so a length like 2^31 would take minutes and gigabytes
+// before the run starts; 10 million is beyond any model's context.
+inline constexpr int64_t kMaxRequestTokens = 10'000'000;
+
 // Parameters of the default distribution workload (CLI flags; spec workload.md §2-§3).
 struct DistributionWorkload {
   double rate = 1.0;

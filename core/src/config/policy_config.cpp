@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "config/strict_yaml.hpp"
+#include "config/toml_input.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -136,12 +137,7 @@ class TomlReader {
   explicit TomlReader(std::string path) : path_(std::move(path)) {}
 
   PolicyBundle read(const std::string& text, Sources& src) const {
-    toml::table root;
-    try {
-      root = toml::parse(text, path_);
-    } catch (const toml::parse_error& e) {
-      throw ConfigError(where(e.source()), std::string(e.description()));
-    }
+    const toml::table root = config::parse_toml(text, path_);
     PolicyBundle b;
     check_keys(root, "", kTopKeys);
     if (const auto* t = table(root, "admission", "")) {

@@ -3,6 +3,9 @@
 #include <blis/errors.hpp>
 
 #include <algorithm>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,10 +15,57 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
+
+#include <sys/stat.h>
 
 namespace blis::config {
 
 namespace {
+
+// Merge keys (`<<: *anchor`) may nest through anchors; these bound the work
+// one mapping's entries can cost, so that a small file cannot take
+// exponential time (each level merging the previous one twice).
+constexpr int kMaxMergeDepth = 32;
+constexpr int kMaxMergedMappings = 1000;
+
+// Counts the documents the parser starts; nothing else is kept.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  bool started = false;
+  void OnDocumentStart(const YAML::Mark&) override { started = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// yaml-cpp reads a document made of a stray flow indicator (`,`, `]`, `}`)
+// as null, where the reference's decoder fails. The first character of the
+// first document's content and its line (1-based), if it is one of those.
+std::optional<std::pair<char, int>> stray_flow_indicator(std::string_view text) {
+  int line = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t eol = std::min(text.find('\n', i), text.size());
+    std::string_view l = text.substr(i, eol - i);
+    const bool directive = !l.empty() && l[0] == '%';
+    if (l.substr(0, 3) == "---") l.remove_prefix(3);
+    const size_t first = l.find_first_not_of(" \t\r");
+    if (!directive && first != std::string_view::npos && l[first] != '#') {
+      const char c = l[first];
+      if (c == ',' || c == ']' || c == '}') return std::make_pair(c, line);
+      return std::nullopt;
+    }
+    i = eol + 1;
+    ++line;
+  }
+  return std::nullopt;
+}
 
 std::string join(KeyList names) {
   std::string out;
@@ -157,13 +207,26 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   auto fail = [&] {
     return ConfigError(path, "cannot read " + std::string(what) + ": " + std::strerror(errno));
   };
+  auto too_large = [&] {
+    return ConfigError(path, "the " + std::string(what) + " is larger than " +
+                                 std::to_string(kMaxTextFileBytes >> 20) + " MiB; is it the right file?");
+  };
   errno = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw fail();
+  // A regular file too large fails at once; other files (pipes, devices such
+  // as /dev/zero) are read up to the limit.
+  struct stat st {};
+  if (::fstat(::fileno(f.get()), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) > kMaxTextFileBytes)
+    throw too_large();
   std::string out;
   char buf[1 << 16];
   size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    if (out.size() + n > kMaxTextFileBytes) throw too_large();
+    out.append(buf, n);
+  }
   // A directory opens fine on Linux and only fails here (EISDIR).
   if (std::ferror(f.get())) throw fail();
   return out;
@@ -173,15 +236,30 @@ std::optional<YAML::Node> StrictYaml::first_document(const std::string& text) co
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(where(e.mark), "collections nest too deeply (the YAML reader stops at " +
+                                         std::to_string(e.depth()) + " levels); flatten the document");
   } catch (const YAML::Exception& e) {
     throw ConfigError(where(e.mark), e.msg);
   }
   // A null root is either an explicit empty document ("---") or no document.
+  // Only the first document is parsed: yaml-cpp 0.7's LoadAll never ends
+  // on some inputs (a lone ",": yaml-cpp issue 1040).
   if (root.IsNull()) {
+    if (const auto stray = stray_flow_indicator(text)) {
+      YAML::Mark m;
+      m.line = stray->second - 1;
+      m.column = 0;
+      throw ConfigError(where(m), std::string("unexpected '") + stray->first +
+                                      "' outside a flow collection ([...] or {...}); remove it or quote the value");
+    }
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentCounter counter;
     try {
-      if (YAML::LoadAll(text).empty()) return std::nullopt;
-    } catch (const YAML::Exception&) {
-      // A later document is malformed: the first one exists.
+      if (!parser.HandleNextDocument(counter) || !counter.started) return std::nullopt;
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(where(e.mark), e.msg);
     }
   }
   return root;
@@ -200,8 +278,9 @@ std::string StrictYaml::where(const YAML::Mark& m) const {
   return out;
 }
 
-void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList allowed,
-                         bool merged, std::vector<std::pair<std::string, YAML::Node>>& out) const {
+void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
+                         std::vector<std::pair<std::string, YAML::Node>>& out) const {
+  const bool merged = !walk.chain.empty();
   std::map<std::string, int> first_line;
   std::vector<YAML::Node> merges;
   std::vector<std::pair<std::string, YAML::Node>> own;
@@ -248,8 +327,23 @@ void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList
       throw ConfigError(where(m.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
     for (const YAML::Node& s : sources) {
       if (!s.IsMap()) throw ConfigError(where(s.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
+      const std::string under = prefix.empty() ? std::string("the top level") : in_quotes(prefix);
+      const bool cycle = s.is(map) || std::any_of(walk.chain.begin(), walk.chain.end(),
+                                                  [&](const YAML::Node& c) { return s.is(c); });
+      if (cycle)
+        throw ConfigError(where(m.Mark()), "a merge key (<<) under " + under +
+                                               " merges a mapping that contains it; remove the alias to its own anchor");
+      if (static_cast<int>(walk.chain.size()) >= kMaxMergeDepth)
+        throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " nest deeper than " +
+                                               std::to_string(kMaxMergeDepth) + " levels; flatten the anchors");
+      if (++walk.visited > kMaxMergedMappings)
+        throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " expand to more than " +
+                                               std::to_string(kMaxMergedMappings) +
+                                               " merged mappings; merge each anchor once");
       std::vector<std::pair<std::string, YAML::Node>> from;
-      collect(s, prefix, allowed, true, from);
+      walk.chain.push_back(map);
+      collect(s, prefix, allowed, walk, from);
+      walk.chain.pop_back();
       for (auto& e : from) take(std::move(e));
     }
   }
@@ -259,7 +353,8 @@ std::vector<std::pair<std::string, YAML::Node>> StrictYaml::entries(const YAML::
                                                                     std::string_view prefix,
                                                                     KeyList allowed) const {
   std::vector<std::pair<std::string, YAML::Node>> out;
-  collect(map, prefix, allowed, false, out);
+  MergeWalk walk;
+  collect(map, prefix, allowed, walk, out);
   return out;
 }
 

@@ -28,7 +28,12 @@ std::string child_path(std::string_view prefix, std::string_view key);
 std::string unknown_key(const std::string& key_path, KeyList allowed);
 bool is_allowed(std::string_view key, KeyList allowed);
 
-// The whole file; failures are ConfigError "cannot read <what>: <reason>".
+// Configuration and scripts are small: a larger file is refused rather than
+// read until memory runs out (--workload-spec /dev/zero).
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t{64} << 20;
+
+// The whole file, at most kMaxTextFileBytes; failures are ConfigError
+// "cannot read <what>: <reason>" or "the <what> is larger than ...".
 std::string read_text_file(const std::string& path, std::string_view what);
 
 class StrictYaml {
@@ -63,7 +68,13 @@ class StrictYaml {
   bool boolean(const YAML::Node& v, const std::string& key_path) const;
 
  private:
-  void collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, bool merged,
+  // The mappings being merged into (outermost first) and how many merge
+  // sources one entries() call has visited.
+  struct MergeWalk {
+    std::vector<YAML::Node> chain;
+    int visited = 0;
+  };
+  void collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
                std::vector<std::pair<std::string, YAML::Node>>& out) const;
 
   std::string path_;

@@ -6,6 +6,8 @@
 
 #include <toml++/toml.h>
 
+#include "config/toml_input.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -22,16 +24,7 @@ inline std::string where(const std::string& path, const toml::source_region& src
 }
 
 // Parses a whole file; syntax errors become ConfigError at their position.
-inline toml::table parse_file(const std::string& path) {
-  try {
-    return toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    std::string at = path;
-    if (b.line != 0) at += ":" + std::to_string(b.line) + ":" + std::to_string(b.column);
-    throw ConfigError(at, std::string(e.description()));
-  }
-}
+inline toml::table parse_file(const std::string& path) { return config::parse_toml_file(path, "TOML file"); }
 
 // Rejects any key of `t` not in `allowed` (the files are strict so that a typo
 // cannot silently fall back to a default).

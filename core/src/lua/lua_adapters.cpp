@@ -1,10 +1,12 @@
 // Adapters from scripts to the internal interfaces. Each object owns plain
-// buffers that its script sees through cdata pointers bound once at creation;
-// a call copies its input into them and makes exactly one lua_pcall, so no
-// table or cdata is allocated per decision.
+// buffers that its script sees through bounds-checked views (lua_views.hpp)
+// bound once at creation; a call copies its input into the buffers, sets the
+// views' counts and makes exactly one lua_pcall, so no table or cdata is
+// allocated per decision.
 #include <blis/errors.hpp>
 
 #include "lua/lua_host.hpp"
+#include "lua/lua_views.hpp"
 
 #include <fmt/format.h>
 
@@ -62,31 +64,38 @@ void copy_request(blis_request_view& dst, const blis_request_view* src) {
 }
 
 // The host-owned mirror of a route input: `request`, `route`, `instances`
-// and (for scorers) `scores` in the script's sandbox point here.
+// and (for scorers) `scores` in the script's sandbox are views of it.
 class RouteMirror {
  public:
-  RouteMirror(ScriptInstance& script, bool with_scores)
-      : script_(script), with_scores_(with_scores) {
+  RouteMirror(ScriptInstance& script, bool with_scores) : with_scores_(with_scores) {
     route_.struct_size = sizeof(blis_route_input);
     route_.snapshot_size = sizeof(blis_instance_snapshot);
     route_.request = &request_;
     request_.struct_size = sizeof(blis_request_view);
+    route_view_.data = reinterpret_cast<uintptr_t>(&route_);
+    route_view_.request = reinterpret_cast<uintptr_t>(&request_view_);
+    route_view_.instances = reinterpret_cast<uintptr_t>(&instances_view_);
+    request_view_.set(&request_);
     grow(kInitialInstances);
-    script_.bind_pointer("request", &request_);
-    script_.bind_pointer("route", &route_);
+    script.bind_pointer("request", &request_view_);
+    script.bind_pointer("route", &route_view_);
+    script.bind_pointer("instances", &instances_view_);
+    if (with_scores_) script.bind_pointer("scores", &scores_view_);
   }
   RouteMirror(const RouteMirror&) = delete;
   RouteMirror& operator=(const RouteMirror&) = delete;
 
   void load(const blis_route_input& in) {
-    int64_t n = std::max<int64_t>(in.count, 0);
-    // One spare slot: scores[n] is the guard that catches a write past the end.
-    if (n >= static_cast<int64_t>(snapshots_.size()))
-      grow(std::max<int64_t>(n + 1, 2 * static_cast<int64_t>(snapshots_.size())));
+    int64_t n = std::clamp<int64_t>(in.count, 0, std::numeric_limits<int32_t>::max());
+    if (n > static_cast<int64_t>(snapshots_.size()))
+      grow(std::max<int64_t>(n, 2 * static_cast<int64_t>(snapshots_.size())));
     copy_strided(snapshots_.data(), in.instances, n, in.snapshot_size);
     copy_request(request_, in.request);
     route_.now_us = in.now_us;
     route_.count = n;
+    request_view_.set(&request_);
+    instances_view_.set(snapshots_.data(), n);
+    scores_view_.set(scores_.data(), with_scores_ ? n : 0);
   }
   int64_t count() const { return route_.count; }
   double* scores() { return scores_.data(); }
@@ -95,19 +104,18 @@ class RouteMirror {
   void grow(int64_t capacity) {
     snapshots_.assign(static_cast<size_t>(capacity), blis_instance_snapshot{});
     route_.instances = snapshots_.data();
-    script_.bind_pointer("instances", snapshots_.data());
-    if (with_scores_) {
-      scores_.assign(static_cast<size_t>(capacity), 0.0);
-      script_.bind_pointer("scores", scores_.data());
-    }
+    if (with_scores_) scores_.assign(static_cast<size_t>(capacity), 0.0);
   }
 
-  ScriptInstance& script_;
   bool with_scores_;
   blis_request_view request_{};
   blis_route_input route_{};
   std::vector<blis_instance_snapshot> snapshots_;
   std::vector<double> scores_;
+  ArrayView instances_view_;
+  ArrayView scores_view_;
+  RequestView request_view_;
+  RouteView route_view_;
 };
 
 class LuaRoutingScorer final : public RoutingScorer {
@@ -126,9 +134,9 @@ class LuaRoutingScorer final : public RoutingScorer {
     mirror_.load(input);
     const int64_t n = mirror_.count();
     double* out = mirror_.scores();
-    // Slots the script forgets to set stay NaN, and so does the guard slot
-    // scores[n] unless the script writes past the end.
-    std::fill_n(out, n + 1, std::numeric_limits<double>::quiet_NaN());
+    // Slots the script forgets to set stay NaN (the views refuse any index
+    // outside 0 .. n-1).
+    std::fill_n(out, n, std::numeric_limits<double>::quiet_NaN());
     lua_State* L = script_.state();
     const int base = script_.begin_call(score_);
     lua_pushnumber(L, static_cast<double>(n));
@@ -143,10 +151,6 @@ class LuaRoutingScorer final : public RoutingScorer {
                                     type == LUA_TNUMBER ? fmt::format("{}", returned)
                                                         : std::string("a ") + lua_typename(L, type),
                                     n), 2);
-    if (!std::isnan(out[n]))
-      throw ScriptError(fmt::format("{}: score({}) wrote scores[{}], past the last instance; "
-                                    "valid slots are scores[0] .. scores[{}]",
-                                    script_.path(), n, n, n - 1), 2);
     for (int64_t k = 0; k < n; ++k) {
       if (std::isnan(out[k]))
         throw ScriptError(
@@ -226,19 +230,24 @@ class LuaLatencyModel final : public LatencyModel {
     batch_.struct_size = sizeof(blis_step_batch);
     batch_.entry_size = sizeof(blis_batch_entry);
     request_.struct_size = sizeof(blis_request_view);
+    batch_view_.data = reinterpret_cast<uintptr_t>(&batch_);
+    batch_view_.entries = reinterpret_cast<uintptr_t>(&entries_view_);
+    request_view_.set(&request_);
     grow(kInitialBatch);
-    script_.bind_pointer("batch", &batch_);
-    script_.bind_pointer("request", &request_);
+    script_.bind_pointer("batch", &batch_view_);
+    script_.bind_pointer("entries", &entries_view_);
+    script_.bind_pointer("request", &request_view_);
     script_.run_init(config);
   }
 
   int64_t step_time(const blis_step_batch& batch) override {
-    int64_t n = std::max<int64_t>(batch.count, 0);
+    int64_t n = std::clamp<int64_t>(batch.count, 0, std::numeric_limits<int32_t>::max());
     if (n > static_cast<int64_t>(entries_.size()))
       grow(std::max<int64_t>(n, 2 * static_cast<int64_t>(entries_.size())));
     copy_strided(entries_.data(), batch.entries, n, batch.entry_size);
     batch_.now_us = batch.now_us;
     batch_.count = n;
+    entries_view_.set(entries_.data(), n);
     lua_State* L = script_.state();
     int base = script_.begin_call(step_time_);
     lua_pushnumber(L, static_cast<double>(n));
@@ -250,6 +259,7 @@ class LuaLatencyModel final : public LatencyModel {
   int64_t queueing_time(const blis_request_view& request) override {
     if (queueing_time_ == LUA_NOREF) return 0;
     copy_request(request_, &request);
+    request_view_.set(&request_);
     int base = script_.begin_call(queueing_time_);
     script_.end_call(base, 0, 1);
     return checked_time(base, "queueing_time", fmt::format(" for request_{}", request.id));
@@ -264,7 +274,7 @@ class LuaLatencyModel final : public LatencyModel {
   void grow(int64_t capacity) {
     entries_.assign(static_cast<size_t>(capacity), blis_batch_entry{});
     batch_.entries = entries_.data();
-    script_.bind_pointer("entries", entries_.data());
+    entries_view_.set(entries_.data(), 0);
   }
 
   int64_t optional_time(int fn, const char* what) {
@@ -295,6 +305,9 @@ class LuaLatencyModel final : public LatencyModel {
   blis_step_batch batch_{};
   blis_request_view request_{};
   std::vector<blis_batch_entry> entries_;
+  ArrayView entries_view_;
+  BatchView batch_view_;
+  RequestView request_view_;
   int step_time_ = LUA_NOREF;
   int queueing_time_ = LUA_NOREF;
   int output_token_time_ = LUA_NOREF;

@@ -23,15 +23,42 @@ extern const char* const kAbiHeaderText;
 // The part of plugin.h between the BLIS_FFI_BEGIN and BLIS_FFI_END markers.
 std::string_view ffi_declarations();
 
+// Limits of what scripts may spend (docs/lua.md, "Limits"). A call of a
+// plugin's entry point (score, admit, step_time, init...) gets the plugin
+// budget; a scenario's top level and each search call get the scenario one.
+inline constexpr int32_t kPluginInstructionLimit = 100'000'000;
+inline constexpr int32_t kScenarioInstructionLimit = 1'000'000'000;
+// Bytes the Lua heap of one VM may hold (every script of a run shares it).
+inline constexpr size_t kMemoryLimit = size_t{256} << 20;
+
+// The instruction budget of the call in progress, read and written by the
+// instrumented script code through an FFI pointer (an int32_t: compiled
+// code keeps it apart from the scripts' double stores) and by the count
+// hook. Outside a guarded call it is kNoBudget and nothing spends it.
+inline constexpr int32_t kNoBudget = 2147483647;
+struct Budget {
+  int32_t left = kNoBudget;  // instructions the call may still run; < 0: exceeded
+  int32_t limit = 0;         // the call's whole budget, for the message
+};
+
 // Owns the lua_State. The refs point into LUA_REGISTRYINDEX at functions of
 // the host's bootstrap chunk, which runs in the main environment (with ffi).
 struct VmCore {
   lua_State* L = nullptr;
   int64_t seed = 0;
   int on_error_ref = LUA_NOREF;  // function(err) -> err .. traceback
-  int new_env_ref = LUA_NOREF;   // function(random, log) -> sandbox table
-  int bind_ref = LUA_NOREF;      // function(env, global, lightuserdata): typed cdata pointer
+  int new_env_ref = LUA_NOREF;   // function(random, log, budget, over) -> sandbox table
+  int bind_ref = LUA_NOREF;      // function(env, global, lightuserdata): bounds-checked view
   int64_t live_scripts = 0;      // ScriptInstances alive; must be 0 when the VM dies
+
+  Budget budget;               // of the guarded call in progress
+  std::string budget_error;    // "script:line: exceeded N instructions", once exceeded
+  // The heap: LuaJIT's own allocator, wrapped to count and cap.
+  lua_Alloc base_alloc = nullptr;
+  void* base_ud = nullptr;
+  size_t heap_bytes = 0;
+  bool heap_refused = false;   // an allocation failed on the limit since the call began
+                               // (the limit holds during guarded calls only)
 
   VmCore() = default;
   VmCore(const VmCore&) = delete;
@@ -39,8 +66,18 @@ struct VmCore {
   ~VmCore();
 };
 
+// __blis_o of the instrumented code (a lua_CFunction): records and raises
+// "script:line: exceeded N instructions" at the calling script function.
+int budget_exceeded(lua_State* L);
+
 // Reads a script file; ScriptError names the path if it cannot.
 std::string read_script(const std::string& path);
+
+// `source` with the budget checks added (lua_instrument.cpp): JIT-compiled
+// code never runs the count hook, so every loop iteration and function entry
+// also spends one instruction of the budget from inside the script. Line
+// numbers are unchanged.
+std::string instrument(std::string_view source);
 
 // One script loaded into a fresh sandbox environment with its own seeded
 // math.random stream. Not movable: the sandbox's math.random holds a pointer
@@ -51,8 +88,9 @@ class ScriptInstance {
   // math.random draws from derive_seed(vm seed, "lua:" + name), `name` being
   // the script's registry name, so where the file lives does not change the
   // draws. Throws ScriptError (exit code 2) with path:line (and a traceback).
+  // `instruction_limit` is the budget of each call (the top level included).
   ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                 const std::string& source);
+                 const std::string& source, int32_t instruction_limit = kPluginInstructionLimit);
   ~ScriptInstance();
   ScriptInstance(const ScriptInstance&) = delete;
   ScriptInstance& operator=(const ScriptInstance&) = delete;
@@ -72,15 +110,18 @@ class ScriptInstance {
   std::optional<std::string> string_global(const char* name);
 
   // Sets the sandbox global `global` (one of instances, request, route,
-  // scores, batch, entries) to a typed cdata pointer at `address`.
+  // scores, batch, entries) to the view at `address` (lua_views.hpp), which
+  // must outlive the instance.
   void bind_pointer(const char* global, const void* address);
 
   // The call protocol. begin_call pushes the error handler and the function
   // and returns the stack base; the caller pushes `nargs` arguments; end_call
-  // runs one lua_pcall. On error the stack is reset and ScriptError thrown
-  // (exit code `exit_code`). On success with nresults == 0 the stack is back
-  // at base; otherwise the results sit at base+2 .. and the caller must
-  // lua_settop(L, base) when done reading them.
+  // runs one lua_pcall under the instance's instruction budget. On error,
+  // or when the budget or the memory limit was exceeded (even if the script
+  // caught the error itself), the stack is reset and ScriptError thrown
+  // (exit code `exit_code`; always 2 for a limit). On success with
+  // nresults == 0 the stack is back at base; otherwise the results sit at
+  // base+2 .. and the caller must lua_settop(L, base) when done reading them.
   int begin_call(int fn_ref) const;
   void end_call(int base, int nargs, int nresults, int exit_code = 2) const;
 
@@ -91,7 +132,12 @@ class ScriptInstance {
   void run_init(const ConfigTable& config);
 
  private:
+  // lua_pcall under the budget; returns its status. When a limit was
+  // exceeded, resets the stack to `reset_to` and throws ScriptError.
+  int guarded_pcall(int nargs, int nresults, int handler, int reset_to) const;
+
   VmCore* core_;
+  int32_t instruction_limit_;
   std::string path_;
   GoRand rand_;
   std::string log_name_;

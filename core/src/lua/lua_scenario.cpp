@@ -322,7 +322,8 @@ struct LuaScenario::Impl {
 LuaScenario::LuaScenario(const std::string& path, int64_t seed)
     : impl_(std::make_unique<Impl>(seed)) {
   impl_->scenario.path = path;
-  impl_->script = std::make_unique<lua::ScriptInstance>(impl_->vm, path, "scenario", lua::read_script(path));
+  impl_->script = std::make_unique<lua::ScriptInstance>(impl_->vm, path, "scenario", lua::read_script(path),
+                                                        lua::kScenarioInstructionLimit);
   lua_State* L = impl_->vm.state();
   const int ref = impl_->script->result_ref();
   if (ref == LUA_NOREF)

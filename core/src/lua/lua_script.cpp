@@ -2,14 +2,14 @@
 // protocol with tracebacks, and kind detection.
 #include <blis/errors.hpp>
 
+#include "config/strict_yaml.hpp"
 #include "lua/lua_host.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <limits>
 #include <variant>
 
 namespace blis::lua {
@@ -101,17 +101,37 @@ std::string with_path(const std::string& path, const std::string& what) {
 }
 
 std::string read_script(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScriptError(path + ": cannot open the Lua script (check the path)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ScriptError(path + ": cannot read the Lua script");
-  return text.str();
+  try {
+    return config::read_text_file(path, "Lua script");
+  } catch (const ConfigError& e) {
+    throw ScriptError(std::string(e.what()) + " (check the path)");
+  }
+}
+
+int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int reset_to) const {
+  lua_State* L = core_->L;
+  core_->budget.left = core_->budget.limit = instruction_limit_;  // one call: no nesting
+
+  core_->budget_error.clear();
+  core_->heap_refused = false;
+  const int status = lua_pcall(L, nargs, nresults, handler);
+  core_->budget.left = kNoBudget;
+  // A script may catch these errors with pcall: they end the run anyway.
+  if (!core_->budget_error.empty() || core_->heap_refused) {
+    lua_settop(L, reset_to);
+    if (!core_->budget_error.empty()) throw ScriptError(with_path(path_, core_->budget_error), 2);
+    throw ScriptError(fmt::format("{}: the Lua heap would exceed its limit of {} MiB (every script of the run "
+                                  "shares it); the script holds too much data",
+                                  path_, kMemoryLimit >> 20),
+                      2);
+  }
+  return status;
 }
 
 ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                               const std::string& source)
+                               const std::string& source, int32_t instruction_limit)
     : core_(&core_of(vm)),
+      instruction_limit_(instruction_limit),
       path_(std::move(path)),
       rand_(derive_seed(core_->seed, "lua:" + name)),
       log_name_(file_name(path_)) {
@@ -125,19 +145,22 @@ ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& n
     lua_pushcclosure(L, sandbox_random, 1);
     lua_pushstring(L, log_name_.c_str());
     lua_pushcclosure(L, sandbox_log, 1);
-    if (lua_pcall(L, 2, 1, 0) != 0)
+    lua_pushlightuserdata(L, &core_->budget);
+    lua_pushcfunction(L, budget_exceeded);
+    if (lua_pcall(L, 4, 1, 0) != 0)
       throw ScriptError(path_ + ": cannot create the script sandbox: " + message_at(L, -1));
     env_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 
     std::string chunk_name = "@" + path_;
-    if (luaL_loadbuffer(L, source.data(), source.size(), chunk_name.c_str()) != 0)
+    const std::string code = instrument(source);
+    if (luaL_loadbuffer(L, code.data(), code.size(), chunk_name.c_str()) != 0)
       throw ScriptError(with_path(path_, message_at(L, -1)));
     lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);
     lua_setfenv(L, -2);
     // Run the top level under the traceback handler.
     lua_rawgeti(L, LUA_REGISTRYINDEX, core_->on_error_ref);
     lua_insert(L, -2);
-    if (lua_pcall(L, 0, 1, -2) != 0) throw ScriptError(with_path(path_, message_at(L, -1)));
+    if (guarded_pcall(0, 1, lua_gettop(L) - 1, base) != 0) throw ScriptError(with_path(path_, message_at(L, -1)));
     if (!lua_isnil(L, -1)) {
       result_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
       refs_.push_back(result_ref_);
@@ -216,7 +239,7 @@ int ScriptInstance::begin_call(int fn_ref) const {
 
 void ScriptInstance::end_call(int base, int nargs, int nresults, int exit_code) const {
   lua_State* L = core_->L;
-  if (lua_pcall(L, nargs, nresults, base + 1) != 0) {
+  if (guarded_pcall(nargs, nresults, base + 1, base) != 0) {
     std::string msg = message_at(L, -1);
     lua_settop(L, base);
     throw ScriptError(with_path(path_, msg), exit_code);

@@ -5,10 +5,13 @@
 #include <blis/lua.hpp>
 
 #include "lua/lua_host.hpp"
+#include "lua/lua_views.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <string>
 
 namespace blis::lua {
 namespace {
@@ -20,21 +23,99 @@ constexpr std::string_view kEndMarker = "/* BLIS_FFI_END */";
 // FFI declarations and returns the three host helpers. Scripts only ever get
 // tables built by new_env, so ffi, io, os and friends stay out of their reach.
 constexpr const char* kBootstrap = R"lua(
-local abi = ...
+local abi, views = ...
 local ffi = require("ffi")
 ffi.cdef(abi)
+ffi.cdef(views)
 
--- One pointer type per host global; the names are the globals' names.
-local pointer_types = {
-  instances = ffi.typeof("const blis_instance_snapshot *"),
-  request = ffi.typeof("const blis_request_view *"),
-  route = ffi.typeof("const blis_route_input *"),
-  scores = ffi.typeof("double *"),
-  batch = ffi.typeof("const blis_step_batch *"),
-  entries = ffi.typeof("const blis_batch_entry *"),
+local traceback, tostring, type, error, format = debug.traceback, tostring, type, error, string.format
+local cast = ffi.cast
+
+-- The one window onto ffi that scripts get: C strings of the request view
+-- (tenant_id, slo_class_name) as Lua strings.
+local function cstring(p)
+  if p == nil then return "" end
+  if type(p) == "string" then return p end
+  return ffi.string(p)
+end
+
+-- Host data reaches scripts only through views (lua_views.hpp): an address
+-- the script cannot turn back into a pointer (it has no ffi) and a count
+-- every index is checked against. Level 2 places an error at the script's
+-- line that indexed.
+local function out_of_range(name, i, n)
+  if type(i) ~= "number" then
+    error(format("%s must be indexed by a number, got %s", name, type(i) == "string" and ("\"" .. i .. "\"") or type(i)), 3)
+  end
+  if n <= 0 then error(format("%s[%s] is out of range: %s is empty", name, tostring(i), name), 3) end
+  error(format("%s[%s] is out of range: valid indices are 0 .. %d", name, tostring(i), n - 1), 3)
+end
+
+local function array(ctype, element, name, writable)
+  local ptr = ffi.typeof(element .. " *")
+  local mt = {
+    __index = function(v, i)
+      if type(i) == "number" and i >= 0 and i < v._n then return cast(ptr, v._p)[i] end
+      out_of_range(name, i, v._n)
+    end,
+    __len = function(v) return v._n end,
+  }
+  if writable then
+    mt.__newindex = function(v, i, x)
+      if type(i) == "number" and i >= 0 and i < v._n then
+        if type(x) ~= "number" then
+          error(format("%s[%s] must be set to a number, got %s", name, tostring(i), type(x)), 2)
+        end
+        cast(ptr, v._p)[i] = x
+        return
+      end
+      out_of_range(name, i, v._n)
+    end
+  end
+  ffi.metatype(ctype, mt)
+end
+array("blis_lua_scores", "double", "scores", true)
+array("blis_lua_instances", "const blis_instance_snapshot", "instances", false)
+array("blis_lua_entries", "const blis_batch_entry", "entries", false)
+array("blis_lua_hashes", "const uint64_t", "request.block_hashes", false)
+
+local request_ptr = ffi.typeof("const blis_request_view *")
+local request_view = ffi.typeof("const blis_lua_request *")
+ffi.metatype("blis_lua_request", {
+  __index = function(v, k)
+    if k == "block_hashes" then return v._hashes end
+    local r = cast(request_ptr, v._p)
+    if k == "tenant_id" or k == "slo_class_name" then return cstring(r[k]) end
+    return r[k]
+  end,
+})
+local route_ptr = ffi.typeof("const blis_route_input *")
+local instances_view = ffi.typeof("const blis_lua_instances *")
+ffi.metatype("blis_lua_route", {
+  __index = function(v, k)
+    if k == "instances" then return cast(instances_view, v._instances)[0] end
+    if k == "request" then return cast(request_view, v._request)[0] end
+    return cast(route_ptr, v._p)[k]
+  end,
+})
+local batch_ptr = ffi.typeof("const blis_step_batch *")
+local entries_view = ffi.typeof("const blis_lua_entries *")
+ffi.metatype("blis_lua_batch", {
+  __index = function(v, k)
+    if k == "entries" then return cast(entries_view, v._entries)[0] end
+    return cast(batch_ptr, v._p)[k]
+  end,
+})
+
+-- One view type per host global; the names are the globals' names.
+local view_types = {
+  instances = instances_view,
+  request = request_view,
+  route = ffi.typeof("const blis_lua_route *"),
+  scores = ffi.typeof("blis_lua_scores *"),
+  batch = ffi.typeof("const blis_lua_batch *"),
+  entries = entries_view,
 }
-
-local traceback, tostring, type = debug.traceback, tostring, type
 
 local function on_error(err)
   if type(err) ~= "string" then
@@ -42,13 +123,17 @@ local function on_error(err)
   end
   -- Level 1 starts the traceback at the function that raised the error
   -- (LuaJIT does not count the handler's own frame).
-  return traceback(err, 1)
+  -- The host's own frames (bounds checks of the views) are noise to the
+  -- script's author: the message already names the script's line.
+  local tb = traceback(err, 1)
+  tb = tb:gsub("\n\t%[C%]: in function 'error'(\n\tblis%-lua%-host:)", "%1")
+  return (tb:gsub("\n\tblis%-lua%-host:[^\n]*", ""))
 end
 
 local function bind(env, global, address)
-  local ct = pointer_types[global]
-  if ct == nil then error("no pointer type for global " .. tostring(global)) end
-  env[global] = ffi.cast(ct, address)
+  local ct = view_types[global]
+  if ct == nil then error("no view type for global " .. tostring(global)) end
+  env[global] = cast(ct, address)[0]
 end
 
 local safe_base = {
@@ -66,15 +151,11 @@ local function copy(t)
 end
 
 local concat, select, ipairs, G = table.concat, select, ipairs, _G
+local budget_type = ffi.typeof("int32_t *")
 
--- The one window onto ffi that scripts get: C strings of the request view
--- (tenant_id, slo_class_name) as Lua strings.
-local function cstring(p)
-  if p == nil then return "" end
-  return ffi.string(p)
-end
-
-local function new_env(random, log)
+-- `budget` and `over` are for the instrumentation prelude (lua_instrument.cpp),
+-- which takes them out of the table before the script's code runs.
+local function new_env(random, log, budget, over)
   local env = {}
   for _, name in ipairs(safe_base) do env[name] = G[name] end
   env._VERSION = _VERSION
@@ -92,6 +173,8 @@ local function new_env(random, log)
     log(concat(parts, "\t", 1, n))
   end
   env._G = env
+  env.__blis_b = cast(budget_type, budget)
+  env.__blis_o = over
   return env
 end
 
@@ -101,6 +184,53 @@ getmetatable("").__metatable = false
 
 return on_error, new_env, bind
 )lua";
+
+// LuaJIT's allocator, counting the heap and, while a script runs, refusing
+// to grow it past kMemoryLimit; LuaJIT turns a refusal into a "not enough
+// memory" error. The host's own calls between scripts (outside any pcall,
+// where an error would abort) are never refused.
+void* limited_alloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
+  auto* core = static_cast<VmCore*>(ud);
+  const size_t old_bytes = ptr != nullptr ? old_size : 0;
+  if (core->budget.left != kNoBudget && new_size > old_bytes &&
+      core->heap_bytes - old_bytes + new_size > kMemoryLimit) {
+    core->heap_refused = true;
+    return nullptr;
+  }
+  void* out = core->base_alloc(core->base_ud, ptr, old_size, new_size);
+  if (out != nullptr || new_size == 0) core->heap_bytes = core->heap_bytes - old_bytes + new_size;
+  return out;
+}
+
+VmCore* core_from(lua_State* L) {
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  return static_cast<VmCore*>(ud);
+}
+
+// Records the exceeded budget, placed at `level` of the stack, and raises it.
+int raise_budget(lua_State* L, VmCore& core, int level) {
+  if (core.budget_error.empty()) {
+    // The full path (luaL_where would shorten a long one) and the line.
+    lua_Debug ar{};
+    if (lua_getstack(L, level, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr &&
+        ar.source[0] == '@' && ar.currentline > 0)
+      core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
+    core.budget_error += "exceeded " + std::to_string(core.budget.limit) + " instructions";
+  }
+  lua_pushstring(L, core.budget_error.c_str());  // [-0, +1] the error value
+  return lua_error(L);
+}
+
+// The count hook: the interpreter spends the budget kHookEvery instructions
+// at a time. Level 0 is the interrupted function.
+constexpr int kHookEvery = 1000;
+void count_hook(lua_State* L, lua_Debug*) {
+  VmCore& core = *core_from(L);
+  if (core.budget.left == kNoBudget) return;
+  core.budget.left = core.budget.left >= kHookEvery ? core.budget.left - kHookEvery : -1;
+  if (core.budget.left < 0) raise_budget(L, core, 0);
+}
 
 std::string pop_message(lua_State* L) {
   const char* s = lua_tostring(L, -1);
@@ -133,6 +263,8 @@ VmCore::~VmCore() {
 
 VmCore& core_of(LuaVm& vm) { return *vm.core_; }
 
+int budget_exceeded(lua_State* L) { return raise_budget(L, *core_from(L), 1); }
+
 }  // namespace blis::lua
 
 namespace blis {
@@ -142,13 +274,21 @@ LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
   lua_State* L = luaL_newstate();
   if (L == nullptr) throw ScriptError("cannot create a LuaJIT state (out of memory)");
   core_->L = L;  // from here on ~VmCore closes it, even if this constructor throws
+  // Count from here: the state's own allocations so far, then every change.
+  core_->base_alloc = lua_getallocf(L, &core_->base_ud);
+  core_->heap_bytes = static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024 +
+                      static_cast<size_t>(lua_gc(L, LUA_GCCOUNTB, 0));
+  lua_setallocf(L, lua::limited_alloc, core_.get());
+  core_->budget.left = lua::kNoBudget;
+  lua_sethook(L, lua::count_hook, LUA_MASKCOUNT, lua::kHookEvery);
   luaL_openlibs(L);
 
   if (luaL_loadbuffer(L, lua::kBootstrap, std::strlen(lua::kBootstrap), "=blis-lua-host") != 0)
     throw Error("internal error: the Lua host bootstrap does not compile: " + lua::pop_message(L));
   std::string_view decl = lua::ffi_declarations();
   lua_pushlstring(L, decl.data(), decl.size());
-  if (lua_pcall(L, 1, 3, 0) != 0)
+  lua_pushstring(L, lua::kViewDeclarations);
+  if (lua_pcall(L, 2, 3, 0) != 0)
     throw ScriptError("LuaJIT's ffi.cdef rejected the plugin ABI (sdk/include/blis/plugin.h): " +
                       lua::pop_message(L));
   // Results are on the stack in order; luaL_ref pops the top one.

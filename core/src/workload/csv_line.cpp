@@ -2,6 +2,18 @@
 
 namespace blis::workload {
 
+LineRead read_csv_line(std::istream& in, std::string& line) {
+  line.clear();
+  std::streambuf& buf = *in.rdbuf();
+  for (;;) {
+    const int c = buf.sbumpc();
+    if (c == std::char_traits<char>::eof()) return line.empty() ? LineRead::kEnd : LineRead::kLine;
+    if (c == '\n') return LineRead::kLine;
+    if (line.size() == kMaxCsvLineBytes) return LineRead::kTooLong;
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 bool split_csv_line(const std::string& line, std::vector<std::string>& fields) {
   fields.clear();
   size_t i = 0;

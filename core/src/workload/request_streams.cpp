@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -20,11 +21,25 @@ int64_t saturating_add(int64_t a, int64_t b) {
   return r;
 }
 
-int32_t checked_tokens(int64_t n, const std::string& where, const char* what) {
-  if (n < 0 || n > std::numeric_limits<int32_t>::max())
-    throw InputError(where, std::string(what) + " of " + std::to_string(n) + " tokens is out of range");
+// A drawn length, at most `limit` tokens: one draw's (kMaxRequestTokens), or
+// int32 for a multi-turn input holding the whole conversation so far.
+int32_t checked_tokens(int64_t n, const std::string& where, const char* what, int64_t limit = kMaxRequestTokens) {
+  if (n < 0 || n > limit)
+    throw InputError(where, std::string(what) + " of " + std::to_string(n) + " tokens is out of range [0, " +
+                                std::to_string(limit) + "]");
   return static_cast<int32_t>(n);
 }
+
+constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+// Arrivals a client may draw in a row outside all of its lifecycle windows
+// (about a second of drawing) before generation gives up: a window far
+// beyond the arrivals' pace (10^15 µs at 1000 arrivals per µs) would
+// otherwise keep it drawing for months.
+constexpr int64_t kMaxSkippedArrivals = 50'000'000;
+
+// Rounds of one multi-turn session.
+constexpr int64_t kMaxRounds = 1'000'000;
 
 // A client's lifecycle windows (spec workload §5.6). With windows, an arrival
 // outside all of them is dropped; past the last window's end none can match,
@@ -43,6 +58,14 @@ class Windows {
                        [t](const LifecycleWindow& w) { return w.start_us <= t && t < w.end_us; });
   }
   bool exhausted(int64_t t) const { return windows_ && t >= last_end_; }
+  // The earliest window start after `t` (t itself when none).
+  int64_t next_start(int64_t t) const {
+    int64_t best = t;
+    if (windows_)
+      for (const auto& w : *windows_)
+        if (w.start_us > t && (best == t || w.start_us < best)) best = w.start_us;
+    return best;
+  }
   // The single-session start offset: the first window's start, else 0.
   int64_t first_start() const { return windows_ && !windows_->empty() ? windows_->front().start_us : 0; }
 
@@ -70,12 +93,21 @@ class ClientStreamBase : public RequestStream {
   // Draws inter-arrival times until one lands in a window; false once the
   // next arrival would reach the horizon or no window can match any more.
   bool next_arrival() {
-    for (;;) {
+    for (int64_t skipped = 0;; ++skipped) {
       const int64_t iat = arrival_.next(rng_);
       if (iat >= horizon_ - t_) return false;  // t + iat >= horizon, without overflow
       t_ += iat;
       if (windows_.admits(t_)) return true;
       if (windows_.exhausted(t_)) return false;
+      if (skipped == kMaxSkippedArrivals) {
+        const int64_t next = windows_.next_start(t_);
+        throw InputError(where_ + ".lifecycle.windows",
+                         std::to_string(kMaxSkippedArrivals) + " arrivals in a row fell outside every window (at t = " +
+                             std::to_string(t_) + " µs" +
+                             (next > t_ ? ", the next window opens at " + std::to_string(next) + " µs" : "") +
+                             "); arrivals come too fast for the window to be reached: move it earlier or "
+                             "lower the rate");
+      }
     }
   }
 
@@ -106,6 +138,10 @@ class ModalityLengths {
     int64_t total = text_ ? text_->sample(rng) : 0;
     for (const Modality& m : modalities_) {
       const int64_t n = m.count.sample(rng);
+      // Each item costs a draw or more: bounded as tokens are.
+      if (n > kMaxRequestTokens)
+        throw InputError(m.where, "a count of " + std::to_string(n) + " items is out of range [0, " +
+                                      std::to_string(kMaxRequestTokens) + "]");
       for (int64_t i = 0; i < n; ++i) total += m.item.sample(rng);
     }
     return total == 0 ? 1 : total;
@@ -115,6 +151,7 @@ class ModalityLengths {
   struct Modality {
     LengthSampler count;
     LengthSampler item;
+    std::string where;  // of the count distribution
   };
 
   void build() {
@@ -122,8 +159,9 @@ class ModalityLengths {
       text_.emplace(spec_.text_distribution, where_ + ".text_distribution");
     const auto add = [&](const DistSpec& item, const DistSpec& count, const std::string& name) {
       if (item.type.empty() || count.type.empty()) return;
-      LengthSampler c(count, where_ + "." + name + "_count_distribution");
-      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution")});
+      const std::string count_where = where_ + "." + name + "_count_distribution";
+      LengthSampler c(count, count_where);
+      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution"), count_where});
     };
     add(spec_.image_distribution, spec_.image_count_distribution, "image");
     add(spec_.audio_distribution, spec_.audio_count_distribution, "audio");
@@ -168,7 +206,7 @@ class SingleRequestStream final : public ClientStreamBase {
       hasher.draw(rng_, out_len);  // the pre-determined response
     }
     pending_.arrival_us = t_;
-    pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input");
+    pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
     pending_.output_tokens = static_cast<int32_t>(out_len);
     pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
     return true;
@@ -178,10 +216,16 @@ class SingleRequestStream final : public ClientStreamBase {
   std::optional<ModalityLengths> multimodal_;
 };
 
-// A multi-turn client (spec workload §6.8). Each session is generated whole
-// when its start is drawn; its rounds wait in a heap until no later session
-// can precede them (a session's rounds never arrive before its start, since
-// think times are >= 0), so requests still leave in (arrival, generation)
+// A multi-turn client (spec workload §6.8). The reference draws a session
+// whole when its start is drawn: every round's lengths and token ids, from
+// the client's one stream, before the next session's start. blis advances
+// the client's stream past a session the same way (drawing, not hashing),
+// keeping a copy of the stream as it was at the session's first round; the
+// session then replays its draws from that copy one round at a time, as its
+// rounds are emitted. Only the next round of each session in flight is held,
+// so memory follows what is in flight, not rounds × context. A session's
+// rounds never arrive before its start (think times are >= 0), so a round
+// is emitted once no later session can precede it, in (arrival, generation)
 // order, the order of the reference's stable sort.
 class SessionStream final : public ClientStreamBase {
  public:
@@ -195,6 +239,11 @@ class SessionStream final : public ClientStreamBase {
       throw InputError(where_ + ".reasoning.multi_turn.think_time_us",
                        "a negative think time (" + std::to_string(turns_.think_time_us) +
                            ") is not supported by blis yet");
+    // A session draws every round when it starts (as the reference does):
+    // beyond this, one session alone would draw for hours.
+    if (turns_.max_rounds > kMaxRounds)
+      throw InputError(where_ + ".reasoning.multi_turn.max_rounds",
+                       "must be at most " + std::to_string(kMaxRounds) + ", got " + std::to_string(turns_.max_rounds));
     ContentHasher h(prefix_hashes_, block_size_);
     if (prefix_) prefix_->begin(prefix_hashes_, h, prefix_length());
     prefix_state_ = h.hasher();
@@ -204,34 +253,52 @@ class SessionStream final : public ClientStreamBase {
   bool advance() override {
     for (;;) {
       if (!ended_ && !next_start_) find_next_start();
-      if (!rounds_.empty() && (ended_ || *next_start_ >= rounds_.front().arrival)) {
-        std::pop_heap(rounds_.begin(), rounds_.end(), later);
-        Round& r = rounds_.back();
-        pending_.arrival_us = r.arrival;
-        pending_.input_tokens = r.input_tokens;
-        pending_.output_tokens = r.output_tokens;
-        pending_.max_output_tokens = r.output_tokens;
-        std::swap(pending_.block_hashes, r.hashes);
-        rounds_.pop_back();
+      if (!live_.empty() && (ended_ || *next_start_ >= live_.front()->round.arrival)) {
+        std::pop_heap(live_.begin(), live_.end(), later);
+        std::unique_ptr<Session>& s = live_.back();
+        pending_.arrival_us = s->round.arrival;
+        pending_.input_tokens = s->round.input_tokens;
+        pending_.output_tokens = s->round.output_tokens;
+        pending_.max_output_tokens = s->round.output_tokens;
+        std::swap(pending_.block_hashes, s->round.hashes);
+        if (next_round(*s)) {
+          std::push_heap(live_.begin(), live_.end(), later);
+        } else {
+          live_.pop_back();
+        }
         return true;
       }
       if (ended_) return false;
       const int64_t start = *next_start_;
       next_start_.reset();
-      generate_session(start);
+      start_session(start);
     }
   }
 
  private:
   struct Round {
-    int64_t arrival;
-    uint64_t seq;  // generation order within the client
-    int32_t input_tokens;
-    int32_t output_tokens;
+    int64_t arrival = 0;
+    int32_t input_tokens = 0;
+    int32_t output_tokens = 0;
     std::vector<uint64_t> hashes;
   };
-  static bool later(const Round& a, const Round& b) {
-    return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
+  // A session in flight: its replay stream and where its replay stands.
+  struct Session {
+    explicit Session(const GoRand& r) : rng(r) {}
+    GoRand rng;          // the client's stream as it was at this session's round `r`
+    uint64_t number = 0; // generation order among the client's sessions
+    int64_t r = 0;       // next round to replay
+    int64_t t = 0;       // its arrival
+    bool past_horizon = false;
+    std::vector<uint64_t> ctx_hashes;  // with accumulation: blocks of the conversation so far
+    BlockHasher ctx_state{kEmptyPrefixHash};
+    int32_t ctx_fill = 0;
+    int64_t ctx_len = 0;
+    Round round;  // the pending round (the session's next to emit)
+  };
+  static bool later(const std::unique_ptr<Session>& a, const std::unique_ptr<Session>& b) {
+    if (a->round.arrival != b->round.arrival) return a->round.arrival > b->round.arrival;
+    return a->number > b->number;  // a session's rounds are in order already
   }
 
   // Sets next_start_, or ended_ when the client starts no more sessions.
@@ -259,54 +326,100 @@ class SessionStream final : public ClientStreamBase {
     next_start_ = t_;
   }
 
-  void generate_session(int64_t start) {
+  // Whether round `r` of a session at time `t` is built: kept, or needed
+  // as context of later rounds.
+  bool kept(int64_t t, bool past_horizon) const { return !past_horizon && windows_.admits(t); }
+
+  // Advances the client's stream past a whole session starting at `start`,
+  // as the reference draws it, and puts the session in flight.
+  void start_session(int64_t start) {
     if (turns_.max_rounds <= 0) return;
     if (!ratio_built_) {
       if (!ratio_spec_.type.empty()) ratio_.emplace(ratio_spec_, where_ + ".reasoning.reason_ratio_distribution");
       ratio_built_ = true;
     }
     rng_.int63();  // the session id, "sess_<n>", which nothing downstream reads
-    // With accumulation, round r's input is prefix ++ (inputs and outputs of
-    // rounds < r) ++ its own tokens: the hash chain of round r's whole
-    // sequence is the context of round r + 1.
-    std::vector<uint64_t> ctx_hashes = prefix_hashes_;
-    BlockHasher ctx_state = prefix_state_;
-    int32_t ctx_fill = prefix_fill_;
-    int64_t ctx_len = 0;
+    auto session = std::make_unique<Session>(rng_);
+    // The draws of every round, without hashing; length errors surface here,
+    // where the reference meets them.
     bool past_horizon = false;
+    bool any_kept = false;
+    int64_t ctx_len = 0;
     int64_t t = start;
     for (int64_t r = 0; r < turns_.max_rounds; ++r) {
       const int64_t in_len = checked_tokens(input_.sample(rng_), where_ + ".input_distribution", "an input");
       const int64_t out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
-      // Rounds from the first one at or past the horizon on are dropped,
-      // and so are rounds outside every window.
       past_horizon = past_horizon || t >= horizon_;
-      const bool keep = !past_horizon && windows_.admits(t);
-      if (keep || (accumulate_ && !past_horizon)) {
-        Round round{t, seq_++, 0, static_cast<int32_t>(out_len), accumulate_ ? ctx_hashes : prefix_hashes_};
-        ContentHasher h(round.hashes, block_size_);
-        h.resume(accumulate_ ? ctx_state : prefix_state_, accumulate_ ? ctx_fill : prefix_fill_);
-        h.draw(rng_, in_len);
-        h.draw(rng_, out_len);
-        round.input_tokens = checked_tokens(prefix_length() + (accumulate_ ? ctx_len : 0) + in_len, where_, "an input");
-        if (accumulate_) {
-          ctx_hashes = round.hashes;
-          ctx_state = h.hasher();
-          ctx_fill = h.fill();
-        }
-        if (keep) {
-          rounds_.push_back(std::move(round));
-          std::push_heap(rounds_.begin(), rounds_.end(), later);
-        }
-      } else {
-        skip_tokens(rng_, in_len + out_len);
-      }
+      const bool keep = kept(t, past_horizon);
+      if (keep || (accumulate_ && !past_horizon))
+        checked_tokens(prefix_length() + (accumulate_ ? ctx_len : 0) + in_len, where_, "an input", kMaxInt32);
+      any_kept = any_kept || keep;
+      skip_tokens(rng_, in_len + out_len);
       if (accumulate_) ctx_len += in_len + out_len;
       if (ratio_) ratio_->sample(rng_);  // the reason ratio: metadata nothing reads
-      // Next round: after the think time plus 1 µs per output token.
       t = saturating_add(saturating_add(t, turns_.think_time_us), out_len);
     }
     count_ = saturating_add(count_, turns_.max_rounds);  // every generated round counts (§6.8)
+    if (!any_kept) return;
+    session->number = sessions_++;
+    session->t = start;
+    if (accumulate_) {
+      session->ctx_hashes = prefix_hashes_;
+      session->ctx_state = prefix_state_;
+      session->ctx_fill = prefix_fill_;
+    }
+    if (next_round(*session)) {
+      live_.push_back(std::move(session));
+      std::push_heap(live_.begin(), live_.end(), later);
+    }
+  }
+
+  // Replays the session up to its next kept round, which becomes its
+  // pending round; false when no round is left to emit.
+  bool next_round(Session& s) const {
+    while (s.r < turns_.max_rounds) {
+      GoRand& rng = s.rng;
+      const int64_t in_len = input_.sample(rng);
+      const int64_t out_len = output_.sample(rng);
+      const int64_t t = s.t;
+      ++s.r;
+      s.past_horizon = s.past_horizon || t >= horizon_;
+      if (s.past_horizon) return false;  // every later round is dropped too
+      const bool keep = kept(t, false);
+      int32_t input_tokens = 0;
+      if (accumulate_) {
+        // Round r's input is prefix ++ (inputs and outputs of rounds < r) ++
+        // its own tokens: its whole sequence is the context of round r + 1.
+        input_tokens = static_cast<int32_t>(prefix_length() + s.ctx_len + in_len);
+        ContentHasher h(s.ctx_hashes, block_size_);
+        h.resume(s.ctx_state, s.ctx_fill);
+        h.draw(rng, in_len);
+        h.draw(rng, out_len);
+        s.ctx_state = h.hasher();
+        s.ctx_fill = h.fill();
+        s.ctx_len += in_len + out_len;
+        if (keep) s.round.hashes = s.ctx_hashes;
+      } else if (keep) {
+        input_tokens = static_cast<int32_t>(prefix_length() + in_len);
+        s.round.hashes = prefix_hashes_;
+        ContentHasher h(s.round.hashes, block_size_);
+        h.resume(prefix_state_, prefix_fill_);
+        h.draw(rng, in_len);
+        h.draw(rng, out_len);
+      } else {
+        skip_tokens(rng, in_len + out_len);
+      }
+      if (ratio_) ratio_->sample(rng);
+      // Next round: after the think time plus 1 µs per output token.
+      s.t = saturating_add(saturating_add(t, turns_.think_time_us), out_len);
+      if (keep) {
+        s.round.arrival = t;
+        s.round.input_tokens = input_tokens;
+        s.round.output_tokens = static_cast<int32_t>(out_len);
+        return true;
+      }
+    }
+    return false;
   }
 
   const MultiTurnSpec& turns_;
@@ -319,8 +432,8 @@ class SessionStream final : public ClientStreamBase {
   bool ended_ = false;
   bool single_drawn_ = false;
   std::optional<int64_t> next_start_;
-  uint64_t seq_ = 0;
-  std::vector<Round> rounds_;  // min-heap by (arrival, seq)
+  uint64_t sessions_ = 0;
+  std::vector<std::unique_ptr<Session>> live_;  // min-heap by (pending arrival, session number)
   std::vector<uint64_t> prefix_hashes_;
   BlockHasher prefix_state_{kEmptyPrefixHash};
   int32_t prefix_fill_ = 0;

@@ -75,7 +75,12 @@ std::optional<TraceRow> busiest_row(const fs::path& path, const ServeGenDataSpec
   int64_t skipped = 0;
   std::string line;
   std::vector<std::string> fields;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
+  for (int64_t n = 1;; ++n) {
+    const LineRead read = read_csv_line(in, line);
+    if (read == LineRead::kEnd) break;
+    if (read == LineRead::kTooLong)
+      fail(fmt::format("{}:{}: a line longer than {} bytes; is this a ServeGen trace?", path.string(), n,
+                       kMaxCsvLineBytes));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     if (!split_csv_line(line, fields)) fail(fmt::format("{}:{}: malformed CSV row", path.string(), n));

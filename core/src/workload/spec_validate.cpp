@@ -74,6 +74,11 @@ void validate_client(const ClientSpec& c, const std::string& where) {
   if (c.prefix_length < 0) {
     throw InputError(where + ".prefix_length", "must be >= 0, got " + std::to_string(c.prefix_length));
   }
+  if (c.prefix_length > kMaxRequestTokens) {
+    throw InputError(where + ".prefix_length", "must be at most " + std::to_string(kMaxRequestTokens) +
+                                                   " tokens (one request's limit), got " +
+                                                   std::to_string(c.prefix_length));
+  }
   validate_dist(c.input_distribution, where + ".input_distribution");
   validate_dist(c.output_distribution, where + ".output_distribution");
 }

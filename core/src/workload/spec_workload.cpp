@@ -115,6 +115,10 @@ class EmptyWorkload final : public WorkloadSource {
 
 WorkloadSpec synthesize_distribution_spec(const DistributionWorkload& w, int64_t seed) {
   // spec workload §2: the one-client spec behind the distribution mode and presets.
+  if (w.prefix_tokens > kMaxRequestTokens)
+    throw InputError("prefix_tokens", "a shared prefix of " + std::to_string(w.prefix_tokens) +
+                                          " tokens is more than one request may hold (" +
+                                          std::to_string(kMaxRequestTokens) + "); give a smaller prefix");
   WorkloadSpec spec;
   spec.version = "2";
   spec.category = "language";

@@ -8,6 +8,7 @@
 // input_tokens counts the whole prompt, shared prefix included.
 #include <array>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <unordered_map>
@@ -66,6 +67,7 @@ class TraceWorkload final : public WorkloadSource {
         block_size_(block_size),
         rng_(derive_seed(seed, "trace")) {
     if (!in_) throw InputError(path_, "cannot open the trace file");
+    if (std::filesystem::is_directory(path_)) throw InputError(path_, "is a directory, not a trace file");
     read_header();
     done_ = !read_row(/*first=*/true);
   }
@@ -95,14 +97,24 @@ class TraceWorkload final : public WorkloadSource {
     throw InputError(path_ + ":" + std::to_string(line_no_), what);
   }
 
+  // One line into line_; false at the end of the file.
+  bool read_line() {
+    switch (workload::read_csv_line(in_, line_)) {
+      case workload::LineRead::kLine: return true;
+      case workload::LineRead::kEnd: return false;
+      case workload::LineRead::kTooLong: break;
+    }
+    ++line_no_;
+    fail("a line longer than " + std::to_string(workload::kMaxCsvLineBytes) + " bytes; is this a CSV trace?");
+  }
+
   // Next non-blank line; false at end of file.
   bool next_line() {
-    while (std::getline(in_, line_)) {
+    while (read_line()) {
       ++line_no_;
       if (!line_.empty() && line_.back() == '\r') line_.pop_back();
       if (!trim(line_).empty()) return true;
     }
-    if (in_.bad()) fail("read error");
     return false;
   }
 
@@ -160,7 +172,7 @@ class TraceWorkload final : public WorkloadSource {
       fail("expected " + std::to_string(num_fields_) + " fields, found " +
            std::to_string(fields_.size()));
     }
-    constexpr int64_t kMaxLen = std::numeric_limits<int32_t>::max();
+    constexpr int64_t kMaxLen = kMaxRequestTokens;
     const int64_t arrival = int_field(kArrival, 0, std::numeric_limits<int64_t>::max());
     const int64_t input = int_field(kInput, 1, kMaxLen);
     const int64_t output = int_field(kOutput, 1, kMaxLen);

@@ -1,0 +1,198 @@
+// What a script may spend and touch (docs/lua.md, "Limits"): an instruction
+// budget per call that holds in JIT-compiled loops too, a heap limit per VM,
+// and host data reachable only through bounds-checked views. Each breach is
+// a ScriptError (exit code 2) naming the script and, where it has one, the line.
+#include "catch.hpp"
+#include "temp_dir.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/lua.hpp>
+
+#include <lua.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+// A scorer script written to a scratch file, and one routing decision over
+// three instances and two block hashes.
+struct ScorerRun {
+  blis::test::TempDir dir{"blis-lua-limits"};
+  blis::LuaVm vm{42};
+  std::string path;
+  std::vector<blis_instance_snapshot> instances = std::vector<blis_instance_snapshot>(3);
+  std::vector<uint64_t> hashes = {11, 22};
+  blis_request_view request{};
+  blis_route_input input{};
+
+  explicit ScorerRun(const std::string& source) : path(dir.write("scorer.lua", source)) {
+    request.struct_size = sizeof(request);
+    request.block_hashes = hashes.data();
+    request.num_blocks = 2;
+    request.tenant_id = "acme";
+    request.slo_class_name = "";
+    input.struct_size = sizeof(input);
+    input.snapshot_size = sizeof(blis_instance_snapshot);
+    input.request = &request;
+    input.instances = instances.data();
+    input.count = 3;
+  }
+  std::vector<double> score() {
+    auto scorer = blis::make_lua_routing_scorer(vm, path);
+    std::vector<double> out(3);
+    scorer->score(input, out.data());
+    return out;
+  }
+};
+
+// The ScriptError of `f`, its exit code, and how long it took.
+struct Failure {
+  std::string message;
+  int exit_code = 0;
+  double seconds = 0;
+};
+Failure failure_of(const std::function<void()>& f) {
+  const auto start = std::chrono::steady_clock::now();
+  Failure out;
+  try {
+    f();
+    FAIL("expected a ScriptError");
+  } catch (const blis::ScriptError& e) {
+    out.message = e.what();
+    out.exit_code = e.exit_code();
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+const std::string kFill = "for i = 0, n - 1 do scores[i] = 1 end\n";
+
+}  // namespace
+
+TEST_CASE("limits: a runaway loop stops at the instruction budget, compiled or not", "[lua]") {
+  // `while true do end` is JIT-compiled after a few dozen iterations, where
+  // LuaJIT runs no count hook: the budget still holds.
+  ScorerRun run("function score(n)\n  while true do end\nend\n");
+  const Failure f = failure_of([&] { run.score(); });
+  CHECK(f.message == run.path + ":2: exceeded 100000000 instructions");
+  CHECK(f.exit_code == 2);
+  CHECK(f.seconds < 5);
+  CHECK(lua_gettop(run.vm.state()) == 0);
+}
+
+TEST_CASE("limits: recursion without end and repeat/goto loops are bounded too", "[lua]") {
+  {
+    ScorerRun run("local function f(x) return f(x + 1) end\nfunction score(n)\n  f(0)\nend\n");
+    CHECK(failure_of([&] { run.score(); }).message == run.path + ":1: exceeded 100000000 instructions");
+  }
+  {
+    ScorerRun run("function score(n)\n  local x = 0\n  repeat x = x + 1 until false\nend\n");
+    CHECK(failure_of([&] { run.score(); }).message == run.path + ":3: exceeded 100000000 instructions");
+  }
+  {
+    ScorerRun run("function score(n)\n  ::top::\n  goto top\nend\n");
+    CHECK(failure_of([&] { run.score(); }).message == run.path + ":3: exceeded 100000000 instructions");
+  }
+}
+
+TEST_CASE("limits: a script cannot catch the budget error and carry on", "[lua]") {
+  ScorerRun run("function score(n)\n  pcall(function() while true do end end)\n  " + kFill + "end\n");
+  CHECK(failure_of([&] { run.score(); }).message == run.path + ":2: exceeded 100000000 instructions");
+}
+
+TEST_CASE("limits: the budget is per call; the script's text keeps its line numbers", "[lua]") {
+  // Each call runs 60 million loop iterations: more than the budget in
+  // total, within it per call.
+  ScorerRun run("-- do repeat function goto in a comment\nlocal s = \"do function(\" -- [[\nfunction score(n)\n"
+                "  local k = 0\n  for i = 1, 6e7 do k = k + 1 end\n  " + kFill + "end\nfunction line() error('here') end\n");
+  auto scorer = blis::make_lua_routing_scorer(run.vm, run.path);
+  std::vector<double> out(3);
+  for (int call = 0; call < 3; ++call) scorer->score(run.input, out.data());
+  CHECK(out == std::vector<double>{1, 1, 1});
+}
+
+TEST_CASE("limits: the Lua heap is capped per VM", "[lua]") {
+  ScorerRun run("local t = {}\nfunction score(n)\n  while true do t[#t + 1] = {} end\nend\n");
+  const Failure f = failure_of([&] { run.score(); });
+  CHECK(f.message == run.path + ": the Lua heap would exceed its limit of 256 MiB (every script of the run shares it); "
+                                "the script holds too much data");
+  CHECK(f.exit_code == 2);
+}
+
+TEST_CASE("limits: scores, instances and block hashes are bounds-checked at the script's line", "[lua]") {
+  const auto error_of = [](const std::string& body) {
+    ScorerRun run("function score(n)\n  " + kFill + "  " + body + "\nend\n");
+    std::string msg = failure_of([&] { run.score(); }).message;
+    const std::string prefix = run.path + ":3: ";
+    REQUIRE(msg.rfind(prefix, 0) == 0);
+    msg = msg.substr(prefix.size());
+    return msg.substr(0, msg.find('\n'));
+  };
+  CHECK(error_of("scores[100000000] = 1.0") == "scores[100000000] is out of range: valid indices are 0 .. 2");
+  CHECK(error_of("scores[-1] = 1.0") == "scores[-1] is out of range: valid indices are 0 .. 2");
+  CHECK(error_of("scores[0] = 'high'") == "scores[0] must be set to a number, got string");
+  CHECK(error_of("local x = instances[3].queue_depth") == "instances[3] is out of range: valid indices are 0 .. 2");
+  CHECK(error_of("local x = route.instances[3]") == "instances[3] is out of range: valid indices are 0 .. 2");
+  CHECK(error_of("local x = request.block_hashes[2]") ==
+        "request.block_hashes[2] is out of range: valid indices are 0 .. 1");
+  CHECK(error_of("local x = route.request.block_hashes[1e9]") ==
+        "request.block_hashes[1000000000] is out of range: valid indices are 0 .. 1");
+  CHECK(error_of("local x = instances.foo") == "instances must be indexed by a number, got \"foo\"");
+  // The views themselves are read-only.
+  CHECK(error_of("scores._n = 1e9") == "attempt to write to constant location");
+}
+
+TEST_CASE("limits: the views read what raw pointers read", "[lua]") {
+  ScorerRun run("function score(n)\n"
+                "  local ok = #scores == n and #instances == n and route.count == n and request.num_blocks == 2\n"
+                "    and request.block_hashes[1] == 22 and #request.block_hashes == 2\n"
+                "    and request.tenant_id == 'acme' and cstring(request.tenant_id) == 'acme'\n"
+                "    and cstring(request.slo_class_name) == '' and route.request.block_hashes[0] == 11\n"
+                "  for i = 0, n - 1 do scores[i] = ok and instances[i].index + 10 or -1 end\n"
+                "end\n");
+  run.instances[1].index = 1;
+  run.instances[2].index = 2;
+  CHECK(run.score() == std::vector<double>{10, 11, 12});
+}
+
+TEST_CASE("limits: a latency model reading entries past n is an error at its line", "[lua]") {
+  blis::test::TempDir dir("blis-lua-limits");
+  blis::LuaVm vm(42);
+  const std::string path = dir.write("model.lua", "function step_time(n)\n  local t = 0\n"
+                                                  "  for i = 0, n do t = t + entries[i].new_tokens end\n"
+                                                  "  return t\nend\n");
+  auto model = blis::make_lua_latency_model(vm, path);
+  std::vector<blis_batch_entry> entries(2);
+  blis_step_batch batch{};
+  batch.struct_size = sizeof(batch);
+  batch.entry_size = sizeof(blis_batch_entry);
+  batch.count = 2;
+  batch.entries = entries.data();
+  const std::string msg = failure_of([&] { model->step_time(batch); }).message;
+  CHECK(msg.rfind(path + ":3: entries[2] is out of range: valid indices are 0 .. 1", 0) == 0);
+  const std::string via_batch = dir.write("batch.lua", "function step_time(n)\n  return batch.entries[n].new_tokens\nend\n");
+  auto model2 = blis::make_lua_latency_model(vm, via_batch);
+  CHECK(failure_of([&] { model2->step_time(batch); }).message.rfind(via_batch + ":2: entries[2] is out of range", 0) == 0);
+}
+
+TEST_CASE("limits: in the interpreter the count hook spends the budget", "[lua]") {
+  // With the JIT off every instruction is interpreted, so the hook (1000
+  // instructions at a time) runs out long before the per-iteration checks
+  // would: with 200 statements per iteration, those alone would take 2e10
+  // interpreted instructions (minutes); the hook stops it within a second.
+  std::string body;
+  for (int k = 0; k < 200; ++k) body += "x = x + 1 ";
+  ScorerRun run("function score(n)\n  local x = 0\n  while true do\n    " + body + "\n  end\nend\n");
+  lua_State* L = run.vm.state();
+  REQUIRE(luaL_dostring(L, "require('jit').off()") == 0);
+  const Failure f = failure_of([&] { run.score(); });
+  // The hook stops the loop on one of its lines.
+  INFO(f.message);
+  CHECK((f.message == run.path + ":3: exceeded 100000000 instructions" ||
+         f.message == run.path + ":4: exceeded 100000000 instructions"));
+  CHECK(f.exit_code == 2);
+  CHECK(f.seconds < 20);
+}
