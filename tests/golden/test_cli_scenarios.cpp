@@ -139,11 +139,12 @@ rate = -1
 TEST_CASE("a scenario's plugin-config table reaches the plugin", "[cli][scenario][plugin]") {
   TempDir dir;
   const std::string lib = std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-needs-config.so";
+  // The library comes from the command line (a scenario may not load native
+  // code); the scenario configures it.
   const std::string path = dir.write("plugin.toml", "model = \"qwen/qwen3-14b\"\nnum-requests = 5\nrate = 2\n"
-                                                    "latency-model = \"" + lib + "\"\n"
                                                     "[plugin-config.fixture-needs-config]\n"
                                                     "\"fixture.scale\" = 2\n");
-  const auto from_file = run_blis("run " + path);
+  const auto from_file = run_blis("run " + path + " --latency-model " + lib);
   const auto from_flags = run_blis("run --model qwen/qwen3-14b --num-requests 5 --rate 2 --latency-model " + lib +
                                    " --plugin-config fixture-needs-config.fixture.scale=2");
   REQUIRE(from_flags.status == 0);
@@ -171,4 +172,31 @@ return {
   CHECK(r.out.find("\"instance_id\": \"instance_2\"") != std::string::npos);
   CHECK(r.out.find("\"instance_id\": \"instance_0\"") == std::string::npos);
   CHECK(metric(r.out, "completed_requests", "instance_2") == 40);
+}
+
+TEST_CASE("a scenario file may not load native code or write outside the current directory", "[cli][scenario]") {
+  TempDir dir;
+  const std::string lib = std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-good.so";
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.write("lib.toml", "model = \"qwen/qwen3-14b\"\nlatency-model = \"" + lib + "\"\n"),
+       "lib.toml:2:17: latency-model: a scenario file may not load native code"},
+      {dir.write("dir.lua", "return { model = 'qwen/qwen3-14b', plugin_dir = '/tmp' }\n"),
+       "dir.lua: plugin-dir: a scenario file may not load native code"},
+      {dir.write("out.lua", "return { model = 'qwen/qwen3-14b', results_path = '/tmp/stolen.json' }\n"),
+       "out.lua: results-path: a scenario file writes only below the current directory"},
+      {dir.write("up.toml", "model = \"qwen/qwen3-14b\"\nrows-csv = \"../rows.csv\"\n[sweep]\nrate = [1, 2]\n"),
+       "rows-csv: a scenario file writes only below the current directory"},
+  };
+  for (const auto& [path, message] : cases) {
+    const Result r = run_blis("run " + path, dir.str());
+    INFO(path << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists("/tmp/stolen.json"));
+  // Unless the person running it says the file is trusted (a scenario cannot say it itself).
+  CHECK(run_blis("run " + cases[0].first + " --num-requests 5 --trust-scenario").status == 0);
+  const Result self = run_blis("run " + dir.write("self.toml", "trust-scenario = true\n"));
+  CHECK(self.err.find("cannot grant itself rights") != std::string::npos);
 }

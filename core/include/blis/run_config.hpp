@@ -114,6 +114,7 @@ struct RunConfig {
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;
+  bool trust_scenario = false;  // the scenario file gets the command line's rights
 
   // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,
   // so that resolution errors can point at it.

@@ -5,13 +5,12 @@
 #include <blis/scenario.hpp>
 
 #include "config/scenario_common.hpp"
+#include "config/toml_input.hpp"
 
 #include <toml++/toml.h>
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace blis {
 namespace {
@@ -21,16 +20,7 @@ class TomlScenarioReader {
   explicit TomlScenarioReader(std::string path) : path_(std::move(path)) {}
 
   Scenario read() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw ConfigError(path_, "cannot open the scenario file (check the path)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    toml::table root;
-    try {
-      root = toml::parse(text.str(), path_);
-    } catch (const toml::parse_error& e) {
-      throw ConfigError(where(e.source()), std::string(e.description()));
-    }
+    const toml::table root = config::parse_toml_file(path_, "scenario file");
     Scenario s;
     s.path = path_;
     for (const auto& [k, node] : root) {

@@ -355,6 +355,10 @@ std::vector<SettingDef> make_table() {
                   "Also load plugins (lib*.so) from this directory (repeatable); BLIS_PLUGIN_PATH "
                   "adds more, colon-separated",
                   [](RunConfig& c) -> auto& { return c.plugin_dirs; }, {}, kInputPath));
+  t.push_back(row("trust_scenario", {"--trust-scenario"}, "plugins",
+                  "Give the scenario file the command line's rights: it may load plugin libraries and "
+                  "write outside the current directory (for files you wrote, such as a --dump-config)",
+                  [](RunConfig& c) -> auto& { return c.trust_scenario; }));
   return t;
 }
 

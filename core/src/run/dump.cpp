@@ -87,14 +87,27 @@ bool names_relative_script(const RunConfig& c) {
 std::string dump_toml(const ResolvedRun& resolved) {
   ResolvedRun r = resolved;
   if (names_relative_script(r.config)) r.config.script_dirs.push_back(fs::current_path().string());
+  const bool native = !r.config.plugin_dirs.empty() ||
+                      r.config.pool().model.latency_model.value_or("").find(".so") != std::string::npos ||
+                      r.config.policies.admission.value_or("").find(".so") != std::string::npos;
+  const bool writes_out = [&] {
+    for (const auto& p : {r.config.outputs.results_path, r.config.outputs.rows_csv, r.config.outputs.rows_json})
+      if (p && *p != "-" && (fs::path(*p).is_absolute() || p->find("..") != std::string::npos)) return true;
+    return false;
+  }();
   std::string out =
       "# The resolved configuration of a blis run: defaults, data tables and the policy file\n"
       "# applied. `blis run THIS_FILE` reproduces the run.\n";
+  if (native || writes_out)
+    out += "# It names plugin libraries or writes outside the current directory: run it with\n"
+           "# --trust-scenario (a scenario file gets those rights only when you say so).\n";
   const bool spec = r.given.workload.spec.has_value();
   for (const std::string& group : setting_groups()) {
     std::string body;
     for (const SettingDef& def : setting_table()) {
-      if (def.group != group || def.key == "plugin_config" || def.key == "policy_config") continue;
+      if (def.group != group || def.key == "plugin_config" || def.key == "policy_config" ||
+          def.key == "trust_scenario")
+        continue;
       std::optional<SettingValue> v = def.get(r.config);
       // A workload spec brings its own seed unless one is given.
       if (def.key == "seed" && spec && !r.given.seed) {

@@ -39,6 +39,36 @@ RunConfig layered(const std::vector<const Settings*>& layers, const std::string&
   return c;
 }
 
+// A scenario file is shared data (docs/lua.md, "Trust"): it may not load
+// native code, and writes only below the current directory. The command line
+// keeps every right.
+void check_scenario_rights(const Settings& settings, bool trusted) {
+  for (const Setting& s : settings) {
+    const SettingDef* def = find_setting(s.flag);
+    if (def == nullptr) continue;  // reported when applied
+    const std::string where = setting_where(s.where, *def);
+    if (def->key == "trust_scenario")
+      throw InputError(where, "a scenario file cannot grant itself rights; give --trust-scenario on the command line");
+    if (trusted) continue;
+    const bool library = def->has(kLibraryRef) && !text::ends_with(s.value, ".lua") &&
+                         (s.value.find('/') != std::string::npos || s.value.find(".so") != std::string::npos);
+    if (library || def->key == "plugin_dir")
+      throw InputError(where, "a scenario file may not load native code; give it on the command line "
+                              "(--latency-model / --admission-policy path/lib.so, --plugin-dir DIR) and name the "
+                              "plugin in the scenario, or run a file you trust with --trust-scenario");
+    if (def->has(kOutputPath) && s.value != "-") {
+      const fs::path p(s.value);
+      bool leaves = p.is_absolute();
+      for (const auto& part : p) leaves = leaves || part == "..";
+      if (leaves)
+        throw InputError(where, fmt::format("a scenario file writes only below the current directory: '{}' is "
+                                            "absolute or leaves it; give the path on the command line instead, "
+                                            "or run a file you trust with --trust-scenario",
+                                            s.value));
+    }
+  }
+}
+
 // A scenario's input paths, relative to the scenario's folder when the file
 // is there. Lua scripts need no rewriting: the folder is a script folder.
 Settings rebased(const Settings& settings, const fs::path& dir) {
@@ -87,9 +117,10 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
 // reports progress on stderr.
 class Runner : public ScenarioRunner {
  public:
-  Runner(const Settings& base, const Settings& command_line, fs::path dir, int64_t jobs, size_t total)
+  Runner(const Settings& base, const Settings& command_line, fs::path dir, int64_t jobs, size_t total,
+         bool trusted)
       : base_(base), cli_(command_line), dir_(std::move(dir)), script_dir_(dir_.empty() ? "." : dir_.string()),
-        jobs_(std::max<int64_t>(1, jobs)), total_(total) {}
+        jobs_(std::max<int64_t>(1, jobs)), total_(total), trusted_(trusted) {}
 
   std::vector<NamedValues> run(const std::vector<Settings>& points) override {
     std::vector<RunConfig> configs;
@@ -100,6 +131,7 @@ class Runner : public ScenarioRunner {
             throw InputError(c.where, fmt::format("is varied by the scenario ({}); drop the flag or vary "
                                                   "something else",
                                                   s.where));
+      check_scenario_rights(p, trusted_);
       const Settings own = rebased(p, dir_);
       configs.push_back(layered({&base_, &own, &cli_}, script_dir_));
       if (configs.back().outputs.results_path)
@@ -173,6 +205,7 @@ class Runner : public ScenarioRunner {
   std::string script_dir_;
   int64_t jobs_;
   size_t total_;
+  bool trusted_;
   std::vector<Row> rows_;
   std::mutex progress_mutex_;
 };
@@ -195,6 +228,7 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   }
   const fs::path dir = fs::path(path).parent_path();
   const std::string script_dir = dir.empty() ? "." : dir.string();
+  check_scenario_rights(scenario.base, cli_only.trust_scenario);
   const Settings base_settings = rebased(scenario.base, dir);
   const std::vector<Settings>& points = scenario.sweep;
 
@@ -217,7 +251,8 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
                                                   path, search ? "a search" : "a sweep"));
 
   check_outputs(base);
-  Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size());
+  Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(),
+                cli_only.trust_scenario);
   std::string result;
   if (search) result = lua->search(runner);
   else runner.run(points);
