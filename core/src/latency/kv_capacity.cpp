@@ -170,10 +170,14 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
     cfg.set("model.experts_per_token", m->experts_per_token);
     cfg.set("model.moe_intermediate_size", m->moe_intermediate_size);
     cfg.set("model.shared_expert_dim", m->shared_expert_dim);
+    cfg.set("model.interleave_moe_layer_step", m->interleave_moe_layer_step);
+    cfg.set("model.intermediate_size_mlp", m->intermediate_size_mlp);
+    cfg.set("model.weight_bytes_per_param", m->weight_bytes_per_param);
   }
   if (hw != nullptr) {
     cfg.set("hardware.name", hw->name);
     cfg.set("hardware.tflops_peak", hw->tflops_peak);
+    cfg.set("hardware.tflops_fp8", hw->tflops_fp8);
     cfg.set("hardware.bw_peak_tbs", hw->bw_peak_tbs);
     cfg.set("hardware.mfu_prefill", hw->mfu_prefill);
     cfg.set("hardware.mfu_decode", hw->mfu_decode);
