@@ -432,6 +432,10 @@ TEST_CASE("put_latency_config writes typed keys", "[latency]") {
   CHECK(std::get<std::string>(*cfg.find("hardware.name")) == "H100");
   CHECK(std::get<double>(*cfg.find("hardware.tflops_peak")) == 989.5);
   CHECK(std::get<double>(*cfg.find("hardware.memory_gib")) == 80.0);
+  CHECK(std::get<double>(*cfg.find("hardware.tflops_fp8")) == 1979.0);
+  CHECK(std::get<int64_t>(*cfg.find("model.interleave_moe_layer_step")) == 0);
+  CHECK(std::get<int64_t>(*cfg.find("model.intermediate_size_mlp")) == 0);
+  CHECK(std::get<double>(*cfg.find("model.weight_bytes_per_param")) == 0.0);
   CHECK(std::get<int64_t>(*cfg.find("tp")) == 2);
   CHECK(std::get<int64_t>(*cfg.find("block_size")) == 16);
   CHECK(std::get<std::vector<double>>(*cfg.find("alpha_coeffs")) == std::vector<double>{1, 2, 3});
