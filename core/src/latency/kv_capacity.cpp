@@ -157,7 +157,7 @@ int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_
 
 void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
                         const std::vector<double>& alpha, const std::vector<double>& beta,
-                        int64_t block_size) {
+                        int64_t block_size, int64_t dp, const std::string& moe_comm_backend) {
   if (m != nullptr) {
     cfg.set("model.num_layers", m->num_layers);
     cfg.set("model.hidden_size", m->hidden_size);
@@ -185,6 +185,9 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
   }
   cfg.set("tp", tp);
   cfg.set("block_size", block_size);
+  // Only when asked for: a latency model that does not read them refuses the run.
+  if (dp > 1) cfg.set("dp", dp);
+  if (!moe_comm_backend.empty()) cfg.set("moe_comm_backend", moe_comm_backend);
   // No coefficients, no keys: analytical models refuse coefficients.
   if (!alpha.empty()) cfg.set("alpha_coeffs", alpha);
   if (!beta.empty()) cfg.set("beta_coeffs", beta);
