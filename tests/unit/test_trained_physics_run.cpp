@@ -32,7 +32,7 @@ TEST_CASE("trained-physics run: given coefficients replace the bundled ones", "[
   CHECK(metric(r.out, "ttft_mean_ms") == 1.5);  // 1000 queueing + a 500 µs step
 }
 
-TEST_CASE("--dp and --moe-comm-backend: only latency models that read them", "[latency]") {
+TEST_CASE("trained-physics run: dp and the MoE comm backend, refused by models that do not read them", "[latency]") {
   const std::string mixtral = "run --model mistralai/mixtral-8x7b-v0.1 --hardware H100 --tp 2 --num-requests 3 ";
   const Result roofline = run_blis(mixtral + "--dp 2");
   CHECK(roofline.status == 2);
