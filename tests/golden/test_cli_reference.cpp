@@ -107,7 +107,7 @@ TEST_CASE("bad input: one clear error, exit 2, nothing on stdout", "[cli]") {
       {"run --model qwen/qwen3-14b --alpha-coeffs 1,2,3", "--alpha-coeffs and --beta-coeffs go together"},
       {"run --model qwen/qwen3-14b --latency-model roofline --alpha-coeffs 1,2,3 --beta-coeffs 1,2,3",
        "takes no coefficients"},
-      {"run --model qwen/qwen3-14b --hardware B200", "B200"},
+      {"run --model qwen/qwen3-14b --hardware GB300", "GB300"},
       {"run --model qwen/qwen3-14b --workload nosuch", "unknown workload 'nosuch'"},
       {"run --model qwen/qwen3-14b --workload-trace /nonexistent.csv", "/nonexistent.csv"},
       {"run --model qwen/qwen3-14b --prompt-tokens-min 600", "--prompt-tokens"},

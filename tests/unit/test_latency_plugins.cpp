@@ -1,6 +1,6 @@
-// The four built-in latency-model plugins, loaded from the staged .so files
+// The five built-in latency-model plugins, loaded from the staged .so files
 // through the real plugin loader, against the numbers of spec engine.md
-// §5.2–§5.6 (Qwen3-14B on H100 unless stated).
+// §5.2–§5.6 and head.md §1 (Qwen3-14B on H100 unless stated).
 #include "catch.hpp"
 
 #include <blis/config_table.hpp>
@@ -113,11 +113,13 @@ std::vector<blis_batch_entry> mixed() {
 TEST_CASE("latency plugins: manifests name their models", "[latency]") {
   const auto& cross = (*catalog().plugin_coefficients("crossmodel"));
   const auto& trained = (*catalog().plugin_coefficients("trained-roofline"));
+  const auto& physics_c = (*catalog().plugin_coefficients("trained-physics"));
   const std::vector<std::pair<std::string, blis::ConfigTable>> cases{
       {"roofline", qwen3_h100(1)},
       {"blackbox", qwen3_h100(1, {0, 0, 0}, {1, 1, 1})},
       {"crossmodel", qwen3_h100(1, cross.alpha, cross.beta)},
-      {"trained-roofline", qwen3_h100(1, trained.alpha, trained.beta)}};
+      {"trained-roofline", qwen3_h100(1, trained.alpha, trained.beta)},
+      {"trained-physics", qwen3_h100(1, physics_c.alpha, physics_c.beta)}};
   for (const auto& [name, cfg] : cases) {
     LatencyPlugin p(name, cfg);
     CHECK(p.info().kind == blis::PluginKind::LatencyModel);
@@ -288,4 +290,148 @@ TEST_CASE("trained-roofline: validation (spec §5.5)", "[latency]") {
   CHECK_THAT(create_error("trained-roofline", cfg), Catch::Contains("model.intermediate_size"));
   CHECK_THAT(create_error("trained-roofline", qwen3_h100(1, g.alpha, {1, 2, 3, 4, 5, 6})),
              Catch::Contains("beta_coeffs needs at least 7 values"));
+}
+
+// ---- trained-physics (spec head.md §1) ----------------------------------------
+
+namespace {
+
+blis::ConfigTable physics(const std::string& model, const std::string& gpu, int64_t tp) {
+  const blis::ModelArch m = *catalog().bundled_model(model);
+  const blis::HardwareSpec hw = catalog().hardware(gpu);
+  const auto& c = *catalog().plugin_coefficients("trained-physics");
+  blis::ConfigTable cfg;
+  blis::put_latency_config(cfg, &m, &hw, tp, c.alpha, c.beta, 16);
+  return cfg;
+}
+
+blis_batch_entry decode_at(int64_t input, int64_t progress) {
+  return {input, progress, input, 0, 1, BLIS_PHASE_DECODE};
+}
+
+struct PhysicsCase {
+  const char* batch;
+  std::vector<blis_batch_entry> entries;
+  double tp1, tp2;
+};
+
+std::vector<PhysicsCase> physics_table() {
+  auto repeat = [](int n, blis_batch_entry e) { return std::vector<blis_batch_entry>(n, e); };
+  auto prefill_with_decodes = [&](int n) {
+    auto b = repeat(n, decode(1024));
+    b.insert(b.begin(), prefill(512, 0, 512));
+    return b;
+  };
+  return {
+      {"empty", {}, 1, 1},
+      {"1 decode, PI=1024", decodes(1), 12259, 6836},
+      {"64 decodes, PI=1024", decodes(64), 18686, 10201},
+      {"prefill 512", prefill512(), 14291, 7946},
+      {"prefill 2048", {prefill(2048, 0, 2048)}, 21274, 11720},
+      {"prefill 512 + 63 decodes", prefill_with_decodes(63), 20718, 11311},
+      {"chunk I=4096, PI=2048, n=2048", {prefill(4096, 2048, 2048)}, 21802, 11984},
+      {"1 decode, I=128, PI=128", {decode_at(128, 128)}, 12173, 6794},
+      {"prefill 100", {prefill(100, 0, 100)}, 12569, 7010},
+      {"8 decodes, I=500, PI=600", repeat(8, decode_at(500, 600)), 12650, 7049},
+      {"stalled prefill member + 1 decode", {prefill(512, 0, 0), decode(1024)}, 12263, 6841},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("trained-physics: spec head.md §1.5 step times, Qwen3-14B H100", "[latency]") {
+  LatencyPlugin tp1("trained-physics", physics("qwen/qwen3-14b", "H100", 1));
+  LatencyPlugin tp2("trained-physics", physics("qwen/qwen3-14b", "H100", 2));
+  for (const auto& c : physics_table()) {
+    INFO(c.batch);
+    CHECK(tp1.step(c.entries) == c.tp1);
+    CHECK(tp2.step(c.entries) == c.tp2);
+  }
+}
+
+TEST_CASE("trained-physics: alpha terms (spec head.md §1.4)", "[latency]") {
+  LatencyPlugin p("trained-physics", physics("qwen/qwen3-14b", "H100", 1));
+  CHECK(p.queueing(1) == 15563);  // constant, whatever the prompt
+  CHECK(p.queueing(100000) == 15563);
+  CHECK(p.post_decode() == 777);
+  CHECK(p.output_token() == 45);
+}
+
+// MoE values: spec head.md §1.3 evaluated by hand (an independent script),
+// not confirmed against the reference, which gives no MoE vectors.
+TEST_CASE("trained-physics: MoE, interleaved MoE, shared experts and the FP8 peak", "[latency]") {
+  const std::vector<blis_batch_entry> one_decode = decodes(1);
+  // Mixtral: every layer MoE, experts spread over the TP group, the expert
+  // layers all-reduce like the attention.
+  LatencyPlugin mixtral("trained-physics", physics("mistralai/mixtral-8x7b-v0.1", "H100", 2));
+  CHECK(mixtral.step(one_decode) == 20084);
+  CHECK(mixtral.step(prefill512()) == 21114);
+  LatencyPlugin mixtral1("trained-physics", physics("mistralai/mixtral-8x7b-v0.1", "H100", 1));
+  CHECK(mixtral1.step(one_decode) == 39011);
+
+  // Scout: MoE every other layer (24 MoE + 24 dense with the 16384 FFN), the
+  // per-MoE-layer overhead, 1-byte weights on the FP8 peak.
+  const std::string scout = "redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic";
+  LatencyPlugin s("trained-physics", physics(scout, "H100", 2));
+  CHECK(s.step(one_decode) == 24963);
+  CHECK(s.step(prefill512()) == 25507);
+  auto no_fp8 = physics(scout, "H100", 2);
+  no_fp8.set("hardware.tflops_fp8", 0.0);
+  CHECK(LatencyPlugin("trained-physics", no_fp8).step(prefill512()) == 25997);
+
+  // DeepSeek-V2-Lite: two shared experts (2·1408) beside 64 routed ones.
+  LatencyPlugin ds("trained-physics", physics("deepseek-ai/deepseek-v2-lite", "H100", 1));
+  CHECK(ds.step(one_decode) == 14037);
+  CHECK(ds.step(prefill512()) == 14284);
+  LatencyPlugin q("trained-physics", physics("qwen/qwen3-30b-a3b", "H100", 1));
+  CHECK(q.step(one_decode) == 25651);
+}
+
+TEST_CASE("trained-physics: data parallelism and the MoE comm backend", "[latency]") {
+  auto cfg = physics("mistralai/mixtral-8x7b-v0.1", "H100", 2);
+  cfg.set("dp", int64_t{2});
+  // dp > 1: a dispatch/combine per MoE layer replaces the expert all-reduce;
+  // all-gather backends move every token, all-to-all ones the routed copies.
+  CHECK(LatencyPlugin("trained-physics", cfg).step(prefill512()) == 11416);
+  cfg.set("moe_comm_backend", std::string("allgather_reducescatter"));
+  CHECK(LatencyPlugin("trained-physics", cfg).step(prefill512()) == 11416);
+  cfg.set("moe_comm_backend", std::string("deepep_low_latency"));
+  CHECK(LatencyPlugin("trained-physics", cfg).step(prefill512()) == 11439);
+  cfg.set("moe_comm_backend", std::string("nccl-magic"));
+  CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("unknown moe_comm_backend 'nccl-magic'"));
+
+  // The backend only matters with data parallelism.
+  auto one = physics("mistralai/mixtral-8x7b-v0.1", "H100", 2);
+  one.set("moe_comm_backend", std::string("pplx"));
+  CHECK(LatencyPlugin("trained-physics", one).step(prefill512()) == 21114);
+
+  auto dense = physics("qwen/qwen3-14b", "H100", 1);
+  dense.set("dp", int64_t{2});
+  CHECK_THAT(create_error("trained-physics", dense), Catch::Contains("needs a MoE model"));
+  dense.set("dp", int64_t{0});
+  CHECK_THAT(create_error("trained-physics", dense), Catch::Contains("dp must be >= 1"));
+}
+
+TEST_CASE("trained-physics: coefficient slots and validation (spec head.md §1.2)", "[latency]") {
+  // Seven betas: no splits (β1·max, β2·max), no MoE terms; the decode KV time
+  // is then costed by β2 = 0, leaving the weights and fixed terms.
+  const std::vector<double> seven{0.152128, 0.0, 1.36252915, 0.752037, 32.09546717, 4.41684444,
+                                  126.024825};
+  auto cfg = physics("qwen/qwen3-14b", "H100", 1);
+  cfg.set("beta_coeffs", seven);
+  CHECK(LatencyPlugin("trained-physics", cfg).step(decodes(1)) == 12161);  // 12161.611766
+  cfg.set("beta_coeffs", std::vector<double>{1, 2, 3});
+  CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("beta_coeffs needs at least 7"));
+
+  cfg = physics("qwen/qwen3-14b", "H100", 1);
+  cfg.set("alpha_coeffs", std::vector<double>{1, -2, 3});
+  CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("alpha_coeffs[1]"));
+
+  cfg = physics("qwen/qwen3-14b", "H100", 1);
+  cfg.set("tp", int64_t{3});
+  CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("divisible by tp"));
+
+  cfg = physics("mistralai/mixtral-8x7b-v0.1", "H100", 1);
+  cfg.set("model.experts_per_token", int64_t{0});
+  CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("experts_per_token"));
 }

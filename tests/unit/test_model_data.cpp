@@ -97,6 +97,45 @@ TEST_CASE("data catalog: global coefficients and presets", "[latency]") {
   CHECK_FALSE(catalog().preset("nope"));
 }
 
+TEST_CASE("data catalog: the FP8 peak, L40S, H200 and B200; HEAD's table beside", "[latency]") {
+  // The c9ca689b figures stay; the FP8 peak is an added column.
+  const auto h100 = catalog().hardware("H100");
+  CHECK(h100.tflops_fp8 == 1979.0);
+  CHECK(h100.mfu_prefill == 0.45);
+  const auto a100 = catalog().hardware("A100-SXM");
+  CHECK(a100.tflops_fp8 == 0);
+  CHECK(a100.mfu_prefill == 0.45);
+  CHECK(a100.mfu_decode == 0.30);
+  const auto l40s = catalog().hardware("l40s");
+  CHECK(l40s.tflops_peak == 362.05);
+  CHECK(l40s.tflops_fp8 == 1466.0);
+  CHECK(l40s.bw_peak_tbs == 0.864);
+  CHECK(l40s.mfu_decode == 0.08);
+  CHECK(l40s.memory_gib == 48.0);
+  const auto h200 = catalog().hardware("H200");
+  CHECK(h200.tflops_peak == 989.5);
+  CHECK(h200.bw_peak_tbs == 4.8);
+  CHECK(h200.memory_gib == 141.0);
+  const auto b200 = catalog().hardware("B200");
+  CHECK(b200.tflops_fp8 == 4500.0);
+  CHECK(b200.bw_peak_tbs == 8.0);
+
+  // HEAD's table: the A100 MFUs it changed, for runs that reproduce HEAD.
+  const std::string head = catalog().dir() + "/hardware-head.toml";
+  const auto head_a100 = catalog().hardware("A100-80", head);
+  CHECK(head_a100.mfu_prefill == 0.38);
+  CHECK(head_a100.mfu_decode == 0.18);
+  CHECK(catalog().hardware("H100", head).mfu_prefill == 0.45);
+  CHECK_THROWS_AS(catalog().hardware("H200", head), blis::InputError);
+
+  // The reference's JSON at HEAD reads the same.
+  TempDir dir("blis-model-data-fp8");
+  const std::string json = dir.write("hw.json", R"({
+    "L40S": {"TFlopsPeak": 362.05, "TFlopsFP8": 1466.0, "BwPeakTBs": 0.864, "mfuPrefill": 0.32,
+             "mfuDecode": 0.08, "MemoryGiB": 48.0, "_comment": "x"}})");
+  CHECK(catalog().hardware("L40S", json).tflops_fp8 == 1466.0);
+}
+
 TEST_CASE("data catalog: hardware (spec §5.7)", "[latency]") {
   const auto h = catalog().hardware("H100");
   CHECK(h.name == "H100");
@@ -110,11 +149,11 @@ TEST_CASE("data catalog: hardware (spec §5.7)", "[latency]") {
   CHECK(a.bw_peak_tbs == 2.039);
 
   try {
-    catalog().hardware("B200");
+    catalog().hardware("GB300");
     FAIL("expected an InputError");
   } catch (const blis::InputError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("\"B200\"") &&
-                             Catch::Contains("available: [A100-80 A100-SXM H100]"));
+    CHECK_THAT(e.what(), Catch::Contains("\"GB300\"") &&
+                             Catch::Contains("available: [A100-80 A100-SXM B200 H100 H200 L40S]"));
   }
 
   TempDir dir("blis-model-data");
@@ -266,6 +305,43 @@ TEST_CASE("model config: config.json extraction rules (spec §5.7)", "[latency]"
   CHECK_THROWS(blis::load_model_config_folder(dir.str() + "/missing"));
 }
 
+TEST_CASE("model config: interleaved MoE layers, dense FFN and quantised weights (head.md §1.2)",
+          "[latency]") {
+  const auto scout = *catalog().bundled_model("redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic");
+  CHECK(scout.interleave_moe_layer_step == 1);
+  CHECK(scout.intermediate_size_mlp == 16384);
+  CHECK(scout.bytes_per_param == 2);              // bfloat16 activations...
+  CHECK(scout.weight_bytes_per_param == 1.0);     // ...8-bit compressed-tensors weights
+  CHECK(catalog().bundled_model("zai/glm-5.2-fp8")->weight_bytes_per_param == 1.0);  // quant_method fp8
+  const auto qwen = qwen3();
+  CHECK(qwen.weight_bytes_per_param == 0);  // not quantised
+  CHECK(qwen.interleave_moe_layer_step == 0);
+  CHECK(qwen.intermediate_size_mlp == 0);
+
+  TempDir dir("blis-model-quant");
+  auto weight_bytes = [&](const std::string& quantization_config) {
+    dir.write("config.json", R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+      "torch_dtype": "bfloat16", "quantization_config": )" + quantization_config + "}");
+    return blis::load_model_config_folder(dir.str()).weight_bytes_per_param;
+  };
+  CHECK(weight_bytes(R"({"quant_method": "gptq", "bits": 4})") == 0.5);
+  CHECK(weight_bytes(R"({"quant_method": "awq", "bits": "8"})") == 1.0);
+  CHECK(weight_bytes(R"({"quant_method": "FP8"})") == 1.0);
+  CHECK(weight_bytes(R"({"quant_method": "compressed-tensors", "config_groups": {
+      "group_1": {"weights": {"num_bits": 8}}, "group_0": {"weights": {"num_bits": 4}}}})") == 0.5);
+  CHECK(weight_bytes(R"({"quant_method": "compressed-tensors"})") == 0);
+  CHECK(weight_bytes(R"({"quant_method": "bitsandbytes", "bits": "four"})") == 0);
+  CHECK(weight_bytes("null") == 0);
+
+  // The model name speaks when quantization_config does not.
+  CHECK(blis::weight_bytes_from_model_name("redhatai/llama-3.3-70b-instruct-quantized.w4a16") == 0.5);
+  CHECK(blis::weight_bytes_from_model_name("RedHatAI/phi-4-quantized.W8A8") == 1.0);
+  CHECK(blis::weight_bytes_from_model_name("redhatai/phi-4-FP8-dynamic") == 1.0);
+  CHECK(blis::weight_bytes_from_model_name("meta-llama/llama-4-maverick-17b-128e-instruct-fp8") == 1.0);
+  CHECK(blis::weight_bytes_from_model_name("qwen/qwen3-14b") == 0);
+  CHECK(blis::weight_bytes_from_model_name("someone/fp80-model") == 0);
+}
+
 TEST_CASE("kv capacity: Qwen3-14B on H100 (spec §4.2)", "[latency]") {
   const auto h100 = catalog().hardware("H100");
   CHECK(blis::auto_kv_blocks(qwen3(), h100, 1, 16) == 15909);
@@ -356,6 +432,10 @@ TEST_CASE("put_latency_config writes typed keys", "[latency]") {
   CHECK(std::get<std::string>(*cfg.find("hardware.name")) == "H100");
   CHECK(std::get<double>(*cfg.find("hardware.tflops_peak")) == 989.5);
   CHECK(std::get<double>(*cfg.find("hardware.memory_gib")) == 80.0);
+  CHECK(std::get<double>(*cfg.find("hardware.tflops_fp8")) == 1979.0);
+  CHECK(std::get<int64_t>(*cfg.find("model.interleave_moe_layer_step")) == 0);
+  CHECK(std::get<int64_t>(*cfg.find("model.intermediate_size_mlp")) == 0);
+  CHECK(std::get<double>(*cfg.find("model.weight_bytes_per_param")) == 0.0);
   CHECK(std::get<int64_t>(*cfg.find("tp")) == 2);
   CHECK(std::get<int64_t>(*cfg.find("block_size")) == 16);
   CHECK(std::get<std::vector<double>>(*cfg.find("alpha_coeffs")) == std::vector<double>{1, 2, 3});

@@ -30,6 +30,12 @@ struct ModelArch {
   int64_t moe_intermediate_size = 0; // F_e
   int64_t shared_expert_dim = 0;
   int64_t n_shared_experts = 0;
+  // Every (s+1)-th layer is MoE, the others dense (Llama 4); 0 = uniform.
+  int64_t interleave_moe_layer_step = 0;
+  int64_t intermediate_size_mlp = 0;   // FFN of the dense layers when they differ; 0 = F
+  // Stored weight width of a quantised model (quantization_config, else the
+  // model name); 0 = not quantised, weights are bytes_per_param wide.
+  double weight_bytes_per_param = 0;
   bool tie_word_embeddings = false;
   bool moe_count_missing = false;    // looks MoE but no expert count (§4.2)
   int64_t max_position_embeddings = 0;
@@ -44,6 +50,7 @@ struct ModelArch {
 struct HardwareSpec {
   std::string name;
   double tflops_peak = 0;
+  double tflops_fp8 = 0;  // dense FP8 peak; 0 = no FP8 tensor cores (or unknown)
   double bw_peak_tbs = 0;
   double mfu_prefill = 0;
   double mfu_decode = 0;
@@ -119,6 +126,9 @@ class DataCatalog {
 ModelArch load_model_config_json(const std::string& path);
 // Parses a folder holding config.json (the --model-config-folder flag).
 ModelArch load_model_config_folder(const std::string& dir);
+// Weight width a quantised model's name announces ("...-w4a16" 0.5, "...-FP8-..."
+// 1), 0 if none; used when config.json's quantization_config says nothing.
+double weight_bytes_from_model_name(const std::string& model);
 
 // KV blocks that fit on the GPUs (spec engine.md §4.2). Throws InputError with
 // the reason when the inputs are invalid or the model does not fit.
@@ -132,9 +142,10 @@ int64_t derive_max_model_len(const ModelArch& m);
 int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_t block_size);
 
 // Writes the keys latency-model plugins read ("model.*", "hardware.*", "tp",
-// "alpha_coeffs", "beta_coeffs", "block_size").
+// "alpha_coeffs", "beta_coeffs", "block_size"; "dp" when dp > 1 and
+// "moe_comm_backend" when not empty).
 void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
                         const std::vector<double>& alpha, const std::vector<double>& beta,
-                        int64_t block_size);
+                        int64_t block_size, int64_t dp = 1, const std::string& moe_comm_backend = "");
 
 }  // namespace blis

@@ -28,6 +28,10 @@ struct ModelSettings {
   std::optional<int64_t> max_model_len;            // 0 = unlimited
   std::optional<std::string> model_config_folder;  // a HuggingFace config.json
   std::optional<std::string> hardware_config;      // another GPU table
+  // Handed to the latency model as "dp" and "moe_comm_backend"; a model that
+  // does not read them refuses the run.
+  std::optional<int64_t> dp;                       // data-parallel ranks of a MoE model
+  std::optional<std::string> moe_comm_backend;     // token exchange of MoE layers at dp > 1
 };
 
 // KV cache and batch formation of one instance.

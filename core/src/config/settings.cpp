@@ -197,6 +197,14 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("hardware_config", {"--hardware-config"}, "model",
                   "GPU table (TOML, or the reference's hardware_config.json)",
                   [](RunConfig& c) -> auto& { return c.pool().model.hardware_config; }, {}, kInputPath));
+  t.push_back(row("dp", {"--dp"}, "latency",
+                  "Data-parallel ranks over which a MoE model's experts are spread (latency models "
+                  "that model it; default 1)",
+                  [](RunConfig& c) -> auto& { return c.pool().model.dp; }, int_range(1, 1024)));
+  t.push_back(row("moe_comm_backend", {"--moe-comm-backend"}, "latency",
+                  "How MoE layers exchange tokens when --dp > 1: allgather_reducescatter (default), "
+                  "naive, pplx, deepep_high_throughput, deepep_low_latency, mori, flashinfer_all2allv",
+                  [](RunConfig& c) -> auto& { return c.pool().model.moe_comm_backend; }));
   // KV cache and batching
   t.push_back(row("total_kv_blocks", {"--total-kv-blocks"}, "kv-cache",
                   "KV blocks per instance (default: from the defaults table, else computed from GPU memory)",

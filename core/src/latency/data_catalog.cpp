@@ -92,7 +92,7 @@ CoefficientEntry read_entry(const std::string& path, const toml::table& t) {
 HardwareSpec read_hardware_toml_entry(const std::string& path, const std::string& name,
                                       const toml::table& t) {
   const std::string ctx = "[" + name + "]";
-  check_keys(path, t, ctx, {"TFlopsPeak", "BwPeakTBs", "mfuPrefill", "mfuDecode", "MemoryGiB"});
+  check_keys(path, t, ctx, {"TFlopsPeak", "TFlopsFP8", "BwPeakTBs", "mfuPrefill", "mfuDecode", "MemoryGiB"});
   auto required = [&](const char* key) -> double {
     if (const auto* n = t.get(key)) return get_number(path, *n, name + "." + key);
     throw ConfigError(where(path, t.source()), ctx + " lacks '" + key + "'");
@@ -103,6 +103,8 @@ HardwareSpec read_hardware_toml_entry(const std::string& path, const std::string
   h.bw_peak_tbs = required("BwPeakTBs");
   h.mfu_prefill = required("mfuPrefill");
   h.mfu_decode = required("mfuDecode");
+  // Optional (spec head.md §0.1): 0 or absent means no FP8 peak.
+  if (const auto* n = t.get("TFlopsFP8")) h.tflops_fp8 = get_number(path, *n, name + ".TFlopsFP8");
   // Optional: without it the KV capacity cannot be auto-calculated (spec cli.md §3.5).
   if (const auto* n = t.get("MemoryGiB")) h.memory_gib = get_number(path, *n, name + ".MemoryGiB");
   return h;
@@ -144,6 +146,7 @@ std::map<std::string, HardwareSpec> read_hardware_json(const std::string& path) 
       out_value = it->get<double>();
     };
     number("TFlopsPeak", h.tflops_peak);
+    number("TFlopsFP8", h.tflops_fp8);
     number("BwPeakTBs", h.bw_peak_tbs);
     number("mfuPrefill", h.mfu_prefill);
     number("mfuDecode", h.mfu_decode);

@@ -157,7 +157,7 @@ int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_
 
 void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
                         const std::vector<double>& alpha, const std::vector<double>& beta,
-                        int64_t block_size) {
+                        int64_t block_size, int64_t dp, const std::string& moe_comm_backend) {
   if (m != nullptr) {
     cfg.set("model.num_layers", m->num_layers);
     cfg.set("model.hidden_size", m->hidden_size);
@@ -170,10 +170,14 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
     cfg.set("model.experts_per_token", m->experts_per_token);
     cfg.set("model.moe_intermediate_size", m->moe_intermediate_size);
     cfg.set("model.shared_expert_dim", m->shared_expert_dim);
+    cfg.set("model.interleave_moe_layer_step", m->interleave_moe_layer_step);
+    cfg.set("model.intermediate_size_mlp", m->intermediate_size_mlp);
+    cfg.set("model.weight_bytes_per_param", m->weight_bytes_per_param);
   }
   if (hw != nullptr) {
     cfg.set("hardware.name", hw->name);
     cfg.set("hardware.tflops_peak", hw->tflops_peak);
+    cfg.set("hardware.tflops_fp8", hw->tflops_fp8);
     cfg.set("hardware.bw_peak_tbs", hw->bw_peak_tbs);
     cfg.set("hardware.mfu_prefill", hw->mfu_prefill);
     cfg.set("hardware.mfu_decode", hw->mfu_decode);
@@ -181,6 +185,9 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
   }
   cfg.set("tp", tp);
   cfg.set("block_size", block_size);
+  // Only when asked for: a latency model that does not read them refuses the run.
+  if (dp > 1) cfg.set("dp", dp);
+  if (!moe_comm_backend.empty()) cfg.set("moe_comm_backend", moe_comm_backend);
   // No coefficients, no keys: analytical models refuse coefficients.
   if (!alpha.empty()) cfg.set("alpha_coeffs", alpha);
   if (!beta.empty()) cfg.set("beta_coeffs", beta);

@@ -10,11 +10,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace blis {
 
@@ -69,6 +74,57 @@ double bytes_for_dtype(const std::string& dtype) {
   return 0;  // unknown: the roofline validation rejects it
 }
 
+bool same_text_ignoring_case(const std::string& a, const char* b) {
+  const std::string lower_b(b);
+  if (a.size() != lower_b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != lower_b[i]) return false;
+  return true;
+}
+
+// Stored weight width of a quantised model from config.json's
+// quantization_config (spec head.md §1.2 "quantisation detection"): `bits`
+// (a number, or an integer written as a string), else quant_method "fp8",
+// else the weights' num_bits of the first compressed-tensors config group in
+// key order. 0 when none of these says.
+double quantised_weight_bytes(const json& qc) {
+  if (!qc.is_object()) return 0;
+  int64_t bits = 0;
+  if (auto b = qc.find("bits"); b != qc.end()) {
+    if (b->is_number()) {
+      bits = int_of(*b);
+    } else if (b->is_string()) {
+      const std::string text = b->get<std::string>();
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(text.c_str(), &end, 10);
+      const bool digits = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0]));
+      if (digits && end != nullptr && *end == '\0' && errno == 0) bits = v;
+    }
+  }
+  if (bits > 0) return static_cast<double>(bits) / 8.0;
+  const std::string method = get_string(qc, "quant_method");
+  if (same_text_ignoring_case(method, "fp8")) return 1.0;
+  if (same_text_ignoring_case(method, "compressed-tensors")) {
+    auto groups = qc.find("config_groups");
+    if (groups == qc.end() || !groups->is_object()) return 0;
+    std::vector<std::string> names;
+    for (const auto& [k, v] : groups->items()) names.push_back(k);
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) {
+      const json& g = (*groups)[name];
+      if (!g.is_object()) continue;
+      auto w = g.find("weights");
+      if (w == g.end() || !w->is_object()) continue;
+      if (auto nb = w->find("num_bits"); nb != w->end() && nb->is_number()) {
+        const double n = nb->get<double>();
+        if (n > 0) return n / 8.0;
+      }
+    }
+  }
+  return 0;
+}
+
 ModelArch arch_from_json(const json& raw, const std::string& source) {
   if (!raw.is_object()) throw ConfigError(source, "model config must be a JSON object");
   // Multimodal configs keep the language model in text_config; its keys win.
@@ -111,6 +167,10 @@ ModelArch arch_from_json(const json& raw, const std::string& source) {
                                                            : m.intermediate_size;
     m.shared_expert_dim = m.n_shared_experts * per_expert;
   }
+  m.interleave_moe_layer_step = get_int(j, "interleave_moe_layer_step");
+  m.intermediate_size_mlp = get_int(j, "intermediate_size_mlp");
+  if (auto qc = j.find("quantization_config"); qc != j.end())
+    m.weight_bytes_per_param = quantised_weight_bytes(*qc);
   // spec engine.md §4.2: MoE-looking fields without an expert count.
   m.moe_count_missing = m.num_experts <= 1 && (m.n_shared_experts > 0 || m.experts_per_token > 0);
 
@@ -172,6 +232,23 @@ ModelArch load_model_config_json(const std::string& path) {
   return arch_from_json(j, path);
 }
 
+double weight_bytes_from_model_name(const std::string& model) {
+  // A "wXaY" part (X weight bits) or an "fp8" part, delimited by . - _ / or
+  // the ends of the name, in any case.
+  static const std::regex wxay(R"((?:^|[.\-_/])w(\d+)a\d+(?:$|[.\-_]))", std::regex::icase);
+  static const std::regex fp8(R"((?:^|[.\-_/])fp8(?:$|[.\-_]))", std::regex::icase);
+  std::smatch match;
+  if (std::regex_search(model, match, wxay)) {
+    const std::string digits = match[1].str();
+    if (digits.size() <= 9) {
+      const long bits = std::stol(digits);
+      if (bits > 0) return static_cast<double>(bits) / 8.0;
+    }
+  }
+  if (std::regex_search(model, fp8)) return 1.0;
+  return 0;
+}
+
 ModelArch load_model_config_folder(const std::string& dir) {
   const std::string path = (fs::path(dir) / "config.json").string();
   if (!fs::exists(path)) throw InputError("--model-config-folder", "no config.json in " + dir);
@@ -192,7 +269,9 @@ std::optional<ModelArch> DataCatalog::bundled_model(const std::string& model) co
                                     "\" contains invalid path components");
   const std::string path = (fs::path(dir_) / "models" / (short_name + ".toml")).string();
   if (!fs::exists(path)) return std::nullopt;
-  return arch_from_json(json_of(toml_util::parse_file(path)), path);
+  ModelArch arch = arch_from_json(json_of(toml_util::parse_file(path)), path);
+  if (arch.weight_bytes_per_param == 0) arch.weight_bytes_per_param = weight_bytes_from_model_name(name);
+  return arch;
 }
 
 }  // namespace blis

@@ -178,8 +178,10 @@ RunOutcome simulate(const RunConfig& config) {
   const ClusterConfig cc = cluster_config(r);
 
   ConfigTable latency_base;
+  const ModelSettings& model = r.config.pool().model;
   put_latency_config(latency_base, r.arch ? &*r.arch : nullptr, r.hardware ? &*r.hardware : nullptr,
-                     *r.config.pool().model.tp, r.alpha, r.beta, r.config.pool().engine.block_size);
+                     *model.tp, r.alpha, r.beta, r.config.pool().engine.block_size, model.dp.value_or(1),
+                     model.moe_comm_backend.value_or(""));
   const ConfigTable latency_cfg = r.overrides.config_for(r.latency_model, latency_base);
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
                cc.engine.total_kv_blocks, r.latency_model, r.horizon);
@@ -190,6 +192,15 @@ RunOutcome simulate(const RunConfig& config) {
     return ctx.env.registries->latency.create(r.latency_model, CreateArgs{&latency_cfg, r.seed});
   }, make_policies(r, ctx));
   r.overrides.warn_unread(r.latency_model, latency_cfg);
+  // Deployment settings only some latency models read: ignoring them silently
+  // would print numbers for a deployment that was not simulated.
+  const std::vector<std::string> unread = latency_cfg.unread_keys();
+  for (const char* key : {"dp", "moe_comm_backend"})
+    if (std::find(unread.begin(), unread.end(), key) != unread.end())
+      throw InputError(r.given.where(key), fmt::format("the {} latency model does not read '{}'; "
+                                                       "leave the setting out, or use a latency model "
+                                                       "that models it (blis plugins list)",
+                                                       r.latency_model, key));
   ClusterResult result = sim.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
