@@ -191,12 +191,16 @@ TEST_CASE("plugins list shows the Lua scripts of the script search path", "[cli]
   const std::string mine = dir.write("my_scorer.lua", "summary = 'mine'\nfunction score(n) end\n");
   const std::string gate = dir.write("admission/gate.lua", "function admit() return true end\n");
   const std::string bad = dir.write("broken.lua", "function score(n\n");
+  const std::string boom = dir.write("boom.lua", "error('boom')\n");
   Result r = run_blis("plugins list --script-dir " + dir.str());
   INFO(r.out);
   CHECK(r.status == 0);
   CHECK(r.out.find("routing-scorer    my-scorer                   " + mine + "\n    mine\n") != std::string::npos);
   CHECK(r.out.find("admission-policy  gate                        " + gate + "\n") != std::string::npos);
   CHECK(r.out.find("(broken)          " + bad + ":") != std::string::npos);
+  // A script failing at its top level: one line, its traceback left out.
+  CHECK(r.out.find("(broken)          " + boom + ":1: boom\n") != std::string::npos);
+  CHECK(r.out.find("stack traceback") == std::string::npos);
   // The installed scripts are listed; one that a native plugin shadows says so.
   CHECK(r.out.find("routing-scorer    kv-headroom") != std::string::npos);
   CHECK(r.out.find("(shadowed by ") != std::string::npos);

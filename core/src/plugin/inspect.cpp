@@ -31,7 +31,10 @@ std::string row_text(const PluginListing& p, const std::string& note = "") {
                      p.source, note, p.summary);
 }
 
-std::string broken_text(const std::string& message) { return fmt::format("{:<17} {}\n", "(broken)", message); }
+// One line: a script's traceback is left out (inspect shows it).
+std::string broken_text(const std::string& message) {
+  return fmt::format("{:<17} {}\n", "(broken)", message.substr(0, message.find('\n')));
+}
 
 bool is_lua(const fs::path& p) { return p.extension() == ".lua"; }
 
