@@ -3,7 +3,8 @@
 // the vtable size the loader requires, and the adapters that turn a library
 // plugin or a script into the kind's interface). Adding a kind is one row
 // here (core/src/plugin/plugin_kinds.cpp) plus its interface in
-// blis/policies.hpp; code outside the table never switches over kinds.
+// blis/policies.hpp and its registry and adapters; code outside the table
+// never switches over kinds. The steps: docs/design/plugin-kinds.md.
 #pragma once
 
 #include <blis/config_table.hpp>
