@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 
 namespace blis {
 
@@ -144,7 +143,6 @@ std::string list_plugins(const std::vector<std::string>& plugin_dirs,
   // Scripts by kind, in search order; the first source of a name wins.
   std::map<PluginKind, std::vector<std::pair<PluginListing, std::string>>> scripts;
   std::vector<std::string> broken_scripts;
-  std::set<std::pair<PluginKind, std::string>> seen;
   std::map<std::pair<PluginKind, std::string>, std::string> first_source;
   for (const auto& kind : plugin_kinds())
     for (const PluginListing& p : kind.registry(reg).listing()) first_source[{p.kind, p.name}] = p.source;
