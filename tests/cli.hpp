@@ -22,14 +22,14 @@ struct Result {
 
 // Runs `blis <args>` (a shell command line: quote as in a shell), in `cwd`
 // when given.
-inline Result run_blis(const std::string& args, const std::string& cwd = "") {
+// Runs a shell command line, capturing stdout and stderr.
+inline Result run_shell(const std::string& command) {
   static int counter = 0;
   const std::string err_file =
       (std::filesystem::temp_directory_path() / ("blis_cli_err_" + std::to_string(::getpid()) + "_" +
                                                  std::to_string(counter++)))
           .string();
-  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE +
-                          "/bin/blis " + args + " 2>" + err_file;
+  const std::string cmd = "{ " + command + " ; } 2>" + err_file;
   Result r;
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -42,6 +42,10 @@ inline Result run_blis(const std::string& args, const std::string& cwd = "") {
   r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   std::filesystem::remove(err_file);
   return r;
+}
+
+inline Result run_blis(const std::string& args, const std::string& cwd = "") {
+  return run_shell((cwd.empty() ? "" : "cd '" + cwd + "' && ") + BLIS_TEST_STAGE + "/bin/blis " + args);
 }
 
 // The value of "key" in the first metrics block whose instance_id is `id`.

@@ -29,8 +29,11 @@ Commands::Commands(CLI::App& app) {
                  "run (GPU, TP, KV blocks, latency model, policies), and exit")
       ->group("Scenarios");
 
-  CLI::App* plugins = app.add_subcommand("plugins", "List or inspect plugins");
-  plugins->require_subcommand(1);
+  models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
+                                          "architecture, trained coefficients");
+  hardware_ = app.add_subcommand("hardware", "List the bundled GPUs and their figures");
+  CLI::App* plugins = plugins_ = app.add_subcommand("plugins", "List or inspect plugins");
+  plugins->require_subcommand(0, 1);
   plugins_list_ = plugins->add_subcommand(
       "list", "Show every plugin and Lua script a run can name: kind, name, version, source and "
               "summary; files that cannot be loaded get one line each");
@@ -65,11 +68,23 @@ int Commands::execute() {
     }
     req.scenario = scenario_;
     req.dump_config = dump_config_;
-    std::cout << blis::run(req) << std::flush;
+    blis::run(req, std::cout);
+    return 0;
+  }
+  if (models_->parsed()) {
+    std::cout << blis::models_listing();
+    return 0;
+  }
+  if (hardware_->parsed()) {
+    std::cout << blis::hardware_listing();
     return 0;
   }
   if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_, script_dirs_);
   if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);
+  if (plugins_->parsed()) {  // `blis plugins` alone: its help
+    std::cout << plugins_->help();
+    return 0;
+  }
   if (version_->parsed()) {
     std::cout << version_text() << "\n";
     return 0;

@@ -13,6 +13,10 @@ namespace blis::app {
 
 std::string version_text();
 
+// CLI11's message rewritten in blis's one-line style, with a suggestion:
+// "unknown flag --num-instance; did you mean --num-instances? ...".
+std::string explain_parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
+
 class Commands {
  public:
   explicit Commands(CLI::App& app);
@@ -23,6 +27,9 @@ class Commands {
   CLI::App* plugins_list_ = nullptr;
   CLI::App* plugins_inspect_ = nullptr;
   CLI::App* version_ = nullptr;
+  CLI::App* models_ = nullptr;
+  CLI::App* hardware_ = nullptr;
+  CLI::App* plugins_ = nullptr;
   // blis run: one CLI11 option per row of the settings table, by key.
   std::map<std::string, CLI::Option*> run_options_;
   std::string scenario_;

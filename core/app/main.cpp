@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "blis: error: " << e.what() << "\n"
-              << "Run 'blis --help' (or 'blis <command> --help') for usage.\n";
+    std::cerr << "blis: error: " << blis::app::explain_parse_error(app, e, argc, argv) << "\n";
     return 2;
   }
   if (app.get_subcommands().empty()) {

@@ -17,6 +17,11 @@ std::string group_title(const std::string& group) {
 
 std::string help_text(const SettingDef& def) {
   const RunConfig defaults;
+  if (def.has(kDuration)) {
+    std::string h = def.help + " (a bare number is µs; units: 250us, 500ms, 60s, 2m, 1h)";
+    if (auto v = def.get(defaults)) h += " [default: " + setting_text(*v) + "]";
+    return h;
+  }
   if (auto v = def.get(defaults); v && def.type != SettingType::TextList)
     return def.help + " [default: " + setting_text(*v) + "]";
   return def.help;

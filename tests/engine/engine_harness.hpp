@@ -87,9 +87,7 @@ inline RunOutcome run_cluster(const ClusterConfig& cfg, WorkloadSource& src,
   }, std::move(policies));
   RunOutcome out;
   out.result = sim.run();
-  std::vector<const InstanceMetrics*> parts;
-  for (const auto& m : out.result.instances) parts.push_back(&m);
-  out.cluster = merge_metrics(parts);
+  out.cluster = cluster_metrics(out.result);
   out.json = metrics_json(out.cluster, "cluster", cfg.keep_records);
   return out;
 }

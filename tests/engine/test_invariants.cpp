@@ -5,6 +5,7 @@
 // library and through the CLI binary.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include "engine_harness.hpp"
 
@@ -17,7 +18,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -257,9 +260,10 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
   const SimTime lat = run.cluster.admission_latency + run.cluster.routing_latency;
 
   std::map<uint64_t, const WorkloadRequest*> by_id;
-  int64_t routed = 0;
+  int64_t arrived = 0, routed = 0;
   for (const auto& r : reqs) {
     by_id[r.id] = &r;
+    if (r.arrival_us <= horizon) ++arrived;
     // Reaches an instance if its arrival and its routing happen by the horizon.
     if (r.arrival_us <= horizon && r.arrival_us + lat <= horizon) ++routed;
   }
@@ -275,11 +279,14 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
   }
   CHECK(cm.completed == completed);
   CHECK(out.result.rejected == 0);
-  const int64_t injected = completed + queued + running + dropped;
+  // Every arrival is somewhere; those not yet routed count as still queued.
+  CHECK(out.result.in_pipeline == arrived - routed);
+  const int64_t injected = completed + queued + running + dropped + out.result.in_pipeline;
+  CHECK(injected == arrived);
   CHECK(out.json.find("\"injected_requests\": " + std::to_string(injected) + ",") != std::string::npos);
-  // Every routed request has exactly one record unless it was dropped.
-  CHECK(static_cast<int64_t>(cm.records.size()) + dropped == routed);
-  CHECK(injected <= routed);
+  // Every routed request has exactly one record, dropped ones included.
+  CHECK(static_cast<int64_t>(cm.records.size()) == routed);
+  CHECK(std::count_if(cm.records.begin(), cm.records.end(), [](const auto& r) { return r.dropped; }) == dropped);
   if (infinite) {
     CHECK(queued == 0);
     CHECK(running == 0);
@@ -317,8 +324,10 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
     CHECK(rec.output_tokens == w.output_tokens);
     CHECK(rec.instance >= 0);
     CHECK(rec.instance < run.cluster.num_instances);
-    input_sum += w.input_tokens;
-    output_all += w.output_tokens;
+    if (!rec.dropped) {  // a dropped request never enters the queue
+      input_sum += w.input_tokens;
+      output_all += w.output_tokens;
+    }
     if (rec.length_capped) ++capped;
     if (rec.scheduling_delay >= 0) {
       ++with_sched;
@@ -354,6 +363,9 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
       }
       if (rec.output_tokens > 0) itl_sum_expected += rec.e2e - rec.ttft - a.post_decode;
       CHECK(rec.itl_avg >= 0);
+    } else if (rec.dropped) {
+      CHECK(rec.scheduling_delay < 0);
+      CHECK(!rec.length_capped);
     } else if (infinite) {
       // Completed without a token: only by being stopped before its first one.
       CHECK(rec.length_capped);
@@ -526,4 +538,27 @@ TEST_CASE("CLI: a preempting run is byte-identical across runs", "[invariant][cl
   REQUIRE(std::regex_search(a.out, m, std::regex("\"preemption_count\": ([0-9]+)")));
   CHECK(std::stoll(m[1].str()) > 0);
   CHECK(a.out.find("\"completed_requests\": 200,") != std::string::npos);
+}
+
+TEST_CASE("CLI: requests on their way to their queue at the horizon count as still queued", "[invariant][cli]") {
+  // A 100 ms queueing time (α0) and 49 arrivals before the horizon: those of
+  // the last 100 ms are routed but not yet queued when the run stops.
+  TempDir dir;
+  const std::string results = dir.str() + "/results.json";
+  const std::string args =
+      "run --model qwen/qwen3-14b --latency-model blackbox --alpha-coeffs 100000,0,10 "
+      "--beta-coeffs 5000,1,1 --rate 50 --num-requests 100 --horizon 1000000 --results-path " + results;
+  INFO(args);
+  const Result r = run_blis(args);
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(metric(r.out, "injected_requests") == 49);
+  CHECK(metric(r.out, "still_queued") >= 4);
+  // One record per arrival.
+  std::ifstream f(results);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t records = 0;
+  for (size_t at = text.find("\"requestID\""); at != std::string::npos; at = text.find("\"requestID\"", at + 1))
+    ++records;
+  CHECK(records == 49);
 }

@@ -2,6 +2,8 @@
 // never goes back, and the horizon.
 #include "catch.hpp"
 
+#include "kernel/events.hpp"
+
 #include <blis/errors.hpp>
 #include <blis/go_rand.hpp>
 #include <blis/kernel.hpp>
@@ -84,4 +86,16 @@ TEST_CASE("the horizon: events at it run, the first after it stops the loop", "[
   CHECK(r.seen[1].kind == 2);
   CHECK(k.now() == 100);
   CHECK(k.queue().size() == 2);  // left unprocessed
+}
+
+TEST_CASE("event kinds keep the order of the table in kernel/events.hpp", "[kernel]") {
+  // Cluster events in pipeline order, then instances by index, each instance
+  // in the order arrival, enqueue, step.
+  const EventKind cluster[] = {EventKind::ClusterArrival, EventKind::Admission, EventKind::Routing};
+  const EventKind instance[] = {EventKind::InstanceArrival, EventKind::Queued, EventKind::Step};
+  std::vector<uint64_t> order;
+  for (EventKind k : cluster) order.push_back(event_priority(k));
+  for (int32_t index : {0, 1, 99999})
+    for (EventKind k : instance) order.push_back(event_priority(k, index));
+  for (size_t i = 1; i < order.size(); ++i) CHECK(order[i - 1] < order[i]);
 }

@@ -4,6 +4,7 @@
 // therefore every result, is deterministic.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>

@@ -94,6 +94,14 @@ class DataCatalog {
   // Hardware table; `path` overrides the bundled hardware.toml (TOML or the
   // reference's JSON). InputError listing the names if `gpu` is unknown.
   HardwareSpec hardware(const std::string& gpu, const std::string& path = "") const;
+  // Everything the tables know, for listings and "did you mean" messages.
+  const std::map<std::string, ModelDefaults>& all_defaults() const { return defaults_; }
+  const std::vector<CoefficientEntry>& coefficient_entries() const { return entries_; }
+  const std::map<std::string, HardwareSpec>& gpus() const { return hardware_; }
+  // Short names of the bundled architectures (models/<name>.toml), sorted.
+  std::vector<std::string> architecture_names() const;
+  // Every model name the tables know (defaults, coefficients), sorted.
+  std::vector<std::string> model_names() const;
   // Bundled architecture of a model by its short name (part after '/'), if any.
   std::optional<ModelArch> bundled_model(const std::string& model) const;
 

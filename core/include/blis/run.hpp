@@ -6,6 +6,7 @@
 
 #include <blis/scenario.hpp>
 
+#include <ostream>
 #include <string>
 
 namespace blis {
@@ -16,17 +17,19 @@ struct RunRequest {
   bool dump_config = false; // print the resolved configuration instead of running
 };
 
-// Runs the request and returns what goes to stdout. Logs, warnings and
-// progress go to stderr as they happen. Output files (--results-path,
-// --rows-csv, --rows-json) are written atomically, and only when everything
-// succeeded. Throws blis::Error (exit status 2 for configuration, plugin and
-// script errors; 1 for failures while simulating).
-std::string run(const RunRequest& request);
+// Runs the request and writes its results to `out` (stdout). Logs, warnings
+// and progress go to stderr as they happen. Output files (--results-path,
+// --rows-csv, --rows-json) are checked before anything runs and written
+// after the results reached `out`, so a failing write never loses them.
+// Throws blis::Error (exit status 2 for configuration, plugin and script
+// errors; 1 for failures while simulating or writing).
+void run(const RunRequest& request, std::ostream& out);
+
+// `blis models` and `blis hardware`: tables of what the bundled data holds.
+std::string models_listing();
+std::string hardware_listing();
 
 // Sets the level of the log on stderr; InputError on an unknown level.
 void set_log_level(const std::string& level);
-
-// Writes `text` to `path` atomically: a temporary file renamed into place.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace blis

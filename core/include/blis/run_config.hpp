@@ -87,6 +87,7 @@ struct TraceSettings {
 };
 
 struct OutputSettings {
+  std::string format = "reference";  // reference (the reference's blocks) or json (one document)
   std::string log_level = "warn";
   std::optional<std::string> results_path;
   bool profile = false;

@@ -30,6 +30,7 @@ enum SettingTrait : unsigned {
   kLibraryRef = 1u << 1,   // may name a plugin library (path/lib.so[:name]): like an input path
   kAccumulates = 1u << 2,  // repeatable; every writer's values add up
   kOutputPath = 1u << 3,   // a file the run writes (relative to the current directory)
+  kDuration = 1u << 4,     // an integer of µs that also accepts units: 60s, 500ms, 2m, 1h, 250us
 };
 
 struct SettingDef {

@@ -1,39 +1,38 @@
 #include "cluster/cluster.hpp"
 
+#include "kernel/events.hpp"
+#include "metrics/report.hpp"
+
 #include <blis/errors.hpp>
 
 #include <spdlog/spdlog.h>
 
 namespace blis {
 
-namespace {
-
-// Cluster events run before instance events at the same time, arrivals before
-// admissions before routings (spec cluster §1.4).
-enum ClusterEvent : uint32_t { kEvClusterArrival = 100, kEvAdmission = 101, kEvRouting = 102 };
-constexpr uint64_t kPrioArrival = 0, kPrioAdmission = 1, kPrioRouting = 2;
-
-}  // namespace
-
 ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                                      const LatencyFactory& latency, ClusterPolicies policies)
-    : cfg_(cfg), source_(source), kernel_(cfg.engine.horizon), policies_(std::move(policies)) {
+    : cfg_(cfg), source_(source), kernel_(cfg.engine.horizon),
+      metrics_(static_cast<size_t>(std::max(cfg.num_instances, 1))),
+      collector_(cfg.keep_completions),
+      records_(cfg.keep_records, metrics_),
+      in_flight_(metrics_.size()),
+      trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
+      signals_(collector_, records_, in_flight_, trace_),
+      policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
   if (cfg.num_instances < 1) throw InputError("--num-instances", "must be >= 1");
   const size_t n = static_cast<size_t>(cfg.num_instances);
-  metrics_.resize(n);
-  in_flight_.assign(n, 0);
   cached_.assign(n, blis_instance_snapshot{});
   for (size_t i = 0; i < n; ++i) cached_[i].index = static_cast<int32_t>(i);
   last_refresh_.assign(n, 0);
   state_.resize(n);
-  trace_.targets.assign(n, 0);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
-    metrics_[i].keep_records = cfg.keep_records;
-    metrics_[i].keep_completions = cfg.keep_completions;
+    std::unique_ptr<LatencyModel> model = latency(i);
+    collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
+                            model->post_decode_overhead());
     instances_.push_back(
-        std::make_unique<Instance>(i, cfg.engine, latency(i), pool_, kernel_, metrics_[i]));
+        std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
   }
 }
 
@@ -48,12 +47,11 @@ void ClusterSimulation::pull_next_arrival() {
     pool_.release(slot);
     return;
   }
-  r.instance = -1;
   if (r.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);  // beyond the horizon: never processed
     return;
   }
-  kernel_.schedule(r.spec.arrival_us, kPrioArrival, kEvClusterArrival, 0, slot);
+  schedule(kernel_, r.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
 }
 
 ClusterResult ClusterSimulation::run() {
@@ -61,26 +59,14 @@ ClusterResult ClusterSimulation::run() {
   kernel_.run(*this);
   ClusterResult out;
   for (auto& inst : instances_) inst->finalize();
-  if (cfg_.keep_records) {
-    // Requests routed but not yet queued when the run stopped still get a line.
-    for (size_t s = 0; s < pool_.capacity(); ++s) {
-      const Request& r = pool_[static_cast<uint32_t>(s)];
-      if (r.state == RequestState::Pending && r.instance >= 0) {
-        RequestRecord rec;
-        rec.id = r.spec.id;
-        rec.arrival_us = r.spec.arrival_us;
-        rec.input_tokens = r.spec.input_tokens;
-        rec.output_tokens = r.spec.output_tokens;
-        rec.slo_class = r.spec.slo_class;
-        rec.instance = r.instance;
-        rec.tenant_id = r.spec.tenant_id;
-        rec.model = r.spec.model;
-        metrics_[r.instance].records.push_back(std::move(rec));
-      }
-    }
+  // Whatever is still inside, wherever it is, in pool order.
+  for (size_t s = 0; s < pool_.capacity(); ++s) {
+    Request& r = pool_[static_cast<uint32_t>(s)];
+    if (r.state != RequestState::Free) signals_.stopped(r);
   }
-  out.rejected = rejected_;
-  out.trace = trace_;
+  out.rejected = collector_.rejected();
+  out.in_pipeline = collector_.in_pipeline();
+  out.trace = trace_.summary();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
   out.instances = std::move(metrics_);
@@ -88,8 +74,8 @@ ClusterResult ClusterSimulation::run() {
   int64_t completed = 0;
   for (const auto& m : out.instances) completed += m.completed;
   if (completed == 0) {
-    if (rejected_ > 0)
-      spdlog::warn("all {} requests rejected by the admission policy; no requests completed", rejected_);
+    if (out.rejected > 0)
+      spdlog::warn("all {} requests rejected by the admission policy; no requests completed", out.rejected);
     else
       spdlog::warn("no requests completed: the horizon may be too short or the workload too small");
   }
@@ -97,26 +83,18 @@ ClusterResult ClusterSimulation::run() {
 }
 
 void ClusterSimulation::handle(const Event& e) {
-  switch (e.kind) {
-    case kEvClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
-    case kEvAdmission: on_admission(static_cast<uint32_t>(e.payload)); return;
-    case kEvRouting: on_routing(static_cast<uint32_t>(e.payload)); return;
+  switch (kind_of(e)) {
+    case EventKind::ClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
+    case EventKind::Admission: on_admission(static_cast<uint32_t>(e.payload)); return;
+    case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
     default: break;
   }
-  // An instance event: in-flight counts drop by what left during it.
-  Instance& inst = *instances_[e.target];
-  const int64_t before = inst.departures();
-  inst.on_event(e);
-  const int64_t delta = inst.departures() - before;
-  if (delta > 0) {
-    in_flight_[e.target] -= delta;
-    if (in_flight_[e.target] < 0) in_flight_[e.target] = 0;
-  }
+  instances_[e.target]->on_event(e);
 }
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
   pull_next_arrival();
-  kernel_.schedule(kernel_.now() + cfg_.admission_latency, kPrioAdmission, kEvAdmission, 0, slot);
+  schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }
 
 // The instances as the router sees them now (spec cluster §4.2): periodic
@@ -151,37 +129,29 @@ void ClusterSimulation::on_admission(uint32_t slot) {
     std::string reason;
     admitted = policies_.admission->admit(router_state(slot), reason);
   }
-  if (cfg_.trace_decisions) ++(admitted ? trace_.admitted : trace_.rejected);
+  Request& r = pool_[slot];
   if (!admitted) {
-    ++rejected_;
+    signals_.rejected(r);
     pool_.release(slot);
     return;
   }
-  kernel_.schedule(kernel_.now() + cfg_.routing_latency, kPrioRouting, kEvRouting, 0, slot);
+  signals_.admitted(r);
+  schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }
 
 void ClusterSimulation::on_routing(uint32_t slot) {
   const blis_route_input& in = router_state(slot);
   const int32_t target = policies_.router->route(in, scores_);
-  if (cfg_.trace_decisions) trace_routing(target, scores_);
-  ++in_flight_[static_cast<size_t>(target)];
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
+  signals_.routed(pool_[slot], RoutingChoice{target, scores_, in});
 }
 
-// spec cluster §5.3: regret = best score - chosen score, where a policy
-// without scores is judged by negated effective load.
-void ClusterSimulation::trace_routing(int32_t chosen, const std::vector<double>& scores) {
-  ++trace_.routings;
-  ++trace_.targets[static_cast<size_t>(chosen)];
-  if (cfg_.counterfactual_k <= 0) return;
-  auto score = [&](size_t i) {
-    return scores.empty() ? -static_cast<double>(effective_load(state_[i])) : scores[i];
-  };
-  double best = score(0);
-  for (size_t i = 1; i < state_.size(); ++i) best = std::max(best, score(i));
-  const double regret = std::max(0.0, best - score(static_cast<size_t>(chosen)));
-  trace_.regret_sum += regret;
-  trace_.regret_max = std::max(trace_.regret_max, regret);
+InstanceMetrics cluster_metrics(const ClusterResult& result) {
+  std::vector<const InstanceMetrics*> parts;
+  for (const auto& m : result.instances) parts.push_back(&m);
+  InstanceMetrics out = merge_metrics(parts);
+  out.still_queued += result.in_pipeline;
+  return out;
 }
 
 }  // namespace blis

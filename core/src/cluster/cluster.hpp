@@ -2,6 +2,7 @@
 // admission, routing, and N instances. Used for every run, N = 1 included.
 #pragma once
 
+#include "cluster/request_signals.hpp"
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
 #include "engine/request.hpp"
@@ -36,17 +37,14 @@ struct ClusterPolicies {
   std::unique_ptr<Router> router;
 };
 
-// Aggregates of the decision trace (spec cluster §5.4): all the summary needs,
-// without keeping a record per request.
-struct TraceSummary {
-  int64_t admitted = 0, rejected = 0, routings = 0;
-  std::vector<int64_t> targets;  // routings per instance index
-  double regret_sum = 0, regret_max = 0;
-};
-
+// Every request that arrived by the end of the run is in exactly one of:
+// completed, still queued, still running or dropped at an instance (the sums
+// over `instances`), rejected, or in the pipeline.
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;
+  // Arrived, but the run stopped before its admission or routing decision.
+  int64_t in_pipeline = 0;
   TraceSummary trace;
   uint64_t events = 0;
   uint64_t steps = 0;
@@ -70,18 +68,20 @@ class ClusterSimulation final : public EventHandler {
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
   const blis_route_input& router_state(uint32_t slot);
-  void trace_routing(int32_t chosen, const std::vector<double>& scores);
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
   Kernel kernel_;
   RequestPool pool_;
   std::vector<InstanceMetrics> metrics_;
+  // The subscribers of the lifecycle signals, then the signals.
+  MetricsCollector collector_;
+  RequestRecords records_;
+  InFlight in_flight_;
+  DecisionTrace trace_;
+  RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
-  std::vector<int64_t> in_flight_;
   ClusterPolicies policies_;
-  int64_t rejected_ = 0;
-  TraceSummary trace_;
 
   // Routing snapshots: refreshed per instance at most every
   // snapshot_refresh_interval (spec cluster §4.3); in-flight counts are live.
@@ -92,5 +92,10 @@ class ClusterSimulation final : public EventHandler {
   blis_route_input input_{};
   std::vector<double> scores_;
 };
+
+// The cluster's metrics: the instances' merged (spec cluster §7.2), with the
+// requests still in the admission/routing pipeline counted as still queued,
+// so that injected_requests + rejected = every arrival.
+InstanceMetrics cluster_metrics(const ClusterResult& result);
 
 }  // namespace blis

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace blis {
 
@@ -25,6 +26,13 @@ RunContext::RunContext(RunContext&&) noexcept = default;
 RunContext::~RunContext() = default;
 
 RunContext RunContext::open(const RunConfig& config) {
+  // A folder that does not exist would be skipped silently: say so instead.
+  for (const auto& [key, dirs] : {std::pair{"plugin_dir", &config.plugin_dirs}, std::pair{"script_dir", &config.script_dirs}})
+    for (const std::string& d : *dirs) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(d, ec) && d != "." )
+        throw InputError(config.where(key), fmt::format("{}: no such folder", d));
+    }
   RunContext ctx;
   ctx.env = Environment::load(config.plugin_dirs, config.seed.value_or(42));
   ctx.vm = std::make_unique<LuaVm>(config.seed.value_or(42));
@@ -93,6 +101,16 @@ bool names_library(const std::string& spec) {
   return !is_script(spec) && (spec.find('/') != std::string::npos || spec.find(".so") != std::string::npos);
 }
 
+// The registered latency models that compute step times from the model and
+// the GPU, for messages.
+std::string analytical_models(const Registries& reg) {
+  std::vector<std::string> names;
+  for (const auto& [name, e] : reg.latency.entries())
+    if ((e.needs & (BLIS_NEED_MODEL | BLIS_NEED_HARDWARE)) == (BLIS_NEED_MODEL | BLIS_NEED_HARDWARE))
+      names.push_back(name);
+  return text::join(names, ", ");
+}
+
 bool all_zero(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
 }
@@ -147,11 +165,14 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     if (gpu.empty()) missing.push_back("--hardware (GPU type)");
     if (tp <= 0) missing.push_back("--tp (tensor parallelism)");
     throw InputError("--latency-model " + backend,
-                     fmt::format("needs {}; no defaults are known for model '{}'. Give them "
-                                 "explicitly, or use a latency model with coefficients "
-                                 "(--alpha-coeffs/--beta-coeffs)",
-                                 fmt::join(missing, " and "), model));
+                     fmt::format("model '{}' is not in the data tables{}: this latency model needs {}. "
+                                 "Give them explicitly, or use a latency model with coefficients "
+                                 "(--alpha-coeffs/--beta-coeffs); `blis models` lists the bundled models",
+                                 model, text::did_you_mean(model, data.model_names()), fmt::join(missing, " and ")));
   }
+  // GPU names are case-insensitive: the table's spelling is the one used.
+  for (const auto& [name, spec] : data.gpus())
+    if (text::lower(name) == text::lower(gpu)) gpu = name;
   if (!gpu.empty()) m.hardware = gpu;
   m.tp = tp;
   if (!vllm.empty()) m.vllm_version = vllm;
@@ -160,9 +181,16 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   if (m.model_config_folder) r.arch = load_model_config_folder(*m.model_config_folder);
   else r.arch = data.bundled_model(model);
   if (needs_model && !r.arch)
-    throw InputError(g.where("model"), fmt::format("no model configuration for '{}' in {}/models; give "
-                                                   "--model-config-folder with a HuggingFace config.json",
-                                                   model, data.dir()));
+    throw InputError(g.where("model"),
+                     fmt::format("no model architecture for '{}' in {}/models, which the {} latency model "
+                                 "needs; give --model-config-folder with a HuggingFace config.json{}",
+                                 model, data.dir(), backend,
+                                 data.coefficients(model, gpu, tp, vllm)
+                                     ? fmt::format(", or use --latency-model {} (the coefficient table has "
+                                                   "{} on {} TP{})",
+                                                   data.setting_default("latency_model_with_coefficients"),
+                                                   model, gpu, tp)
+                                     : std::string()));
   if (!gpu.empty() && (needs_hardware || m.hardware_config || r.arch))
     r.hardware = data.hardware(gpu, m.hardware_config.value_or(""));
 
@@ -192,8 +220,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     throw InputError("--latency-model " + backend,
                      fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
                                  "give --alpha-coeffs/--beta-coeffs, or use an analytical latency "
-                                 "model (roofline, crossmodel, trained-roofline)",
-                                 model, gpu, tp, vllm));
+                                 "model ({})",
+                                 model, gpu, tp, vllm, analytical_models(*ctx.env.registries)));
   } else if (!r.analytical) {
     r.alpha = {0, 0, 0};  // a model without coefficients of its own sees zeros
     r.beta = {0, 0, 0};
@@ -291,9 +319,28 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
 
 // Seed, horizon and request count of the workload (spec workload §1.1-§1.2),
 // and the workload spec the run generates from.
+// Settings a user gave that the chosen workload source does not use.
+void warn_ignored(const RunConfig& g, const std::vector<const char*>& keys, const std::string& why) {
+  for (const char* key : keys)
+    if (g.origins.count(key)) spdlog::warn("{} has no effect: {}", g.where(key), why);
+}
+
+const std::vector<const char*> kLengthKeys = {
+    "prefix_tokens",     "prompt_tokens",     "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
+    "output_tokens",     "output_tokens_stdev", "output_tokens_min", "output_tokens_max"};
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
+  if (w.spec || w.trace) {
+    const std::string why = w.spec ? "the workload spec sets arrivals and lengths" : "the trace sets arrivals and lengths";
+    std::vector<const char*> keys = kLengthKeys;
+    keys.push_back("rate");
+    keys.push_back("workload");
+    warn_ignored(g, keys, why);
+  } else if (w.workload != "distribution") {
+    warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
+  }
   r.seed = g.seed.value_or(42);
   r.horizon = g.horizon.value_or(kNoHorizon);
   if (w.spec) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -153,9 +154,13 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.seed; }));
   t.push_back(row("horizon", {"--horizon"}, "simulation",
                   "Stop at the first event after this time (µs); also bounds arrivals",
-                  [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true)));
+                  [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true), kDuration));
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error, off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
+  t.push_back(row("format", {"--format"}, "outputs",
+                  "stdout format: reference (the reference's metrics blocks, byte for byte) or json (one "
+                  "JSON document: configuration, cluster, instances, fitness, trace summary)",
+                  [](RunConfig& c) -> auto& { return c.outputs.format; }, one_of("format", {"json", "reference"})));
   t.push_back(row("results_path", {"--results-path"}, "outputs",
                   "Also write the metrics and one record per request to this JSON file",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
@@ -213,7 +218,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("kv_transfer_base_latency", {"--kv-transfer-base-latency"}, "kv-cache",
                   "Fixed µs added to every block transfer between tiers",
                   [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_base_latency; },
-                  int_between(0, kMaxMicros)));
+                  int_between(0, kMaxMicros), kDuration));
   t.push_back(row("max_num_running_reqs", {"--max-num-running-reqs", "--max-num-seqs"}, "batching",
                   "Max requests in the running batch",
                   [](RunConfig& c) -> auto& { return c.pool().engine.max_running; }, int_positive()));
@@ -274,7 +279,7 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.admission; }, {}, kLibraryRef));
   t.push_back(row("admission_latency", {"--admission-latency"}, "admission",
                   "µs from arrival to the admission decision",
-                  [](RunConfig& c) -> auto& { return c.policies.admission_latency; }, int_between(0, kMaxMicros)));
+                  [](RunConfig& c) -> auto& { return c.policies.admission_latency; }, int_between(0, kMaxMicros), kDuration));
   t.push_back(row("token_bucket_capacity", {"--token-bucket-capacity"}, "admission",
                   "Token bucket size, in input tokens (given to the admission policy)",
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_capacity; }, finite_positive()));
@@ -282,7 +287,7 @@ std::vector<SettingDef> make_table() {
                   "Token bucket refill, tokens per second (given to the admission policy)",
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, finite_positive()));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
-                  [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros)));
+                  [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
   t.push_back(row("routing_policy", {"--routing-policy"}, "routing",
                   "Routing: round-robin, least-loaded, weighted, always-busiest (default round-robin)",
                   [](RunConfig& c) -> auto& { return c.policies.routing; },
@@ -294,7 +299,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("snapshot_refresh_interval", {"--snapshot-refresh-interval"}, "routing",
                   "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)",
                   [](RunConfig& c) -> auto& { return c.policies.snapshot_refresh_interval; },
-                  int_between(0, kMaxMicros)));
+                  int_between(0, kMaxMicros), kDuration));
   t.push_back(row("policy_config", {"--policy-config"}, "routing",
                   "Policy file (TOML, or the reference's YAML); every other writer wins over it",
                   [](RunConfig& c) -> auto& { return c.policies.policy_file; }, {}, kInputPath));
@@ -355,6 +360,13 @@ std::vector<SettingDef> make_table() {
 
 std::string kebab(const std::string& key) { return flag_of_key(key); }
 
+// Every setting's kebab name, for "did you mean" messages.
+std::vector<std::string> setting_names() {
+  std::vector<std::string> out;
+  for (const auto& d : setting_table()) out.push_back(kebab(d.key));
+  return out;
+}
+
 std::optional<int64_t> parse_int(const std::string& s) {
   int64_t v = 0;
   const char* b = s.data();
@@ -371,6 +383,9 @@ std::optional<int64_t> parse_int(const std::string& s) {
   return std::nullopt;
 }
 
+// "60s", "500ms", "2m", "1h", "250us"/"250µs", or bare µs, as whole µs.
+std::optional<int64_t> parse_duration_us(const std::string& s);
+
 std::optional<double> parse_double(const std::string& s) {
   double v = 0;
   const char* b = s.data();
@@ -379,6 +394,25 @@ std::optional<double> parse_double(const std::string& s) {
   auto r = std::from_chars(b, e, v);
   if (r.ec == std::errc() && r.ptr == e) return v;
   return std::nullopt;
+}
+
+std::optional<int64_t> parse_duration_us(const std::string& s) {
+  struct Unit {
+    const char* suffix;
+    double micros;
+  };
+  static const Unit units[] = {{"us", 1}, {"\xc2\xb5s", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"h", 3600e6}};
+  for (const Unit& u : units) {
+    if (!text::ends_with(s, u.suffix)) continue;
+    const std::string number = s.substr(0, s.size() - std::strlen(u.suffix));
+    // "ms" also ends in "s": the number must parse on its own.
+    auto x = parse_double(number);
+    if (!x || number.empty() || !std::isfinite(*x)) continue;
+    const double us = *x * u.micros;
+    if (us != std::floor(us) || std::fabs(us) > 9.2e18) return std::nullopt;
+    return static_cast<int64_t>(us);
+  }
+  return parse_int(s);
 }
 
 }  // namespace
@@ -427,6 +461,12 @@ SettingValue parse_setting(const SettingDef& def, const std::string& text, const
   SettingValue v;
   switch (def.type) {
     case SettingType::Integer: {
+      if (def.has(kDuration)) {
+        auto x = parse_duration_us(text::trim(text));
+        if (!x) throw bad("a duration: µs as a bare integer, or with a unit (60s, 500ms, 2m, 1h, 250us)");
+        v = *x;
+        break;
+      }
       auto x = parse_int(text::trim(text));
       if (!x) {
         if (parse_double(text::trim(text))) throw bad("an integer in range");
@@ -471,9 +511,9 @@ void apply_settings(RunConfig& config, const Settings& settings) {
     const SettingDef* def = find_setting(s.flag);
     if (def == nullptr)
       throw InputError(s.where.rfind("--", 0) == 0 ? "" : s.where,
-                       fmt::format("unknown setting '{}'; a scenario's settings are the flags of "
+                       fmt::format("unknown setting '{}'{}; a scenario's settings are the flags of "
                                    "`blis run` (see blis run --help) without the leading dashes",
-                                   s.flag));
+                                   s.flag, text::did_you_mean(s.flag, setting_names())));
     const std::string where = setting_where(s.where, *def);
     // A list written as a list (TOML array, Lua table) keeps its items apart.
     SettingValue value;

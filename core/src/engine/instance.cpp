@@ -1,5 +1,8 @@
 #include "engine/instance.hpp"
 
+#include "cluster/request_signals.hpp"
+#include "kernel/events.hpp"
+
 #include <blis/errors.hpp>
 
 #include <spdlog/spdlog.h>
@@ -8,22 +11,10 @@
 
 namespace blis {
 
-namespace {
-
-// Cluster events use priorities below this; instance events sort after them
-// at the same time, by instance index, then by type.
-constexpr uint64_t kInstanceBase = uint64_t{1} << 62;
-
-}  // namespace
-
-uint64_t instance_event_priority(int32_t index, InstanceEvent ev) {
-  return kInstanceBase + (static_cast<uint64_t>(index) << 3) + ev;
-}
-
 Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
-                   RequestPool& pool, Kernel& kernel, InstanceMetrics& metrics)
+                   RequestPool& pool, Kernel& kernel, RequestSignals& signals)
     : index_(index), cfg_(cfg), model_(std::move(model)), pool_(pool), kernel_(kernel),
-      metrics_(metrics), kv_(cfg.total_kv_blocks, cfg.block_size), waiting_(cfg.order) {
+      signals_(signals), kv_(cfg.total_kv_blocks, cfg.block_size), waiting_(cfg.order) {
   if (cfg.max_model_len > 0 &&
       (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size > cfg.total_kv_blocks)
     throw InputError("--max-model-len",
@@ -32,24 +23,22 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          std::to_string(cfg.block_size) +
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
   kv_.enable_cpu_tier(cfg.cpu_tier);
-  alpha_output_ = model_->output_token_time();
-  alpha_post_decode_ = model_->post_decode_overhead();
 }
 
 void Instance::inject(uint32_t slot, SimTime t) {
   Request& r = pool_[slot];
   r.instance = index_;
-  kernel_.schedule(t, instance_event_priority(index_, kEvArrival), kEvArrival,
-                   static_cast<uint32_t>(index_), slot);
+  r.state = RequestState::Routed;
+  schedule(kernel_, t, EventKind::InstanceArrival, index_, slot);
 }
 
 void Instance::on_event(const Event& e) {
   last_time_ = std::max(last_time_, e.time);
-  switch (e.kind) {
-    case kEvArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
-    case kEvQueued: on_queued(static_cast<uint32_t>(e.payload)); break;
-    case kEvStep: on_step(); break;
-    default: throw RuntimeError("internal error: unknown instance event");
+  switch (kind_of(e)) {
+    case EventKind::InstanceArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
+    case EventKind::Queued: on_queued(static_cast<uint32_t>(e.payload)); break;
+    case EventKind::Step: on_step(); break;
+    default: throw RuntimeError("internal error: not an instance event");
   }
 }
 
@@ -57,8 +46,7 @@ void Instance::on_event(const Event& e) {
 void Instance::on_arrival(uint32_t slot) {
   blis_request_view v = request_view(pool_[slot], cfg_.block_size);
   int64_t delay = model_->queueing_time(v);
-  kernel_.schedule(kernel_.now() + delay, instance_event_priority(index_, kEvQueued), kEvQueued,
-                   static_cast<uint32_t>(index_), slot);
+  schedule(kernel_, kernel_.now() + delay, EventKind::Queued, index_, slot);
 }
 
 // spec engine §2.7: enqueue guards, then the wait queue. A step is scheduled
@@ -85,11 +73,10 @@ void Instance::on_queued(uint32_t slot) {
   st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
   st.set_progress(0, in);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
-  metrics_.input_tokens += in;
+  signals_.queued(r, kernel_.now());
   if (!step_pending_) {
     step_pending_ = true;
-    kernel_.schedule(kernel_.now(), instance_event_priority(index_, kEvStep), kEvStep,
-                     static_cast<uint32_t>(index_), 0);
+    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
   }
 }
 
@@ -99,7 +86,8 @@ void Instance::drop(uint32_t slot) {
                "(max-model-len {}, {} KV blocks of {} tokens)",
                index_, r.spec.id, r.spec.input_tokens, cfg_.max_model_len, cfg_.total_kv_blocks,
                cfg_.block_size);
-  ++metrics_.dropped_unservable;
+  signals_.dropped(r, kernel_.now());
+  signals_.departed(r, kernel_.now());
   pool_.release(slot);
 }
 
@@ -116,17 +104,13 @@ void Instance::on_step() {
   // CPU-tier transfers triggered by this step's batch formation lengthen it.
   int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
   dt = std::max<int64_t>(1, dt);
-  metrics_.step_itl.push_back(dt + alpha_output_);
-  metrics_.run_delta.resize(metrics_.step_itl.size() + 1, 0);
-  metrics_.wait_depth_sum += static_cast<int64_t>(waiting_.size());
-  ++metrics_.steps;
+  signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks()});
 
   execute(now, dt);
 
   // Phase 4: work-conserving: keep stepping while anything waits or runs.
   if (!running_.empty() || !waiting_.empty()) {
-    kernel_.schedule(now + dt, instance_event_priority(index_, kEvStep), kEvStep,
-                     static_cast<uint32_t>(index_), 0);
+    schedule(kernel_, now + dt, EventKind::Step, index_);
   } else {
     step_pending_ = false;
   }
@@ -199,11 +183,7 @@ void Instance::form_batch(SimTime now) {
     qs.entry.new_tokens = static_cast<int32_t>(n);
     qs.entry.cached_tokens = start;
     budget -= n;
-    if (!q.ever_scheduled) {
-      q.ever_scheduled = true;
-      q.scheduling_delay = now - q.spec.arrival_us;
-      metrics_.scheduling_delay.push_back(q.scheduling_delay);
-    }
+    signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
 }
@@ -243,7 +223,7 @@ Request& Instance::pop_running() {
 // to the head of the queue; tokens already delivered stay delivered, and on
 // re-admission it recomputes prompt + delivered tokens, then goes on.
 void Instance::preempt(Request& v) {
-  ++metrics_.preemptions;
+  signals_.preempted(v, kernel_.now());
   StepState& s = v.step;
   kv_.release(s.kv);
   v.state = RequestState::Queued;
@@ -255,16 +235,13 @@ void Instance::preempt(Request& v) {
 
 // One pass over the batch: tokens, then completions in batch order (spec
 // engine §3.5). A completion only changes its own request, the KV cache and
-// metrics no token emission reads, so each request can complete as soon as
-// its tokens are out. Requests that stay leave with new_tokens and
+// what its listeners keep, none of which a token emission reads, so each
+// request can complete as soon as its tokens are out. Requests that stay leave with new_tokens and
 // cached_tokens at 0, ready for the next batch formation.
 void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
-  const uint64_t step = step_index_ - 1;  // index into metrics_.step_itl
+  const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
   const int64_t m = cfg_.max_model_len;
-  // The usage during the step: completions only release.
-  metrics_.peak_kv_blocks = std::max(metrics_.peak_kv_blocks, kv_.used_blocks());
-  int64_t output_tokens = 0;
   size_t keep = 0;
   for (size_t i = 0, size = running_.size(); i < size; ++i) {
     // Close the gap left by completions first: copying an entry just after
@@ -277,10 +254,10 @@ void Instance::execute(SimTime now, int64_t dt) {
       if (r.pi() < target) {
         const int64_t pi = r.pi() + r.entry.cached_tokens + r.entry.new_tokens;
         r.set_progress(pi, target);
-        if (pi == target) output_tokens += emit_token(rr, end, step);
+        if (pi == target) emit_token(rr, end, step);
       } else {
         r.set_progress(r.pi() + 1, target);
-        output_tokens += emit_token(rr, end, step);
+        emit_token(rr, end, step);
       }
       r.entry.new_tokens = 0;
       r.entry.cached_tokens = 0;
@@ -296,13 +273,12 @@ void Instance::execute(SimTime now, int64_t dt) {
     }
   }
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
-  metrics_.output_tokens += output_tokens;
 }
 
-// A token leaves the engine at the end of step s (plus α_o in the metrics);
-// returns 1 if it counts as an output token. The common case, a token one
-// step after the previous one, stays small; the rest is out of line.
-inline int Instance::emit_token(Running& rr, SimTime end, uint64_t s) {
+// A token leaves the engine at the end of step s (the metrics add α_o). The
+// common case, a token one step after the previous one, extends the current
+// run and stays small; the rest is out of line.
+inline void Instance::emit_token(Running& rr, SimTime end, uint64_t s) {
   StepState& r = rr.s;
   if (r.emitted > 0 && r.last_token_step + 1 == s && r.run_end == s && r.run_end > r.run_begin) {
     r.run_end = s + 1;  // the step's standard value, extending the current run
@@ -312,25 +288,21 @@ inline int Instance::emit_token(Running& rr, SimTime end, uint64_t s) {
   r.last_token_end = end;
   r.last_token_step = s;
   ++r.emitted;
-  return r.output_tokens > 0;
 }
 
 void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
   StepState& r = rr.s;
   Request& q = *rr.req;
   if (r.emitted == 0) {
-    q.ttft = end + alpha_output_ - q.spec.arrival_us;
-    q.first_token_end = end;
-    metrics_.ttft.push_back(q.ttft);
-    metrics_.ttft_slo.push_back(static_cast<int8_t>(q.spec.slo_class));
+    signals_.first_token(q, end);
   } else if (r.last_token_step + 1 == s) {
     // One step after the previous token, starting a new run of standard values.
-    if (r.run_end > r.run_begin) q.closed_runs.emplace_back(r.run_begin, r.run_end);
+    if (r.run_end > r.run_begin) signals_.token_run(q, r.run_begin, r.run_end);
     r.run_begin = s;
     r.run_end = s + 1;
   } else {
     // After a stall or a preemption: the real gap since the previous token.
-    q.extra_itls.push_back(end - r.last_token_end + alpha_output_);
+    signals_.token_gap(q, end - r.last_token_end);
   }
 }
 
@@ -338,76 +310,26 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
   StepState& s = r.step;
   if (!capped && s.output_tokens > 0) {
     // The final token's KV (the reference allocates it before releasing).
-    if (!kv_.allocate(s.kv, {}, 1)) ++metrics_.kv_allocation_failures;
+    if (!kv_.allocate(s.kv, {}, 1)) ++kv_allocation_failures_;
   }
   kv_.release(s.kv);
   r.state = RequestState::Completed;
   r.length_capped = capped;
-  if (capped) {
-    ++metrics_.length_capped;
+  if (capped)
     spdlog::warn("instance_{}: request_{} force-completed at {} tokens (length cap)", index_,
                  r.spec.id, s.pi());
-  }
-  ++metrics_.completed;
   last_time_ = std::max(last_time_, std::min(end, cfg_.horizon));
-
-  if (s.emitted > 0) {
-    const int64_t e2e = s.last_token_end - r.spec.arrival_us + s.emitted * alpha_output_ +
-                        (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
-    metrics_.e2e.push_back(e2e);
-    metrics_.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
-    if (s.run_end > s.run_begin) r.closed_runs.emplace_back(s.run_begin, s.run_end);
-    for (const auto& [b, e] : r.closed_runs) {
-      metrics_.run_delta[b] += 1;
-      metrics_.run_delta[e] -= 1;
-    }
-    metrics_.extra_itls.insert(metrics_.extra_itls.end(), r.extra_itls.begin(),
-                               r.extra_itls.end());
-    if (metrics_.keep_completions)
-      metrics_.completions.push_back({r.spec.arrival_us, r.spec.id, e2e, r.spec.slo_class});
-  }
-  record_request(r, s);
+  if (s.run_end > s.run_begin) signals_.token_run(r, s.run_begin, s.run_end);
+  signals_.completed(r, end);
+  signals_.departed(r, end);
   pool_.release(r.slot);
 }
 
-void Instance::record_request(const Request& r, const StepState& s) {
-  if (!metrics_.keep_records) return;
-  RequestRecord rec;
-  rec.id = r.spec.id;
-  rec.arrival_us = r.spec.arrival_us;
-  rec.input_tokens = r.spec.input_tokens;
-  rec.output_tokens = r.spec.output_tokens;
-  rec.ttft = r.ttft;
-  rec.scheduling_delay = r.scheduling_delay;
-  rec.slo_class = r.spec.slo_class;
-  rec.instance = index_;
-  rec.length_capped = r.length_capped;
-  rec.tenant_id = r.spec.tenant_id;
-  rec.model = r.spec.model;
-  if (r.state == RequestState::Completed && s.emitted > 0) {
-    rec.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * alpha_output_ +
-              (r.spec.output_tokens > 0 ? alpha_post_decode_ : 0);
-    if (r.spec.output_tokens > 0) {
-      const int64_t itl_sum = (s.last_token_end - r.first_token_end) + (s.emitted - 1) * alpha_output_;
-      const int64_t divisor =
-          r.length_capped ? std::max(s.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
-      rec.itl_avg = static_cast<double>(itl_sum) / static_cast<double>(divisor);
-    }
-  }
-  metrics_.records.push_back(std::move(rec));
-}
-
 void Instance::finalize() {
-  metrics_.still_queued = static_cast<int64_t>(waiting_.size());
-  metrics_.still_running = static_cast<int64_t>(running_.size());
-  metrics_.end_time = std::min(last_time_, cfg_.horizon);
-  metrics_.cache_hit_rate = kv_.hit_rate();
-  metrics_.kv_thrashing_rate = kv_.thrashing_rate();
-  metrics_.final_kv_blocks = kv_.used_blocks();
-  if (metrics_.keep_records) {
-    waiting_.for_each([&](uint32_t slot) { record_request(pool_[slot], pool_[slot].step); });
-    for (const Running& r : running_) record_request(*r.req, r.s);
-  }
+  for (const Running& r : running_) r.req->step = r.s;
+  signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),
+                                        kv_.thrashing_rate(), kv_.used_blocks(),
+                                        kv_allocation_failures_});
 }
 
 }  // namespace blis

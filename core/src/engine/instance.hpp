@@ -1,12 +1,13 @@
 // One inference instance: wait queue, vLLM-style continuous batching with
 // chunked prefill, KV cache, recompute preemption and a latency model
-// (spec engine §2-§3, §7). The kernel calls it through on_event().
+// (spec engine §2-§3, §7). The kernel calls it through on_event(); it
+// announces what happens to its requests as lifecycle signals
+// (engine/lifecycle.hpp) and keeps no metrics itself.
 #pragma once
 
 #include "engine/kv_cache.hpp"
 #include "engine/request.hpp"
 #include "engine/wait_queue.hpp"
-#include "metrics/collector.hpp"
 
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
@@ -17,6 +18,8 @@
 #include <vector>
 
 namespace blis {
+
+struct RequestSignals;
 
 struct EngineConfig {
   int64_t total_kv_blocks = 1000000;
@@ -30,30 +33,23 @@ struct EngineConfig {
   SimTime horizon = kForever;
 };
 
-// Instance events; the event key puts them after cluster events at the same
-// time, instances by index, then by type (arrival, queued, step).
-enum InstanceEvent : uint32_t { kEvArrival = 1, kEvQueued = 2, kEvStep = 3 };
-
-uint64_t instance_event_priority(int32_t index, InstanceEvent ev);
-
 class Instance {
  public:
+  // `signals` outlives the instance.
   Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
-           RequestPool& pool, Kernel& kernel, InstanceMetrics& metrics);
+           RequestPool& pool, Kernel& kernel, RequestSignals& signals);
 
   int32_t index() const { return index_; }
   // The request reaches the instance at time t (its ArrivalEvent).
   void inject(uint32_t slot, SimTime t);
   void on_event(const Event& e);
-  // Counts the queue, the batch and the unfinished requests when the run ends.
+  // When the run stops: running requests' step state goes back to them, and
+  // the instance announces its end (InstanceEnd).
   void finalize();
 
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
   const KVCache& kv() const { return kv_; }
-  // Requests that left (completed or dropped) so far: the cluster's in-flight
-  // accounting reads the difference around each event.
-  int64_t departures() const { return metrics_.completed + metrics_.dropped_unservable; }
 
  private:
   // A request of the running batch. The batch is an array of these, so a step
@@ -77,11 +73,10 @@ class Instance {
   Request& pop_running();
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
-  int emit_token(Running& r, SimTime end, uint64_t step);
+  void emit_token(Running& r, SimTime end, uint64_t step);
   [[gnu::noinline]] void emit_token_slow(Running& r, SimTime end, uint64_t step);
+  // `r.step` must hold its step state.
   void complete(Request& r, bool capped, SimTime end);
-  // `s` is the request's step state, wherever it lives at the moment.
-  void record_request(const Request& r, const StepState& s);
   void drop(uint32_t slot);
 
   int32_t index_;
@@ -89,17 +84,15 @@ class Instance {
   std::unique_ptr<LatencyModel> model_;
   RequestPool& pool_;
   Kernel& kernel_;
-  InstanceMetrics& metrics_;
+  RequestSignals& signals_;
   KVCache kv_;
-
-  int64_t alpha_output_ = 0;       // α_o, per output token
-  int64_t alpha_post_decode_ = 0;  // α_p
 
   WaitQueue waiting_;
   std::vector<Running> running_;  // batch order
   bool step_pending_ = false;
   uint64_t step_index_ = 0;
   SimTime last_time_ = 0;  // latest instance event or departure time
+  int64_t kv_allocation_failures_ = 0;
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
 };

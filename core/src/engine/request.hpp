@@ -4,6 +4,7 @@
 #pragma once
 
 #include "engine/kv_cache.hpp"
+#include "metrics/request_timing.hpp"
 #include "workload/slo_class.hpp"
 
 #include <blis/plugin.h>
@@ -16,7 +17,15 @@
 
 namespace blis {
 
-enum class RequestState : uint8_t { Pending, Queued, Running, Completed };
+// Where a request is. A slot of the pool not holding a request is Free.
+enum class RequestState : uint8_t {
+  Free,
+  Pipeline,   // arrived at the cluster, admission and routing not done yet
+  Routed,     // on its way to its instance's wait queue (spec engine §2.2)
+  Queued,     // in the wait queue (again after a preemption)
+  Running,    // in the running batch
+  Completed,
+};
 
 // What every step of the running batch reads and writes of a request. While
 // the request runs, this lives in its instance's batch (Instance::Running),
@@ -51,21 +60,13 @@ struct StepState {
 
 struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
-  RequestState state = RequestState::Pending;
+  RequestState state = RequestState::Free;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
   bool length_capped = false;
-  bool ever_scheduled = false;
 
   StepState step;
-  // The rest of the token timing, touched at the first token and when a run
-  // of standard ITLs breaks.
-  int64_t first_token_end = 0;  // end of the step that produced the first token
-  std::vector<std::pair<uint64_t, uint64_t>> closed_runs;
-  std::vector<int64_t> extra_itls;
-
-  int64_t ttft = -1;
-  int64_t scheduling_delay = -1;
+  RequestTiming timing;  // the metrics' slot: the engine never reads it
 };
 
 // What policies may see of a request (never its output length). The view
@@ -93,10 +94,12 @@ class RequestPool {
       uint32_t slot = free_.back();
       free_.pop_back();
       slots_[slot].slot = slot;
+      slots_[slot].state = RequestState::Pipeline;
       return slot;
     }
     slots_.emplace_back();
     slots_.back().slot = static_cast<uint32_t>(slots_.size() - 1);
+    slots_.back().state = RequestState::Pipeline;
     return slots_.back().slot;
   }
   // The slot starts clean but keeps the capacity of its content hashes, so

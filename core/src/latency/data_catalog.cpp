@@ -5,6 +5,7 @@
 #include <blis/model_data.hpp>
 
 #include "toml_util.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace blis {
@@ -252,6 +254,22 @@ std::vector<std::string> DataCatalog::preset_names() const {
   return out;
 }
 
+std::vector<std::string> DataCatalog::architecture_names() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir_) / "models", ec))
+    if (e.path().extension() == ".toml") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> DataCatalog::model_names() const {
+  std::set<std::string> names;
+  for (const auto& [k, v] : defaults_) names.insert(k);
+  for (const auto& e : entries_) names.insert(e.id);
+  return {names.begin(), names.end()};
+}
+
 HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& path) const {
   std::map<std::string, HardwareSpec> loaded;
   const std::map<std::string, HardwareSpec>* table = &hardware_;
@@ -262,6 +280,9 @@ HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& pa
   }
   auto it = table->find(gpu);
   if (it != table->end()) return it->second;
+  // GPU names are matched case-insensitively ("h100" is H100).
+  for (const auto& [name, spec] : *table)
+    if (lower(name) == lower(gpu)) return spec;
   // std::map iterates in byte order, the same order the reference sorts names in.
   std::ostringstream names;
   bool first = true;
@@ -269,8 +290,10 @@ HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& pa
     names << (first ? "" : " ") << k;
     first = false;
   }
+  std::vector<std::string> all;
+  for (const auto& [k, v] : *table) all.push_back(k);
   throw InputError("--hardware", "GPU \"" + gpu + "\" not found in hardware config (available: [" +
-                                     names.str() + "])");
+                                     names.str() + "])" + text::did_you_mean(gpu, all));
 }
 
 }  // namespace blis

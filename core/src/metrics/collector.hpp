@@ -1,8 +1,13 @@
-// Raw metrics of one instance, collected as the simulation runs. Nothing is
-// stored per token: inter-token latencies are step-level values with
-// multiplicities, so percentiles stay exact in memory proportional to steps.
+// Raw metrics of one instance, and the subscriber that collects them from
+// the lifecycle signals as the simulation runs. Nothing is stored per token:
+// inter-token latencies are step-level values with multiplicities, so
+// percentiles stay exact in memory proportional to steps.
 #pragma once
 
+#include "engine/lifecycle.hpp"
+#include "engine/request.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -20,6 +25,7 @@ struct RequestRecord {
   int32_t slo_class = 0;
   int32_t instance = -1;
   bool length_capped = false;
+  bool dropped = false;  // unservable (spec engine §2.7): it never ran
   std::string tenant_id, model;
 };
 
@@ -58,10 +64,75 @@ struct InstanceMetrics {
   int64_t wait_depth_sum = 0;
   int64_t steps = 0;
 
-  bool keep_records = false;
-  std::vector<RequestRecord> records;
-  bool keep_completions = false;
-  std::vector<CompletionSample> completions;
+  std::vector<RequestRecord> records;      // with --results-path (RequestRecords)
+  std::vector<CompletionSample> completions;  // when priority inversions are counted
+};
+
+// Fills each instance's InstanceMetrics, and counts what belongs to no
+// instance (rejections, requests still in the admission/routing pipeline).
+// Per request it keeps only what a completion turns into metrics, in the
+// request's slot (r.timing).
+class MetricsCollector : public LifecycleSubscriber {
+ public:
+  // With `keep_completions`, a CompletionSample per completed request.
+  explicit MetricsCollector(bool keep_completions) : keep_completions_(keep_completions) {}
+
+  // The next instance's metrics (by reference: they outlive the collector),
+  // and its latency model's α_o (µs added to every token) and α_p (µs added
+  // once after the last token), spec engine §5.1.
+  void add_instance(InstanceMetrics& metrics, int64_t alpha_output, int64_t alpha_post_decode) {
+    instances_.push_back({&metrics, alpha_output, alpha_post_decode});
+  }
+  int64_t rejected() const { return rejected_; }
+  int64_t in_pipeline() const { return in_pipeline_; }
+
+  void on_rejected(Request&) { ++rejected_; }
+  void on_queued(Request& r, SimTime) { of(r).metrics->input_tokens += r.spec.input_tokens; }
+  // The scheduling delay is that of the first admission (docs/differences.md row 3).
+  void on_scheduled(Request& r, SimTime now) {
+    if (r.timing.scheduling_delay >= 0) return;
+    r.timing.scheduling_delay = now - r.spec.arrival_us;
+    of(r).metrics->scheduling_delay.push_back(r.timing.scheduling_delay);
+  }
+  void on_first_token(Request& r, SimTime end) {
+    const Slot& i = of(r);
+    r.timing.ttft = end + i.alpha_output - r.spec.arrival_us;
+    r.timing.first_token_end = end;
+    i.metrics->ttft.push_back(r.timing.ttft);
+    i.metrics->ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+  }
+  void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.runs.emplace_back(first, end); }
+  void on_token_gap(Request& r, int64_t gap) { r.timing.gaps.push_back(gap + of(r).alpha_output); }
+  void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
+  void on_completed(Request& r, SimTime end);
+  void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }
+  void on_stopped(Request& r);
+  // Per step its standard inter-token latency Δ + α_o; the difference array
+  // of runs gets room for runs ending after this step.
+  void on_step(const StepSample& x) {
+    const Slot& i = instances_[static_cast<size_t>(x.instance)];
+    InstanceMetrics& m = *i.metrics;
+    m.step_itl.push_back(x.duration + i.alpha_output);
+    m.run_delta.resize(m.step_itl.size() + 1, 0);
+    m.wait_depth_sum += x.waiting;
+    ++m.steps;
+    m.peak_kv_blocks = std::max(m.peak_kv_blocks, x.used_kv_blocks);
+  }
+  void on_instance_stopped(const InstanceEnd& x);
+
+ private:
+  struct Slot {
+    InstanceMetrics* metrics;
+    int64_t alpha_output, alpha_post_decode;
+  };
+  const Slot& of(const Request& r) const { return instances_[static_cast<size_t>(r.instance)]; }
+  // Output tokens of `r` so far: every token but that of a request without
+  // output tokens (spec cluster §7.3, quirk Q6 fixed).
+  static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
+
+  bool keep_completions_;
+  std::vector<Slot> instances_;
+  int64_t rejected_ = 0, in_pipeline_ = 0;
 };
 
 }  // namespace blis

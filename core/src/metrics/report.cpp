@@ -70,7 +70,6 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.completions, p->completions);
     append(out.itl_weighted, itl_values(*p));
   }
-  out.keep_records = !out.records.empty();
   return out;
 }
 
@@ -166,6 +165,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
       if (!r->model.empty()) e.str("model", r->model);
       if (r->length_capped) {
         e.key("length_capped");
+        e.text += "true";
+      }
+      if (r->dropped) {
+        e.key("dropped_unservable");
         e.text += "true";
       }
       o.text += (first ? "\n    " : ",\n    ") + e.close();

@@ -1,6 +1,7 @@
 #include "run/dump.hpp"
 
 #include "metrics/json_format.hpp"
+#include "util/text.hpp"
 
 #include <blis/settings.hpp>
 
@@ -65,9 +66,27 @@ SettingValue absolute_paths(const SettingDef& def, SettingValue v) {
   return v;
 }
 
+// Lua scripts named by a path relative to the current directory: the dump
+// keeps their names (plugin-config keys use them) and adds the directory to
+// the script folders, so the file runs from anywhere.
+bool names_relative_script(const RunConfig& c) {
+  std::vector<std::string> specs;
+  if (c.pool().model.latency_model) specs.push_back(*c.pool().model.latency_model);
+  if (c.policies.admission) specs.push_back(*c.policies.admission);
+  if (c.policies.scorers)
+    for (const auto& piece : text::split(*c.policies.scorers, ','))
+      specs.push_back(text::trim(text::split(piece, ':').front()));
+  std::error_code ec;
+  for (const auto& spec : specs)
+    if (text::ends_with(spec, ".lua") && !fs::path(spec).is_absolute() && fs::exists(spec, ec)) return true;
+  return false;
+}
+
 }  // namespace
 
-std::string dump_toml(const ResolvedRun& r) {
+std::string dump_toml(const ResolvedRun& resolved) {
+  ResolvedRun r = resolved;
+  if (names_relative_script(r.config)) r.config.script_dirs.push_back(fs::current_path().string());
   std::string out =
       "# The resolved configuration of a blis run: defaults, data tables and the policy file\n"
       "# applied. `blis run THIS_FILE` reproduces the run.\n";

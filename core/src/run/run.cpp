@@ -7,6 +7,7 @@
 #include <blis/settings.hpp>
 
 #include "config/resolve.hpp"
+#include "run/output_file.hpp"
 #include "run/rows.hpp"
 #include "run/simulate.hpp"
 #include "util/text.hpp"
@@ -15,11 +16,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -62,18 +60,27 @@ Settings rebased(const Settings& settings, const fs::path& dir) {
   return out;
 }
 
-std::string single_run(const RunConfig& config, bool dump) {
-  if (dump) return dump_config(config);
+void check_outputs(const RunConfig& c) {
+  for (const char* key : {"results_path", "rows_csv", "rows_json"})
+    if (auto v = find_setting(key)->get(c)) check_writable(std::get<std::string>(*v), c.where(key));
+}
+
+void single_run(const RunConfig& config, bool dump, std::ostream& out) {
+  if (dump) {
+    out << dump_config(config) << std::flush;
+    return;
+  }
   for (const char* key : {"rows_csv", "rows_json"})
     if (config.origins.count(key) && config.where(key).rfind("--", 0) == 0)
       throw InputError(config.where(key), "needs a scenario file with a sweep or search");
+  check_outputs(config);
   RunOutcome outcome = simulate(config);
+  out << outcome.report << std::flush;
+  std::cerr << outcome.profile;
   if (config.outputs.results_path) {
-    write_file_atomically(*config.outputs.results_path, outcome.results_json);
+    write_output(*config.outputs.results_path, outcome.results_json, out);
     spdlog::info("metrics written to {}", *config.outputs.results_path);
   }
-  std::cerr << outcome.profile;
-  return outcome.report;
 }
 
 // Runs the configurations of a sweep or a search, keeps their rows, and
@@ -170,7 +177,7 @@ class Runner : public ScenarioRunner {
   std::mutex progress_mutex_;
 };
 
-std::string scenario_run(const RunRequest& req) {
+void scenario_run(const RunRequest& req, std::ostream& out) {
   const std::string& path = req.scenario;
   RunConfig cli_only;
   apply_settings(cli_only, req.command_line);
@@ -202,22 +209,23 @@ std::string scenario_run(const RunRequest& req) {
     single.outputs.rows_json.reset();
     single.origins.erase("rows_csv");
     single.origins.erase("rows_json");
-    return single_run(single, req.dump_config);
+    return single_run(single, req.dump_config, out);
   }
   if (req.dump_config)
     throw InputError("--dump-config", fmt::format("{} runs {}; --dump-config prints one configuration: "
                                                   "give a scenario without a sweep or search",
                                                   path, search ? "a search" : "a sweep"));
 
+  check_outputs(base);
   Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size());
   std::string result;
   if (search) result = lua->search(runner);
   else runner.run(points);
 
   const std::string report = rows_json(path, runner.rows(), result);
-  if (base.outputs.rows_csv) write_file_atomically(*base.outputs.rows_csv, rows_csv(runner.rows()));
-  if (base.outputs.rows_json) write_file_atomically(*base.outputs.rows_json, report);
-  return report;
+  out << report << std::flush;
+  if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(runner.rows()), out);
+  if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
 }
 
 }  // namespace
@@ -231,27 +239,14 @@ void set_log_level(const std::string& level) {
   spdlog::set_level(parsed);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw RuntimeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    f << text;
-    if (!f.flush()) throw RuntimeError(fmt::format("cannot write {}", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw RuntimeError(fmt::format("cannot write {}: rename failed", path));
-  }
-}
-
-std::string run(const RunRequest& req) {
-  if (!req.scenario.empty()) return scenario_run(req);
+void run(const RunRequest& req, std::ostream& out) {
+  if (!req.scenario.empty()) return scenario_run(req, out);
   const RunConfig config = layered({&req.command_line});
   set_log_level(config.outputs.log_level);
-  return single_run(config, req.dump_config);
+  if (config.origins.count("jobs"))
+    spdlog::warn("{} has no effect on a single run (it parallelises a scenario's sweep or search)",
+                 config.where("jobs"));
+  single_run(config, req.dump_config, out);
 }
 
 }  // namespace blis

@@ -3,6 +3,7 @@
 #include "cluster/cluster.hpp"
 #include "config/resolve.hpp"
 #include "metrics/fitness.hpp"
+#include "metrics/json_format.hpp"
 #include "run/dump.hpp"
 
 #include <blis/lua.hpp>
@@ -98,6 +99,70 @@ std::string trace_block(const TraceSummary& t) {
   return out;
 }
 
+// A JSON object printed at column 0, nested `depth` levels deep.
+std::string nested(const std::string& object, int depth) {
+  std::string out;
+  const std::string pad(static_cast<size_t>(2 * depth), ' ');
+  for (size_t i = 0; i < object.size(); ++i) {
+    out += object[i];
+    if (object[i] == '\n' && i + 1 < object.size()) out += pad;
+  }
+  return out;
+}
+
+// --format json: one document that jq reads (`jq .cluster.ttft_p99_ms`).
+std::string json_document(const ResolvedRun& r, const ClusterResult& result, const InstanceMetrics& cluster,
+                          const std::optional<Fitness>& fitness) {
+  const RunConfig& c = r.config;
+  std::string out = "{\n  \"config\": {";
+  auto field = [&](bool first, const std::string& key, const std::string& value) {
+    out += fmt::format("{}\n    {}: {}", first ? "" : ",", go_string(key), value);
+  };
+  field(true, "model", go_string(*c.pool().model.name));
+  field(false, "hardware", go_string(c.pool().model.hardware.value_or("")));
+  field(false, "tp", std::to_string(*c.pool().model.tp));
+  field(false, "latency_model", go_string(r.latency_model));
+  field(false, "num_instances", std::to_string(c.pool().instances));
+  field(false, "total_kv_blocks", std::to_string(*c.pool().engine.total_kv_blocks));
+  field(false, "admission_policy", go_string(*c.policies.admission));
+  field(false, "routing_policy", go_string(*c.policies.routing));
+  if (!r.scorers.empty()) field(false, "routing_scorers", go_string(c.policies.scorers.value_or("")));
+  field(false, "scheduler", go_string(*c.policies.scheduler));
+  field(false, "seed", std::to_string(r.seed));
+  out += "\n  },\n  \"cluster\": " + nested(metrics_json(cluster, "cluster", false), 1);
+  out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
+  out += ",\n  \"instances\": [";
+  for (size_t i = 0; i < result.instances.size(); ++i)
+    out += (i ? ",\n    " : "\n    ") +
+           nested(metrics_json(result.instances[i], "instance_" + std::to_string(i), false), 2);
+  out += result.instances.empty() ? "]" : "\n  ]";
+  if (fitness) {
+    out += fmt::format(",\n  \"fitness\": {{\n    \"score\": {},\n    \"components\": {{", go_float(fitness->score));
+    bool first = true;
+    for (const auto& [k, v] : fitness->components) {
+      out += fmt::format("{}\n      {}: {}", first ? "" : ",", go_string(k), go_float(v));
+      first = false;
+    }
+    out += "\n    }\n  }";
+  }
+  if (c.trace.level == "decisions") {
+    const TraceSummary& t = result.trace;
+    out += fmt::format(",\n  \"trace_summary\": {{\n    \"admitted\": {},\n    \"rejected\": {},\n"
+                       "    \"routings\": {},\n    \"targets\": {{",
+                       t.admitted, t.rejected, t.routings);
+    bool first = true;
+    for (size_t i = 0; i < t.targets.size(); ++i) {
+      if (t.targets[i] == 0) continue;
+      out += fmt::format("{}\n      \"instance_{}\": {}", first ? "" : ",", i, t.targets[i]);
+      first = false;
+    }
+    const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
+    out += fmt::format("\n    }},\n    \"mean_regret\": {},\n    \"max_regret\": {}\n  }}", go_float(mean),
+                       go_float(t.regret_max));
+  }
+  return out + "\n}\n";
+}
+
 }  // namespace
 
 RunOutcome simulate(const RunConfig& config) {
@@ -125,29 +190,16 @@ RunOutcome simulate(const RunConfig& config) {
 
   std::vector<const InstanceMetrics*> parts;
   for (const auto& m : result.instances) parts.push_back(&m);
-  InstanceMetrics cluster = merge_metrics(parts);
+  // Requests still before their admission or routing decision at the horizon
+  // count as queued at the cluster (conservation).
+  InstanceMetrics cluster = cluster_metrics(result);
 
   RunOutcome outcome;
-  std::string& out = outcome.report;
-  if (cc.num_instances > 1)
-    for (size_t i = 0; i < result.instances.size(); ++i)
-      if (result.instances[i].completed > 0)
-        out += "=== Simulation Metrics ===\n" +
-               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
-  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  std::optional<Fitness> fitness;
+  if (!r.fitness_weights.empty()) fitness = evaluate_fitness(cluster, r.fitness_weights);
   outcome.metrics = metrics_fields(cluster);
   outcome.metrics.push_back({"rejected_requests", static_cast<double>(result.rejected), true});
-  if (!r.fitness_weights.empty()) {
-    const Fitness fitness = evaluate_fitness(cluster, r.fitness_weights);
-    out += fitness_block(fitness);
-    outcome.metrics.push_back({"fitness_score", fitness.score, false});
-  }
-  ReportContext report_ctx;
-  report_ctx.priority_policy_constant = !cc.keep_completions;
-  report_ctx.rejected = result.rejected;
-  out += text_blocks(parts, cluster, report_ctx);
-  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
-
+  if (fitness) outcome.metrics.push_back({"fitness_score", fitness->score, false});
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
@@ -156,6 +208,24 @@ RunOutcome simulate(const RunConfig& config) {
                                   cluster.completed + cluster.still_queued + cluster.still_running +
                                       cluster.dropped_unservable,
                                   wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+  if (r.config.outputs.format == "json") {
+    outcome.report = json_document(r, result, cluster, fitness);
+    return outcome;
+  }
+
+  std::string& out = outcome.report;
+  if (cc.num_instances > 1)
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if (result.instances[i].completed > 0)
+        out += "=== Simulation Metrics ===\n" +
+               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
+  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  if (fitness) out += fitness_block(*fitness);
+  ReportContext report_ctx;
+  report_ctx.priority_policy_constant = !cc.keep_completions;
+  report_ctx.rejected = result.rejected;
+  out += text_blocks(parts, cluster, report_ctx);
+  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
   return outcome;
 }
 

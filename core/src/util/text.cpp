@@ -42,4 +42,44 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string w = lower(std::string(word));
+  std::optional<std::string> best;
+  size_t best_d = 0;
+  for (const auto& c : candidates) {
+    const std::string lc = lower(c);
+    size_t d = edit_distance(w, lc);
+    // A prefix of a candidate ("qwen/qwen3-14" for "qwen/qwen3-14b") is close.
+    if (lc.size() > w.size() && lc.compare(0, w.size(), w) == 0 && w.size() >= 4) d = std::min<size_t>(d, 1);
+    if (!best || d < best_d) best = c, best_d = d;
+  }
+  const size_t limit = std::max<size_t>(2, w.size() / 4);
+  if (best && best_d <= limit && best_d < w.size()) return best;
+  return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  auto c = closest(word, candidates);
+  return c ? "; did you mean " + *c + "?" : "";
+}
+
 }  // namespace blis::text

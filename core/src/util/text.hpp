@@ -1,6 +1,7 @@
 // Small text utilities shared by the whole core: one home each.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,10 @@ std::string lower(std::string s);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool ends_with(std::string_view s, std::string_view suffix);
+// The candidate closest to `word` by edit distance (case-insensitive), when
+// close enough to be a likely typo; for "did you mean ...?" messages.
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
+// "; did you mean X?" for the closest candidate, or "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace blis::text

@@ -1,0 +1,46 @@
+// The decision trace (--trace-level decisions, spec cluster §5): admission
+// and routing decisions, kept as the aggregates its summary prints.
+#pragma once
+
+#include "engine/lifecycle.hpp"
+#include "engine/request.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace blis {
+
+// Aggregates of the decision trace (spec cluster §5.4): all the summary needs,
+// without keeping a record per request.
+struct TraceSummary {
+  int64_t admitted = 0, rejected = 0, routings = 0;
+  std::vector<int64_t> targets;  // routings per instance index
+  double regret_sum = 0, regret_max = 0;
+};
+
+class DecisionTrace : public LifecycleSubscriber {
+ public:
+  // Off unless `enabled`; regret only when `counterfactual_k` > 0.
+  DecisionTrace(bool enabled, int64_t counterfactual_k, size_t instances);
+
+  void on_admitted(Request&) {
+    if (enabled_) ++summary_.admitted;
+  }
+  void on_rejected(Request&) {
+    if (enabled_) ++summary_.rejected;
+  }
+  void on_routed(Request&, const RoutingChoice& c) {
+    if (enabled_) trace_routing(c);
+  }
+
+  const TraceSummary& summary() const { return summary_; }
+
+ private:
+  void trace_routing(const RoutingChoice& c);
+
+  bool enabled_;
+  int64_t counterfactual_k_;
+  TraceSummary summary_;
+};
+
+}  // namespace blis

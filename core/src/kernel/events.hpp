@@ -1,0 +1,59 @@
+// The simulator's event kinds and their order among events at the same time:
+// the one place that decides it (DESIGN §5: the key is (time, priority, seq)).
+//
+//   kind             | priority at equal time          | why
+//   -----------------+---------------------------------+----------------------------------------
+//   ClusterArrival   | 0                               | cluster events before instance events,
+//   Admission        | 1                               | and in pipeline order: arrivals, then
+//   Routing          | 2                               | admissions, then routings (spec cluster §1.4)
+//   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
+//   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
+//   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
+//                    |                                 | arrival, enqueue, step (spec engine §2)
+//
+// Events with equal time and priority run in the order they were scheduled.
+#pragma once
+
+#include <blis/kernel.hpp>
+
+#include <cstdint>
+
+namespace blis {
+
+enum class EventKind : uint32_t {
+  ClusterArrival,   // a request reaches the cluster
+  Admission,        // its admission decision, L_adm later
+  Routing,          // its routing decision, L_rt after admission
+  InstanceArrival,  // it reaches the chosen instance
+  Queued,           // it enters that instance's wait queue, after the model's queueing time
+  Step,             // an instance runs one step of its batch
+};
+
+// Instance events sort after all cluster events at the same time.
+inline constexpr uint64_t kInstanceBase = uint64_t{1} << 62;
+
+// The priority of `kind` (for instance events, of instance `index`), as the
+// table above gives it.
+constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
+  switch (kind) {
+    case EventKind::ClusterArrival: return 0;
+    case EventKind::Admission: return 1;
+    case EventKind::Routing: return 2;
+    case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
+    case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
+    case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;
+  }
+  return 0;
+}
+
+// Schedules an event of `kind` at `time`, ordered as the table says; `index`
+// is the instance (the event's target), `payload` a request slot.
+inline void schedule(Kernel& kernel, SimTime time, EventKind kind, int32_t index = 0,
+                     uint64_t payload = 0) {
+  kernel.schedule(time, event_priority(kind, index), static_cast<uint32_t>(kind),
+                  static_cast<uint32_t>(index), payload);
+}
+
+inline EventKind kind_of(const Event& e) { return static_cast<EventKind>(e.kind); }
+
+}  // namespace blis

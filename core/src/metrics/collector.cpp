@@ -1,0 +1,58 @@
+#include "metrics/collector.hpp"
+
+namespace blis {
+
+// E2E runs from arrival to the last token plus α_o per token and α_p once
+// (spec engine §1.4, with quirk Q3 fixed); only tokens of completed requests
+// count as inter-token latencies.
+void MetricsCollector::on_completed(Request& r, SimTime) {
+  const Slot& i = of(r);
+  InstanceMetrics& m = *i.metrics;
+  const StepState& s = r.step;
+  RequestTiming& t = r.timing;
+  if (r.length_capped) ++m.length_capped;
+  ++m.completed;
+  m.output_tokens += output_tokens(r);
+  if (s.emitted == 0) return;
+  t.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * i.alpha_output +
+          (r.spec.output_tokens > 0 ? i.alpha_post_decode : 0);
+  m.e2e.push_back(t.e2e);
+  m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+  for (const auto& [b, e] : t.runs) {
+    m.run_delta[b] += 1;
+    m.run_delta[e] -= 1;
+  }
+  m.extra_itls.insert(m.extra_itls.end(), t.gaps.begin(), t.gaps.end());
+  if (keep_completions_) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});
+  if (r.spec.output_tokens > 0) {
+    // The decode time over the decode tokens; a capped request over the
+    // tokens it had room for.
+    const int64_t itl_sum = (s.last_token_end - t.first_token_end) + (s.emitted - 1) * i.alpha_output;
+    const int64_t divisor =
+        r.length_capped ? std::max(s.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
+    t.itl_avg = static_cast<double>(itl_sum) / static_cast<double>(divisor);
+  }
+}
+
+// Requests on their way to their instance's queue count as still queued there:
+// they are injected and waiting (spec cluster §9.6 leaves them uncounted).
+void MetricsCollector::on_stopped(Request& r) {
+  if (r.state == RequestState::Pipeline) {
+    ++in_pipeline_;
+    return;
+  }
+  InstanceMetrics& m = *of(r).metrics;
+  ++(r.state == RequestState::Running ? m.still_running : m.still_queued);
+  m.output_tokens += output_tokens(r);
+}
+
+void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
+  InstanceMetrics& m = *instances_[static_cast<size_t>(x.instance)].metrics;
+  m.end_time = x.end_time;
+  m.cache_hit_rate = x.cache_hit_rate;
+  m.kv_thrashing_rate = x.kv_thrashing_rate;
+  m.final_kv_blocks = x.used_kv_blocks;
+  m.kv_allocation_failures = x.kv_allocation_failures;
+}
+
+}  // namespace blis

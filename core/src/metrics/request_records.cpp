@@ -1,0 +1,24 @@
+#include "metrics/request_records.hpp"
+
+namespace blis {
+
+void RequestRecords::add(const Request& r, bool dropped) {
+  RequestRecord rec;
+  rec.id = r.spec.id;
+  rec.arrival_us = r.spec.arrival_us;
+  rec.input_tokens = r.spec.input_tokens;
+  rec.output_tokens = r.spec.output_tokens;
+  rec.ttft = r.timing.ttft;
+  rec.e2e = r.timing.e2e;
+  rec.scheduling_delay = r.timing.scheduling_delay;
+  rec.itl_avg = r.timing.itl_avg;
+  rec.slo_class = r.spec.slo_class;
+  rec.instance = r.instance;
+  rec.length_capped = r.length_capped;
+  rec.dropped = dropped;
+  rec.tenant_id = r.spec.tenant_id;
+  rec.model = r.spec.model;
+  metrics_[static_cast<size_t>(r.instance)].records.push_back(std::move(rec));
+}
+
+}  // namespace blis

@@ -1,0 +1,38 @@
+// The per-request records of the results file (--results-path, spec cluster
+// §7.8): one for every request that reached an instance, whether it
+// completed, was dropped, or was still inside when the run stopped.
+#pragma once
+
+#include "engine/lifecycle.hpp"
+#include "engine/request.hpp"
+#include "metrics/collector.hpp"
+
+#include <vector>
+
+namespace blis {
+
+// Appends to the records of the request's instance. Reads the request's
+// metrics slot, so it listens after the MetricsCollector.
+class RequestRecords : public LifecycleSubscriber {
+ public:
+  // `metrics` per instance, kept by reference; nothing is kept unless `keep`.
+  RequestRecords(bool keep, std::vector<InstanceMetrics>& metrics) : keep_(keep), metrics_(metrics) {}
+
+  void on_completed(Request& r, SimTime) {
+    if (keep_) add(r);
+  }
+  void on_dropped(Request& r, SimTime) {
+    if (keep_) add(r, /*dropped=*/true);
+  }
+  void on_stopped(Request& r) {
+    if (keep_ && r.instance >= 0) add(r);
+  }
+
+ private:
+  void add(const Request& r, bool dropped = false);
+
+  bool keep_;
+  std::vector<InstanceMetrics>& metrics_;
+};
+
+}  // namespace blis

@@ -1,0 +1,131 @@
+// --dump-config: the resolved configuration as a TOML scenario that
+// reproduces the run, and the table of settings seen from every writer.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <blis/settings.hpp>
+
+#include <string>
+
+using blis::test::TempDir;
+
+namespace {
+
+const std::string kSrc = BLIS_TEST_SOURCE_DIR;
+
+// Configurations of every kind the report covers: single instance, cluster,
+// every latency model, KV pressure, CPU tier, token bucket, workload spec,
+// trace replay, decision trace, fitness, policy file, Lua policies.
+const char* const kConfigs[] = {
+    "--model qwen/qwen3-14b --rate 2 --num-requests 50",
+    "--model qwen/qwen3-14b --num-instances 8 --rate 200 --num-requests 600 --routing-policy weighted "
+    "--routing-scorers prefix-affinity:5,queue-depth:1 --prefix-tokens 512",
+    "--model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 300 --trace-level decisions "
+    "--summarize-trace --counterfactual-k 3 --fitness-weights p99_ttft:3,mean_e2e:1,throughput:2",
+    "--model qwen/qwen3-14b --admission-policy token-bucket --token-bucket-capacity 5000 --rate 20 "
+    "--num-requests 200",
+    "--model qwen/qwen3-14b --latency-model blackbox --rate 10 --num-requests 50",
+    "--model qwen/qwen3-14b --latency-model crossmodel --rate 10 --num-requests 50",
+    "--model qwen/qwen3-14b --latency-model trained-roofline --rate 10 --num-requests 50",
+    "--model qwen/qwen3-14b --alpha-coeffs 100,1,1 --beta-coeffs 5000,10,2 --rate 10 --num-requests 50",
+    "--model qwen/qwen3-14b --total-kv-blocks 3000 --kv-cpu-blocks 2000 --kv-offload-threshold 0.5 "
+    "--rate 50 --num-requests 200",
+    "--model qwen/qwen3-14b --workload chatbot --rate 20 --num-requests 100",
+    "--model qwen/qwen3-14b --workload-trace examples/trace-replay/trace.csv",
+    "--model qwen/qwen3-14b --workload-spec examples/workload-spec/prefix-affinity-demo.yaml "
+    "--num-instances 4 --routing-policy weighted",
+    "--model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 300 "
+    "--policy-config examples/policy-config/weighted.yaml --scheduler sjf",
+    "--model qwen/qwen3-14b --num-instances 4 --rate 100 --num-requests 300 --routing-policy weighted "
+    "--routing-scorers scripts/scorers/kv_headroom.lua:2,queue-depth:1",
+    "--model meta-llama/llama-3.1-8b-instruct --hardware A100-80 --tp 2 --rate 10 --num-requests 50",
+    "--model qwen/qwen3-14b --priority-policy slo-based --scheduler priority-fcfs --rate 50 "
+    "--num-requests 200 --max-num-seqs 16 --horizon 3000000",
+};
+
+}  // namespace
+
+TEST_CASE("dump-config reproduces the run from anywhere", "[cli][golden]") {
+  TempDir dir;
+  for (const char* args : kConfigs) {
+    INFO(args);
+    const Result direct = run_blis(std::string("run ") + args, kSrc);
+    REQUIRE(direct.status == 0);
+    const Result dumped = run_blis(std::string("run ") + args + " --dump-config", kSrc);
+    REQUIRE(dumped.status == 0);
+    INFO(dumped.out);
+    // What the old --log info showed is in the file.
+    for (const char* key : {"hardware = ", "tp = ", "total_kv_blocks = ", "latency_model = ",
+                            "routing_policy = ", "admission_policy = "})
+      CHECK(dumped.out.find(key) != std::string::npos);
+    const std::string path = dir.write("run.toml", dumped.out);
+    const Result replay = run_blis("run " + path, dir.str());
+    INFO(replay.err);
+    REQUIRE(replay.status == 0);
+    CHECK(replay.out == direct.out);
+  }
+}
+
+TEST_CASE("dump-config names what was resolved from the data tables", "[cli]") {
+  const Result r = run_blis("run --model qwen/qwen3-14b --dump-config");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("hardware = \"H100\"\n") != std::string::npos);
+  CHECK(r.out.find("tp = 1\n") != std::string::npos);
+  CHECK(r.out.find("total_kv_blocks = 17600\n") != std::string::npos);
+  CHECK(r.out.find("latency_model = \"roofline\"\n") != std::string::npos);
+  CHECK(r.out.find("max_model_len = 40960\n") != std::string::npos);
+  // Nothing ran: no metrics.
+  CHECK(r.out.find("completed_requests") == std::string::npos);
+}
+
+// A setting is one row of the table: the command line, a TOML scenario, a Lua
+// scenario and --dump-config all know it, with the same meaning.
+TEST_CASE("every setting reaches the run from the CLI, TOML, Lua and --dump-config", "[cli][scenario]") {
+  TempDir dir;
+  const std::string base = "--model qwen/qwen3-14b --rate 50 --num-requests 200 ";
+  const Result cli = run_blis("run " + base + "--kv-cpu-blocks 2000 --total-kv-blocks 3000 --num-instances 2");
+  REQUIRE(cli.status == 0);
+  const std::string toml = dir.write("s.toml", "model = \"qwen/qwen3-14b\"\nrate = 50\nnum_requests = 200\n"
+                                               "[kv-cache]\nkv-cpu-blocks = 2000\ntotal_kv_blocks = 3000\n"
+                                               "[cluster]\nnum_instances = 2\n");
+  const std::string lua = dir.write("s.lua", "return { model = 'qwen/qwen3-14b', rate = 50, num_requests = 200,\n"
+                                             "  kv_cpu_blocks = 2000, total_kv_blocks = 3000,\n"
+                                             "  cluster = { num_instances = 2 } }\n");
+  CHECK(run_blis("run " + toml).out == cli.out);
+  CHECK(run_blis("run " + lua).out == cli.out);
+  const Result dumped = run_blis("run " + lua + " --dump-config");
+  CHECK(dumped.out.find("kv_cpu_blocks = 2000\n") != std::string::npos);
+  CHECK(run_blis("run " + dir.write("d.toml", dumped.out)).out == cli.out);
+  // And every row of the table is a flag of `blis run --help`.
+  const Result help = run_blis("run --help");
+  for (const blis::SettingDef& def : blis::setting_table()) {
+    INFO(def.key);
+    CHECK(help.out.find(def.flag()) != std::string::npos);
+  }
+}
+
+TEST_CASE("settings: bad values name the flag, or the file and line", "[cli]") {
+  TempDir dir;
+  const std::pair<std::string, std::string> cases[] = {
+      {"run --model qwen/qwen3-14b --num-requests 99999999999999999999",
+       "--num-requests: invalid value '99999999999999999999': expected an integer in range"},
+      {"run --model qwen/qwen3-14b --num-instances 2.5", "--num-instances: invalid value '2.5': expected an integer"},
+      {"run --model qwen/qwen3-14b --kv-transfer-bandwidth 1e-300", "--kv-transfer-bandwidth: must lie in"},
+      {"run --model qwen/qwen3-14b --routing-latency 9223372036854775807", "--routing-latency: must be at most"},
+      {"run " + dir.write("bad.toml", "model = \"qwen/qwen3-14b\"\n[cluster]\nnum-instances = 0\n"),
+       "bad.toml:3:17: num-instances: must be between 1 and 100000, got 0"},
+      {"run " + dir.write("bad.lua", "return { model = 'qwen/qwen3-14b', scheduler = 'lifo' }\n"),
+       "bad.lua: scheduler: unknown scheduler 'lifo'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run_blis(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+  // A repeated flag keeps its last value, as the reference does.
+  CHECK(run_blis("run --model qwen/qwen3-14b --rate 1 --rate 2 --num-requests 20").out ==
+        run_blis("run --model qwen/qwen3-14b --rate 2 --num-requests 20").out);
+}

@@ -1,0 +1,115 @@
+// Output files as a user meets them: checked before the run, "-" for stdout,
+// links and FIFOs written through, results never lost.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+
+using blis::test::TempDir;
+
+namespace {
+
+const std::string kRun = "run --model qwen/qwen3-14b --rate 5 --num-requests 5 ";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("results path: '-' is stdout, after the report", "[cli]") {
+  const Result plain = run_blis(kRun);
+  const Result r = run_blis(kRun + "--results-path -");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind(plain.out, 0) == 0);  // the report first, unchanged
+  CHECK(r.out.find("\"requests\": [") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists("-"));
+}
+
+TEST_CASE("results path: a symlink is written through, not replaced", "[cli]") {
+  TempDir dir;
+  const std::string target = dir.write("target.json", "old");
+  const std::string link = dir.str() + "/link.json";
+  std::filesystem::create_symlink(target, link);
+  const Result r = run_blis(kRun + "--results-path " + link);
+  REQUIRE(r.status == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(slurp(target).find("\"requests\": [") != std::string::npos);
+}
+
+TEST_CASE("results path: a FIFO receives the file", "[cli]") {
+  TempDir dir;
+  const std::string fifo = dir.str() + "/pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string copy = dir.str() + "/copy.json";
+  // A reader on the FIFO, started before blis writes to it.
+  const Result r = run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 5 --results-path " + fifo +
+                            " & cat " + fifo + " > " + copy + "; wait");
+  REQUIRE(r.status == 0);
+  CHECK(slurp(copy).find("\"requests\": [") != std::string::npos);
+  struct stat st {};
+  REQUIRE(::stat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+}
+
+TEST_CASE("output paths are checked before anything runs", "[cli]") {
+  TempDir dir;
+  const std::pair<std::string, std::string> cases[] = {
+      {kRun + "--results-path /nonexistent-dir/out.json",
+       "--results-path: cannot write /nonexistent-dir/out.json: the folder /nonexistent-dir does not exist"},
+      {kRun + "--results-path " + dir.str(), "is a folder; name a file"},
+      {"run " + dir.write("sweep.toml", "model = \"qwen/qwen3-14b\"\nnum-requests = 5\n[sweep]\nrate = [1, 2]\n") +
+           " --rows-csv /nonexistent-dir/rows.csv",
+       "--rows-csv: cannot write /nonexistent-dir/rows.csv"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run_blis(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+    // Refused before the first simulation: no progress line of a sweep.
+    CHECK(r.err.find("ttft_p99_ms=") == std::string::npos);
+  }
+}
+
+TEST_CASE("discoverability: listings, did-you-mean, case-insensitive GPUs", "[cli]") {
+  const Result models = run_blis("models");
+  REQUIRE(models.status == 0);
+  CHECK(models.out.find("qwen/qwen3-14b") != std::string::npos);
+  CHECK(models.out.find("H100/1: 17600") != std::string::npos);
+  const Result gpus = run_blis("hardware");
+  REQUIRE(gpus.status == 0);
+  CHECK(gpus.out.find("H100") != std::string::npos);
+  CHECK(gpus.out.find("A100-80") != std::string::npos);
+  // `blis plugins` alone shows its help.
+  const Result plugins = run_blis("plugins");
+  CHECK(plugins.status == 0);
+  CHECK(plugins.out.find("inspect") != std::string::npos);
+  // h100 is H100.
+  CHECK(run_blis("run --model qwen/qwen3-14b --hardware h100 --num-requests 5").out ==
+        run_blis("run --model qwen/qwen3-14b --hardware H100 --num-requests 5").out);
+
+  const std::pair<const char*, const char*> cases[] = {
+      {"run --model qwen/qwen3-14", "did you mean qwen/qwen3-14b?"},
+      {"run --model qwen/qwen3-14b --hardware H10", "did you mean H100?"},
+      {"run --model qwen/qwen3-14b --num-instance 4", "unknown flag --num-instance; did you mean --num-instances?"},
+      {"runn --model qwen/qwen3-14b", "unknown command 'runn'; did you mean run?"},
+      {"plugins inspectt", "unknown command 'inspectt'; did you mean inspect?"},
+      {"run --model microsoft/phi-4", "--latency-model blackbox (the coefficient table has microsoft/phi-4"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run_blis(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
