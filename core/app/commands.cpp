@@ -40,12 +40,14 @@ Commands::Commands(CLI::App& app) {
   plugins_list_->add_option("--plugin-dir", plugin_dirs_,
                             "Also load plugins (lib*.so) from this directory (repeatable); "
                             "BLIS_PLUGIN_PATH adds more, colon-separated")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
   plugins_list_->add_option("--script-dir", script_dirs_,
                             "Also list the Lua scripts of this directory, at its top or in its "
                             "folder of each kind (repeatable); BLIS_SCRIPT_DIR adds more, "
                             "colon-separated")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
   plugins_inspect_ = plugins->add_subcommand(
       "inspect", "Check a plugin library or a Lua script (FILE.lua): load it, create each plugin "
                  "once, call it once, and print its ABI version (libraries) and plugins");

@@ -209,6 +209,13 @@ TEST_CASE("plugins list shows the Lua scripts of the script search path", "[cli]
   Result env = run_blis("plugins list");
   ::unsetenv("BLIS_SCRIPT_DIR");
   CHECK(env.out == r.out);
+  // A folder that does not exist is refused, as `blis run` refuses it.
+  for (const char* flag : {"--script-dir", "--plugin-dir"}) {
+    Result missing = run_blis(std::string("plugins list ") + flag + " " + dir.str() + "/nope");
+    CHECK(missing.status == 2);
+    CHECK(missing.out.empty());
+    CHECK(missing.err.find(dir.str() + "/nope") != std::string::npos);
+  }
 }
 
 TEST_CASE("plugins inspect checks a Lua script like a library", "[cli][plugin][lua]") {
