@@ -42,7 +42,8 @@ struct ObjectContext {
     throw PluginError(lib->path(), fmt::format("plugin '{}': {}", name, what));
   }
 
-  void* create(blis_create_fn fn, const ConfigTable& config) {
+  // `destroy` releases an object create() made before the host refused it.
+  void* create(blis_create_fn fn, blis_destroy_fn destroy, const ConfigTable& config) {
     char err[kErrLen] = {0};
     void* self = nullptr;
     HostConfig cfg{&config, {}};
@@ -52,7 +53,10 @@ struct ObjectContext {
     } catch (...) {
       fail("create() threw a C++ exception across the C ABI");
     }
-    if (!cfg.misuse.empty()) fail("create() " + cfg.misuse);
+    if (!cfg.misuse.empty()) {
+      if (status == BLIS_OK && self != nullptr) destroy(self);
+      fail("create() " + cfg.misuse);
+    }
     if (status != BLIS_OK) fail("create() failed: " + text_in(err, sizeof(err), "no message"));
     if (self == nullptr) fail("create() returned no object");
     return self;
@@ -102,7 +106,7 @@ class SharedLatencyModel final : public LatencyModel {
   SharedLatencyModel(const LibraryPlugin& p, const CreateArgs& a)
       : ctx_(p, PluginKind::LatencyModel, a.seed),
         vt_(static_cast<const blis_latency_model_vtable*>(p.vtable)),
-        self_(ctx_.create(vt_->create, *a.config)) {}
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
   ~SharedLatencyModel() override { vt_->destroy(self_); }
 
   int64_t step_time(const blis_step_batch& batch) override {
@@ -140,7 +144,7 @@ class SharedScorer final : public RoutingScorer {
   SharedScorer(const LibraryPlugin& p, const CreateArgs& a)
       : ctx_(p, PluginKind::RoutingScorer, a.seed),
         vt_(static_cast<const blis_routing_scorer_vtable*>(p.vtable)),
-        self_(ctx_.create(vt_->create, *a.config)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)),
         observe_(vt_->struct_size >= kScorerObserveEnd ? vt_->observe : nullptr) {}
   ~SharedScorer() override { vt_->destroy(self_); }
 
@@ -178,7 +182,7 @@ class SharedAdmission final : public AdmissionPolicy {
   SharedAdmission(const LibraryPlugin& p, const CreateArgs& a)
       : ctx_(p, PluginKind::AdmissionPolicy, a.seed),
         vt_(static_cast<const blis_admission_policy_vtable*>(p.vtable)),
-        self_(ctx_.create(vt_->create, *a.config)) {}
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
   ~SharedAdmission() override { vt_->destroy(self_); }
 
   bool admit(const blis_route_input& in, std::string& reason) override {
