@@ -35,14 +35,24 @@ Commands::Commands(CLI::App& app) {
   CLI::App* plugins = plugins_ = app.add_subcommand("plugins", "List or inspect plugins");
   plugins->require_subcommand(0, 1);
   plugins_list_ = plugins->add_subcommand(
-      "list", "Show every registered plugin: kind, name, version, source and summary");
+      "list", "Show every plugin and Lua script a run can name: kind, name, version, source and "
+              "summary; files that cannot be loaded get one line each");
   plugins_list_->add_option("--plugin-dir", plugin_dirs_,
                             "Also load plugins (lib*.so) from this directory (repeatable); "
                             "BLIS_PLUGIN_PATH adds more, colon-separated")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  plugins_list_->add_option("--script-dir", script_dirs_,
+                            "Also list the Lua scripts of this directory, at its top or in its "
+                            "folder of each kind (repeatable); BLIS_SCRIPT_DIR adds more, "
+                            "colon-separated")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
   plugins_inspect_ = plugins->add_subcommand(
-      "inspect", "Check a plugin library and print its ABI version and plugins");
-  plugins_inspect_->add_option("FILE", inspect_path_, "Path of the shared library")->required();
+      "inspect", "Check a plugin library or a Lua script (FILE.lua): load it, create each plugin "
+                 "once, call it once, and print its ABI version (libraries) and plugins");
+  plugins_inspect_->add_option("FILE", inspect_path_, "Path of the shared library or Lua script")
+      ->required();
   plugins_inspect_->add_option("--config", inspect_config_,
                                "KEY=VALUE added to the configuration of the smoke test "
                                "(each plugin is created once and called once; repeatable)")
@@ -71,7 +81,7 @@ int Commands::execute() {
     std::cout << blis::hardware_listing();
     return 0;
   }
-  if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_);
+  if (plugins_list_->parsed()) return run_plugins_list(plugin_dirs_, script_dirs_);
   if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);
   if (plugins_->parsed()) {  // `blis plugins` alone: its help
     std::cout << plugins_->help();

@@ -1,6 +1,6 @@
 // Subcommands of `blis`: each registers its flags on construction and runs
 // from execute() after parsing. This is command-line wiring only: what a
-// command does lives in the core (blis/run.hpp, blis/plugin_loader.hpp).
+// command does lives in the core (blis/run.hpp, blis/plugin_inspect.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -35,12 +35,13 @@ class Commands {
   std::string scenario_;
   bool dump_config_ = false;
   std::vector<std::string> plugin_dirs_;
+  std::vector<std::string> script_dirs_;
   std::string inspect_path_;
   std::vector<std::string> inspect_config_;
 };
 
 // Implemented per command.
-int run_plugins_list(const std::vector<std::string>& plugin_dirs);
+int run_plugins_list(const std::vector<std::string>& plugin_dirs, const std::vector<std::string>& script_dirs);
 int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config);
 // Registers one option per setting (blis/settings.hpp) on `run`.
 std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run);

@@ -52,7 +52,7 @@ inline std::string shipped_script(const std::string& relative) {
 inline void qwen3_14b_on_h100(Registries& registries, ConfigTable& latency, EngineConfig& engine,
                               int64_t kv_blocks, int32_t block_size) {
   const std::string stage = stage_dir();
-  load_plugin_dirs(registries, {stage + "/lib/blis/plugins"});
+  scan_plugin_dirs(registries, {stage + "/lib/blis/plugins"});
   const auto data = DataCatalog::load(stage + "/share/blis/data");
   const auto arch = data.bundled_model("qwen/qwen3-14b");
   if (!arch) throw std::runtime_error("qwen3-14b is not bundled in " + stage);

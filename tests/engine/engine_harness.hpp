@@ -67,7 +67,7 @@ inline WorkloadRequest make_request(uint64_t id, int64_t arrival, int32_t input,
 inline Registries& builtin_registries() {
   static Registries* reg = [] {
     auto* r = new Registries();
-    load_plugin_dirs(*r, {std::string(BLIS_TEST_STAGE) + "/lib/blis/plugins"});
+    scan_plugin_dirs(*r, {std::string(BLIS_TEST_STAGE) + "/lib/blis/plugins"});
     return r;
   }();
   return *reg;

@@ -123,3 +123,123 @@ TEST_CASE("a plugin config key the plugin never reads is a warning", "[cli][plug
   CHECK(r.status == 0);
   CHECK(r.err.find("plugin 'fixture-good' never read the key 'fixture.step_usec'") != std::string::npos);
 }
+
+TEST_CASE("a truncated library in a plugin folder is named, never loaded unless asked for", "[cli][plugin]") {
+  blis::test::TempDir dir("blis-truncated");
+  const std::string broken = dir.str() + "/libblis-fixture-truncated.so";
+  std::filesystem::copy_file(fixture("truncated"), broken);
+  // The run names only built-ins: the file is never opened (it used to
+  // crash every run with SIGBUS).
+  Result run = run_blis(kRun + "--plugin-dir " + dir.str());
+  CHECK(run.status == 0);
+  CHECK(metric(run.out, "completed_requests") == 5);
+  CHECK(run.err.empty());
+  // The listing has every plugin and one line naming the broken file.
+  Result list = run_blis("plugins list --plugin-dir " + dir.str());
+  CHECK(list.status == 0);
+  CHECK(list.out.find("roofline") != std::string::npos);
+  CHECK(std::count(list.out.begin(), list.out.end(), '\n') > 10);
+  const auto at = list.out.find("(broken)          " + broken + ": cannot load shared library: the file is truncated");
+  REQUIRE(at != std::string::npos);
+  CHECK(list.out.find("(broken)", at + 1) == std::string::npos);
+  // Asked for a name nobody has, the run says which file could not be opened.
+  Result unknown = run_blis(kRun + "--admission-policy nope --plugin-dir " + dir.str());
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.find("unknown admission policy 'nope'") != std::string::npos);
+  CHECK(unknown.err.find("(not opened: " + broken + ": ") != std::string::npos);
+}
+
+TEST_CASE("plugins inspect refuses corrupt and misbehaving libraries in one line", "[cli][plugin]") {
+  const std::pair<const char*, const char*> broken[] = {
+      {"truncated", "cannot load shared library: the file is truncated or corrupt"},
+      {"bad-stride", "plugin entry 0 says entries are 2147483647 bytes apart"},
+      {"huge-count", "manifest lists 2147483647 plugins"},
+      {"null-out", "create() passed a NULL out pointer to host->config_f64(\"fixture.step_us\")"},
+      {"nan-scorer", "plugin 'fixture-nan-scorer': score() returned NaN for instance 1"},
+      {"admit-error", "plugin 'fixture-admit-error': admit() failed: quota service unreachable"},
+  };
+  for (const auto& [name, message] : broken) {
+    INFO(name);
+    check_refused(run_blis("plugins inspect " + fixture(name)), fixture(name), message);
+  }
+}
+
+TEST_CASE("the same plugin failure exits 2 whether a library or a script failed", "[cli][plugin][lua]") {
+  blis::test::TempDir dir("blis-misbehave");
+  for (const char* name : {"nan-scorer", "admit-error"})
+    std::filesystem::copy_file(fixture(name), dir.str() + "/libblis-fixture-" + name + ".so");
+  const std::string lua = std::string(BLIS_TEST_SOURCE_DIR) + "/tests/lua/scripts/";
+  const std::string weighted = kRun + "--num-instances 3 --routing-policy weighted --routing-scorers ";
+  // Nonsense step times: library and script.
+  check_refused(run_blis(kRun + "--latency-model " + fixture("good") + " --plugin-config fixture-good.fixture.mode=negative"),
+                fixture("good"), "step_time() returned -5 µs");
+  check_refused(run_blis(kRun + "--latency-model " + lua + "bad_latency.lua"), lua + "bad_latency.lua",
+                "step_time returned -1 µs");
+  // NaN scores: library and script.
+  check_refused(run_blis(weighted + "fixture-nan-scorer:1 --plugin-dir " + dir.str()),
+                dir.str() + "/libblis-fixture-nan-scorer.so", "score() returned NaN for instance 1");
+  check_refused(run_blis(weighted + lua + "nan_score.lua:1"), lua + "nan_score.lua",
+                "score returned NaN for instance 2");
+  // An admission policy that fails: its own message, not "no message".
+  check_refused(run_blis(kRun + "--admission-policy fixture-admit-error --plugin-dir " + dir.str()),
+                dir.str() + "/libblis-fixture-admit-error.so", "admit() failed: quota service unreachable");
+}
+
+TEST_CASE("plugins list shows the Lua scripts of the script search path", "[cli][plugin][lua]") {
+  blis::test::TempDir dir("blis-list-scripts");
+  std::filesystem::create_directories(dir.str() + "/admission");
+  const std::string mine = dir.write("my_scorer.lua", "summary = 'mine'\nfunction score(n) end\n");
+  const std::string gate = dir.write("admission/gate.lua", "function admit() return true end\n");
+  const std::string bad = dir.write("broken.lua", "function score(n\n");
+  const std::string boom = dir.write("boom.lua", "error('boom')\n");
+  Result r = run_blis("plugins list --script-dir " + dir.str());
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("routing-scorer    my-scorer                   " + mine + "\n    mine\n") != std::string::npos);
+  CHECK(r.out.find("admission-policy  gate                        " + gate + "\n") != std::string::npos);
+  CHECK(r.out.find("(broken)          " + bad + ":") != std::string::npos);
+  // A script failing at its top level: one line, its traceback left out.
+  CHECK(r.out.find("(broken)          " + boom + ":1: boom\n") != std::string::npos);
+  CHECK(r.out.find("stack traceback") == std::string::npos);
+  // The installed scripts are listed; one that a native plugin shadows says so.
+  CHECK(r.out.find("routing-scorer    kv-headroom") != std::string::npos);
+  CHECK(r.out.find("(shadowed by ") != std::string::npos);
+  // BLIS_SCRIPT_DIR adds directories the same way.
+  ::setenv("BLIS_SCRIPT_DIR", dir.str().c_str(), 1);
+  Result env = run_blis("plugins list");
+  ::unsetenv("BLIS_SCRIPT_DIR");
+  CHECK(env.out == r.out);
+  // A folder that does not exist is refused, as `blis run` refuses it.
+  for (const char* flag : {"--script-dir", "--plugin-dir"}) {
+    Result missing = run_blis(std::string("plugins list ") + flag + " " + dir.str() + "/nope");
+    CHECK(missing.status == 2);
+    CHECK(missing.out.empty());
+    CHECK(missing.err.find(dir.str() + "/nope") != std::string::npos);
+  }
+}
+
+TEST_CASE("plugins inspect checks a Lua script like a library", "[cli][plugin][lua]") {
+  blis::test::TempDir dir("blis-inspect-lua");
+  std::filesystem::create_directories(dir.str() + "/admission");
+  const std::string lua = std::string(BLIS_TEST_SOURCE_DIR) + "/tests/lua/scripts/";
+  Result good = run_blis("plugins inspect " + lua + "request_scorer.lua");
+  CHECK(good.status == 0);
+  CHECK(good.out.rfind(lua + "request_scorer.lua: Lua script\n  routing-scorer    request-scorer", 0) == 0);
+  // Defining two entry points, its folder says which kind it is.
+  const std::string both = dir.write("admission/both.lua",
+                                     "function score(n) end\nfunction admit() return false, 'no' end\n");
+  Result folder = run_blis("plugins inspect " + both);
+  CHECK(folder.status == 0);
+  CHECK(folder.out.find("admission-policy  both") != std::string::npos);
+  // Failures carry script:line and exit 2, as a library's do.
+  Result runtime = run_blis("plugins inspect " + lua + "runtime_error.lua");
+  CHECK(runtime.status == 2);
+  CHECK(runtime.out.empty());
+  CHECK(runtime.err.rfind("blis: error: " + lua + "runtime_error.lua:7: ", 0) == 0);
+  Result syntax = run_blis("plugins inspect " + lua + "syntax_error.lua");
+  CHECK(syntax.status == 2);
+  CHECK(syntax.err.find("syntax_error.lua:") != std::string::npos);
+  Result latency = run_blis("plugins inspect " + lua + "bad_latency.lua");
+  CHECK(latency.status == 2);
+  CHECK(latency.err.find("bad_latency.lua: step_time returned -1 µs") != std::string::npos);
+}

@@ -116,7 +116,9 @@ fi
 blis=$PREFIX/bin/blis
 "$blis" plugins list >"$work/list"
 expect "$work/list" "$PREFIX/lib/blis/plugins/libblis-latency-roofline.so"
-if grep -E '^[a-z-]+ +[a-z-]+ +[0-9.]+ +/' "$work/list" | grep -v " $PREFIX/lib/blis/plugins/"; then
+expect "$work/list" "$PREFIX/share/blis/scripts/scorers/kv_headroom.lua"
+if grep -E '^[a-z-]+ +[a-z-]+ +[0-9.]+ +/' "$work/list" |
+    grep -vE " $PREFIX/(lib/blis/plugins|share/blis/scripts)/"; then
   fail "the installed blis loaded plugins from elsewhere"
 fi
 # Data (the default roofline run) and Lua scripts (by name, from share/blis/scripts).

@@ -15,8 +15,8 @@ struct Environment {
   std::string data_dir;    // share/blis/data beside the binary, or BLIS_DATA_DIR
   std::string script_dir;  // share/blis/scripts beside the binary (the installed scripts)
 
-  // Loads the plugins of the search path (beside the binary, then
-  // `plugin_dirs`, then BLIS_PLUGIN_PATH) and the built-ins.
+  // Scans the plugin search path (beside the binary, then `plugin_dirs`,
+  // then BLIS_PLUGIN_PATH); its libraries open when a name is asked for.
   static Environment load(const std::vector<std::string>& plugin_dirs, int64_t seed);
 };
 

@@ -1,6 +1,7 @@
 // The error hierarchy of the core. main() catches these, prints
-// "blis: error: <what>" and exits 2 (usage, configuration, plugin, script) or
-// 1 (a failure while the simulation runs).
+// "blis: error: <what>" and exits 2 (usage, configuration, plugin, script:
+// also a plugin or script failing or returning nonsense mid-run, whichever
+// way it came in) or 1 (an internal failure, an output that cannot be written).
 #pragma once
 
 #include <stdexcept>
@@ -53,7 +54,9 @@ class ScriptError : public Error {
   explicit ScriptError(const std::string& what, int exit_code = 2) : Error(what, exit_code) {}
 };
 
-// A failure while the simulation runs (a plugin returning nonsense, say).
+// An internal failure while the simulation runs (a broken invariant, an
+// output that cannot be written). A misbehaving plugin is a PluginError or
+// ScriptError instead (exit 2).
 class RuntimeError : public Error {
  public:
   explicit RuntimeError(const std::string& what) : Error(what, 1) {}

@@ -1,9 +1,15 @@
 // One registry per plugin kind, keyed by kebab-case name. Entries come from
 // shared libraries, Lua scripts or built-in C++; a name can be taken once.
+//
+// Libraries of the plugin search path are not opened up front: Registries
+// keeps the candidate files (scan_plugin_dirs, blis/plugin_loader.hpp) and
+// opens them one at a time, in search order, when a name is not found, so a
+// broken file that provides nothing the run asks for never affects it.
 #pragma once
 
 #include <blis/config_table.hpp>
 #include <blis/errors.hpp>
+#include <blis/plugin_kinds.hpp>
 #include <blis/policies.hpp>
 
 #include <cstdint>
@@ -14,10 +20,6 @@
 #include <vector>
 
 namespace blis {
-
-enum class PluginKind { LatencyModel = 1, RoutingScorer = 2, AdmissionPolicy = 3 };
-
-const char* kind_name(PluginKind kind);  // "latency-model", ...
 
 // What a factory gets to build one object.
 struct CreateArgs {
@@ -35,12 +37,39 @@ struct RegistryEntry {
   uint32_t needs = 0;  // blis_need bits the plugin declared
 };
 
-template <class T>
-class Registry {
+// One line of `blis plugins list`: an entry without its factory.
+struct PluginListing {
+  PluginKind kind;
+  std::string name, version, summary, source;
+  uint32_t needs = 0;
+};
+
+class Registries;
+
+// What code that does not know the kind's interface can ask of a registry.
+class RegistryBase {
  public:
-  explicit Registry(PluginKind kind) : kind_(kind) {}
+  explicit RegistryBase(PluginKind kind) : kind_(kind) {}
+  virtual ~RegistryBase() = default;
+  RegistryBase(const RegistryBase&) = delete;
+  RegistryBase& operator=(const RegistryBase&) = delete;
 
   PluginKind kind() const { return kind_; }
+  // Whether `name` is registered, opening candidate libraries as needed.
+  virtual bool contains(const std::string& name) const = 0;
+  // Every entry, sorted by name (opens every candidate library).
+  virtual std::vector<PluginListing> listing() const = 0;
+
+ protected:
+  friend class Registries;
+  PluginKind kind_;
+  Registries* owner_ = nullptr;  // set by Registries; null for a stand-alone registry
+};
+
+template <class T>
+class Registry final : public RegistryBase {
+ public:
+  explicit Registry(PluginKind kind) : RegistryBase(kind) {}
 
   void add(RegistryEntry<T> entry) {
     auto it = entries_.find(entry.name);
@@ -50,15 +79,13 @@ class Registry {
     std::string key = entry.name;
     entries_.emplace(std::move(key), std::move(entry));
   }
-  const RegistryEntry<T>* find(const std::string& name) const {
-    auto it = entries_.find(name);
-    return it == entries_.end() ? nullptr : &it->second;
-  }
-  // Sorted by name.
-  const std::map<std::string, RegistryEntry<T>>& entries() const { return entries_; }
+  // Opens candidate libraries, in search order, until one provides `name`.
+  const RegistryEntry<T>* find(const std::string& name) const;
+  // Sorted by name; opens every candidate library first.
+  const std::map<std::string, RegistryEntry<T>>& entries() const;
   std::string names() const {
     std::string out;
-    for (const auto& [name, e] : entries_) out += (out.empty() ? "" : ", ") + name;
+    for (const auto& [name, e] : entries()) out += (out.empty() ? "" : ", ") + name;
     return out;
   }
   std::unique_ptr<T> create(const std::string& name, const CreateArgs& args) const {
@@ -69,16 +96,70 @@ class Registry {
     return e->factory(args);
   }
 
+  bool contains(const std::string& name) const override { return find(name) != nullptr; }
+  std::vector<PluginListing> listing() const override {
+    std::vector<PluginListing> out;
+    for (const auto& [name, e] : entries())
+      out.push_back(PluginListing{kind_, e.name, e.version, e.summary, e.source, e.needs});
+    return out;
+  }
+
  private:
-  PluginKind kind_;
   std::map<std::string, RegistryEntry<T>> entries_;
 };
 
-// The three registries of one run.
-struct Registries {
+// A library of the search path that could not be opened.
+struct BrokenLibrary {
+  std::string path;
+  std::string message;  // the PluginError text, which starts with the path
+};
+
+class LoadedLibrary;
+
+// The registries of one run, one per row of the kind table. Not copyable or
+// movable: each registry points back to it. Not thread-safe (one run, one
+// thread).
+class Registries {
+ public:
+  Registries();
+  ~Registries();
+  Registries(const Registries&) = delete;
+  Registries& operator=(const Registries&) = delete;
+
   Registry<LatencyModel> latency{PluginKind::LatencyModel};
   Registry<RoutingScorer> scorers{PluginKind::RoutingScorer};
   Registry<AdmissionPolicy> admission{PluginKind::AdmissionPolicy};
+
+  RegistryBase& of(PluginKind kind);
+  const RegistryBase& of(PluginKind kind) const;
+
+  // Library files to open on demand, after those added before.
+  void add_candidates(const std::vector<std::string>& paths);
+  // Opens the next candidate and registers its plugins. False when none is
+  // left. A file that cannot be opened is recorded in broken() (and logged
+  // as a warning when `warn`); a name clash throws PluginError.
+  bool open_next_candidate(bool warn = true);
+  void open_all_candidates();
+  // Candidates that failed to open, in the order they were tried.
+  const std::vector<BrokenLibrary>& broken() const { return broken_; }
+
+ private:
+  std::vector<std::string> pending_;  // reversed: the next one is at the back
+  std::vector<BrokenLibrary> broken_;
 };
+
+template <class T>
+const RegistryEntry<T>* Registry<T>::find(const std::string& name) const {
+  auto it = entries_.find(name);
+  while (it == entries_.end() && owner_ != nullptr && owner_->open_next_candidate())
+    it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+template <class T>
+const std::map<std::string, RegistryEntry<T>>& Registry<T>::entries() const {
+  if (owner_ != nullptr) owner_->open_all_candidates();
+  return entries_;
+}
 
 }  // namespace blis

@@ -44,7 +44,8 @@ std::optional<std::string> resolve_plugin_name(Registries& registries, LuaVm& vm
 // What resolve_plugin_name would accept by name for `kind`, for an "unknown
 // ...; valid: ..." message: the names registered for `kind` and the names of
 // the scripts of that kind found in `dirs`, sorted and comma-separated.
-// Scripts that fail to load are left out.
+// Scripts that fail to load are left out; plugin libraries that could not be
+// opened are named after the list.
 std::string available_plugin_names(const Registries& registries, LuaVm& vm, PluginKind kind,
                                    const std::vector<std::string>& dirs);
 

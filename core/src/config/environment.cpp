@@ -28,7 +28,7 @@ Environment Environment::load(const std::vector<std::string>& plugin_dirs, int64
   // BLIS_SCRIPT_DIR adds to the script search path rather than replacing
   // this one (script_search_dirs, blis/script_lookup.hpp).
   env.script_dir = beside_binary("share/blis/scripts");
-  load_plugin_dirs(*env.registries, plugin_search_dirs(plugin_dirs));
+  scan_plugin_dirs(*env.registries, plugin_search_dirs(plugin_dirs));
   return env;
 }
 

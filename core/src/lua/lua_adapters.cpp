@@ -7,6 +7,7 @@
 
 #include "lua/lua_host.hpp"
 #include "lua/lua_views.hpp"
+#include "plugin/time_check.hpp"
 
 #include <fmt/format.h>
 
@@ -24,10 +25,6 @@ namespace {
 // (and rebind the globals) once, on the first decision that needs it.
 constexpr int64_t kInitialInstances = 256;
 constexpr int64_t kInitialBatch = 512;
-
-// Above this a time is taken as a bug in the script (about 11.6 days); the
-// shared-library adapter uses the same bound.
-constexpr double kAbsurdMicros = 1e12;
 
 // Copies one struct whose producer may be a different minor version: `size`
 // is the producer's struct size (0 = unset, taken as ours). Missing tail
@@ -252,8 +249,9 @@ class LuaLatencyModel final : public LatencyModel {
     int base = script_.begin_call(step_time_);
     lua_pushnumber(L, static_cast<double>(n));
     script_.end_call(base, 1, 1);
-    return checked_time(base, "step_time",
-                        fmt::format(" for a batch of {} requests at t={} µs", n, batch.now_us));
+    return returned_time(base, "step_time", [&] {
+      return fmt::format(" for a batch of {} requests at t={} µs", n, batch.now_us);
+    });
   }
 
   int64_t queueing_time(const blis_request_view& request) override {
@@ -262,7 +260,7 @@ class LuaLatencyModel final : public LatencyModel {
     request_view_.set(&request_);
     int base = script_.begin_call(queueing_time_);
     script_.end_call(base, 0, 1);
-    return checked_time(base, "queueing_time", fmt::format(" for request_{}", request.id));
+    return returned_time(base, "queueing_time", [&] { return fmt::format(" for request_{}", request.id); });
   }
 
   int64_t output_token_time() override { return optional_time(output_token_time_, "output_token_time"); }
@@ -281,24 +279,23 @@ class LuaLatencyModel final : public LatencyModel {
     if (fn == LUA_NOREF) return 0;
     int base = script_.begin_call(fn);
     script_.end_call(base, 0, 1);
-    return checked_time(base, what, "");
+    return returned_time(base, what, [] { return std::string(); });
   }
 
-  // Reads the one result at base+2, resets the stack, validates, truncates.
-  int64_t checked_time(int base, const char* what, const std::string& context) {
+  // Reads the one result at base+2, resets the stack, validates (the check
+  // shared with library plugins, plugin/time_check.hpp), truncates.
+  template <class Context>
+  int64_t returned_time(int base, const char* what, Context&& context) {
     lua_State* L = script_.state();
     int type = lua_type(L, base + 2);
     double v = lua_tonumber(L, base + 2);
     lua_settop(L, base);
     if (type != LUA_TNUMBER)
       throw ScriptError(fmt::format("{}: {} must return a number of microseconds, got {}{}",
-                                    script_.path(), what, lua_typename(L, type), context), 2);
-    if (!std::isfinite(v) || v < 0 || v > kAbsurdMicros)
-      throw ScriptError(fmt::format("{}: {} returned {} µs{}; expected a finite time between 0 "
-                                    "and {:.0e} µs",
-                                    script_.path(), what, v, context, kAbsurdMicros),
-                        1);
-    return static_cast<int64_t>(v);  // truncation toward zero
+                                    script_.path(), what, lua_typename(L, type), context()), 2);
+    return checked_time(v, context, [&](const std::string& text) {
+      throw ScriptError(fmt::format("{}: {} {}", script_.path(), what, text), 2);
+    });
   }
 
   ScriptInstance script_;

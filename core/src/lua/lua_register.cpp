@@ -10,11 +10,26 @@
 namespace blis {
 namespace {
 
+const PluginKindRow* folder_kind(const std::string& path) {
+  const std::string folder = std::filesystem::path(path).parent_path().filename().string();
+  for (const auto& row : plugin_kinds())
+    if (folder == row.script_folder) return &row;
+  return nullptr;
+}
+
 LuaScriptInfo inspect_source(LuaVm& vm, const lua::ScriptSource& source,
                              std::optional<PluginKind> expect) {
   // A scratch instance: its top level runs once and its state is dropped.
   lua::ScriptInstance script(vm, source.path, source.name, source.text);
   LuaScriptInfo info;
+  if (!expect) {
+    // A script in a kind's folder ("scorers/x.lua") is of that kind when it
+    // defines the kind's entry point; otherwise what it defines decides.
+    const PluginKindRow* folder = folder_kind(source.path);
+    if (folder != nullptr && !script.string_global("kind") &&
+        script.function_ref(folder->lua_entry) != LUA_NOREF)
+      expect = folder->kind;
+  }
   if (expect) {
     lua::require_kind(script, *expect);
     info.kind = *expect;
@@ -32,11 +47,6 @@ LuaScriptInfo inspect_source(LuaVm& vm, const lua::ScriptSource& source,
 lua::ScriptSource read_source(const std::string& path, const std::string& name) {
   return lua::ScriptSource{path, name.empty() ? lua_script_name(path) : name,
                            lua::read_script(path)};
-}
-
-const ConfigTable& config_of(const CreateArgs& args) {
-  static const ConfigTable kEmpty;
-  return args.config != nullptr ? *args.config : kEmpty;
 }
 
 }  // namespace
@@ -71,32 +81,8 @@ LuaScriptInfo register_lua_script(Registries& registries, LuaVm& vm, const std::
                                   const std::string& name, std::optional<PluginKind> expect) {
   auto source = std::make_shared<const lua::ScriptSource>(read_source(path, name));
   LuaScriptInfo info = inspect_source(vm, *source, expect);
-  LuaVm* vmp = &vm;
-  // The factories ignore CreateArgs::seed: the VM was created with the run's
-  // seed, and math.random streams derive from it and the registry name.
-  switch (info.kind) {
-    case PluginKind::RoutingScorer:
-      registries.scorers.add({info.name, info.version, info.summary, path,
-                              [vmp, source](const CreateArgs& args) {
-                                return lua::make_scorer_from_source(*vmp, *source,
-                                                                    config_of(args));
-                              }});
-      break;
-    case PluginKind::AdmissionPolicy:
-      registries.admission.add({info.name, info.version, info.summary, path,
-                                [vmp, source](const CreateArgs& args) {
-                                  return lua::make_admission_from_source(*vmp, *source,
-                                                                         config_of(args));
-                                }});
-      break;
-    case PluginKind::LatencyModel:
-      registries.latency.add({info.name, info.version, info.summary, path,
-                              [vmp, source](const CreateArgs& args) {
-                                return lua::make_latency_from_source(*vmp, *source,
-                                                                     config_of(args));
-                              }});
-      break;
-  }
+  kind_row(info.kind).add_script(registries,
+                                 ScriptPlugin{info.name, info.version, info.summary, path, &vm, source});
   return info;
 }
 

@@ -68,27 +68,10 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-struct KindEntry {
-  PluginKind kind;
-  const char* function;
-  const char* signature;
-};
-constexpr KindEntry kKinds[] = {
-    {PluginKind::RoutingScorer, "score", "score(n)"},
-    {PluginKind::AdmissionPolicy, "admit", "admit()"},
-    {PluginKind::LatencyModel, "step_time", "step_time(n)"},
-};
-
 // "a routing-scorer", "an admission-policy".
 std::string with_article(PluginKind kind) {
   std::string name = kind_name(kind);
   return (name[0] == 'a' ? "an " : "a ") + name;
-}
-
-const KindEntry& entry_of(PluginKind kind) {
-  for (const auto& k : kKinds)
-    if (k.kind == kind) return k;
-  return kKinds[0];
 }
 
 }  // namespace
@@ -284,50 +267,56 @@ void ScriptInstance::run_init(const ConfigTable& config) {
 }
 
 PluginKind detect_kind(ScriptInstance& script) {
+  const auto kinds = plugin_kinds();
   if (auto declared = script.string_global("kind")) {
-    for (const auto& k : kKinds) {
-      if (*declared != kind_name(k.kind)) continue;
-      if (script.function_ref(k.function) == LUA_NOREF)
-        throw ScriptError(fmt::format("{}: declares kind = \"{}\" but does not define function {}",
-                                      script.path(), *declared, k.signature));
-      return k.kind;
+    const PluginKindRow* k = find_kind(*declared);
+    if (k == nullptr) {
+      std::string names;
+      for (const auto& row : kinds) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", row.name);
+      throw ScriptError(fmt::format("{}: kind = \"{}\" is not one of {}", script.path(), *declared, names));
     }
-    throw ScriptError(fmt::format(
-        "{}: kind = \"{}\" is not one of \"routing-scorer\", \"admission-policy\", "
-        "\"latency-model\"",
-        script.path(), *declared));
+    if (script.function_ref(k->lua_entry) == LUA_NOREF)
+      throw ScriptError(fmt::format("{}: declares kind = \"{}\" but does not define function {}",
+                                    script.path(), *declared, k->lua_signature));
+    return k->kind;
   }
-  std::vector<const KindEntry*> found;
-  for (const auto& k : kKinds)
-    if (script.function_ref(k.function) != LUA_NOREF) found.push_back(&k);
+  std::vector<const PluginKindRow*> found;
+  for (const auto& k : kinds)
+    if (script.function_ref(k.lua_entry) != LUA_NOREF) found.push_back(&k);
   if (found.size() == 1) return found[0]->kind;
-  if (found.empty())
-    throw ScriptError(fmt::format(
-        "{}: defines none of the entry points score(n) (routing-scorer), admit() "
-        "(admission-policy) or step_time(n) (latency-model); define one of them",
-        script.path()));
+  if (found.empty()) {
+    std::string entries;
+    for (size_t i = 0; i < kinds.size(); ++i)
+      entries += fmt::format("{}{} ({})", i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ",
+                             kinds[i].lua_signature, kinds[i].name);
+    throw ScriptError(fmt::format("{}: defines none of the entry points {}; define one of them",
+                                  script.path(), entries));
+  }
   throw ScriptError(fmt::format(
       "{}: defines both {} and {}; set the global kind = \"{}\" (or another kind) to say "
       "which plugin it is",
-      script.path(), found[0]->signature, found[1]->signature, kind_name(found[0]->kind)));
+      script.path(), found[0]->lua_signature, found[1]->lua_signature, found[0]->name));
 }
 
 void require_kind(ScriptInstance& script, PluginKind want) {
-  const KindEntry& w = entry_of(want);
+  const PluginKindRow& w = kind_row(want);
+  // Defining the entry point is enough when no kind is declared: the use
+  // (or the folder) says which one a script that defines several is.
+  if (!script.string_global("kind") && script.function_ref(w.lua_entry) != LUA_NOREF) return;
   PluginKind got;
   try {
     got = detect_kind(script);
   } catch (const ScriptError&) {
     // Prefer naming what this use needs when the script has no entry point.
-    if (script.string_global("kind") || script.function_ref(w.function) != LUA_NOREF) throw;
+    if (script.string_global("kind") || script.function_ref(w.lua_entry) != LUA_NOREF) throw;
     throw ScriptError(fmt::format("{}: {} script must define function {}", script.path(),
-                                  with_article(want), w.signature));
+                                  with_article(want), w.lua_signature));
   }
   if (got != want)
     throw ScriptError(fmt::format("{}: is {} script (it defines {}), not {} script, which "
                                   "must define function {}",
-                                  script.path(), with_article(got), entry_of(got).signature,
-                                  with_article(want), w.signature));
+                                  script.path(), with_article(got), kind_row(got).lua_signature,
+                                  with_article(want), w.lua_signature));
 }
 
 }  // namespace blis::lua

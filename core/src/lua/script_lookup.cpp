@@ -27,19 +27,6 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-bool is_registered(const Registries& r, PluginKind kind, const std::string& name) {
-  switch (kind) {
-    case PluginKind::LatencyModel: return r.latency.find(name) != nullptr;
-    case PluginKind::RoutingScorer: return r.scorers.find(name) != nullptr;
-    case PluginKind::AdmissionPolicy: return r.admission.find(name) != nullptr;
-  }
-  return false;
-}
-
-template <class T>
-void add_names(const Registry<T>& reg, std::set<std::string>& out) {
-  for (const auto& [name, e] : reg.entries()) out.insert(name);
-}
 
 // "kv-headroom" -> "kv_headroom.lua".
 std::string file_of_name(const std::string& name) {
@@ -77,14 +64,7 @@ std::vector<fs::path> scripts_in(const fs::path& dir) {
 
 }  // namespace
 
-const char* script_subdir(PluginKind kind) {
-  switch (kind) {
-    case PluginKind::LatencyModel: return "latency";
-    case PluginKind::RoutingScorer: return "scorers";
-    case PluginKind::AdmissionPolicy: return "admission";
-  }
-  return "";
-}
+const char* script_subdir(PluginKind kind) { return kind_row(kind).script_folder; }
 
 std::vector<std::string> script_search_dirs(const std::vector<std::string>& script_dirs,
                                             const std::string& installed_dir) {
@@ -103,7 +83,7 @@ std::optional<std::string> resolve_plugin_name(Registries& registries, LuaVm& vm
                                                const std::string& spec,
                                                const std::vector<std::string>& dirs) {
   if (spec.empty()) return std::nullopt;
-  if (is_registered(registries, kind, spec)) return spec;
+  if (registries.of(kind).contains(spec)) return spec;
   std::vector<fs::path> candidates;
   if (ends_with_lua(spec)) {
     candidates.push_back(spec);
@@ -131,11 +111,7 @@ std::optional<std::string> resolve_plugin_name(Registries& registries, LuaVm& vm
 std::string available_plugin_names(const Registries& registries, LuaVm& vm, PluginKind kind,
                                    const std::vector<std::string>& dirs) {
   std::set<std::string> names;
-  switch (kind) {
-    case PluginKind::LatencyModel: add_names(registries.latency, names); break;
-    case PluginKind::RoutingScorer: add_names(registries.scorers, names); break;
-    case PluginKind::AdmissionPolicy: add_names(registries.admission, names); break;
-  }
+  for (const PluginListing& p : registries.of(kind).listing()) names.insert(p.name);
   for (const auto& d : dirs) {
     for (const fs::path& dir : {fs::path(d), fs::path(d) / script_subdir(kind)}) {
       for (const auto& file : scripts_in(dir)) {
@@ -148,7 +124,10 @@ std::string available_plugin_names(const Registries& registries, LuaVm& vm, Plug
       }
     }
   }
-  return fmt::format("{}", fmt::join(names, ", "));
+  std::string out = fmt::format("{}", fmt::join(names, ", "));
+  // A library that could not be opened may be the one that provides the name.
+  for (const BrokenLibrary& b : registries.broken()) out += fmt::format(" (not opened: {})", b.message);
+  return out;
 }
 
 }  // namespace blis

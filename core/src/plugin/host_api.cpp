@@ -1,18 +1,39 @@
 #include "plugin/host_api.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <variant>
 
 namespace blis {
 namespace {
 
+HostConfig* host_config(const blis_config* cfg) {
+  // The host made `cfg` from a mutable HostConfig (as_blis_config).
+  return reinterpret_cast<HostConfig*>(const_cast<blis_config*>(cfg));
+}
+
 const ConfigValue* lookup(const blis_config* cfg, const char* key) {
   if (cfg == nullptr || key == nullptr) return nullptr;
-  return reinterpret_cast<const ConfigTable*>(cfg)->find(key);
+  return host_config(cfg)->table->find(key);
+}
+
+// A NULL `out` is a bug in the plugin: the call fails instead of crashing the
+// host, and create() is failed with this text afterwards.
+bool null_out(const blis_config* cfg, const char* call, const char* key, const void* out) {
+  if (out != nullptr) return false;
+  if (cfg != nullptr) {
+    HostConfig* c = host_config(cfg);
+    if (c->misuse.empty())
+      c->misuse = fmt::format("passed a NULL out pointer to host->{}(\"{}\")", call,
+                              key != nullptr ? key : "");
+  }
+  return true;
 }
 
 int32_t config_f64(const blis_config* cfg, const char* key, double* out) {
+  if (null_out(cfg, "config_f64", key, out)) return BLIS_CONFIG_WRONG_TYPE;
   const ConfigValue* v = lookup(cfg, key);
   if (v == nullptr) return BLIS_CONFIG_MISSING;
   if (auto d = std::get_if<double>(v)) *out = *d;
@@ -22,6 +43,7 @@ int32_t config_f64(const blis_config* cfg, const char* key, double* out) {
 }
 
 int32_t config_i64(const blis_config* cfg, const char* key, int64_t* out) {
+  if (null_out(cfg, "config_i64", key, out)) return BLIS_CONFIG_WRONG_TYPE;
   const ConfigValue* v = lookup(cfg, key);
   if (v == nullptr) return BLIS_CONFIG_MISSING;
   auto i = std::get_if<int64_t>(v);
@@ -31,6 +53,7 @@ int32_t config_i64(const blis_config* cfg, const char* key, int64_t* out) {
 }
 
 int32_t config_bool(const blis_config* cfg, const char* key, int32_t* out) {
+  if (null_out(cfg, "config_bool", key, out)) return BLIS_CONFIG_WRONG_TYPE;
   const ConfigValue* v = lookup(cfg, key);
   if (v == nullptr) return BLIS_CONFIG_MISSING;
   auto b = std::get_if<bool>(v);
@@ -40,6 +63,7 @@ int32_t config_bool(const blis_config* cfg, const char* key, int32_t* out) {
 }
 
 int32_t config_str(const blis_config* cfg, const char* key, const char** out) {
+  if (null_out(cfg, "config_str", key, out)) return BLIS_CONFIG_WRONG_TYPE;
   const ConfigValue* v = lookup(cfg, key);
   if (v == nullptr) return BLIS_CONFIG_MISSING;
   auto s = std::get_if<std::string>(v);
@@ -50,6 +74,9 @@ int32_t config_str(const blis_config* cfg, const char* key, const char** out) {
 
 int32_t config_f64_array(const blis_config* cfg, const char* key, const double** out,
                          size_t* count) {
+  if (null_out(cfg, "config_f64_array", key, out) ||
+      null_out(cfg, "config_f64_array", key, count))
+    return BLIS_CONFIG_WRONG_TYPE;
   const ConfigValue* v = lookup(cfg, key);
   if (v == nullptr) return BLIS_CONFIG_MISSING;
   auto a = std::get_if<std::vector<double>>(v);
@@ -62,7 +89,9 @@ int32_t config_f64_array(const blis_config* cfg, const char* key, const double**
 void log_message(void* ctx, int32_t level, const char* message) {
   const auto* c = static_cast<const PluginLogContext*>(ctx);
   const std::string& name = c != nullptr ? c->name : std::string();
-  const char* msg = message != nullptr ? message : "";
+  // A plugin's text may lack its NUL: read at most kMaxPluginText bytes.
+  const std::string msg =
+      message != nullptr ? std::string(message, ::strnlen(message, kMaxPluginText)) : std::string();
   switch (level) {
     case BLIS_LOG_DEBUG: spdlog::debug("[{}] {}", name, msg); break;
     case BLIS_LOG_INFO: spdlog::info("[{}] {}", name, msg); break;

@@ -11,8 +11,20 @@
 
 namespace blis {
 
-inline const blis_config* as_blis_config(const ConfigTable& t) {
-  return reinterpret_cast<const blis_config*>(&t);
+// The most the host reads of a plugin's string that comes without a size
+// (names, summaries, log lines): a missing NUL costs a cut, not a crash.
+constexpr size_t kMaxPluginText = 4096;
+
+// What a plugin's config calls read during create(): the table, and the
+// first misuse of a call the host saw (a NULL `out`), which the loader turns
+// into a failed create() once the plugin's code has returned.
+struct HostConfig {
+  const ConfigTable* table = nullptr;
+  std::string misuse;  // empty when every call was well-formed
+};
+
+inline const blis_config* as_blis_config(HostConfig& c) {
+  return reinterpret_cast<const blis_config*>(&c);
 }
 
 // The blis_host handed to every create(). Its log ctx is a heap-allocated

@@ -26,8 +26,8 @@
  *    library and must stay valid while the library is loaded. The host keeps
  *    the library loaded while any object created from it is alive.
  *  - No C++ exception may cross this boundary: report failures with
- *    BLIS_ERROR and a message written to errbuf (always NUL-terminated,
- *    truncated to errlen bytes).
+ *    BLIS_ERROR and a message written to errbuf (NUL-terminated, truncated
+ *    to errlen bytes; the host never reads past errlen either way).
  *
  * Threading: the host calls one object from one thread at a time. Different
  * objects (for example, the same plugin in two simulations of a parallel
@@ -107,7 +107,9 @@ typedef struct blis_host {
   uint32_t abi_minor;
   void *ctx;
   /* Each lookup returns a blis_config_result. Integers convert to doubles;
-   * doubles never silently convert to integers. */
+   * doubles never silently convert to integers. A NULL `out` (or `count`) is
+   * a bug in the plugin: the lookup returns BLIS_CONFIG_WRONG_TYPE and the
+   * host fails create() with a message naming the call and the key. */
   int32_t (*config_f64)(const blis_config *config, const char *key, double *out);
   int32_t (*config_i64)(const blis_config *config, const char *key, int64_t *out);
   int32_t (*config_bool)(const blis_config *config, const char *key, int32_t *out);
@@ -235,7 +237,9 @@ typedef struct blis_routing_scorer_vtable {
 } blis_routing_scorer_vtable;
 
 /* Admission policy: admit (1) or reject (0) a request. On rejection the
- * policy may write a short reason into `reason`. */
+ * policy may write a short reason into `reason`. On BLIS_ERROR, `reason` is
+ * the error buffer: the host reports what the policy wrote there as the
+ * failure's message. The host reads at most reason_len bytes of it. */
 typedef struct blis_admission_policy_vtable {
   uint32_t struct_size;
   uint32_t reserved0;

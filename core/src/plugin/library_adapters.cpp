@@ -1,0 +1,216 @@
+// Shared-library plugins as internal objects: one ObjectContext per object
+// (library handle, host, rng) and one adapter class per kind.
+#include "plugin/library_adapters.hpp"
+
+#include "plugin/host_api.hpp"
+#include "plugin/loaded_library.hpp"
+#include "plugin/time_check.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace blis {
+namespace {
+
+constexpr size_t kErrLen = 512;
+constexpr size_t kReasonLen = 256;
+
+// The text a plugin wrote into a host buffer of `size` bytes, which it may
+// have filled without a terminating NUL.
+std::string text_in(const char* buf, size_t size, const char* fallback) {
+  const size_t n = ::strnlen(buf, size);
+  return n > 0 ? std::string(buf, n) : std::string(fallback);
+}
+
+// Everything an object created from a library holds on to.
+struct ObjectContext {
+  std::shared_ptr<LoadedLibrary> lib;
+  std::string name;
+  PluginLogContext log;
+  blis_host host;
+  std::unique_ptr<PluginRng> rng;
+
+  ObjectContext(const LibraryPlugin& p, PluginKind kind, int64_t seed)
+      : lib(p.lib), name(p.name), log{p.name}, host(make_host(&log)),
+        rng(std::make_unique<PluginRng>(seed, std::string("plugin:") + kind_name(kind) + ":" + p.name)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw PluginError(lib->path(), fmt::format("plugin '{}': {}", name, what));
+  }
+
+  // `destroy` releases an object create() made before the host refused it.
+  void* create(blis_create_fn fn, blis_destroy_fn destroy, const ConfigTable& config) {
+    char err[kErrLen] = {0};
+    void* self = nullptr;
+    HostConfig cfg{&config, {}};
+    int32_t status = BLIS_ERROR;
+    try {
+      status = fn(&host, as_blis_config(cfg), rng->view(), &self, err, sizeof(err));
+    } catch (...) {
+      fail("create() threw a C++ exception across the C ABI");
+    }
+    if (!cfg.misuse.empty()) {
+      if (status == BLIS_OK && self != nullptr) destroy(self);
+      fail("create() " + cfg.misuse);
+    }
+    if (status != BLIS_OK) fail("create() failed: " + text_in(err, sizeof(err), "no message"));
+    if (self == nullptr) fail("create() returned no object");
+    return self;
+  }
+
+  // Runs one call that reports errors in a buffer of `size` bytes at `buf`;
+  // a status error or an escaping exception becomes PluginError.
+  template <class F>
+  void call(const char* what, char* buf, size_t size, F&& f) {
+    buf[0] = '\0';
+    int32_t status = BLIS_ERROR;
+    try {
+      status = f(buf, size);
+    } catch (...) {
+      fail(fmt::format("{}() threw a C++ exception across the C ABI", what));
+    }
+    if (status != BLIS_OK) fail(fmt::format("{}() failed: {}", what, text_in(buf, size, "no message")));
+  }
+  template <class F>
+  void call(const char* what, F&& f) {
+    char err[kErrLen];
+    call(what, err, sizeof(err), std::forward<F>(f));
+  }
+
+  template <class Context>
+  int64_t time(const char* what, double us, Context&& context) const {
+    return checked_time(us, context, [&](const std::string& text) { fail(fmt::format("{}() {}", what, text)); });
+  }
+};
+
+std::string describe_batch(const blis_step_batch& b) {
+  int64_t prefill = 0, decode = 0, tokens = 0;
+  for (int64_t i = 0; i < b.count; ++i) {
+    const auto& e = *reinterpret_cast<const blis_batch_entry*>(
+        reinterpret_cast<const char*>(b.entries) + static_cast<size_t>(i) * b.entry_size);
+    (e.phase == BLIS_PHASE_PREFILL ? prefill : decode) += 1;
+    tokens += e.new_tokens;
+  }
+  return fmt::format(" for a batch of {} requests ({} prefill, {} decode, {} new tokens) at t={} µs",
+                     b.count, prefill, decode, tokens, b.now_us);
+}
+
+std::string no_context() { return std::string(); }
+
+class SharedLatencyModel final : public LatencyModel {
+ public:
+  SharedLatencyModel(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::LatencyModel, a.seed),
+        vt_(static_cast<const blis_latency_model_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedLatencyModel() override { vt_->destroy(self_); }
+
+  int64_t step_time(const blis_step_batch& batch) override {
+    double v = 0;
+    ctx_.call("step_time", [&](char* e, size_t n) { return vt_->step_time(self_, &batch, &v, e, n); });
+    return ctx_.time("step_time", v, [&] { return describe_batch(batch); });
+  }
+  int64_t queueing_time(const blis_request_view& r) override {
+    double v = 0;
+    ctx_.call("queueing_time", [&](char* e, size_t n) { return vt_->queueing_time(self_, &r, &v, e, n); });
+    return ctx_.time("queueing_time", v, [&] { return fmt::format(" for request_{}", r.id); });
+  }
+  int64_t output_token_time() override {
+    double v = 0;
+    ctx_.call("output_token_time", [&](char* e, size_t n) { return vt_->output_token_time(self_, &v, e, n); });
+    return ctx_.time("output_token_time", v, no_context);
+  }
+  int64_t post_decode_overhead() override {
+    double v = 0;
+    ctx_.call("post_decode_overhead",
+              [&](char* e, size_t n) { return vt_->post_decode_overhead(self_, &v, e, n); });
+    return ctx_.time("post_decode_overhead", v, no_context);
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_latency_model_vtable* vt_;
+  void* self_;
+};
+
+constexpr uint32_t kScorerObserveEnd = offsetof(blis_routing_scorer_vtable, observe) + sizeof(void*);
+
+class SharedScorer final : public RoutingScorer {
+ public:
+  SharedScorer(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::RoutingScorer, a.seed),
+        vt_(static_cast<const blis_routing_scorer_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)),
+        observe_(vt_->struct_size >= kScorerObserveEnd ? vt_->observe : nullptr) {}
+  ~SharedScorer() override { vt_->destroy(self_); }
+
+  // NaN is refused here, as the Lua adapter does, so a bad score stops the
+  // run (and `plugins inspect`) as a plugin error whatever the plugin is.
+  void score(const blis_route_input& in, double* scores) override {
+    ctx_.call("score", [&](char* e, size_t n) { return vt_->score(self_, &in, scores, e, n); });
+    for (int64_t i = 0; i < in.count; ++i)
+      if (std::isnan(scores[i]))
+        ctx_.fail(fmt::format("score() returned NaN for instance {} (scores must be numbers, "
+                              "clamped into [0, 1])",
+                              i));
+  }
+  bool observes() const override { return observe_ != nullptr; }
+  void observe(const blis_route_input& in, int64_t chosen) override {
+    try {
+      observe_(self_, &in, chosen);
+    } catch (...) {
+      ctx_.fail("observe() threw a C++ exception across the C ABI");
+    }
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_routing_scorer_vtable* vt_;
+  void* self_;
+  void (*observe_)(void*, const blis_route_input*, int64_t);
+};
+
+// The reason buffer doubles as the error buffer: on BLIS_ERROR it holds the
+// error message (plugin.h). Every library built with the SDK's C++ helper
+// has always written its exception text there, so no new call was needed.
+class SharedAdmission final : public AdmissionPolicy {
+ public:
+  SharedAdmission(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::AdmissionPolicy, a.seed),
+        vt_(static_cast<const blis_admission_policy_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedAdmission() override { vt_->destroy(self_); }
+
+  bool admit(const blis_route_input& in, std::string& reason) override {
+    int32_t admitted = 0;
+    char why[kReasonLen];
+    ctx_.call("admit", why, sizeof(why), [&](char* buf, size_t n) {
+      return vt_->admit(self_, &in, &admitted, buf, n);
+    });
+    reason = admitted ? std::string() : std::string(why, ::strnlen(why, sizeof(why)));
+    return admitted != 0;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_admission_policy_vtable* vt_;
+  void* self_;
+};
+
+}  // namespace
+
+std::unique_ptr<LatencyModel> make_library_latency_model(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedLatencyModel>(p, args);
+}
+std::unique_ptr<RoutingScorer> make_library_scorer(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedScorer>(p, args);
+}
+std::unique_ptr<AdmissionPolicy> make_library_admission(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedAdmission>(p, args);
+}
+
+}  // namespace blis

@@ -1,0 +1,19 @@
+// Adapters from the C vtables of a library's plugins to the internal
+// interfaces (blis/policies.hpp). Every call runs behind the same guard: a
+// status error carries the plugin's message (read with strnlen from a buffer
+// the host owns), an escaping C++ exception is caught, and returned values
+// are checked, so each failure becomes a PluginError naming the file.
+#pragma once
+
+#include <blis/plugin_kinds.hpp>
+#include <blis/registry.hpp>
+
+#include <memory>
+
+namespace blis {
+
+std::unique_ptr<LatencyModel> make_library_latency_model(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<RoutingScorer> make_library_scorer(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<AdmissionPolicy> make_library_admission(const LibraryPlugin& p, const CreateArgs& args);
+
+}  // namespace blis

@@ -1,0 +1,122 @@
+// The table of plugin kinds (blis/plugin_kinds.hpp): one row per kind, and
+// the per-kind functions its rows point to.
+#include <blis/plugin_kinds.hpp>
+#include <blis/registry.hpp>
+
+#include "lua/lua_host.hpp"
+#include "plugin/library_adapters.hpp"
+
+#include <array>
+#include <cstddef>
+
+namespace blis {
+namespace {
+
+const ConfigTable& config_of(const CreateArgs& args) {
+  static const ConfigTable kEmpty;
+  return args.config != nullptr ? *args.config : kEmpty;
+}
+
+// Registers a library plugin or a script in the registry `Member` of
+// Registries through the adapter `make`.
+template <class T, Registry<T> Registries::*Member,
+          std::unique_ptr<T> (*Make)(const LibraryPlugin&, const CreateArgs&)>
+void add_library_plugin(Registries& reg, const LibraryPlugin& p) {
+  (reg.*Member).add({p.name, p.version, p.summary, p.path, [p](const CreateArgs& a) { return Make(p, a); },
+                     p.needs});
+}
+
+template <class T, Registry<T> Registries::*Member,
+          std::unique_ptr<T> (*Make)(LuaVm&, const lua::ScriptSource&, const ConfigTable&)>
+void add_script(Registries& reg, const ScriptPlugin& s) {
+  // The factory ignores CreateArgs::seed: the VM was created with the run's
+  // seed, and math.random streams derive from it and the registry name.
+  (reg.*Member).add({s.name, s.version, s.summary, s.path,
+                     [vm = s.vm, source = s.source](const CreateArgs& a) {
+                       return Make(*vm, *source, config_of(a));
+                     }});
+}
+
+template <class T, Registry<T> Registries::*Member>
+RegistryBase& registry_of(Registries& reg) {
+  return reg.*Member;
+}
+
+// A small fixed input for the smoke calls of `plugins inspect`.
+struct SmokeInput {
+  uint64_t hashes[4] = {1, 2, 3, 4};
+  blis_request_view request{sizeof(blis_request_view), 16, 0, 0, 64, 0, hashes, 4, 0, 0, "", ""};
+  blis_instance_snapshot snapshots[2] = {{0, 1, 2, 3, 100, 200, 0.5, 0.1},
+                                         {1, 0, 0, 0, 200, 200, 0.0, 0.0}};
+  blis_route_input route{sizeof(blis_route_input), sizeof(blis_instance_snapshot), 0, &request,
+                         snapshots, 2};
+  blis_batch_entry entries[2] = {{512, 0, 512, 0, 512, BLIS_PHASE_PREFILL},
+                                 {1024, 1024, 1024, 0, 1, BLIS_PHASE_DECODE}};
+  blis_step_batch batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), 0, 2, entries};
+};
+
+void smoke_latency(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  auto m = reg.latency.create(name, CreateArgs{&config, 42});
+  m->step_time(in.batch);
+  m->queueing_time(in.request);
+  m->output_token_time();
+  m->post_decode_overhead();
+}
+
+void smoke_scorer(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  auto s = reg.scorers.create(name, CreateArgs{&config, 42});
+  double scores[2];
+  s->score(in.route, scores);
+  if (s->observes()) s->observe(in.route, 0);
+}
+
+void smoke_admission(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  std::string reason;
+  reg.admission.create(name, CreateArgs{&config, 42})->admit(in.route, reason);
+}
+
+constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
+
+const std::array<PluginKindRow, 3> kKinds = {{
+    {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
+     end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
+     &registry_of<LatencyModel, &Registries::latency>,
+     &add_library_plugin<LatencyModel, &Registries::latency, &make_library_latency_model>,
+     &add_script<LatencyModel, &Registries::latency, &lua::make_latency_from_source>, &smoke_latency},
+    {PluginKind::RoutingScorer, "routing-scorer", "scorers", "score", "score(n)",
+     end_of(offsetof(blis_routing_scorer_vtable, score)), "score", 3, false,
+     &registry_of<RoutingScorer, &Registries::scorers>,
+     &add_library_plugin<RoutingScorer, &Registries::scorers, &make_library_scorer>,
+     &add_script<RoutingScorer, &Registries::scorers, &lua::make_scorer_from_source>, &smoke_scorer},
+    {PluginKind::AdmissionPolicy, "admission-policy", "admission", "admit", "admit()",
+     end_of(offsetof(blis_admission_policy_vtable, admit)), "admit", 3, false,
+     &registry_of<AdmissionPolicy, &Registries::admission>,
+     &add_library_plugin<AdmissionPolicy, &Registries::admission, &make_library_admission>,
+     &add_script<AdmissionPolicy, &Registries::admission, &lua::make_admission_from_source>,
+     &smoke_admission},
+}};
+
+}  // namespace
+
+std::span<const PluginKindRow> plugin_kinds() { return kKinds; }
+
+const PluginKindRow* find_kind(int32_t blis_kind) {
+  for (const auto& row : kKinds)
+    if (static_cast<int32_t>(row.kind) == blis_kind) return &row;
+  return nullptr;
+}
+
+const PluginKindRow* find_kind(std::string_view name) {
+  for (const auto& row : kKinds)
+    if (name == row.name) return &row;
+  return nullptr;
+}
+
+const PluginKindRow& kind_row(PluginKind kind) { return *find_kind(static_cast<int32_t>(kind)); }
+
+const char* kind_name(PluginKind kind) { return kind_row(kind).name; }
+
+}  // namespace blis
