@@ -129,3 +129,17 @@ TEST_CASE("the steady-state verdict warns about saturated and unsteady runs", "[
   const Result unsteady = run_blis("run --model qwen/qwen3-14b --rate 18 --num-requests 5000");
   CHECK(unsteady.err.find("warning: the run is not in steady state") != std::string::npos);
 }
+
+TEST_CASE("--format json: one document jq reads, with the admission policy's rejection reasons", "[cli]") {
+  const Result r = run_blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200 "
+                            "--trace-level decisions --format json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("{\n  \"config\": {", 0) == 0);
+  CHECK(r.out.find("\"rejected_requests\": 144") != std::string::npos);
+  CHECK(r.out.find("\"rejection_reasons\": {\n      \"insufficient tokens\": 144\n    }") != std::string::npos);
+  // The reference format is untouched by the trace's reasons.
+  const Result plain = run_blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200 "
+                                "--trace-level decisions --summarize-trace");
+  CHECK(plain.out.find("insufficient tokens") == std::string::npos);
+  CHECK(plain.out.find("  Rejected: 144\n") != std::string::npos);
+}

@@ -126,13 +126,11 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
 
 void ClusterSimulation::on_admission(uint32_t slot) {
   bool admitted = true;
-  if (policies_.admission) {
-    std::string reason;
-    admitted = policies_.admission->admit(router_state(slot), reason);
-  }
+  std::string reason;  // the policy's word on a rejection (the decision trace counts them)
+  if (policies_.admission) admitted = policies_.admission->admit(router_state(slot), reason);
   Request& r = pool_[slot];
   if (!admitted) {
-    signals_.rejected(r);
+    signals_.rejected(r, reason);
     pool_.release(slot);
     return;
   }

@@ -6,6 +6,8 @@
 #include "engine/request.hpp"
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace blis {
@@ -16,6 +18,7 @@ struct TraceSummary {
   int64_t admitted = 0, rejected = 0, routings = 0;
   std::vector<int64_t> targets;  // routings per instance index
   double regret_sum = 0, regret_max = 0;
+  std::map<std::string, int64_t> rejection_reasons;  // the admission policy's reasons, counted
 };
 
 class DecisionTrace : public LifecycleSubscriber {
@@ -26,8 +29,10 @@ class DecisionTrace : public LifecycleSubscriber {
   void on_admitted(Request&) {
     if (enabled_) ++summary_.admitted;
   }
-  void on_rejected(Request&) {
-    if (enabled_) ++summary_.rejected;
+  void on_rejected(Request&, std::string_view reason) {
+    if (!enabled_) return;
+    ++summary_.rejected;
+    ++summary_.rejection_reasons[reason.empty() ? std::string("(no reason given)") : std::string(reason)];
   }
   void on_routed(Request&, const RoutingChoice& c) {
     if (enabled_) trace_routing(c);

@@ -14,6 +14,7 @@
 #include <blis/plugin.h>
 
 #include <cstdint>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -54,7 +55,7 @@ struct InstanceEnd {
 struct LifecycleSubscriber {
   // The cluster (spec cluster §1.2-§4).
   void on_admitted(Request&) {}
-  void on_rejected(Request&) {}
+  void on_rejected(Request&, std::string_view /*reason*/) {}  // the policy's reason, "" if none
   void on_routed(Request&, const RoutingChoice&) {}  // r.instance is the target
   // Its instance (spec engine §2-§3).
   void on_queued(Request&, SimTime) {}     // entered the wait queue past the enqueue guards
@@ -85,7 +86,7 @@ class Lifecycle {
   explicit Lifecycle(Subscribers&... s) : subs_(s...) {}
 
   void admitted(Request& r) { each([&](auto& s) { s.on_admitted(r); }); }
-  void rejected(Request& r) { each([&](auto& s) { s.on_rejected(r); }); }
+  void rejected(Request& r, std::string_view reason) { each([&](auto& s) { s.on_rejected(r, reason); }); }
   void routed(Request& r, const RoutingChoice& c) { each([&](auto& s) { s.on_routed(r, c); }); }
   void queued(Request& r, SimTime t) { each([&](auto& s) { s.on_queued(r, t); }); }
   void scheduled(Request& r, SimTime t) { each([&](auto& s) { s.on_scheduled(r, t); }); }

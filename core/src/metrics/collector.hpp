@@ -86,7 +86,7 @@ class MetricsCollector : public LifecycleSubscriber {
   int64_t rejected() const { return rejected_; }
   int64_t in_pipeline() const { return in_pipeline_; }
 
-  void on_rejected(Request&) { ++rejected_; }
+  void on_rejected(Request&, std::string_view) { ++rejected_; }
   void on_queued(Request& r, SimTime) { of(r).metrics->input_tokens += r.spec.input_tokens; }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
   void on_scheduled(Request& r, SimTime now) {

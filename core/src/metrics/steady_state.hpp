@@ -33,7 +33,7 @@ const char* verdict_name(Verdict v);  // "steady", "not steady", "saturated", "t
 
 struct SteadyState {
   Verdict verdict = Verdict::TooShort;
-  double offered_rps = 0;  // arrivals per second over the last third of the arrival window
+  double offered_rps = 0;  // admitted arrivals per second over the last third of the arrival window
   double started_rps = 0;  // first tokens per second over the same window
   double ttft_middle_ms = 0;  // mean TTFT of the middle third's arrivals
   double ttft_last_ms = 0;    // mean TTFT of the last third's arrivals
@@ -43,8 +43,9 @@ struct SteadyState {
 
 class SteadyStateProbe : public LifecycleSubscriber {
  public:
+  // Admitted arrivals only: what admission turned away is not the instances'
+  // to serve (a run that rejects is judged by its rejections, not here).
   void on_admitted(Request& r) { arrival(r.spec.arrival_us); }
-  void on_rejected(Request& r) { arrival(r.spec.arrival_us); }
   void on_first_token(Request& r, SimTime t) {
     Bucket& b = at(r.spec.arrival_us);
     b.ttft_sum += static_cast<double>(r.timing.ttft);

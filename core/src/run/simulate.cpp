@@ -163,8 +163,14 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
       first = false;
     }
     const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
-    out += fmt::format("\n    }},\n    \"mean_regret\": {},\n    \"max_regret\": {}\n  }}", go_float(mean),
-                       go_float(t.regret_max));
+    out += fmt::format("\n    }},\n    \"mean_regret\": {},\n    \"max_regret\": {},\n    \"rejection_reasons\": {{",
+                       go_float(mean), go_float(t.regret_max));
+    first = true;
+    for (const auto& [reason, count] : t.rejection_reasons) {
+      out += fmt::format("{}\n      {}: {}", first ? "" : ",", go_string(reason), count);
+      first = false;
+    }
+    out += t.rejection_reasons.empty() ? "}\n  }" : "\n    }\n  }";
   }
   return out + "\n}\n";
 }
