@@ -130,7 +130,7 @@ TEST_CASE("the steady-state verdict warns about saturated and unsteady runs", "[
   CHECK(unsteady.err.find("warning: the run is not in steady state") != std::string::npos);
 }
 
-TEST_CASE("--format json: one document jq reads, with the admission policy's rejection reasons", "[cli]") {
+TEST_CASE("format json: one document jq reads, with the admission policy's rejection reasons", "[cli]") {
   const Result r = run_blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200 "
                             "--trace-level decisions --format json");
   REQUIRE(r.status == 0);

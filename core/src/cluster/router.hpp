@@ -5,6 +5,7 @@
 
 #include <blis/go_rand.hpp>
 #include <blis/plugin.h>
+#include <blis/plugin.hpp>
 #include <blis/policies.hpp>
 
 #include <memory>
@@ -25,10 +26,9 @@ struct WeightedScorer {
   std::unique_ptr<RoutingScorer> scorer;
 };
 
-// effective load = queue depth + batch size + in-flight (spec cluster §3.2).
-inline int64_t effective_load(const blis_instance_snapshot& s) {
-  return static_cast<int64_t>(s.queue_depth) + s.batch_size + s.in_flight;
-}
+// effective load = queue depth + batch size + in-flight (spec cluster §3.2),
+// one definition shared with the plugins through the SDK.
+using blis::sdk::effective_load;
 
 class Router {
  public:

@@ -1,4 +1,5 @@
 #include "engine/kv_cache.hpp"
+#include "util/arith.hpp"
 
 #include <blis/errors.hpp>
 
@@ -142,7 +143,7 @@ int64_t KVCache::cached_prefix(const uint64_t* hashes, int64_t max_blocks,
 int64_t KVCache::blocks_needed(const RequestBlocks& r, int64_t n) const {
   int64_t room = int64_t{r.count} * block_size_ - r.tokens;
   int64_t rest = n - room;
-  return rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
+  return rest <= 0 ? 0 : ceil_div(rest, block_size_);
 }
 
 bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, int64_t n) {
@@ -153,7 +154,7 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
     if (blocks_[id].ref == 0) ++revived;
   const int64_t room = int64_t{r.count} * block_size_ - r.tokens;
   const int64_t rest = n - room;  // hits are full blocks: they add no room
-  const int64_t need = rest <= 0 ? 0 : (rest + block_size_ - 1) / block_size_;
+  const int64_t need = rest <= 0 ? 0 : ceil_div(rest, block_size_);
   if (need + revived > free_blocks()) return false;
 
   if (r.list == RequestBlocks::kNoList && (need > 0 || !hit_ids.empty())) {

@@ -3,6 +3,8 @@
 #include <blis/errors.hpp>
 #include <blis/model_data.hpp>
 
+#include "util/arith.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -146,7 +148,7 @@ int64_t derive_max_model_len(const ModelArch& m) {
 
 int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_t block_size) {
   if (max_model_len <= 0 || block_size <= 0) return max_model_len;
-  const int64_t needed = (max_model_len + block_size - 1) / block_size;
+  const int64_t needed = ceil_div(max_model_len, block_size);
   if (needed <= total_kv_blocks) return max_model_len;
   const int64_t capped = total_kv_blocks * block_size;
   spdlog::warn("--latency-model: max-model-len {} exceeds KV capacity ({} blocks × {} tokens); "

@@ -12,6 +12,8 @@
 #include <blis/script_lookup.hpp>
 #include <blis/settings.hpp>
 
+#include "util/arith.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -260,7 +262,7 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   if (r.analytical) {
     if (!m.max_model_len && r.arch) max_len = derive_max_model_len(*r.arch);
     const int64_t cap = *e.total_kv_blocks * e.block_size;
-    if (max_len > 0 && (max_len + e.block_size - 1) / e.block_size > *e.total_kv_blocks) {
+    if (max_len > 0 && ceil_div(max_len, e.block_size) > *e.total_kv_blocks) {
       spdlog::warn("max-model-len {} exceeds KV capacity ({} blocks x {} tokens); capping to {}", max_len,
                    *e.total_kv_blocks, e.block_size, cap);
       max_len = cap;

@@ -6,10 +6,8 @@
 
 namespace {
 
-// spec cluster §3.2, summed in 64 bits.
-int64_t effective_load(const blis_instance_snapshot& s) {
-  return static_cast<int64_t>(s.queue_depth) + s.batch_size + s.in_flight;
-}
+// spec cluster §3.2: the SDK's definition of load, shared with the host.
+using blis::sdk::effective_load;
 
 class LoadBalance {
  public:

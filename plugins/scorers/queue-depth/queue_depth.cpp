@@ -7,11 +7,8 @@
 
 namespace {
 
-// spec cluster §3.2: the single definition of load every scorer shares.
-// Summed in 64 bits so three int32 counters cannot overflow.
-int64_t effective_load(const blis_instance_snapshot& s) {
-  return static_cast<int64_t>(s.queue_depth) + s.batch_size + s.in_flight;
-}
+// spec cluster §3.2: the SDK's definition of load, shared with the host.
+using blis::sdk::effective_load;
 
 class QueueDepth {
  public:

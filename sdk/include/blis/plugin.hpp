@@ -155,6 +155,13 @@ inline const blis_instance_snapshot& instance_at(const blis_route_input& in, int
   return *reinterpret_cast<const blis_instance_snapshot*>(
       reinterpret_cast<const char*>(in.instances) + static_cast<size_t>(i) * in.snapshot_size);
 }
+
+// An instance's load as the reference's scorers and least-loaded routing
+// define it: queue depth + batch size + in-flight requests, summed in 64 bits
+// so three int32 counters cannot overflow. The host's router uses this too.
+inline int64_t effective_load(const blis_instance_snapshot& s) {
+  return static_cast<int64_t>(s.queue_depth) + s.batch_size + s.in_flight;
+}
 inline const blis_batch_entry& entry_at(const blis_step_batch& b, int64_t i) {
   return *reinterpret_cast<const blis_batch_entry*>(reinterpret_cast<const char*>(b.entries) +
                                                     static_cast<size_t>(i) * b.entry_size);
