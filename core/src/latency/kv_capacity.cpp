@@ -2,6 +2,7 @@
 // §3.6) and the configuration handed to latency-model plugins.
 #include <blis/errors.hpp>
 #include <blis/model_data.hpp>
+#include <blis/config_keys.h>
 
 #include "util/arith.hpp"
 
@@ -161,38 +162,38 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
                         const std::vector<double>& alpha, const std::vector<double>& beta,
                         int64_t block_size, int64_t dp, const std::string& moe_comm_backend) {
   if (m != nullptr) {
-    cfg.set("model.num_layers", m->num_layers);
-    cfg.set("model.hidden_size", m->hidden_size);
-    cfg.set("model.num_heads", m->num_heads);
-    cfg.set("model.num_kv_heads", m->num_kv_heads);
-    cfg.set("model.intermediate_size", m->intermediate_size);
-    cfg.set("model.vocab_size", m->vocab_size);
-    cfg.set("model.bytes_per_param", m->bytes_per_param);
-    cfg.set("model.num_experts", m->num_experts);
-    cfg.set("model.experts_per_token", m->experts_per_token);
-    cfg.set("model.moe_intermediate_size", m->moe_intermediate_size);
-    cfg.set("model.shared_expert_dim", m->shared_expert_dim);
-    cfg.set("model.interleave_moe_layer_step", m->interleave_moe_layer_step);
-    cfg.set("model.intermediate_size_mlp", m->intermediate_size_mlp);
-    cfg.set("model.weight_bytes_per_param", m->weight_bytes_per_param);
+    cfg.set(BLIS_KEY_MODEL_NUM_LAYERS, m->num_layers);
+    cfg.set(BLIS_KEY_MODEL_HIDDEN_SIZE, m->hidden_size);
+    cfg.set(BLIS_KEY_MODEL_NUM_HEADS, m->num_heads);
+    cfg.set(BLIS_KEY_MODEL_NUM_KV_HEADS, m->num_kv_heads);
+    cfg.set(BLIS_KEY_MODEL_INTERMEDIATE_SIZE, m->intermediate_size);
+    cfg.set(BLIS_KEY_MODEL_VOCAB_SIZE, m->vocab_size);
+    cfg.set(BLIS_KEY_MODEL_BYTES_PER_PARAM, m->bytes_per_param);
+    cfg.set(BLIS_KEY_MODEL_NUM_EXPERTS, m->num_experts);
+    cfg.set(BLIS_KEY_MODEL_EXPERTS_PER_TOKEN, m->experts_per_token);
+    cfg.set(BLIS_KEY_MODEL_MOE_INTERMEDIATE_SIZE, m->moe_intermediate_size);
+    cfg.set(BLIS_KEY_MODEL_SHARED_EXPERT_DIM, m->shared_expert_dim);
+    cfg.set(BLIS_KEY_MODEL_INTERLEAVE_MOE_LAYER_STEP, m->interleave_moe_layer_step);
+    cfg.set(BLIS_KEY_MODEL_INTERMEDIATE_SIZE_MLP, m->intermediate_size_mlp);
+    cfg.set(BLIS_KEY_MODEL_WEIGHT_BYTES_PER_PARAM, m->weight_bytes_per_param);
   }
   if (hw != nullptr) {
-    cfg.set("hardware.name", hw->name);
-    cfg.set("hardware.tflops_peak", hw->tflops_peak);
-    cfg.set("hardware.tflops_fp8", hw->tflops_fp8);
-    cfg.set("hardware.bw_peak_tbs", hw->bw_peak_tbs);
-    cfg.set("hardware.mfu_prefill", hw->mfu_prefill);
-    cfg.set("hardware.mfu_decode", hw->mfu_decode);
-    cfg.set("hardware.memory_gib", hw->memory_gib);
+    cfg.set(BLIS_KEY_HARDWARE_NAME, hw->name);
+    cfg.set(BLIS_KEY_HARDWARE_TFLOPS_PEAK, hw->tflops_peak);
+    cfg.set(BLIS_KEY_HARDWARE_TFLOPS_FP8, hw->tflops_fp8);
+    cfg.set(BLIS_KEY_HARDWARE_BW_PEAK_TBS, hw->bw_peak_tbs);
+    cfg.set(BLIS_KEY_HARDWARE_MFU_PREFILL, hw->mfu_prefill);
+    cfg.set(BLIS_KEY_HARDWARE_MFU_DECODE, hw->mfu_decode);
+    cfg.set(BLIS_KEY_HARDWARE_MEMORY_GIB, hw->memory_gib);
   }
-  cfg.set("tp", tp);
-  cfg.set("block_size", block_size);
+  cfg.set(BLIS_KEY_TP, tp);
+  cfg.set(BLIS_KEY_BLOCK_SIZE, block_size);
   // Only when asked for: a latency model that does not read them refuses the run.
-  if (dp > 1) cfg.set("dp", dp);
-  if (!moe_comm_backend.empty()) cfg.set("moe_comm_backend", moe_comm_backend);
+  if (dp > 1) cfg.set(BLIS_KEY_DP, dp);
+  if (!moe_comm_backend.empty()) cfg.set(BLIS_KEY_MOE_COMM_BACKEND, moe_comm_backend);
   // No coefficients, no keys: analytical models refuse coefficients.
-  if (!alpha.empty()) cfg.set("alpha_coeffs", alpha);
-  if (!beta.empty()) cfg.set("beta_coeffs", beta);
+  if (!alpha.empty()) cfg.set(BLIS_KEY_ALPHA_COEFFS, alpha);
+  if (!beta.empty()) cfg.set(BLIS_KEY_BETA_COEFFS, beta);
 }
 
 }  // namespace blis

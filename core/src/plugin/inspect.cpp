@@ -9,6 +9,7 @@
 #include <blis/plugin_loader.hpp>
 #include <blis/plugin_overrides.hpp>
 #include <blis/script_lookup.hpp>
+#include <blis/config_keys.h>
 
 #include <fmt/format.h>
 
@@ -89,8 +90,8 @@ struct SmokeData {
           c = GlobalCoefficients{e->alpha, e->beta};
       }
       if (c) {
-        cfg.set("alpha_coeffs", c->alpha);
-        cfg.set("beta_coeffs", c->beta);
+        cfg.set(BLIS_KEY_ALPHA_COEFFS, c->alpha);
+        cfg.set(BLIS_KEY_BETA_COEFFS, c->beta);
       }
     }
     cfg.merge(base);

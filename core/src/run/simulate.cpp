@@ -8,6 +8,7 @@
 
 #include <blis/lua.hpp>
 #include <blis/settings.hpp>
+#include <blis/config_keys.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -24,8 +25,8 @@ namespace {
 ConfigTable admission_config(const ResolvedRun& r) {
   ConfigTable base;
   const PolicySettings& p = r.config.policies;
-  if (p.token_bucket_capacity) base.set("token_bucket_capacity", *p.token_bucket_capacity);
-  if (p.token_bucket_refill_rate) base.set("token_bucket_refill_rate", *p.token_bucket_refill_rate);
+  if (p.token_bucket_capacity) base.set(BLIS_KEY_TOKEN_BUCKET_CAPACITY, *p.token_bucket_capacity);
+  if (p.token_bucket_refill_rate) base.set(BLIS_KEY_TOKEN_BUCKET_REFILL_RATE, *p.token_bucket_refill_rate);
   return r.overrides.config_for(*p.admission, base);
 }
 
@@ -45,7 +46,7 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   warn_unread_settings(r, admission_cfg);
   std::vector<WeightedScorer> weighted;
   ConfigTable scorer_base;
-  scorer_base.set("block_size", r.config.pool().engine.block_size);
+  scorer_base.set(BLIS_KEY_BLOCK_SIZE, r.config.pool().engine.block_size);
   for (const auto& sw : r.scorers) {
     const ConfigTable scorer_cfg = r.overrides.config_for(sw.name, scorer_base);
     weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed})});
@@ -201,7 +202,7 @@ RunOutcome simulate(const RunConfig& config) {
   // Deployment settings only some latency models read: ignoring them silently
   // would print numbers for a deployment that was not simulated.
   const std::vector<std::string> unread = latency_cfg.unread_keys();
-  for (const char* key : {"dp", "moe_comm_backend"})
+  for (const char* key : {BLIS_KEY_DP, BLIS_KEY_MOE_COMM_BACKEND})
     if (std::find(unread.begin(), unread.end(), key) != unread.end())
       throw InputError(r.given.where(key), fmt::format("the {} latency model does not read '{}'; "
                                                        "leave the setting out, or use a latency model "

@@ -1,6 +1,7 @@
 // token-bucket admission policy: a bucket of input tokens that refills at a
 // fixed rate; a request costs its full prompt length (spec cluster §2.3).
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +11,8 @@
 
 namespace {
 
-constexpr const char* kCapacityKey = "token_bucket_capacity";
-constexpr const char* kRefillRateKey = "token_bucket_refill_rate";
+constexpr const char* kCapacityKey = BLIS_KEY_TOKEN_BUCKET_CAPACITY;
+constexpr const char* kRefillRateKey = BLIS_KEY_TOKEN_BUCKET_REFILL_RATE;
 constexpr double kDefaultCapacity = 10000;
 constexpr double kDefaultRefillRate = 1000;  // tokens per second
 constexpr double kMicrosPerSecond = 1e6;

@@ -1,6 +1,7 @@
 // Blackbox latency model: a linear regression over the tokens of a step, with
 // coefficients fitted per model/GPU/TP (spec engine.md §5.2).
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
 
@@ -14,8 +15,8 @@ namespace lc = blis::latency_common;
 class Blackbox : public lc::WithLinearAlpha {
  public:
   explicit Blackbox(blis::sdk::Context& ctx)
-      : WithLinearAlpha(lc::coefficients(ctx, "alpha_coeffs", 3)),
-        beta_(lc::coefficients(ctx, "beta_coeffs", 3)) {}
+      : WithLinearAlpha(lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)),
+        beta_(lc::coefficients(ctx, BLIS_KEY_BETA_COEFFS, 3)) {}
 
   // spec engine.md §5.2: max(1, trunc(((0 + β0) + β1·P) + β2·D)).
   double step_time(const blis_step_batch& batch) const {

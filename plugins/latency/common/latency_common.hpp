@@ -3,6 +3,7 @@
 #pragma once
 
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include <cmath>
 #include <cstdint>
@@ -104,11 +105,11 @@ struct AttentionShape {
 
   static AttentionShape read(const blis::sdk::Context& ctx) {
     AttentionShape a;
-    a.tp = positive_int(ctx, "tp");
-    a.layers = positive_int(ctx, "model.num_layers");
-    a.hidden = positive_int(ctx, "model.hidden_size");
-    a.heads = positive_int(ctx, "model.num_heads");
-    a.kv_heads = ctx.i64_or("model.num_kv_heads", 0);
+    a.tp = positive_int(ctx, BLIS_KEY_TP);
+    a.layers = positive_int(ctx, BLIS_KEY_MODEL_NUM_LAYERS);
+    a.hidden = positive_int(ctx, BLIS_KEY_MODEL_HIDDEN_SIZE);
+    a.heads = positive_int(ctx, BLIS_KEY_MODEL_NUM_HEADS);
+    a.kv_heads = ctx.i64_or(BLIS_KEY_MODEL_NUM_KV_HEADS, 0);
     if (a.kv_heads < 0)
       throw blis::sdk::ConfigError("model.num_kv_heads must be >= 0, got " + show(a.kv_heads));
     if (a.kv_heads == 0) a.kv_heads = a.heads;

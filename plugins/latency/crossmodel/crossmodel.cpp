@@ -1,6 +1,7 @@
 // Crossmodel latency model: one global set of coefficients scaled by features
 // of the model architecture (spec engine.md §5.4).
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
 
@@ -15,12 +16,12 @@ namespace lc = blis::latency_common;
 class Crossmodel : public lc::WithLinearAlpha {
  public:
   explicit Crossmodel(blis::sdk::Context& ctx)
-      : WithLinearAlpha(lc::coefficients(ctx, "alpha_coeffs", 3)),
-        beta_(lc::coefficients(ctx, "beta_coeffs", 4)) {
+      : WithLinearAlpha(lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)),
+        beta_(lc::coefficients(ctx, BLIS_KEY_BETA_COEFFS, 4)) {
     const auto shape = lc::AttentionShape::read(ctx);
     const int64_t tp = shape.tp, layers = shape.layers, d = shape.hidden, heads = shape.heads;
     const int64_t kv_heads = shape.kv_heads;
-    const int64_t experts = ctx.i64_or("model.num_experts", 0);
+    const int64_t experts = ctx.i64_or(BLIS_KEY_MODEL_NUM_EXPERTS, 0);
 
     // Features fixed at construction (spec engine.md §5.4).
     const double d_h = static_cast<double>(d) / static_cast<double>(heads);

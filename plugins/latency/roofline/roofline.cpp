@@ -2,6 +2,7 @@
 // memory-traffic time, from the model architecture and the GPU's peak figures
 // (spec engine.md §5.3). The default backend.
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
 
@@ -27,13 +28,13 @@ class Roofline {
     d_ = static_cast<double>(shape.hidden);
     heads_ = static_cast<double>(shape.heads);
     kv_heads_ = static_cast<double>(shape.kv_heads);
-    const int64_t ffn = ctx.i64_or("model.intermediate_size", 0);
-    bytes_ = lc::positive_finite(ctx, "model.bytes_per_param");
+    const int64_t ffn = ctx.i64_or(BLIS_KEY_MODEL_INTERMEDIATE_SIZE, 0);
+    bytes_ = lc::positive_finite(ctx, BLIS_KEY_MODEL_BYTES_PER_PARAM);
 
-    const int64_t experts = ctx.i64_or("model.num_experts", 0);
-    const int64_t top_k = ctx.i64_or("model.experts_per_token", 0);
-    const int64_t expert_ffn = ctx.i64_or("model.moe_intermediate_size", 0);
-    const int64_t shared_ffn = ctx.i64_or("model.shared_expert_dim", 0);
+    const int64_t experts = ctx.i64_or(BLIS_KEY_MODEL_NUM_EXPERTS, 0);
+    const int64_t top_k = ctx.i64_or(BLIS_KEY_MODEL_EXPERTS_PER_TOKEN, 0);
+    const int64_t expert_ffn = ctx.i64_or(BLIS_KEY_MODEL_MOE_INTERMEDIATE_SIZE, 0);
+    const int64_t shared_ffn = ctx.i64_or(BLIS_KEY_MODEL_SHARED_EXPERT_DIM, 0);
     if (experts < 0)
       throw blis::sdk::ConfigError("model.num_experts must be >= 0, got " + lc::show(experts));
     if (experts > 1 && (top_k <= 0 || top_k > experts))
@@ -49,17 +50,17 @@ class Roofline {
       throw blis::sdk::ConfigError("model.shared_expert_dim must be >= 0, got " +
                                    lc::show(shared_ffn));
 
-    const double tflops = lc::positive_finite(ctx, "hardware.tflops_peak");
-    const double bw = lc::positive_finite(ctx, "hardware.bw_peak_tbs");
-    mfu_prefill_ = lc::positive_finite(ctx, "hardware.mfu_prefill");
-    mfu_decode_ = lc::positive_finite(ctx, "hardware.mfu_decode");
-    const double memory = ctx.f64_or("hardware.memory_gib", 0);
+    const double tflops = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_TFLOPS_PEAK);
+    const double bw = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_BW_PEAK_TBS);
+    mfu_prefill_ = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_MFU_PREFILL);
+    mfu_decode_ = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_MFU_DECODE);
+    const double memory = ctx.f64_or(BLIS_KEY_HARDWARE_MEMORY_GIB, 0);
     if (memory != 0 && !(std::isfinite(memory) && memory > 0))
       throw blis::sdk::ConfigError("hardware.memory_gib must be a finite number > 0, got " +
                                    lc::show(memory));
 
     // The host hands roofline no coefficients; a missing key means zeros.
-    alpha_ = lc::LinearAlpha(ctx.has("alpha_coeffs") ? lc::coefficients(ctx, "alpha_coeffs", 3)
+    alpha_ = lc::LinearAlpha(ctx.has(BLIS_KEY_ALPHA_COEFFS) ? lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)
                                                       : std::vector<double>{0, 0, 0});
 
     // Quirk Q8 kept: d_h = d / H even when config.json says otherwise.

@@ -4,6 +4,7 @@
 // coefficients and fixed per-layer, per-request and per-step overheads
 // (spec head.md §1.2–§1.4).
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
 
@@ -55,8 +56,8 @@ double non_negative(const blis::sdk::Context& ctx, const char* key) {
 class TrainedPhysics {
  public:
   explicit TrainedPhysics(blis::sdk::Context& ctx)
-      : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)) {
-    const std::vector<double> beta = lc::coefficients(ctx, "beta_coeffs", 7);
+      : alpha_(lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)) {
+    const std::vector<double> beta = lc::coefficients(ctx, BLIS_KEY_BETA_COEFFS, 7);
     std::copy_n(beta.begin(), std::min(beta.size(), kBetaSlots), beta_.begin());
     // Without an 11th value the dispatch term is corrected like the all-reduce.
     if (beta.size() < kBetaSlots) beta_[kMoeDispatch] = beta_[kTpAllReduce];
@@ -65,40 +66,40 @@ class TrainedPhysics {
 
     const auto shape = lc::AttentionShape::read(ctx);
     const int64_t tp = shape.tp, heads = shape.heads, kv_heads = shape.kv_heads;
-    const int64_t ffn = lc::positive_int(ctx, "model.intermediate_size");
+    const int64_t ffn = lc::positive_int(ctx, BLIS_KEY_MODEL_INTERMEDIATE_SIZE);
     if (heads % tp != 0)
       throw blis::sdk::ConfigError("model.num_heads (" + lc::show(heads) +
                                    ") must be divisible by tp (" + lc::show(tp) + ")");
     if (kv_heads % tp != 0)
       throw blis::sdk::ConfigError("model.num_kv_heads (" + lc::show(kv_heads) +
                                    ") must be divisible by tp (" + lc::show(tp) + ")");
-    const double tflops = lc::positive_finite(ctx, "hardware.tflops_peak");
-    const double tflops_fp8 = non_negative(ctx, "hardware.tflops_fp8");
-    const double bw = lc::positive_finite(ctx, "hardware.bw_peak_tbs");
-    activation_bytes_ = lc::positive_finite(ctx, "model.bytes_per_param");
-    const double quantised = non_negative(ctx, "model.weight_bytes_per_param");
+    const double tflops = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_TFLOPS_PEAK);
+    const double tflops_fp8 = non_negative(ctx, BLIS_KEY_HARDWARE_TFLOPS_FP8);
+    const double bw = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_BW_PEAK_TBS);
+    activation_bytes_ = lc::positive_finite(ctx, BLIS_KEY_MODEL_BYTES_PER_PARAM);
+    const double quantised = non_negative(ctx, BLIS_KEY_MODEL_WEIGHT_BYTES_PER_PARAM);
 
-    const int64_t experts = ctx.i64_or("model.num_experts", 0);
-    const int64_t top_k = ctx.i64_or("model.experts_per_token", 0);
+    const int64_t experts = ctx.i64_or(BLIS_KEY_MODEL_NUM_EXPERTS, 0);
+    const int64_t top_k = ctx.i64_or(BLIS_KEY_MODEL_EXPERTS_PER_TOKEN, 0);
     if (experts > 1 && top_k <= 0)
       throw blis::sdk::ConfigError("model.num_experts is " + lc::show(experts) +
                                    " but model.experts_per_token is " + lc::show(top_k) +
                                    "; a MoE model needs it > 0");
-    const int64_t interleave = ctx.i64_or("model.interleave_moe_layer_step", 0);
-    const int64_t expert_ffn = ctx.i64_or("model.moe_intermediate_size", 0);
-    const int64_t dense_ffn = ctx.i64_or("model.intermediate_size_mlp", 0);
-    const int64_t shared_ffn = ctx.i64_or("model.shared_expert_dim", 0);
+    const int64_t interleave = ctx.i64_or(BLIS_KEY_MODEL_INTERLEAVE_MOE_LAYER_STEP, 0);
+    const int64_t expert_ffn = ctx.i64_or(BLIS_KEY_MODEL_MOE_INTERMEDIATE_SIZE, 0);
+    const int64_t dense_ffn = ctx.i64_or(BLIS_KEY_MODEL_INTERMEDIATE_SIZE_MLP, 0);
+    const int64_t shared_ffn = ctx.i64_or(BLIS_KEY_MODEL_SHARED_EXPERT_DIM, 0);
     if (shared_ffn < 0)
       throw blis::sdk::ConfigError("model.shared_expert_dim must be >= 0, got " + lc::show(shared_ffn));
 
     moe_ = experts >= 2;
-    const int64_t dp = ctx.i64_or("dp", 1);
+    const int64_t dp = ctx.i64_or(BLIS_KEY_DP, 1);
     if (dp < 1) throw blis::sdk::ConfigError("dp must be >= 1, got " + lc::show(dp));
     if (dp > 1 && !moe_)
       throw blis::sdk::ConfigError("dp " + lc::show(dp) +
                                    " needs a MoE model (data parallelism is modelled for the "
                                    "expert layers only)");
-    comm_ = comm_family(ctx.str_or("moe_comm_backend", ""));
+    comm_ = comm_family(ctx.str_or(BLIS_KEY_MOE_COMM_BACKEND, ""));
 
     // Integer head dimension: config.json's head_dim is not used (spec head.md §1.2).
     const int64_t d_h = shape.hidden / heads;

@@ -1,6 +1,7 @@
 // Trained-roofline latency model: roofline-style basis functions (no MFU)
 // combined with globally fitted correction coefficients (spec engine.md §5.5).
 #include <blis/plugin.hpp>
+#include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
 
@@ -19,22 +20,22 @@ constexpr double kBytesPerElement = 2.0;
 class TrainedRoofline {
  public:
   explicit TrainedRoofline(blis::sdk::Context& ctx)
-      : alpha_(lc::coefficients(ctx, "alpha_coeffs", 3)),
-        beta_(lc::coefficients(ctx, "beta_coeffs", 7)) {
+      : alpha_(lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)),
+        beta_(lc::coefficients(ctx, BLIS_KEY_BETA_COEFFS, 7)) {
     const auto shape = lc::AttentionShape::read(ctx);
     const int64_t tp = shape.tp, layers = shape.layers, d = shape.hidden, heads = shape.heads;
     const int64_t kv_heads = shape.kv_heads;
-    const int64_t ffn = lc::positive_int(ctx, "model.intermediate_size");
-    const int64_t experts = ctx.i64_or("model.num_experts", 0);
-    const int64_t top_k = ctx.i64_or("model.experts_per_token", 0);
+    const int64_t ffn = lc::positive_int(ctx, BLIS_KEY_MODEL_INTERMEDIATE_SIZE);
+    const int64_t experts = ctx.i64_or(BLIS_KEY_MODEL_NUM_EXPERTS, 0);
+    const int64_t top_k = ctx.i64_or(BLIS_KEY_MODEL_EXPERTS_PER_TOKEN, 0);
     if (heads % tp != 0)
       throw blis::sdk::ConfigError("model.num_heads (" + lc::show(heads) +
                                    ") must be divisible by tp (" + lc::show(tp) + ")");
     if (kv_heads % tp != 0)
       throw blis::sdk::ConfigError("model.num_kv_heads (" + lc::show(kv_heads) +
                                    ") must be divisible by tp (" + lc::show(tp) + ")");
-    const double tflops = lc::positive_finite(ctx, "hardware.tflops_peak");
-    const double bw = lc::positive_finite(ctx, "hardware.bw_peak_tbs");
+    const double tflops = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_TFLOPS_PEAK);
+    const double bw = lc::positive_finite(ctx, BLIS_KEY_HARDWARE_BW_PEAK_TBS);
 
     // Integer head dimension here, unlike roofline (spec engine.md §5.5).
     const int64_t d_h = d / heads;

@@ -1,0 +1,49 @@
+/*
+ * blis/config_keys.h -- the configuration keys the host writes for plugins.
+ *
+ * One name for each key, shared by the host (which fills a plugin's
+ * blis_config) and by plugins (which read it), so a misspelt key is a
+ * compile error instead of a silently missing value. Plain C, no types: each
+ * macro is the key's string literal. Keys are only ever added.
+ *
+ * Latency models get the model's architecture ("model.*"), the GPU's figures
+ * ("hardware.*") and the parallelism when they declare BLIS_NEED_MODEL /
+ * BLIS_NEED_HARDWARE (or when the host has them), the KV block size, and
+ * coefficients when there are any. Admission policies get the token-bucket
+ * settings when the user gave them; routing scorers get the block size.
+ */
+#ifndef BLIS_CONFIG_KEYS_H
+#define BLIS_CONFIG_KEYS_H
+
+#define BLIS_KEY_MODEL_NUM_LAYERS                "model.num_layers"
+#define BLIS_KEY_MODEL_HIDDEN_SIZE               "model.hidden_size"
+#define BLIS_KEY_MODEL_NUM_HEADS                 "model.num_heads"
+#define BLIS_KEY_MODEL_NUM_KV_HEADS              "model.num_kv_heads"
+#define BLIS_KEY_MODEL_INTERMEDIATE_SIZE         "model.intermediate_size"
+#define BLIS_KEY_MODEL_VOCAB_SIZE                "model.vocab_size"
+#define BLIS_KEY_MODEL_BYTES_PER_PARAM           "model.bytes_per_param"
+#define BLIS_KEY_MODEL_NUM_EXPERTS               "model.num_experts"
+#define BLIS_KEY_MODEL_EXPERTS_PER_TOKEN         "model.experts_per_token"
+#define BLIS_KEY_MODEL_MOE_INTERMEDIATE_SIZE     "model.moe_intermediate_size"
+#define BLIS_KEY_MODEL_SHARED_EXPERT_DIM         "model.shared_expert_dim"
+#define BLIS_KEY_MODEL_INTERMEDIATE_SIZE_MLP     "model.intermediate_size_mlp"
+#define BLIS_KEY_MODEL_INTERLEAVE_MOE_LAYER_STEP "model.interleave_moe_layer_step"
+#define BLIS_KEY_MODEL_WEIGHT_BYTES_PER_PARAM    "model.weight_bytes_per_param"
+#define BLIS_KEY_MODEL_HEAD_DIM                  "model.head_dim"
+#define BLIS_KEY_HARDWARE_NAME                   "hardware.name"
+#define BLIS_KEY_HARDWARE_TFLOPS_PEAK            "hardware.tflops_peak"
+#define BLIS_KEY_HARDWARE_TFLOPS_FP8             "hardware.tflops_fp8"
+#define BLIS_KEY_HARDWARE_BW_PEAK_TBS            "hardware.bw_peak_tbs"
+#define BLIS_KEY_HARDWARE_MFU_PREFILL            "hardware.mfu_prefill"
+#define BLIS_KEY_HARDWARE_MFU_DECODE             "hardware.mfu_decode"
+#define BLIS_KEY_HARDWARE_MEMORY_GIB             "hardware.memory_gib"
+#define BLIS_KEY_TP                              "tp"
+#define BLIS_KEY_DP                              "dp"
+#define BLIS_KEY_MOE_COMM_BACKEND                "moe_comm_backend"
+#define BLIS_KEY_BLOCK_SIZE                      "block_size"
+#define BLIS_KEY_ALPHA_COEFFS                    "alpha_coeffs"
+#define BLIS_KEY_BETA_COEFFS                     "beta_coeffs"
+#define BLIS_KEY_TOKEN_BUCKET_CAPACITY           "token_bucket_capacity"
+#define BLIS_KEY_TOKEN_BUCKET_REFILL_RATE        "token_bucket_refill_rate"
+
+#endif /* BLIS_CONFIG_KEYS_H */
