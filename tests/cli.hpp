@@ -50,6 +50,16 @@ inline Result run_blis(const std::string& args, const std::string& cwd = "", con
                    BLIS_TEST_STAGE + "/bin/blis " + args);
 }
 
+// blis refuses `args`: exit status 2, nothing on stdout, `message` on stderr.
+inline Result check_refused(const std::string& args, const std::string& message, const std::string& cwd = "") {
+  Result r = run_blis(args, cwd);
+  INFO("blis " << args << "\nstderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(message) != std::string::npos);
+  return r;
+}
+
 // The value of "key" in the first metrics block whose instance_id is `id`.
 inline double metric(const std::string& out, const std::string& key, const std::string& id = "cluster") {
   auto at = out.find("\"instance_id\": \"" + id + "\"");

@@ -69,11 +69,7 @@ TEST_CASE("output paths are checked before anything runs", "[cli]") {
        "--rows-csv: cannot write /nonexistent-dir/rows.csv"},
   };
   for (const auto& [args, message] : cases) {
-    const Result r = run_blis(args);
-    INFO(args << "\n" << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(message) != std::string::npos);
+    const Result r = check_refused(args, message);
     // Refused before the first simulation: no progress line of a sweep.
     CHECK(r.err.find("ttft_p99_ms=") == std::string::npos);
   }
@@ -105,11 +101,7 @@ TEST_CASE("discoverability: listings, did-you-mean, case-insensitive GPUs", "[cl
       {"run --model microsoft/phi-4", "--latency-model blackbox (the coefficient table has microsoft/phi-4"},
   };
   for (const auto& [args, message] : cases) {
-    const Result r = run_blis(args);
-    INFO(args << "\n" << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(message) != std::string::npos);
+    const Result r = check_refused(args, message);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }

@@ -187,13 +187,7 @@ TEST_CASE("a scenario file may not load native code or write outside the current
       {dir.write("up.toml", "model = \"qwen/qwen3-14b\"\nrows-csv = \"../rows.csv\"\n[sweep]\nrate = [1, 2]\n"),
        "rows-csv: a scenario file writes only below the current directory"},
   };
-  for (const auto& [path, message] : cases) {
-    const Result r = run_blis("run " + path, dir.str());
-    INFO(path << "\n" << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(message) != std::string::npos);
-  }
+  for (const auto& [path, message] : cases) check_refused("run " + path, message, dir.str());
   CHECK_FALSE(std::filesystem::exists("/tmp/stolen.json"));
   // Unless the person running it says the file is trusted (a scenario cannot say it itself).
   CHECK(run_blis("run " + cases[0].first + " --num-requests 5 --trust-scenario").status == 0);
