@@ -1,5 +1,6 @@
 #include "app/commands.hpp"
 
+#include <blis/plan.hpp>
 #include <blis/plugin.h>
 #include <blis/run.hpp>
 #include <blis/settings.hpp>
@@ -28,6 +29,28 @@ Commands::Commands(CLI::App& app) {
                  "Print the resolved configuration as a TOML scenario file that reproduces the "
                  "run (GPU, TP, KV blocks, latency model, policies), and exit")
       ->group("Scenarios");
+
+  plan_ = app.add_subcommand("plan", "Find the fewest instances that serve the traffic within SLO targets "
+                                     "in steady state (or, with --max-rate, the highest rate they sustain)");
+  plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json"});
+  plan_->add_option("--slo", plan_slo_,
+                    "Targets, comma-separated: METRIC_STAT<VALUE with METRIC ttft, itl, e2e and STAT mean, "
+                    "p90, p95, p99, VALUE in us, ms or s, e.g. \"ttft_p99<500ms,e2e_p99<20s\"; none = steady "
+                    "state without rejections")
+      ->group("Plan");
+  plan_->add_flag("--max-rate", plan_max_rate_,
+                  "Find the highest --rate that --num-instances instances sustain within the targets")
+      ->group("Plan");
+  plan_->add_option("--duration", plan_duration_,
+                    "Arrivals per trial, a duration (120s, 5m); default: 60 s, doubled while runs are too "
+                    "short to reach steady state")
+      ->group("Plan");
+  plan_->add_option("--max-instances", plan_max_instances_, "Largest instance count the search tries")
+      ->capture_default_str()->group("Plan");
+  plan_->add_option("--jobs,-j", plan_jobs_, "Trials simulated in parallel; the answer is the same for every value")
+      ->capture_default_str()->group("Plan");
+  plan_->add_option("--format", plan_format_, "table (a human table and the answer) or json (one document)")
+      ->capture_default_str()->group("Plan");
 
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
@@ -71,6 +94,21 @@ int Commands::execute() {
     req.scenario = scenario_;
     req.dump_config = dump_config_;
     blis::run(req, std::cout);
+    return 0;
+  }
+  if (plan_->parsed()) {
+    PlanRequest req;
+    for (const auto& [key, values] : given_run_flags(plan_options_)) {
+      const std::string flag = find_setting(key)->flag();
+      for (const auto& v : values) req.command_line.push_back(Setting{key, v, flag});
+    }
+    req.slo = plan_slo_;
+    req.max_rate = plan_max_rate_;
+    req.duration = plan_duration_;
+    req.max_instances = plan_max_instances_;
+    req.jobs = plan_jobs_;
+    req.format = plan_format_;
+    blis::plan(req, std::cout);
     return 0;
   }
   if (models_->parsed()) {

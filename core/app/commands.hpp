@@ -30,6 +30,11 @@ class Commands {
   CLI::App* models_ = nullptr;
   CLI::App* hardware_ = nullptr;
   CLI::App* plugins_ = nullptr;
+  CLI::App* plan_ = nullptr;
+  std::map<std::string, CLI::Option*> plan_options_;
+  std::string plan_slo_, plan_duration_, plan_format_ = "table";
+  bool plan_max_rate_ = false;
+  int64_t plan_max_instances_ = 512, plan_jobs_ = 1;
   // blis run: one CLI11 option per row of the settings table, by key.
   std::map<std::string, CLI::Option*> run_options_;
   std::string scenario_;
@@ -43,8 +48,9 @@ class Commands {
 // Implemented per command.
 int run_plugins_list(const std::vector<std::string>& plugin_dirs, const std::vector<std::string>& script_dirs);
 int run_plugins_inspect(const std::string& path, const std::vector<std::string>& config);
-// Registers one option per setting (blis/settings.hpp) on `run`.
-std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run);
+// Registers one option per setting (blis/settings.hpp) on `run`, but for
+// the keys in `skip` (a command with options of its own by those names).
+std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run, const std::vector<std::string>& skip = {});
 // The settings the command line gave, in table order.
 std::vector<std::pair<std::string, std::vector<std::string>>> given_run_flags(
     const std::map<std::string, CLI::Option*>& options);

@@ -5,6 +5,8 @@
 #include <blis/run_config.hpp>
 #include <blis/settings.hpp>
 
+#include <algorithm>
+
 namespace blis::app {
 namespace {
 
@@ -29,9 +31,10 @@ std::string help_text(const SettingDef& def) {
 
 }  // namespace
 
-std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run) {
+std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run, const std::vector<std::string>& skip) {
   std::map<std::string, CLI::Option*> options;
   for (const SettingDef& def : setting_table()) {
+    if (std::find(skip.begin(), skip.end(), def.key) != skip.end()) continue;
     std::string names;
     for (const auto& f : def.flags) names += (names.empty() ? "" : ",") + f;
     CLI::Option* opt = def.type == SettingType::Boolean ? run.add_flag(names) : run.add_option(names);
@@ -52,7 +55,9 @@ std::vector<std::pair<std::string, std::vector<std::string>>> given_run_flags(
     const std::map<std::string, CLI::Option*>& options) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const SettingDef& def : setting_table()) {
-    const CLI::Option* opt = options.at(def.key);
+    auto it = options.find(def.key);
+    if (it == options.end()) continue;
+    const CLI::Option* opt = it->second;
     if (opt->count() == 0) continue;
     if (def.type == SettingType::Boolean) out.push_back({def.key, {opt->as<bool>() ? "true" : "false"}});
     else out.push_back({def.key, opt->reduced_results()});

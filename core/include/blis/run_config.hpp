@@ -98,6 +98,7 @@ struct OutputSettings {
   int64_t jobs = 1;                      // sweeps and searches
   std::optional<std::string> rows_csv;
   std::optional<std::string> rows_json;
+  bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
 };
 
 // One `--plugin-config NAME.KEY=VALUE` (or a scenario's plugin-config table

@@ -446,6 +446,16 @@ void apply_policy_file(RunConfig& c) {
   }
 }
 
+RunConfig build_config(const std::vector<const Settings*>& layers, const std::string& script_dir) {
+  RunConfig c;
+  for (const Settings* l : layers) apply_settings(c, *l);
+  // Scripts named in a scenario are found beside it, after any folder the
+  // command line or the scenario names.
+  if (!script_dir.empty()) c.script_dirs.push_back(script_dir);
+  apply_policy_file(c);
+  return c;
+}
+
 ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   ResolvedRun r;
   r.given = config;

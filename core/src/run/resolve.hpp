@@ -11,6 +11,7 @@
 #include <blis/plugin_overrides.hpp>
 #include <blis/policy_config.hpp>
 #include <blis/run_config.hpp>
+#include <blis/scenario.hpp>
 #include <blis/workload.hpp>
 
 #include <map>
@@ -65,6 +66,11 @@ struct ResolvedRun {
 // that no other writer set (spec cluster §8.2: an explicit flag wins, even
 // when equal to its default).
 void apply_policy_file(RunConfig& config);
+
+// A run's configuration from the writers' settings, lowest precedence first
+// (a scenario's base, a configuration's own, the command line), then the
+// policy file under them. `script_dir`, when given, is the scenario's folder.
+RunConfig build_config(const std::vector<const Settings*>& layers, const std::string& script_dir = "");
 
 // Resolves and checks everything; InputError/ConfigError/PluginError naming
 // the setting (and file:line when it came from a file).

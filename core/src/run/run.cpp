@@ -27,18 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Builds a run's configuration from layers, lowest precedence first, then
-// applies the policy file under them.
-RunConfig layered(const std::vector<const Settings*>& layers, const std::string& script_dir = "") {
-  RunConfig c;
-  for (const Settings* l : layers) apply_settings(c, *l);
-  // Scripts named in a scenario are found beside it, after any folder the
-  // command line or the scenario names.
-  if (!script_dir.empty()) c.script_dirs.push_back(script_dir);
-  apply_policy_file(c);
-  return c;
-}
-
 // A scenario file is shared data (docs/lua.md, "Trust"): it may not load
 // native code, and writes only below the current directory. The command line
 // keeps every right.
@@ -133,7 +121,7 @@ class Runner : public ScenarioRunner {
                                                   s.where));
       check_scenario_rights(p, trusted_);
       const Settings own = rebased(p, dir_);
-      configs.push_back(layered({&base_, &own, &cli_}, script_dir_));
+      configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
       if (configs.back().outputs.results_path)
         throw InputError(p.empty() ? "results-path" : p.front().where,
                          "results-path names one file, but a sweep or search runs many "
@@ -232,7 +220,7 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   const Settings base_settings = rebased(scenario.base, dir);
   const std::vector<Settings>& points = scenario.sweep;
 
-  const RunConfig base = layered({&base_settings, &req.command_line}, script_dir);
+  const RunConfig base = build_config({&base_settings, &req.command_line}, script_dir);
   set_log_level(base.outputs.log_level);
   const bool search = lua && lua->has_search();
   if (points.empty() && !search) {
@@ -276,7 +264,7 @@ void set_log_level(const std::string& level) {
 
 void run(const RunRequest& req, std::ostream& out) {
   if (!req.scenario.empty()) return scenario_run(req, out);
-  const RunConfig config = layered({&req.command_line});
+  const RunConfig config = build_config({&req.command_line});
   set_log_level(config.outputs.log_level);
   if (config.origins.count("jobs"))
     spdlog::warn("{} has no effect on a single run (it parallelises a scenario's sweep or search)",

@@ -220,7 +220,8 @@ RunOutcome simulate(const RunConfig& config) {
 
   RunOutcome outcome;
   outcome.steady = result.steady;
-  if (result.steady.verdict == Verdict::Saturated || result.steady.verdict == Verdict::NotSteady)
+  if ((result.steady.verdict == Verdict::Saturated || result.steady.verdict == Verdict::NotSteady) &&
+      r.config.outputs.warn_unsteady)
     spdlog::warn("{}", result.steady.advice());
   else if (result.steady.verdict == Verdict::TooShort)
     spdlog::info("{}", result.steady.advice());

@@ -1,0 +1,30 @@
+// `blis plan`: the capacity-planning answer in one command. Given a model,
+// traffic and SLO targets, it finds the fewest instances that meet every
+// target in steady state (or, with --max-rate, the highest rate a given
+// number of instances sustains), choosing the run length itself so that a
+// transient never passes for an answer. docs/planning.md explains the method.
+#pragma once
+
+#include <blis/scenario.hpp>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace blis {
+
+struct PlanRequest {
+  Settings command_line;        // the `blis run` flags given (model, rate, workload, policies...)
+  std::string slo;              // "ttft_p99<500ms,e2e_p99<20s"
+  bool max_rate = false;        // find the highest rate for the configured instance count
+  std::string duration;         // seconds of arrivals per run, "" = automatic
+  int64_t max_instances = 512;  // the search's upper bound
+  int64_t jobs = 1;             // simulations in parallel
+  std::string format = "table";  // table or json
+};
+
+// Runs the search and prints the answer to `out`; progress goes to stderr.
+// Throws blis::Error on bad input (exit 2).
+void plan(const PlanRequest& request, std::ostream& out);
+
+}  // namespace blis

@@ -1,0 +1,378 @@
+// `blis plan` (blis/plan.hpp): bracketing then bisection over the instance
+// count (or the rate), every trial a full simulation judged by its SLO
+// targets and its steady-state verdict; runs too short to judge are redone
+// longer. docs/planning.md explains the method.
+#include <blis/errors.hpp>
+#include <blis/plan.hpp>
+#include <blis/run.hpp>
+#include <blis/settings.hpp>
+
+#include "plan/slo_targets.hpp"
+#include "run/resolve.hpp"
+#include "run/simulate.hpp"
+#include "util/json_format.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace blis {
+namespace {
+
+constexpr double kFirstDuration = 60;    // seconds of arrivals per trial, doubled while too short
+constexpr double kLongestDuration = 960;
+constexpr int64_t kFewestRequests = 500;
+constexpr int64_t kMostRequests = 2'000'000;
+constexpr size_t kBracketBatch = 4;
+
+struct Trial {
+  int64_t instances = 0;
+  double rate = 0;
+  int64_t requests = 0;
+  RunOutcome outcome;
+  bool pass = false;
+  bool conclusive = true;  // false: too short to judge
+  std::string why;         // what failed, or "meets every target"
+};
+
+class Planner {
+ public:
+  explicit Planner(const PlanRequest& req) : req_(req) {
+    base_ = build_config({&req.command_line});
+    set_log_level(base_.outputs.log_level);
+    if (!req.slo.empty()) targets_ = parse_slo_targets(req.slo, "--slo");
+    if (req.max_instances < 1 || req.max_instances > 100000)
+      throw InputError("--max-instances", fmt::format("must be between 1 and 100000, got {}", req.max_instances));
+    fixed_workload_ = base_.workload.spec.has_value() || base_.workload.trace.has_value();
+    if (fixed_workload_ && req.max_rate)
+      throw InputError("--max-rate", "varies --rate, so it needs a distribution or preset workload, not "
+                                     "--workload-spec or --workload-trace");
+    if (!fixed_workload_ && !req.max_rate && !base_.origins.count("rate"))
+      throw InputError("--rate", "blis plan needs the traffic to plan for: give --rate (requests per second), "
+                                 "or a --workload-spec / --workload-trace");
+    if (!req.duration.empty()) {
+      const SettingDef* horizon = find_setting("horizon");
+      const int64_t us = std::get<int64_t>(parse_setting(*horizon, req.duration, "--duration"));
+      duration_ = static_cast<double>(us) / 1e6;
+      auto_duration_ = false;
+    }
+  }
+
+  // The fewest instances meeting every target; prints the answer.
+  void min_instances(std::ostream& out) {
+    for (;;) {
+      trials_.clear();
+      int64_t lo = 0, hi = 0;  // lo fails (0: none tried), hi passes (0: none found)
+      std::vector<int64_t> bracket;
+      for (int64_t n = 1; n <= req_.max_instances; n *= 2) bracket.push_back(n);
+      if (bracket.back() != req_.max_instances) bracket.push_back(req_.max_instances);
+      for (size_t i = 0; i < bracket.size() && hi == 0;) {
+        // Four counts at a time, in order (--jobs runs them in parallel; the
+        // batches do not depend on it, so neither do the rows).
+        std::vector<std::pair<int64_t, double>> batch;
+        for (; i < bracket.size() && batch.size() < kBracketBatch; ++i)
+          batch.emplace_back(bracket[i], base_.workload.rate);
+        for (const Trial* t : evaluate(batch)) {
+          if (hi != 0) break;
+          if (t->pass) hi = t->instances;
+          else lo = t->instances;
+        }
+        if (too_short()) break;
+      }
+      while (!too_short() && hi != 0 && hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        const Trial* t = evaluate({{mid, base_.workload.rate}}).front();
+        (t->pass ? hi : lo) = mid;
+      }
+      if (too_short() && longer()) continue;
+      if (hi != 0 && !confirmed(hi, base_.workload.rate)) continue;
+      if (hi != 0 && hi < req_.max_instances) {
+        // Monotonicity: one more instance must pass too.
+        const Trial* t = evaluate({{hi + 1, base_.workload.rate}}).front();
+        if (!t->pass)
+          spdlog::warn("{} instances meet the targets but {} do not: the answer is not monotone in the "
+                       "instance count (routing or admission effects); check the rows",
+                       hi, hi + 1);
+      }
+      print(out, hi, "instances");
+      return;
+    }
+  }
+
+  // The highest rate `instances` sustain within every target.
+  void max_rate(std::ostream& out) {
+    const int64_t n = base_.pool().instances;
+    for (;;) {
+      trials_.clear();
+      double lo = 0, hi = 0;  // lo passes, hi fails
+      for (double rate = 1; rate <= 1e6 && hi == 0; rate *= 2) {
+        const Trial* t = evaluate({{n, rate}}).front();
+        if (too_short()) break;
+        (t->pass ? lo : hi) = rate;
+      }
+      while (!too_short() && lo > 0 && hi > 0 && (hi - lo) / lo > 0.01) {
+        const double mid = std::round((lo + hi) / 2 * 100) / 100;
+        if (mid <= lo || mid >= hi) break;
+        const Trial* t = evaluate({{n, mid}}).front();
+        (t->pass ? lo : hi) = mid;
+      }
+      if (too_short() && longer()) continue;
+      if (lo > 0 && !confirmed(n, lo)) continue;
+      print_rate(out, n, lo);
+      return;
+    }
+  }
+
+ private:
+  // The answer must hold in a run twice as long: a slow drift can pass for a
+  // steady state in a short one. If it does not, the search starts again with
+  // runs of that length (true: confirmed, or it cannot grow longer).
+  bool confirmed(int64_t instances, double rate) {
+    if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
+    duration_ *= 2;
+    const Trial confirm = run_trial(instances, rate);
+    report(confirm);
+    if (confirm.pass) {
+      duration_ /= 2;
+      return true;
+    }
+    std::cerr << fmt::format("blis plan: the answer drifts in a run of {:g} s of arrivals; searching again with "
+                             "runs that long\n",
+                             duration_);
+    return false;
+  }
+
+  bool too_short() const {
+    return std::any_of(trials_.begin(), trials_.end(), [](const auto& kv) { return !kv.second.conclusive; });
+  }
+
+  // Doubles the run length after a trial too short to judge; false when it
+  // cannot grow (a fixed workload, or the longest runs already).
+  bool longer() {
+    if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return false;
+    duration_ *= 2;
+    std::cerr << fmt::format("blis plan: a run was too short to judge; trying runs of {:g} s of arrivals\n",
+                             duration_);
+    return true;
+  }
+
+  int64_t requests_for(double rate) const {
+    const double r = std::ceil(rate * duration_);
+    return std::clamp<int64_t>(static_cast<int64_t>(r), kFewestRequests, kMostRequests);
+  }
+
+  // Simulates (instances, rate) pairs not tried yet, --jobs at a time; the
+  // trials in the order asked.
+  std::vector<const Trial*> evaluate(const std::vector<std::pair<int64_t, double>>& points) {
+    std::vector<std::pair<int64_t, double>> todo;
+    for (const auto& p : points)
+      if (!trials_.count(p)) todo.push_back(p);
+    std::vector<Trial> done(todo.size());
+    std::vector<std::exception_ptr> errors(todo.size());
+    std::atomic<size_t> next{0};
+    std::mutex progress;
+    auto work = [&] {
+      for (size_t i = next++; i < todo.size(); i = next++) {
+        try {
+          done[i] = run_trial(todo[i].first, todo[i].second);
+          std::lock_guard<std::mutex> lock(progress);
+          report(done[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    const size_t threads = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(1, req_.jobs)), todo.size());
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
+    std::vector<const Trial*> out;
+    for (const auto& p : points) out.push_back(&trials_.at(p));
+    return out;
+  }
+
+  Trial run_trial(int64_t instances, double rate) const {
+    Trial t;
+    t.instances = instances;
+    t.rate = rate;
+    RunConfig c = base_;
+    c.pool().instances = instances;
+    c.outputs.results_path.reset();
+    c.outputs.profile = false;
+    c.outputs.warn_unsteady = false;
+    if (!fixed_workload_) {
+      c.workload.rate = rate;
+      t.requests = requests_for(rate);
+      c.workload.num_requests = t.requests;
+    }
+    t.outcome = simulate(c);
+    const auto& m = t.outcome.metrics;
+    if (fixed_workload_) t.requests = static_cast<int64_t>(metric_value(m, "injected_requests"));
+    std::vector<std::string> misses;
+    const double rejected = metric_value(m, "rejected_requests");
+    const double dropped = metric_value(m, "dropped_unservable");
+    const double completed = metric_value(m, "completed_requests");
+    if (rejected > 0) misses.push_back(fmt::format("{:g} rejected", rejected));
+    if (dropped > 0) misses.push_back(fmt::format("{:g} dropped", dropped));
+    if (!(completed > 0)) misses.push_back("nothing completed");
+    const Verdict v = t.outcome.steady.verdict;
+    if (v == Verdict::Saturated || v == Verdict::NotSteady) misses.push_back(verdict_name(v));
+    for (const SloTarget& target : targets_)
+      if (!met(target, m))
+        misses.push_back(fmt::format("{} {:.1f} ms", target.metric.substr(0, target.metric.size() - 3),
+                                     metric_value(m, target.metric)));
+    t.conclusive = v != Verdict::TooShort || !misses.empty();
+    t.pass = misses.empty() && v == Verdict::Steady;
+    t.why = t.pass ? "meets every target" : !t.conclusive ? "too short to judge" : text_join(misses);
+    return t;
+  }
+
+  static std::string text_join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  }
+
+  void report(const Trial& t) const {
+    std::cerr << fmt::format("blis plan: {} instance(s) at {:g} req/s, {} requests: {}\n", t.instances, t.rate,
+                             t.requests, t.pass ? "meets every target" : t.why);
+  }
+
+  std::string targets_text() const {
+    std::vector<std::string> texts;
+    for (const auto& t : targets_) texts.push_back(t.text);
+    return texts.empty() ? "steady state, no rejections" : text_join(texts);
+  }
+
+  std::vector<std::string> columns() const {
+    std::vector<std::string> cols{"ttft_p99_ms", "itl_p99_ms", "e2e_p99_ms"};
+    for (const auto& t : targets_)
+      if (std::find(cols.begin(), cols.end(), t.metric) == cols.end()) cols.push_back(t.metric);
+    return cols;
+  }
+
+  void print(std::ostream& out, int64_t answer, const char*) const {
+    const auto cols = columns();
+    const std::string model = base_.pool().model.name.value_or("");
+    if (req_.format == "json") {
+      out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"rate\": " << go_float(base_.workload.rate)
+          << ", \"targets\": " << go_string(targets_text()) << "},\n";
+      out << "  \"seconds_of_arrivals\": " << go_float(duration_) << ",\n  \"trials\": [";
+      bool first = true;
+      for (const auto& [key, t] : trials_) {
+        out << (first ? "\n" : ",\n") << "    {\"instances\": " << t.instances << ", \"requests\": " << t.requests
+            << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
+        for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
+        out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
+            << ", \"meets\": " << (t.pass ? "true" : "false") << "}";
+        first = false;
+      }
+      out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null") << "\n}\n";
+      return;
+    }
+    out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
+    if (!fixed_workload_)
+      out << fmt::format("each trial: {:g} s of arrivals ({} requests), judged in steady state\n\n", duration_,
+                         requests_for(base_.workload.rate));
+    else
+      out << "each trial: the workload as given, judged in steady state\n\n";
+    out << fmt::format("{:>9}  {:<10}", "instances", "verdict");
+    for (const auto& c : cols) out << fmt::format("  {:>14}", c);
+    out << fmt::format("  {:>10}  {}\n", "req/s", "meets");
+    for (const auto& [key, t] : trials_) {
+      out << fmt::format("{:>9}  {:<10}", t.instances, verdict_name(t.outcome.steady.verdict));
+      for (const auto& c : cols) out << fmt::format("  {:>14.2f}", metric_value(t.outcome.metrics, c));
+      out << fmt::format("  {:>10.2f}  {}\n", metric_value(t.outcome.metrics, "responses_per_sec"),
+                         t.pass ? "yes" : "no: " + t.why);
+    }
+    out << "\n";
+    if (answer > 0) {
+      const Trial& t = trials_.at({answer, base_.workload.rate});
+      const int64_t tp = std::max<int64_t>(1, base_.pool().model.tp.value_or(1));
+      std::vector<std::string> evidence;
+      for (const auto& target : targets_)
+        evidence.push_back(fmt::format("{} = {:.1f} ms", target.metric, metric_value(t.outcome.metrics, target.metric)));
+      evidence.push_back("steady");
+      if (base_.pool().model.tp) evidence.insert(evidence.begin(), fmt::format("{} GPUs at TP {}", answer * tp, tp));
+      out << fmt::format("minimum instances: {} ({})\n", answer, text_join(evidence));
+      return;
+    }
+    out << fmt::format("minimum instances: none up to {} — the targets are not met by any count tried", req_.max_instances);
+    // The best each target reached, to say how far it is.
+    for (const auto& target : targets_) {
+      double best = INFINITY;
+      for (const auto& [key, t] : trials_) best = std::min(best, metric_value(t.outcome.metrics, target.metric));
+      out << fmt::format("; best {} {:.1f} ms (target {:g} ms)", target.metric, best, target.limit_ms);
+    }
+    out << "\n";
+  }
+
+  void print_rate(std::ostream& out, int64_t n, double rate) const {
+    const auto cols = columns();
+    const std::string model = base_.pool().model.name.value_or("");
+    if (req_.format == "json") {
+      out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"instances\": " << n
+          << ", \"targets\": " << go_string(targets_text()) << "},\n  \"seconds_of_arrivals\": " << go_float(duration_)
+          << ",\n  \"trials\": [";
+      bool first = true;
+      for (const auto& [key, t] : trials_) {
+        out << (first ? "\n" : ",\n") << "    {\"rate\": " << go_float(t.rate) << ", \"requests\": " << t.requests
+            << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
+        for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
+        out << ", \"meets\": " << (t.pass ? "true" : "false") << "}";
+        first = false;
+      }
+      out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null") << "\n}\n";
+      return;
+    }
+    out << fmt::format("blis plan: the highest rate {} instance(s) of {} sustain; targets: {}\n", n, model,
+                       targets_text());
+    out << fmt::format("each trial: {:g} s of arrivals, judged in steady state\n\n", duration_);
+    out << fmt::format("{:>10}  {:<10}", "req/s", "verdict");
+    for (const auto& c : cols) out << fmt::format("  {:>14}", c);
+    out << "  meets\n";
+    std::vector<const Trial*> by_rate;
+    for (const auto& [key, t] : trials_) by_rate.push_back(&t);
+    std::sort(by_rate.begin(), by_rate.end(), [](const Trial* a, const Trial* b) { return a->rate < b->rate; });
+    for (const Trial* t : by_rate) {
+      out << fmt::format("{:>10g}  {:<10}", t->rate, verdict_name(t->outcome.steady.verdict));
+      for (const auto& c : cols) out << fmt::format("  {:>14.2f}", metric_value(t->outcome.metrics, c));
+      out << "  " << (t->pass ? "yes" : "no: " + t->why) << "\n";
+    }
+    out << "\n";
+    if (rate > 0) out << fmt::format("max rate: {:g} req/s on {} instance(s)\n", rate, n);
+    else out << "max rate: none — even 1 req/s misses the targets\n";
+  }
+
+  const PlanRequest& req_;
+  RunConfig base_;
+  std::vector<SloTarget> targets_;
+  bool fixed_workload_ = false;
+  bool auto_duration_ = true;
+  double duration_ = kFirstDuration;
+  std::map<std::pair<int64_t, double>, Trial> trials_;  // by (instances, rate): rows in order
+};
+
+}  // namespace
+
+void plan(const PlanRequest& request, std::ostream& out) {
+  if (request.format != "table" && request.format != "json")
+    throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", request.format));
+  Planner planner(request);
+  if (request.max_rate) planner.max_rate(out);
+  else planner.min_instances(out);
+}
+
+}  // namespace blis

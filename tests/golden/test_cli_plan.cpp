@@ -1,0 +1,49 @@
+// `blis plan` as a capacity planner meets it: the tutorial's question, the
+// saturated throughput of one instance, infeasible targets, and runs that
+// reject traffic.
+#include "catch.hpp"
+#include "cli.hpp"
+
+#include <string>
+
+TEST_CASE("plan: the fewest instances for 200 req/s within TTFT p99 < 500 ms, in steady state", "[cli][plan]") {
+  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // 1,000-request runs said 5; in steady state 11 instances still drift and 12 hold.
+  CHECK(r.out.find("minimum instances: 12 (") != std::string::npos);
+  CHECK(r.out.find("       11  not steady") != std::string::npos);
+  CHECK(r.out.find("        5  ") == std::string::npos);  // never guessed from a transient
+  // The answer and the table do not depend on --jobs.
+  CHECK(run_blis("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 1").out == r.out);
+}
+
+TEST_CASE("plan --max-rate: one instance's sustainable throughput, without being told to saturate", "[cli][plan]") {
+  const Result r = run_blis("plan --model qwen/qwen3-14b --max-rate --num-instances 1");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("max rate: 17.63 req/s on 1 instance(s)") != std::string::npos);
+}
+
+TEST_CASE("plan: infeasible targets and rejected traffic are never an answer", "[cli][plan]") {
+  // An unloaded request already takes ~50 ms to its first token.
+  const Result tight = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<20ms' --max-instances 4");
+  REQUIRE(tight.status == 0);
+  CHECK(tight.out.find("minimum instances: none up to 4") != std::string::npos);
+  CHECK(tight.out.find("best ttft_p99_ms") != std::string::npos);
+  // A token bucket that rejects requests never meets the targets, however many instances.
+  const Result rejecting = run_blis(
+      "plan --model qwen/qwen3-14b --rate 20 --admission-policy token-bucket --slo 'ttft_p99<5s' --max-instances 4");
+  REQUIRE(rejecting.status == 0);
+  CHECK(rejecting.out.find("rejected") != std::string::npos);
+  CHECK(rejecting.out.find("minimum instances: none up to 4") != std::string::npos);
+}
+
+TEST_CASE("plan: bad targets and missing traffic are refused", "[cli][plan]") {
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p50<1s'", "unknown metric 'ttft_p50'");
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<-1s'", "the limit must be a positive number");
+  check_refused("plan --model qwen/qwen3-14b --slo 'ttft_p99<1s'", "--rate: blis plan needs the traffic");
+  const Result json = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<500ms' --max-instances 2 --format json");
+  REQUIRE(json.status == 0);
+  CHECK(json.out.rfind("{\n  \"question\": ", 0) == 0);
+  CHECK(json.out.find("\"minimum_instances\": 1\n}") != std::string::npos);
+}
