@@ -135,3 +135,10 @@ TEST_CASE("format json: one document jq reads, with the admission policy's rejec
   CHECK(plain.out.find("insufficient tokens") == std::string::npos);
   CHECK(plain.out.find("  Rejected: 144\n") != std::string::npos);
 }
+
+TEST_CASE("vLLM bench spellings and the reference's log levels are accepted", "[cli]") {
+  CHECK(run_blis("run --model qwen/qwen3-14b --request-rate 5 --num-prompts 10 --tensor-parallel-size 1 "
+                 "--block-size 16 --log fatal")
+            .out == run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 10 --tp 1 --block-size-in-tokens 16").out);
+  CHECK(run_blis("run --model qwen/qwen3-14b --num-requests 5 --log panic").status == 0);
+}

@@ -155,7 +155,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("horizon", {"--horizon"}, "simulation",
                   "Stop at the first event after this time (µs); also bounds arrivals",
                   [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true), kDuration));
-  t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error, off",
+  t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
   t.push_back(row("format", {"--format"}, "outputs",
                   "stdout format: reference (the reference's metrics blocks, byte for byte) or json (one "
@@ -172,7 +172,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("hardware", {"--hardware"}, "model",
                   "GPU type (H100, A100-SXM, A100-80); default from the model's defaults",
                   [](RunConfig& c) -> auto& { return c.pool().model.hardware; }));
-  t.push_back(row("tp", {"--tp"}, "model", "Tensor parallelism per instance; 0 = the model's default",
+  t.push_back(row("tp", {"--tp", "--tensor-parallel-size"}, "model", "Tensor parallelism per instance; 0 = the model's default",
                   [](RunConfig& c) -> auto& { return c.pool().model.tp; }, int_range(0, 1024)));
   t.push_back(row("vllm_version", {"--vllm-version"}, "model", "vLLM version key of the coefficient table",
                   [](RunConfig& c) -> auto& { return c.pool().model.vllm_version; }));
@@ -210,7 +210,7 @@ std::vector<SettingDef> make_table() {
                   "KV blocks per instance (default: from the defaults table, else computed from GPU memory)",
                   [](RunConfig& c) -> auto& { return c.pool().engine.total_kv_blocks; },
                   int_between(1, kMaxKvBlocks, true)));
-  t.push_back(row("block_size_in_tokens", {"--block-size-in-tokens"}, "kv-cache", "Tokens per KV block",
+  t.push_back(row("block_size_in_tokens", {"--block-size-in-tokens", "--block-size"}, "kv-cache", "Tokens per KV block",
                   [](RunConfig& c) -> auto& { return c.pool().engine.block_size; }, int_range(1, 65536)));
   t.push_back(row("kv_cpu_blocks", {"--kv-cpu-blocks"}, "kv-cache",
                   "CPU-tier KV blocks per instance; > 0 enables offloading to CPU memory",
@@ -247,9 +247,9 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("workload_trace", {"--workload-trace"}, "workload",
                   "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])",
                   [](RunConfig& c) -> auto& { return c.workload.trace; }, {}, kInputPath));
-  t.push_back(row("rate", {"--rate"}, "workload", "Arrival rate, requests per second (constant spacing)",
+  t.push_back(row("rate", {"--rate", "--request-rate"}, "workload", "Arrival rate, requests per second (constant spacing)",
                   [](RunConfig& c) -> auto& { return c.workload.rate; }, finite_positive()));
-  t.push_back(row("num_requests", {"--num-requests"}, "workload",
+  t.push_back(row("num_requests", {"--num-requests", "--num-prompts"}, "workload",
                   "Number of requests (default 100; a workload spec or trace has its own)",
                   [](RunConfig& c) -> auto& { return c.workload.num_requests; }, int_at_least(0)));
   t.push_back(row("prefix_tokens", {"--prefix-tokens"}, "workload", "Shared prefix prepended to every prompt",

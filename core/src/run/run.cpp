@@ -256,9 +256,12 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
 void set_log_level(const std::string& level) {
   std::string l = text::lower(level);
   if (l == "warning") l = "warn";
+  // The reference's fatal and panic levels: only errors are printed.
+  if (l == "fatal" || l == "panic") l = "err";
+  if (l == "error") l = "err";
   auto parsed = spdlog::level::from_str(l);
   if (parsed == spdlog::level::off && l != "off")
-    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error or off");
+    throw InputError("--log", "unknown level '" + level + "'; use trace, debug, info, warn, error, fatal, panic or off");
   spdlog::set_level(parsed);
 }
 
