@@ -142,3 +142,19 @@ TEST_CASE("vLLM bench spellings and the reference's log levels are accepted", "[
             .out == run_blis("run --model qwen/qwen3-14b --rate 5 --num-requests 10 --tp 1 --block-size-in-tokens 16").out);
   CHECK(run_blis("run --model qwen/qwen3-14b --num-requests 5 --log panic").status == 0);
 }
+
+TEST_CASE("goodput: SLO targets add attainment to the cluster block; rejections count against it",
+          "[cli][metrics]") {
+  const std::string base = "run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200";
+  const Result plain = run_blis(base);
+  const Result r = run_blis(base + " --slo-ttft default=100ms --slo-e2e default=30s");
+  REQUIRE(r.status == 0);
+  // 56 admitted of 200: attainment is at most 56/200.
+  const double attainment = metric(r.out, "slo_attainment");
+  CHECK(attainment > 0);
+  CHECK(attainment <= 0.28);
+  CHECK(r.out.find("\"per_class\": {\n    \"default\": {\n      \"count\": 200,") != std::string::npos);
+  // Without targets nothing changes.
+  CHECK(plain.out.find("goodput") == std::string::npos);
+  check_refused("run --model qwen/qwen3-14b --slo-ttft gold=1s", "--slo-ttft: unknown SLO class 'gold'");
+}

@@ -90,6 +90,11 @@ struct TraceSettings {
   std::optional<std::string> fitness_weights;
 };
 
+// SLO targets per class for goodput (spec head §2): "class=duration,...".
+struct SloSettings {
+  std::optional<std::string> ttft, itl, e2e;
+};
+
 struct OutputSettings {
   std::string format = "reference";  // reference (the reference's blocks) or json (one document)
   std::string log_level = "warn";
@@ -115,6 +120,7 @@ struct RunConfig {
   WorkloadSettings workload;
   PolicySettings policies;
   TraceSettings trace;
+  SloSettings slo;
   OutputSettings outputs;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;

@@ -17,7 +17,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
-      signals_(collector_, records_, in_flight_, trace_, steady_),
+      goodput_(cfg.slo_targets),
+      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
@@ -68,6 +69,7 @@ ClusterResult ClusterSimulation::run() {
   out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.steady = steady_.judge();
+  out.goodput = goodput_.result();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
   out.instances = std::move(metrics_);

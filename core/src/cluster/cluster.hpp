@@ -28,6 +28,7 @@ struct ClusterConfig {
   SimTime snapshot_refresh_interval = 0;  // 0 = routing signals are always fresh
   bool trace_decisions = false;           // --trace-level decisions
   int64_t counterfactual_k = 0;           // > 0: compute regret
+  SloTargetMap slo_targets;               // goodput targets by SLO class (--slo-ttft, ...)
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -47,6 +48,7 @@ struct ClusterResult {
   int64_t in_pipeline = 0;
   TraceSummary trace;
   SteadyState steady;  // the steady-state verdict (metrics/steady_state.hpp)
+  Goodput goodput;     // per-class SLO attainment (metrics/goodput.hpp); off without targets
   uint64_t events = 0;
   uint64_t steps = 0;
 };
@@ -81,6 +83,7 @@ class ClusterSimulation final : public EventHandler {
   InFlight in_flight_;
   DecisionTrace trace_;
   SteadyStateProbe steady_;
+  GoodputTracker goodput_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;

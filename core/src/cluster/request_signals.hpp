@@ -8,6 +8,7 @@
 #include "cluster/in_flight.hpp"
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
+#include "metrics/goodput.hpp"
 #include "metrics/request_records.hpp"
 #include "metrics/steady_state.hpp"
 
@@ -17,7 +18,7 @@ namespace blis {
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe> {
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker> {
   using Lifecycle::Lifecycle;
 };
 

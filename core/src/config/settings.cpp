@@ -323,6 +323,17 @@ std::vector<SettingDef> make_table() {
                   "Fitness score weights, \"key:value,...\" (throughput, tokens_per_sec, p99_ttft, "
                   "p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)",
                   [](RunConfig& c) -> auto& { return c.trace.fitness_weights; }));
+  // SLO targets and goodput (spec head §2)
+  t.push_back(row("slo_ttft", {"--slo-ttft"}, "slo",
+                  "TTFT targets per SLO class, class=duration,... (100ms, 1.5s, 250us; class default, "
+                  "critical, standard, sheddable, batch, background): adds goodput_rps, slo_attainment "
+                  "and per_class to the cluster's metrics",
+                  [](RunConfig& c) -> auto& { return c.slo.ttft; }));
+  t.push_back(row("slo_itl", {"--slo-itl"}, "slo",
+                  "Mean-ITL targets per SLO class, class=duration,... (each request's mean inter-token latency)",
+                  [](RunConfig& c) -> auto& { return c.slo.itl; }));
+  t.push_back(row("slo_e2e", {"--slo-e2e"}, "slo", "E2E targets per SLO class, class=duration,...",
+                  [](RunConfig& c) -> auto& { return c.slo.e2e; }));
   // sweeps and outputs
   t.push_back(row("jobs", {"--jobs", "-j"}, "outputs",
                   "Configurations of a sweep or search simulated in parallel; results are identical "

@@ -275,7 +275,7 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     const char* n = slo_class_name(cluster.e2e_slo[k]);
     classes[n[0] ? n : "default"].second.push_back(cluster.e2e[k]);
   }
-  if (classes.size() >= 2) {
+  if (classes.size() >= 2 || (ctx.per_slo_always && !classes.empty())) {
     out += "=== Per-SLO Metrics ===\n";
     for (auto& [name, v] : classes) {
       Summary t = summarize(v.first, 1), e = summarize(v.second, 1);

@@ -33,6 +33,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
 struct ReportContext {
   bool priority_policy_constant = true;
   int64_t rejected = 0;
+  bool per_slo_always = false;  // SLO targets set: the per-SLO block prints for one class too
 };
 
 // "=== Anomaly Counters ===", "=== KV Cache Metrics ===", "=== Per-SLO

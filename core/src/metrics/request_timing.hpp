@@ -16,6 +16,7 @@ struct RequestTiming {
   int64_t e2e = -1;               // µs from arrival, once completed with a token
   double itl_avg = 0;             // mean inter-token latency (µs), once completed
   int64_t first_token_end = 0;    // end of the step that produced the first token
+  bool admitted = false;          // passed admission (goodput counts arrivals)
   // Inter-token latencies, counted only if the request completes: closed
   // runs of standard values (steps [first, end)) and individual gaps.
   std::vector<std::pair<uint64_t, uint64_t>> runs;

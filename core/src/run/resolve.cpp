@@ -476,6 +476,10 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   r.overrides.check_plugins(used);
   resolve_workload(r, ctx);
+  const auto& slo = config.slo;
+  if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
+  if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
+  if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
   return r;

@@ -5,6 +5,7 @@
 
 #include "cluster/router.hpp"
 #include "engine/wait_queue.hpp"
+#include "metrics/goodput.hpp"
 
 #include <blis/environment.hpp>
 #include <blis/model_data.hpp>
@@ -55,6 +56,7 @@ struct ResolvedRun {
   RoutingPolicy routing = RoutingPolicy::RoundRobin;
   QueueOrder order = QueueOrder::Fcfs;
   std::map<std::string, double> fitness_weights;
+  SloTargetMap slo_targets;  // goodput (spec head §2); empty = off
   PluginOverrides overrides;
   int64_t seed = 42;                      // the simulator's streams
   int64_t horizon = kNoHorizon;

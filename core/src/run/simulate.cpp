@@ -78,6 +78,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.snapshot_refresh_interval = c.policies.snapshot_refresh_interval;
   cc.trace_decisions = c.trace.level == "decisions";
   cc.counterfactual_k = c.trace.counterfactual_k;
+  cc.slo_targets = r.slo_targets;
   return cc;
 }
 
@@ -98,6 +99,20 @@ std::string trace_block(const TraceSummary& t) {
   const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
   out += fmt::format("Mean Regret: {:.6f}\nMax Regret: {:.6f}\n", mean, t.regret_max);
   return out;
+}
+
+double runtime_seconds(const InstanceMetrics& cluster) {
+  for (const MetricField& f : metrics_fields(cluster))
+    if (f.name == "vllm_estimated_duration_s") return f.value;
+  return 0;
+}
+
+// The cluster's metrics block, with the goodput keys when targets are set.
+std::string cluster_block(const InstanceMetrics& cluster, const ClusterResult& result) {
+  std::string block = metrics_json(cluster, "cluster", false);
+  if (!result.goodput.enabled()) return block;
+  const auto close = block.rfind("\n}");
+  return block.substr(0, close) + goodput_json(result.goodput, runtime_seconds(cluster)) + block.substr(close);
 }
 
 // A JSON object printed at column 0, nested `depth` levels deep.
@@ -136,7 +151,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
                      "    \"ttft_last_third_ms\": {}\n  }}",
                      go_string(verdict_name(st.verdict)), go_float(st.offered_rps), go_float(st.started_rps),
                      go_float(st.ttft_middle_ms), go_float(st.ttft_last_ms));
-  out += ",\n  \"cluster\": " + nested(metrics_json(cluster, "cluster", false), 1);
+  out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
   for (size_t i = 0; i < result.instances.size(); ++i)
@@ -230,6 +245,11 @@ RunOutcome simulate(const RunConfig& config) {
   outcome.metrics = metrics_fields(cluster);
   outcome.metrics.push_back({"rejected_requests", static_cast<double>(result.rejected), true});
   if (fitness) outcome.metrics.push_back({"fitness_score", fitness->score, false});
+  if (result.goodput.enabled()) {
+    const auto [rps, attainment] = goodput_totals(result.goodput, runtime_seconds(cluster));
+    outcome.metrics.push_back({"goodput_rps", rps, false});
+    outcome.metrics.push_back({"slo_attainment", attainment, false});
+  }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
@@ -249,11 +269,12 @@ RunOutcome simulate(const RunConfig& config) {
       if (result.instances[i].completed > 0)
         out += "=== Simulation Metrics ===\n" +
                metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
-  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + metrics_json(cluster, "cluster", false) + "\n";
+  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result) + "\n";
   if (fitness) out += fitness_block(*fitness);
   ReportContext report_ctx;
   report_ctx.priority_policy_constant = !cc.keep_completions;
   report_ctx.rejected = result.rejected;
+  report_ctx.per_slo_always = result.goodput.enabled();
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
   return outcome;

@@ -1,0 +1,140 @@
+#include "metrics/goodput.hpp"
+
+#include "metrics/stats.hpp"
+#include "util/json_format.hpp"
+#include "util/text.hpp"
+#include "workload/slo_class.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace blis {
+
+GoodputClass& GoodputTracker::cls(const Request& r) {
+  const char* n = workload::slo_class_name(r.spec.slo_class);
+  return result_.classes[n[0] ? n : "default"];
+}
+
+void GoodputTracker::on_completed(Request& r, SimTime) {
+  if (!on(r) || r.timing.e2e < 0) return;
+  const SloTargets& t = result_.targets.at(r.spec.slo_class);
+  GoodputClass& c = cls(r);
+  const double ttft_ms = static_cast<double>(r.timing.ttft) / 1e3;
+  const double itl_ms = r.timing.itl_avg / 1e3;
+  const double e2e_ms = static_cast<double>(r.timing.e2e) / 1e3;
+  bool good = true;
+  const std::array<std::pair<double, double>, 3> dims{
+      {{t.ttft_ms, r.timing.ttft >= 0 ? ttft_ms : INFINITY}, {t.itl_ms, itl_ms}, {t.e2e_ms, e2e_ms}}};
+  for (size_t d = 0; d < 3; ++d) {
+    if (dims[d].first <= 0) continue;
+    ++c.counted[d];
+    if (dims[d].second <= dims[d].first) ++c.met[d];
+    else good = false;
+  }
+  if (good) ++c.good;
+  if (r.timing.ttft >= 0) c.ttft.push_back(r.timing.ttft);
+  c.e2e.push_back(r.timing.e2e);
+  c.itl.push_back(r.timing.itl_avg);
+}
+
+std::pair<double, double> goodput_totals(const Goodput& g, double runtime_s) {
+  int64_t good = 0, arrived = 0;
+  for (const auto& [name, c] : g.classes) good += c.good, arrived += c.arrived;
+  const double rps = runtime_s > 0 ? static_cast<double>(good) / runtime_s : 0;
+  const double attainment = arrived > 0 ? static_cast<double>(good) / static_cast<double>(arrived) : 0;
+  return {rps, attainment};
+}
+
+std::string goodput_json(const Goodput& g, double runtime_s) {
+  if (!g.enabled()) return "";
+  std::string out;
+  const auto [rps, attainment] = goodput_totals(g, runtime_s);
+  if (rps != 0) out += ",\n  \"goodput_rps\": " + go_float(rps);
+  if (attainment != 0) out += ",\n  \"slo_attainment\": " + go_float(attainment);
+  out += ",\n  \"per_class\": {";
+  bool first = true;
+  for (const auto& [name, c] : g.classes) {
+    out += (first ? "\n    " : ",\n    ") + go_string(name) + ": {";
+    first = false;
+    const double class_rps = runtime_s > 0 ? static_cast<double>(c.good) / runtime_s : 0;
+    const double class_att = c.arrived > 0 ? static_cast<double>(c.good) / static_cast<double>(c.arrived) : 0;
+    out += fmt::format("\n      \"count\": {},\n      \"goodput_rps\": {},\n      \"slo_attainment\": {}", c.arrived,
+                       go_float(class_rps), go_float(class_att));
+    std::string dims;
+    const char* names[3] = {"ttft", "itl", "e2e"};
+    for (size_t d = 0; d < 3; ++d)
+      if (c.counted[d] > 0)
+        dims += fmt::format("{}\n        \"{}\": {}", dims.empty() ? "" : ",", names[d],
+                            go_float(static_cast<double>(c.met[d]) / static_cast<double>(c.counted[d])));
+    if (!dims.empty()) out += ",\n      \"slo_attainment_by_dim\": {" + dims + "\n      }";
+    std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
+    const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;
+    double itl_mean = 0;
+    for (double x : c.itl) itl_mean += x;
+    itl_mean = c.itl.empty() ? 0 : itl_mean / static_cast<double>(c.itl.size()) / 1000;
+    if (ttft_p99 > 0) out += ",\n      \"ttft_p99_ms\": " + go_float(ttft_p99);
+    if (itl_mean > 0) out += ",\n      \"itl_mean_ms\": " + go_float(itl_mean);
+    if (e2e_p99 > 0) out += ",\n      \"e2e_p99_ms\": " + go_float(e2e_p99);
+    out += "\n    }";
+  }
+  out += g.classes.empty() ? "}" : "\n  }";
+  return out;
+}
+
+namespace {
+
+// A Go duration ("100ms", "1.5s", "1m30s", "250us") in ms; nullopt if bad.
+std::optional<double> go_duration_ms(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  double total = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    double v = 0;
+    const auto r = std::from_chars(s.data() + i, s.data() + s.size(), v);
+    if (r.ec != std::errc()) return std::nullopt;
+    i = static_cast<size_t>(r.ptr - s.data());
+    size_t j = i;
+    while (j < s.size() && !(std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+    const std::string unit = s.substr(i, j - i);
+    double scale = 0;
+    if (unit == "ns") scale = 1e-6;
+    else if (unit == "us" || unit == "\xc2\xb5s") scale = 1e-3;
+    else if (unit == "ms") scale = 1;
+    else if (unit == "s") scale = 1e3;
+    else if (unit == "m") scale = 60e3;
+    else if (unit == "h") scale = 3600e3;
+    else return std::nullopt;
+    total += v * scale;
+    i = j;
+  }
+  return total;
+}
+
+}  // namespace
+
+void parse_slo_flag(const std::string& text, int dim, const std::string& where, SloTargetMap& targets) {
+  for (const std::string& raw : text::split(text, ',')) {
+    const std::string pair = text::trim(raw);
+    if (pair.empty()) throw InputError(where, "empty pair; write class=duration, e.g. critical=100ms,default=500ms");
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos)
+      throw InputError(where, fmt::format("'{}' has no '='; write class=duration, e.g. default=500ms", pair));
+    const std::string name = text::trim(pair.substr(0, eq));
+    if (name.empty()) throw InputError(where, fmt::format("'{}' has no class name", pair));
+    const auto cls = workload::slo_class_from_name(name == "default" ? "" : name);
+    if (!cls)
+      throw InputError(where, fmt::format("unknown SLO class '{}'; classes: default, {}", name,
+                                          "critical, standard, sheddable, batch, background"));
+    const auto ms = go_duration_ms(text::trim(pair.substr(eq + 1)));
+    if (!ms || !(*ms > 0) || !std::isfinite(*ms))
+      throw InputError(where, fmt::format("'{}': the duration must be > 0 with a unit (100ms, 1.5s, 250us)", pair));
+    SloTargets& t = targets[*cls];
+    (dim == 0 ? t.ttft_ms : dim == 1 ? t.itl_ms : t.e2e_ms) = *ms;
+  }
+}
+
+}  // namespace blis
