@@ -158,3 +158,16 @@ TEST_CASE("goodput: SLO targets add attainment to the cluster block; rejections 
   CHECK(plain.out.find("goodput") == std::string::npos);
   check_refused("run --model qwen/qwen3-14b --slo-ttft gold=1s", "--slo-ttft: unknown SLO class 'gold'");
 }
+
+TEST_CASE("format table: a summary for people, with units and medians", "[cli]") {
+  const Result r = run_blis("run --model qwen/qwen3-14b --num-instances 2 --rate 10 --num-requests 200 --format table");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("cluster      2 instance(s) of qwen/qwen3-14b on H100 (TP 1), latency model roofline\n", 0) == 0);
+  CHECK(r.out.find("requests     200 completed, 0 still queued") != std::string::npos);
+  CHECK(r.out.find("latency (ms)       mean        p50        p90        p95        p99\n") != std::string::npos);
+  CHECK(r.out.find("\nTTFT  ") != std::string::npos);
+  CHECK(r.out.find("verdict      steady\n") != std::string::npos);
+  // The JSON document carries the medians too.
+  const Result json = run_blis("run --model qwen/qwen3-14b --rate 10 --num-requests 50 --format json");
+  CHECK(json.out.find("\"ttft_p50_ms\": ") != std::string::npos);
+}

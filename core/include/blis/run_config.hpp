@@ -96,7 +96,7 @@ struct SloSettings {
 };
 
 struct OutputSettings {
-  std::string format = "reference";  // reference (the reference's blocks) or json (one document)
+  std::string format = "reference";  // reference (the reference's blocks), json or table
   std::string log_level = "warn";
   std::optional<std::string> results_path;
   bool profile = false;

@@ -158,9 +158,11 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
   t.push_back(row("format", {"--format"}, "outputs",
-                  "stdout format: reference (the reference's metrics blocks, byte for byte) or json (one "
-                  "JSON document: configuration, cluster, instances, fitness, trace summary)",
-                  [](RunConfig& c) -> auto& { return c.outputs.format; }, one_of("format", {"json", "reference"})));
+                  "stdout format: reference (the reference's metrics blocks, byte for byte), json (one "
+                  "JSON document: configuration, verdict, cluster, instances, fitness, trace summary) or "
+                  "table (a compact summary for people, with units)",
+                  [](RunConfig& c) -> auto& { return c.outputs.format; },
+                  one_of("format", {"json", "reference", "table"})));
   t.push_back(row("results_path", {"--results-path"}, "outputs",
                   "Also write the metrics and one record per request to this JSON file",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));

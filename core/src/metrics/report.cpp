@@ -125,6 +125,13 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   return f;
 }
 
+std::vector<MetricField> median_fields(const InstanceMetrics& m) {
+  std::vector<int64_t> ttft = m.ttft, e2e = m.e2e;
+  return {{"e2e_p50_ms", summarize(e2e, 1000).p50, false},
+          {"ttft_p50_ms", summarize(ttft, 1000).p50, false},
+          {"itl_p50_ms", summarize(itl_values(m), 1000).p50, false}};
+}
+
 std::string metric_text(const MetricField& f) {
   return f.integer ? std::to_string(static_cast<int64_t>(f.value)) : go_float(f.value);
 }

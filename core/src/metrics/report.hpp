@@ -23,6 +23,8 @@ struct MetricField {
   bool integer = false;  // printed without a fraction
 };
 std::vector<MetricField> metrics_fields(const InstanceMetrics& m);
+// The medians the reference does not print (--format json and table).
+std::vector<MetricField> median_fields(const InstanceMetrics& m);
 // The value as the JSON object prints it.
 std::string metric_text(const MetricField& f);
 

@@ -108,11 +108,16 @@ double runtime_seconds(const InstanceMetrics& cluster) {
 }
 
 // The cluster's metrics block, with the goodput keys when targets are set.
-std::string cluster_block(const InstanceMetrics& cluster, const ClusterResult& result) {
+// With `medians`, the p50s too (not in the reference's format).
+std::string cluster_block(const InstanceMetrics& cluster, const ClusterResult& result, bool medians = false) {
   std::string block = metrics_json(cluster, "cluster", false);
-  if (!result.goodput.enabled()) return block;
+  std::string extra;
+  if (medians)
+    for (const MetricField& f : median_fields(cluster)) extra += ",\n  " + go_string(f.name) + ": " + metric_text(f);
+  if (result.goodput.enabled()) extra += goodput_json(result.goodput, runtime_seconds(cluster));
+  if (extra.empty()) return block;
   const auto close = block.rfind("\n}");
-  return block.substr(0, close) + goodput_json(result.goodput, runtime_seconds(cluster)) + block.substr(close);
+  return block.substr(0, close) + extra + block.substr(close);
 }
 
 // A JSON object printed at column 0, nested `depth` levels deep.
@@ -151,7 +156,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
                      "    \"ttft_last_third_ms\": {}\n  }}",
                      go_string(verdict_name(st.verdict)), go_float(st.offered_rps), go_float(st.started_rps),
                      go_float(st.ttft_middle_ms), go_float(st.ttft_last_ms));
-  out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result), 1);
+  out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
   for (size_t i = 0; i < result.instances.size(); ++i)
@@ -189,6 +194,47 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
     out += t.rejection_reasons.empty() ? "}\n  }" : "\n    }\n  }";
   }
   return out + "\n}\n";
+}
+
+// --format table: the figures a person reads first, every label with its unit.
+std::string table_report(const ResolvedRun& r, const ClusterResult& result, const InstanceMetrics& cluster,
+                         const std::optional<Fitness>& fitness) {
+  const RunConfig& c = r.config;
+  std::vector<MetricField> f = metrics_fields(cluster);
+  for (const MetricField& m : median_fields(cluster)) f.push_back(m);
+  auto v = [&](const std::string& name) {
+    for (const MetricField& m : f)
+      if (m.name == name) return m.value;
+    return 0.0;
+  };
+  std::string out = fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n",
+                                c.pool().instances, *c.pool().model.name, c.pool().model.hardware.value_or("?"),
+                                *c.pool().model.tp, r.latency_model);
+  out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
+                     *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
+                     *c.policies.scheduler);
+  out += fmt::format("requests     {:.0f} completed, {:.0f} still queued, {:.0f} still running, {:.0f} dropped, "
+                     "{} rejected\n",
+                     v("completed_requests"), v("still_queued"), v("still_running"), v("dropped_unservable"),
+                     result.rejected);
+  out += fmt::format("throughput   {:.2f} requests/s, {:.1f} output tokens/s over {:.1f} s\n", v("responses_per_sec"),
+                     v("tokens_per_sec"), v("vllm_estimated_duration_s"));
+  out += fmt::format("verdict      {}\n\n", verdict_name(result.steady.verdict));
+  out += fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency (ms)", "mean", "p50", "p90", "p95", "p99");
+  for (const auto& [label, key] : {std::pair{"TTFT", "ttft"}, std::pair{"ITL", "itl"}, std::pair{"E2E", "e2e"}}) {
+    const std::string k = key;
+    out += fmt::format("{:<12} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n", label, v(k + "_mean_ms"),
+                       v(k + "_p50_ms"), v(k + "_p90_ms"), v(k + "_p95_ms"), v(k + "_p99_ms"));
+  }
+  out += fmt::format("\nscheduling delay p99 {:.2f} ms; preemptions {:.0f}; length-capped {:.0f}\n",
+                     v("scheduling_delay_p99_ms"), v("preemption_count"), v("length_capped_requests"));
+  if (result.goodput.enabled()) {
+    const auto [rps, attainment] = goodput_totals(result.goodput, runtime_seconds(cluster));
+    out += fmt::format("goodput      {:.2f} requests/s within the SLO targets; attainment {:.1f} %\n", rps,
+                       100 * attainment);
+  }
+  if (fitness) out += fmt::format("fitness      {:.6f}\n", fitness->score);
+  return out;
 }
 
 }  // namespace
@@ -260,6 +306,10 @@ RunOutcome simulate(const RunConfig& config) {
                                   wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
   if (r.config.outputs.format == "json") {
     outcome.report = json_document(r, result, cluster, fitness);
+    return outcome;
+  }
+  if (r.config.outputs.format == "table") {
+    outcome.report = table_report(r, result, cluster, fitness);
     return outcome;
   }
 
