@@ -171,3 +171,20 @@ TEST_CASE("format table: a summary for people, with units and medians", "[cli]")
   const Result json = run_blis("run --model qwen/qwen3-14b --rate 10 --num-requests 50 --format json");
   CHECK(json.out.find("\"ttft_p50_ms\": ") != std::string::npos);
 }
+
+TEST_CASE("documented differences: horizon duration, results of unfinished requests", "[cli][golden]") {
+  // docs/differences.md row 20: the duration is the simulated time covered (the reference: 3).
+  const Result h = run_blis("run --model qwen/qwen3-14b --rate 2 --num-requests 50 --horizon 3001000");
+  REQUIRE(h.status == 0);
+  CHECK(metric(h.out, "vllm_estimated_duration_s") == Approx(3.001));
+  // Row 21: nothing completed, but the requests that got a first token have a TTFT.
+  blis::test::TempDir dir;
+  const std::string path = dir.str() + "/r.json";
+  const Result r = run_blis("run --model qwen/qwen3-14b --rate 20 --num-requests 5 --horizon 200000 --results-path " + path);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.empty());  // the stdout block is left out when nothing completed, as in the reference
+  std::ifstream f(path);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"completed_requests\": 0,") != std::string::npos);
+  CHECK(metric(text, "ttft_mean_ms") > 0);
+}
