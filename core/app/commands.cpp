@@ -52,6 +52,13 @@ Commands::Commands(CLI::App& app) {
   plan_->add_option("--format", plan_format_, "table (a human table and the answer) or json (one document)")
       ->capture_default_str()->group("Plan");
 
+  merge_ = app.add_subcommand("merge", "Assemble the shard reports of `blis run SWEEP --shard I/N` into the "
+                                       "sweep's report, exactly as an unsharded run prints it");
+  merge_->add_option("FILES", merge_files_, "Shard reports (the stdout or --rows-json of each shard)")
+      ->required()->type_name("FILE ...");
+  merge_->add_option("--rows-csv", merge_csv_, "Also write the rows as CSV")->type_name("FILE");
+  merge_->add_option("--rows-json", merge_json_, "Also write the report to this file")->type_name("FILE");
+
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
   hardware_ = app.add_subcommand("hardware", "List the bundled GPUs and their figures");
@@ -109,6 +116,10 @@ int Commands::execute() {
     req.jobs = plan_jobs_;
     req.format = plan_format_;
     blis::plan(req, std::cout);
+    return 0;
+  }
+  if (merge_->parsed()) {
+    blis::merge(merge_files_, merge_csv_, merge_json_, std::cout);
     return 0;
   }
   if (models_->parsed()) {

@@ -31,6 +31,9 @@ class Commands {
   CLI::App* hardware_ = nullptr;
   CLI::App* plugins_ = nullptr;
   CLI::App* plan_ = nullptr;
+  CLI::App* merge_ = nullptr;
+  std::vector<std::string> merge_files_;
+  std::string merge_csv_, merge_json_;
   std::map<std::string, CLI::Option*> plan_options_;
   std::string plan_slo_, plan_duration_, plan_format_ = "table";
   bool plan_max_rate_ = false;

@@ -8,6 +8,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace blis {
 
@@ -24,6 +25,12 @@ struct RunRequest {
 // Throws blis::Error (exit status 2 for configuration, plugin and script
 // errors; 1 for failures while simulating or writing).
 void run(const RunRequest& request, std::ostream& out);
+
+// `blis merge`: the shard reports of `blis run SWEEP --shard I/N` assembled
+// into exactly the report the unsharded sweep prints (rows files too).
+// ConfigError when a configuration is missing or appears twice.
+void merge(const std::vector<std::string>& shard_files, const std::string& rows_csv, const std::string& rows_json,
+           std::ostream& out);
 
 // `blis models` and `blis hardware`: tables of what the bundled data holds.
 std::string models_listing();

@@ -103,6 +103,8 @@ struct OutputSettings {
   int64_t jobs = 1;                      // sweeps and searches
   std::optional<std::string> rows_csv;
   std::optional<std::string> rows_json;
+  std::optional<std::string> shard;  // "I/N": run the sweep's configurations k with k % N == I
+  bool resume = false;               // skip configurations a checkpoint journal holds
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
 };
 

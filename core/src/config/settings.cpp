@@ -347,6 +347,14 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("rows_json", {"--rows-json"}, "outputs",
                   "Also write a sweep's report (the JSON on stdout) to this file",
                   [](RunConfig& c) -> auto& { return c.outputs.rows_json; }, {}, kOutputPath));
+  t.push_back(row("shard", {"--shard"}, "outputs",
+                  "Run one shard of a sweep, I/N (I from 0 to N-1): the configurations whose index modulo N "
+                  "is I; prints a shard report that `blis merge` assembles",
+                  [](RunConfig& c) -> auto& { return c.outputs.shard; }));
+  t.push_back(row("resume", {"--resume"}, "outputs",
+                  "Continue a sweep that was stopped: skip the configurations its checkpoint journal "
+                  "(ROWS.journal beside --rows-json or --rows-csv) already holds",
+                  [](RunConfig& c) -> auto& { return c.outputs.resume; }));
   // plugins and scripts
   {
     SettingDef d;

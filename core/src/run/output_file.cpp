@@ -64,6 +64,15 @@ void check_writable(const std::string& path, const std::string& where) {
                                         std::strerror(errno)));
 }
 
+void append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  const bool ok = write_all(fd, line + "\n") && ::fsync(fd) == 0;
+  const int saved = errno;
+  ::close(fd);
+  if (!ok) throw RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(saved)));
+}
+
 void write_output(const std::string& path, const std::string& text, std::ostream& stdout_stream) {
   if (path == "-") {
     stdout_stream << text << std::flush;

@@ -15,6 +15,10 @@ namespace blis {
 // it exists without write permission.
 void check_writable(const std::string& path, const std::string& where);
 
+// Appends `line` and a newline to `path` in one write, then syncs it: a
+// checkpoint that survives a kill (RuntimeError on failure).
+void append_line(const std::string& path, const std::string& line);
+
 // Writes `text` to `path` as described above; `stdout_stream` receives it for
 // "-". RuntimeError when the write fails (the file is then left as it was).
 void write_output(const std::string& path, const std::string& text, std::ostream& stdout_stream);

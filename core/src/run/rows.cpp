@@ -2,6 +2,14 @@
 
 #include "util/json_format.hpp"
 
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
 #include <algorithm>
 
 namespace blis {
@@ -79,6 +87,74 @@ std::string rows_csv(const std::vector<Row>& rows) {
     out += line + "\n";
   }
   return out;
+}
+
+std::string row_record(size_t index, const Row& row) {
+  std::string out = fmt::format("{{\"index\": {}, \"settings\": [", index);
+  for (size_t i = 0; i < row.point.size(); ++i)
+    out += (i ? ", [" : "[") + go_string(row.point[i].flag) + ", " + go_string(row.point[i].value) + "]";
+  out += "], \"metrics\": [";
+  for (size_t i = 0; i < row.metrics.size(); ++i) {
+    const MetricField& f = row.metrics[i];
+    out += fmt::format("{}[{}, {}, {}]", i ? ", " : "", go_string(f.name), go_string(metric_text(f)),
+                       f.integer ? "true" : "false");
+  }
+  return out + "]}";
+}
+
+std::pair<size_t, Row> parse_row_record(const std::string& json, const std::string& where) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(json);
+    Row row;
+    for (const auto& s : j.at("settings")) row.point.push_back(Setting{s.at(0).get<std::string>(), s.at(1).get<std::string>(), where});
+    for (const auto& m : j.at("metrics")) {
+      MetricField f;
+      f.name = m.at(0).get<std::string>();
+      f.value = std::stod(m.at(1).get<std::string>());
+      f.integer = m.at(2).get<bool>();
+      row.metrics.push_back(f);
+    }
+    return {j.at("index").get<size_t>(), std::move(row)};
+  } catch (const std::exception& e) {
+    throw ConfigError(where, std::string("not a row of a blis sweep (") + e.what() + ")");
+  }
+}
+
+std::string shard_document(const std::string& scenario, int64_t shard, int64_t shards, size_t total,
+                           const std::vector<std::pair<size_t, Row>>& rows) {
+  std::string out = fmt::format("{{\n  \"scenario\": {},\n  \"shard\": \"{}/{}\",\n  \"configurations\": {},\n  "
+                                "\"rows\": [",
+                                go_string(scenario), shard, shards, total);
+  for (size_t i = 0; i < rows.size(); ++i) out += (i ? ",\n    " : "\n    ") + row_record(rows[i].first, rows[i].second);
+  return out + (rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+void read_shard_document(const std::string& path, ShardRows& into) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "cannot open the shard file (check the path)");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const std::exception& e) {
+    throw ConfigError(path, std::string("not a shard report of `blis run --shard` (") + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("shard") || !j.contains("rows") || !j.contains("configurations"))
+    throw ConfigError(path, "not a shard report of `blis run --shard` (no shard, configurations or rows)");
+  const std::string scenario = j.value("scenario", "");
+  const size_t total = j.at("configurations").get<size_t>();
+  if (!into.scenario.empty() && (scenario != into.scenario || total != into.total))
+    throw ConfigError(path, fmt::format("is a shard of {} ({} configurations), the others of {} ({})", scenario,
+                                        total, into.scenario, into.total));
+  into.scenario = scenario;
+  into.total = total;
+  for (const auto& r : j.at("rows")) {
+    auto [index, row] = parse_row_record(r.dump(), path);
+    if (index >= total) throw ConfigError(path, fmt::format("row {} is beyond the sweep's {} configurations", index, total));
+    if (into.rows.count(index)) throw ConfigError(path, fmt::format("configuration {} appears in two shards", index));
+    into.rows.emplace(index, std::move(row));
+  }
 }
 
 }  // namespace blis

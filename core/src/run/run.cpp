@@ -18,6 +18,9 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -142,7 +145,11 @@ class Runner : public ScenarioRunner {
           continue;
         }
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        progress(rows_.size() + i + 1, points[i], outcomes[i], secs);
+        progress(numbers_.empty() ? rows_.size() + i + 1 : numbers_[i] + 1, points[i], outcomes[i], secs);
+        if (on_row_) {
+          std::lock_guard<std::mutex> lock(progress_mutex_);
+          on_row_(i, Row{points[i], outcomes[i].metrics});
+        }
       }
     };
     const size_t threads = std::min<size_t>(static_cast<size_t>(jobs_), configs.size());
@@ -167,6 +174,11 @@ class Runner : public ScenarioRunner {
   }
 
   const std::vector<Row>& rows() const { return rows_; }
+  // Called as each configuration of a run() finishes, with its place in the
+  // batch (one call at a time): checkpoints.
+  void on_row(std::function<void(size_t, const Row&)> f) { on_row_ = std::move(f); }
+  // The sweep's index of each configuration of the next run(), for progress.
+  void number(std::vector<size_t> indices) { numbers_ = std::move(indices); }
 
  private:
   static std::string describe(const Settings& point) {
@@ -194,9 +206,93 @@ class Runner : public ScenarioRunner {
   int64_t jobs_;
   size_t total_;
   bool trusted_;
+  std::function<void(size_t, const Row&)> on_row_;
+  std::vector<size_t> numbers_;
   std::vector<Row> rows_;
   std::mutex progress_mutex_;
 };
+
+// "I/N" of --shard.
+std::pair<int64_t, int64_t> parse_shard(const std::string& text, const std::string& where) {
+  const auto slash = text.find('/');
+  int64_t i = -1, n = 0;
+  try {
+    if (slash != std::string::npos) {
+      size_t a = 0, b = 0;
+      i = std::stoll(text.substr(0, slash), &a);
+      n = std::stoll(text.substr(slash + 1), &b);
+      if (a != slash || b != text.size() - slash - 1) n = 0;
+    }
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if (n < 1 || i < 0 || i >= n)
+    throw InputError(where, fmt::format("'{}' is not a shard: write I/N with 0 <= I < N, e.g. 0/4 "
+                                        "(Slurm: $SLURM_ARRAY_TASK_ID/4 with --array=0-3)",
+                                        text));
+  return {i, n};
+}
+
+// A sweep, or one shard of it: checkpointed row by row to a journal beside
+// the rows file (so --resume can skip what finished), then reported.
+void run_sweep(const std::string& path, const std::vector<Settings>& points, const RunConfig& base, Runner& runner,
+               std::ostream& out) {
+  int64_t shard = 0, shards = 1;
+  if (base.outputs.shard) std::tie(shard, shards) = parse_shard(*base.outputs.shard, base.where("shard"));
+  // The journal: one line per finished configuration.
+  const std::optional<std::string> rows_file = base.outputs.rows_json ? base.outputs.rows_json : base.outputs.rows_csv;
+  const std::string journal = rows_file ? *rows_file + ".journal" : "";
+  if (base.outputs.resume && journal.empty())
+    throw InputError(base.where("resume"), "needs the checkpoint of a sweep run with --rows-json or --rows-csv; "
+                                           "give the same rows file");
+  std::map<size_t, Row> done;
+  if (base.outputs.resume) {
+    std::ifstream in(journal);
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(in, line))
+      if (!line.empty()) {
+        auto [index, row] = parse_row_record(line, fmt::format("{}:{}", journal, ++n));
+        if (index < points.size()) done.emplace(index, std::move(row));
+      }
+    spdlog::info("{}: resuming, {} configuration(s) already done", journal, done.size());
+  } else if (!journal.empty()) {
+    std::error_code ec;
+    fs::remove(journal, ec);
+  }
+  std::vector<size_t> todo;
+  std::vector<Settings> todo_points;
+  for (size_t k = 0; k < points.size(); ++k)
+    if (static_cast<int64_t>(k % static_cast<size_t>(shards)) == shard && !done.count(k)) {
+      todo.push_back(k);
+      todo_points.push_back(points[k]);
+    }
+  if (!journal.empty())
+    runner.on_row([&](size_t i, const Row& row) {
+      append_line(journal, row_record(todo[i], row));
+      done.emplace(todo[i], row);
+    });
+  runner.number(todo);
+  runner.run(todo_points);
+  for (size_t i = 0; i < todo.size(); ++i) done.emplace(todo[i], runner.rows()[i]);
+
+  std::vector<Row> rows;
+  std::vector<std::pair<size_t, Row>> indexed;
+  for (const auto& [k, row] : done)
+    if (static_cast<int64_t>(k % static_cast<size_t>(shards)) == shard) {
+      rows.push_back(row);
+      indexed.emplace_back(k, row);
+    }
+  const std::string report =
+      base.outputs.shard ? shard_document(path, shard, shards, points.size(), indexed) : rows_json(path, rows, "");
+  out << report << std::flush;
+  if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(rows), out);
+  if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
+  if (!journal.empty()) {
+    std::error_code ec;
+    fs::remove(journal, ec);
+  }
+}
 
 void scenario_run(const RunRequest& req, std::ostream& out) {
   const std::string& path = req.scenario;
@@ -241,17 +337,47 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   check_outputs(base);
   Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(),
                 cli_only.trust_scenario);
-  std::string result;
-  if (search) result = lua->search(runner);
-  else runner.run(points);
-
-  const std::string report = rows_json(path, runner.rows(), result);
-  out << report << std::flush;
-  if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(runner.rows()), out);
-  if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
+  if (search) {
+    for (const char* key : {"shard", "resume"})
+      if (base.origins.count(key))
+        throw InputError(base.where(key), "applies to a sweep; a search decides its configurations as it goes");
+    const std::string result = lua->search(runner);
+    const std::string report = rows_json(path, runner.rows(), result);
+    out << report << std::flush;
+    if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(runner.rows()), out);
+    if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
+    return;
+  }
+  run_sweep(path, points, base, runner, out);
 }
 
 }  // namespace
+
+void merge(const std::vector<std::string>& shard_files, const std::string& rows_csv_path,
+           const std::string& rows_json_path, std::ostream& out) {
+  if (shard_files.empty()) throw InputError("merge", "no shard reports given; e.g. blis merge rows-*.json");
+  if (!rows_csv_path.empty()) check_writable(rows_csv_path, "--rows-csv");
+  if (!rows_json_path.empty()) check_writable(rows_json_path, "--rows-json");
+  ShardRows all;
+  for (const std::string& f : shard_files) read_shard_document(f, all);
+  std::vector<size_t> missing;
+  for (size_t k = 0; k < all.total; ++k)
+    if (!all.rows.count(k)) missing.push_back(k);
+  if (!missing.empty()) {
+    std::vector<std::string> first;
+    for (size_t i = 0; i < missing.size() && i < 8; ++i) first.push_back(std::to_string(missing[i]));
+    throw ConfigError("merge", fmt::format("{} of the {} configurations of {} are missing ({}{}): run the missing "
+                                           "shards and merge again",
+                                           missing.size(), all.total, all.scenario, text::join(first, ", "),
+                                           missing.size() > first.size() ? ", ..." : ""));
+  }
+  std::vector<Row> rows;
+  for (auto& [k, row] : all.rows) rows.push_back(std::move(row));
+  const std::string report = rows_json(all.scenario, rows, "");
+  out << report << std::flush;
+  if (!rows_csv_path.empty()) write_output(rows_csv_path, rows_csv(rows), out);
+  if (!rows_json_path.empty()) write_output(rows_json_path, report, out);
+}
 
 void set_log_level(const std::string& level) {
   std::string l = text::lower(level);
