@@ -8,6 +8,7 @@
 #include <blis/settings.hpp>
 
 #include "plan/slo_targets.hpp"
+#include "run/farm.hpp"
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
 #include "util/json_format.hpp"
@@ -16,13 +17,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <iostream>
 #include <map>
-#include <mutex>
-#include <thread>
 
 namespace blis {
 namespace {
@@ -176,37 +174,20 @@ class Planner {
     for (const auto& p : points)
       if (!trials_.count(p)) todo.push_back(p);
     std::vector<Trial> done(todo.size());
-    std::vector<std::exception_ptr> errors(todo.size());
-    std::atomic<size_t> next{0};
-    std::mutex progress;
-    auto work = [&] {
-      for (size_t i = next++; i < todo.size(); i = next++) {
-        try {
-          done[i] = run_trial(todo[i].first, todo[i].second);
-          std::lock_guard<std::mutex> lock(progress);
-          report(done[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    const size_t threads = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(1, req_.jobs)), todo.size());
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    std::vector<RunConfig> configs;
+    for (const auto& [n, rate] : todo) configs.push_back(trial_config(n, rate));
+    const FarmFailure failure = simulation_farm().run(configs, req_.jobs, [&](size_t i, RunOutcome& outcome, double) {
+      done[i] = judge(todo[i].first, todo[i].second, std::move(outcome));
+      report(done[i]);
+    });
+    if (failure) std::rethrow_exception(failure->second);
     for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
     std::vector<const Trial*> out;
     for (const auto& p : points) out.push_back(&trials_.at(p));
     return out;
   }
 
-  Trial run_trial(int64_t instances, double rate) const {
-    Trial t;
-    t.instances = instances;
-    t.rate = rate;
+  RunConfig trial_config(int64_t instances, double rate) const {
     RunConfig c = base_;
     c.pool().instances = instances;
     c.outputs.results_path.reset();
@@ -214,10 +195,21 @@ class Planner {
     c.outputs.warn_unsteady = false;
     if (!fixed_workload_) {
       c.workload.rate = rate;
-      t.requests = requests_for(rate);
-      c.workload.num_requests = t.requests;
+      c.workload.num_requests = requests_for(rate);
     }
-    t.outcome = simulate(c);
+    return c;
+  }
+
+  Trial run_trial(int64_t instances, double rate) const {
+    return judge(instances, rate, simulate(trial_config(instances, rate)));
+  }
+
+  Trial judge(int64_t instances, double rate, RunOutcome outcome) const {
+    Trial t;
+    t.instances = instances;
+    t.rate = rate;
+    t.requests = fixed_workload_ ? 0 : requests_for(rate);
+    t.outcome = std::move(outcome);
     const auto& m = t.outcome.metrics;
     if (fixed_workload_) t.requests = static_cast<int64_t>(metric_value(m, "injected_requests"));
     std::vector<std::string> misses;

@@ -7,6 +7,7 @@
 #include <blis/settings.hpp>
 
 #include "run/resolve.hpp"
+#include "run/farm.hpp"
 #include "run/output_file.hpp"
 #include "run/rows.hpp"
 #include "run/simulate.hpp"
@@ -15,15 +16,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 namespace blis {
 namespace {
@@ -131,37 +129,17 @@ class Runner : public ScenarioRunner {
                          "configurations; use rows-csv or rows-json");
     }
     std::vector<RunOutcome> outcomes(configs.size());
-    std::vector<std::exception_ptr> errors(configs.size());
-    std::atomic<size_t> next{0};
-    std::atomic<bool> failed{false};
-    auto work = [&] {
-      for (size_t i = next++; i < configs.size() && !failed; i = next++) {
-        const auto start = std::chrono::steady_clock::now();
-        try {
-          outcomes[i] = simulate(configs[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-          failed = true;
-          continue;
-        }
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        progress(numbers_.empty() ? rows_.size() + i + 1 : numbers_[i] + 1, points[i], outcomes[i], secs);
-        if (on_row_) {
-          std::lock_guard<std::mutex> lock(progress_mutex_);
-          on_row_(i, Row{points[i], outcomes[i].metrics});
-        }
-      }
-    };
-    const size_t threads = std::min<size_t>(static_cast<size_t>(jobs_), configs.size());
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    for (size_t i = 0; i < errors.size(); ++i)
-      if (errors[i]) {
-        std::cerr << "blis: configuration " << rows_.size() + i + 1 << " (" << describe(points[i]) << ") failed\n";
-        std::rethrow_exception(errors[i]);
-      }
+    const FarmFailure failure =
+        simulation_farm().run(configs, jobs_, [&](size_t i, RunOutcome& outcome, double secs) {
+          progress(numbers_.empty() ? rows_.size() + i + 1 : numbers_[i] + 1, points[i], outcome, secs);
+          if (on_row_) on_row_(i, Row{points[i], outcome.metrics});
+          outcomes[i] = std::move(outcome);
+        });
+    if (failure) {
+      std::cerr << "blis: configuration " << rows_.size() + failure->first + 1 << " (" << describe(points[failure->first])
+                << ") failed\n";
+      std::rethrow_exception(failure->second);
+    }
 
     std::vector<NamedValues> results;
     for (size_t i = 0; i < configs.size(); ++i) {
@@ -193,7 +171,6 @@ class Runner : public ScenarioRunner {
         if (f.name == name) return fmt::format("{:.3f}", f.value);
       return "-";
     };
-    std::lock_guard<std::mutex> lock(progress_mutex_);
     std::cerr << fmt::format("[{}{}] {}: ttft_p99_ms={} e2e_p99_ms={} responses_per_sec={} ({:.2f} s)\n", n,
                              total_ > 0 ? "/" + std::to_string(total_) : "", describe(point), metric("ttft_p99_ms"),
                              metric("e2e_p99_ms"), metric("responses_per_sec"), secs);
@@ -209,7 +186,6 @@ class Runner : public ScenarioRunner {
   std::function<void(size_t, const Row&)> on_row_;
   std::vector<size_t> numbers_;
   std::vector<Row> rows_;
-  std::mutex progress_mutex_;
 };
 
 // "I/N" of --shard.
