@@ -4,6 +4,9 @@
 #include "app/commands.hpp"
 
 #include <blis/errors.hpp>
+#ifdef BLIS_WITH_MPI
+#include <blis/mpi.hpp>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -13,7 +16,9 @@
 #include <exception>
 #include <iostream>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("blis");
   logger->set_pattern("%^%l%$: %v");
   logger->set_level(spdlog::level::warn);
@@ -52,4 +57,28 @@ int main(int argc, char** argv) {
     std::cerr << "blis: error: " << e.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef BLIS_WITH_MPI
+  // Under mpirun, rank 0 runs the command and the other ranks simulate what
+  // it hands out (docs/distributed.md).
+  const int rank = blis::mpi_start(&argc, &argv);
+  if (rank != 0) {
+    auto logger = spdlog::stderr_color_mt("blis");
+    logger->set_pattern("%^%l%$: %v");
+    logger->set_level(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+    blis::mpi_worker();
+    blis::mpi_finish(rank);
+    return 0;
+  }
+  const int status = run_command(argc, argv);
+  blis::mpi_finish(0);
+  return status;
+#else
+  return run_command(argc, argv);
+#endif
 }

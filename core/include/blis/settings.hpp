@@ -71,6 +71,11 @@ SettingValue parse_setting(const SettingDef& def, const std::string& text, const
 // naming the setting's place.
 void apply_settings(RunConfig& config, const Settings& settings);
 
+// `config` written back as settings (every row with a value; lists item by
+// item): apply_settings of them rebuilds the same configuration. Used to send
+// a configuration to another process.
+Settings settings_of(const RunConfig& config);
+
 // The text of a value, as a command line or a row would show it.
 std::string setting_text(const SettingValue& value);
 

@@ -560,6 +560,20 @@ void apply_settings(RunConfig& config, const Settings& settings) {
   }
 }
 
+Settings settings_of(const RunConfig& config) {
+  Settings out;
+  for (const SettingDef& def : setting_table()) {
+    const auto v = def.get(config);
+    if (!v) continue;
+    if (const auto* items = std::get_if<std::vector<std::string>>(&*v)) {
+      for (const auto& item : *items) out.push_back(Setting{def.key, item, def.flag(), {item}});
+      continue;
+    }
+    out.push_back(Setting{def.key, setting_text(*v), def.flag()});
+  }
+  return out;
+}
+
 std::string setting_text(const SettingValue& value) {
   return std::visit(
       [](const auto& v) -> std::string {

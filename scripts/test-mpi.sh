@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The MPI mode's checks (docs/distributed.md): installs Debian's Open MPI if
+# missing, builds blis with -DBLIS_WITH_MPI=ON in build-mpi, and checks that
+# `mpirun -np 3 blis ...` prints exactly what one process prints for a sweep,
+# a Lua search and a plan, and that a failing worker stops the run cleanly.
+# The default build and the README's two commands never need MPI.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BLIS_MPI_BUILD_DIR:-$root/build-mpi}"
+
+if ! command -v mpirun >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "blis: installing Open MPI (openmpi-bin, libopenmpi-dev)" >&2
+  SUDO=(); [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev >&2
+fi
+"$root/scripts/install-deps.sh"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLIS_WITH_MPI=ON \
+    -DBLIS_BUILD_TESTS=OFF -DBLIS_BUILD_BENCH=OFF >&2
+fi
+cmake --build "$build" -j "$(nproc)" >&2
+
+# Open MPI refuses root unless told; ranks yield while they wait (2 cores).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+blis="$build/stage/bin/blis"
+mpi=(mpirun --oversubscribe -np 3 "$blis")
+cd "$root"
+passed=0 failed=0
+check() {  # name, then the command whose success means the check passed
+  local name=$1; shift
+  if "$@" >/dev/null 2>&1; then passed=$((passed + 1)); echo "ok: $name"
+  else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+sweep=examples/routing-comparison/routing.toml
+"$blis" run "$sweep" --jobs 1 > "$tmp/one.json" 2>/dev/null
+"${mpi[@]}" run "$sweep" > "$tmp/mpi.json" 2>/dev/null
+check "mpirun -np 3: a TOML sweep prints what --jobs 1 prints" cmp "$tmp/one.json" "$tmp/mpi.json"
+
+"${mpi[@]}" run examples/capacity-planning/capacity.lua > "$tmp/search.txt" 2>/dev/null
+check "mpirun -np 3: a Lua search prints its expected report" cmp examples/capacity-planning/expected.txt "$tmp/search.txt"
+
+"${mpi[@]}" plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' > "$tmp/plan.txt" 2>/dev/null
+check "mpirun -np 3: blis plan gives its expected answer" cmp examples/plan/expected.txt "$tmp/plan.txt"
+
+cat > "$tmp/bad.toml" <<'TOML'
+model = "qwen/qwen3-14b"
+num-requests = 20
+[[sweep]]
+rate = 5
+[[sweep]]
+rate = 10
+latency-model = "nope"
+TOML
+set +e
+"${mpi[@]}" run "$tmp/bad.toml" > "$tmp/bad.out" 2> "$tmp/bad.err"
+status=$?
+set -e
+check "a failing worker: exit 2, nothing on stdout" test "$status" -eq 2 -a ! -s "$tmp/bad.out"
+check "a failing worker: rank 0 reports its error" grep -q "unknown latency model 'nope'" "$tmp/bad.err"
+
+echo "mpi: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
