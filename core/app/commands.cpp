@@ -32,7 +32,18 @@ Commands::Commands(CLI::App& app) {
 
   plan_ = app.add_subcommand("plan", "Find the fewest instances that serve the traffic within SLO targets "
                                      "in steady state (or, with --max-rate, the highest rate they sustain)");
-  plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json"});
+  plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
+                                         "shard", "resume"});
+  plan_->add_option("--hardware", plan_hardware_,
+                    "GPU type, or several comma-separated to compare (H100,A100-80): the fewest instances "
+                    "of each, and the cheapest")
+      ->delimiter(',')->group("Plan");
+  plan_->add_option("--tp", plan_tp_, "Tensor parallelism, or several comma-separated to compare (1,2,4)")
+      ->delimiter(',')->group("Plan");
+  plan_->add_option("--gpu-cost", plan_gpu_cost_,
+                    "$ per GPU-hour by GPU, GPU=cost,... (H100=3.0,A100-80=1.8): adds $/hour and $ per million "
+                    "output tokens to the comparison and picks the cheapest by cost")
+      ->group("Plan");
   plan_->add_option("--slo", plan_slo_,
                     "Targets, comma-separated: METRIC_STAT<VALUE with METRIC ttft, itl, e2e and STAT mean, "
                     "p90, p95, p99, VALUE in us, ms or s, e.g. \"ttft_p99<500ms,e2e_p99<20s\"; none = steady "
@@ -115,6 +126,9 @@ int Commands::execute() {
     req.max_instances = plan_max_instances_;
     req.jobs = plan_jobs_;
     req.format = plan_format_;
+    req.hardware = plan_hardware_;
+    req.tp = plan_tp_;
+    req.gpu_cost = plan_gpu_cost_;
     blis::plan(req, std::cout);
     return 0;
   }

@@ -38,6 +38,9 @@ class Commands {
   std::string plan_slo_, plan_duration_, plan_format_ = "table";
   bool plan_max_rate_ = false;
   int64_t plan_max_instances_ = 512, plan_jobs_ = 1;
+  std::vector<std::string> plan_hardware_;
+  std::vector<int64_t> plan_tp_;
+  std::string plan_gpu_cost_;
   // blis run: one CLI11 option per row of the settings table, by key.
   std::map<std::string, CLI::Option*> run_options_;
   std::string scenario_;

@@ -47,3 +47,16 @@ TEST_CASE("plan: bad targets and missing traffic are refused", "[cli][plan]") {
   CHECK(json.out.rfind("{\n  \"question\": ", 0) == 0);
   CHECK(json.out.find("\"minimum_instances\": 1\n}") != std::string::npos);
 }
+
+TEST_CASE("plan: GPUs and TPs compared, with costs, the cheapest named", "[cli][plan]") {
+  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 20 --slo 'ttft_p99<500ms' --hardware H100,A100-80 "
+                            "--tp 1,2 --gpu-cost H100=3.0,A100-80=1.8 --jobs 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("GPU         TP  instances   GPUs     $/hour  $/M out tokens  ttft_p99_ms\n") != std::string::npos);
+  CHECK(r.out.find("\nH100         1  ") != std::string::npos);
+  CHECK(r.out.find("\nA100-80      2  ") != std::string::npos);
+  CHECK(r.out.find("cheapest: ") != std::string::npos);
+  check_refused("plan --model qwen/qwen3-14b --rate 20 --hardware H100,A100-80 --gpu-cost H100=cheap",
+                "--gpu-cost: 'H100=cheap'");
+}

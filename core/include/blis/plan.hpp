@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace blis {
 
@@ -21,6 +22,10 @@ struct PlanRequest {
   int64_t max_instances = 512;  // the search's upper bound
   int64_t jobs = 1;             // simulations in parallel
   std::string format = "table";  // table or json
+  // Candidates: the product of GPUs and TPs (one of each: the run's own).
+  std::vector<std::string> hardware;  // --hardware H100,A100-80
+  std::vector<int64_t> tp;            // --tp 1,2,4
+  std::string gpu_cost;               // "H100=3.0,A100-80=1.8": $ per GPU-hour
 };
 
 // Runs the search and prints the answer to `out`; progress goes to stderr.

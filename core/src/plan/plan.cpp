@@ -12,11 +12,13 @@
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
 #include "util/json_format.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <exception>
 #include <iostream>
@@ -64,8 +66,8 @@ class Planner {
     }
   }
 
-  // The fewest instances meeting every target; prints the answer.
-  void min_instances(std::ostream& out) {
+  // The fewest instances meeting every target (0: none up to the bound).
+  int64_t find_min_instances() {
     for (;;) {
       trials_.clear();
       int64_t lo = 0, hi = 0;  // lo fails (0: none tried), hi passes (0: none found)
@@ -100,10 +102,13 @@ class Planner {
                        "instance count (routing or admission effects); check the rows",
                        hi, hi + 1);
       }
-      print(out, hi, "instances");
-      return;
+      return hi;
     }
   }
+
+  // The answer's trial (valid when answer > 0).
+  const Trial& trial(int64_t instances) const { return trials_.at({instances, base_.workload.rate}); }
+  const RunConfig& base() const { return base_; }
 
   // The highest rate `instances` sustain within every target.
   void max_rate(std::ostream& out) {
@@ -255,7 +260,8 @@ class Planner {
     return cols;
   }
 
-  void print(std::ostream& out, int64_t answer, const char*) const {
+ public:
+  void print(std::ostream& out, int64_t answer) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
     if (req_.format == "json") {
@@ -311,6 +317,7 @@ class Planner {
     out << "\n";
   }
 
+ private:
   void print_rate(std::ostream& out, int64_t n, double rate) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
@@ -359,12 +366,126 @@ class Planner {
 
 }  // namespace
 
+namespace {
+
+// "H100=3.0,A100-80=1.8" -> $ per GPU-hour by GPU name (case-insensitive).
+std::map<std::string, double> parse_costs(const std::string& text) {
+  std::map<std::string, double> out;
+  for (const std::string& raw : text::split(text, ',')) {
+    const std::string item = text::trim(raw);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    double v = 0;
+    const std::string value = eq == std::string::npos ? "" : text::trim(item.substr(eq + 1));
+    const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (eq == std::string::npos || r.ec != std::errc() || r.ptr != value.data() + value.size() || !(v >= 0) ||
+        !std::isfinite(v))
+      throw InputError("--gpu-cost", fmt::format("'{}': write GPU=dollars-per-GPU-hour, e.g. H100=3.0,A100-80=1.8", item));
+    out[text::lower(text::trim(item.substr(0, eq)))] = v;
+  }
+  return out;
+}
+
+// The fewest instances for each GPU and TP, and the cheapest.
+void compare_candidates(const PlanRequest& request, std::ostream& out) {
+  const auto costs = parse_costs(request.gpu_cost);
+  const std::vector<std::string> gpus = request.hardware.empty() ? std::vector<std::string>{""} : request.hardware;
+  const std::vector<int64_t> tps = request.tp.empty() ? std::vector<int64_t>{0} : request.tp;
+  struct Candidate {
+    std::string gpu;
+    int64_t tp = 0, instances = 0;
+    double ttft_p99 = 0, tokens_per_s = 0, cost = -1;
+    std::string verdict;
+  };
+  std::vector<Candidate> rows;
+  std::string model;
+  double rate = 0;
+  for (const std::string& gpu : gpus)
+    for (int64_t tp : tps) {
+      PlanRequest one = request;
+      one.hardware.clear();
+      one.tp.clear();
+      if (!gpu.empty()) one.command_line.push_back(Setting{"hardware", gpu, "--hardware"});
+      if (tp > 0) one.command_line.push_back(Setting{"tp", std::to_string(tp), "--tp"});
+      std::cerr << fmt::format("blis plan: candidate {} TP {}\n", gpu.empty() ? "(default GPU)" : gpu, tp);
+      Planner planner(one);
+      Candidate c;
+      c.instances = planner.find_min_instances();
+      const RunConfig& base = planner.base();
+      model = base.pool().model.name.value_or("");
+      rate = base.workload.rate;
+      c.gpu = gpu.empty() ? base.pool().model.hardware.value_or("default") : gpu;
+      c.tp = tp;
+      if (c.instances > 0) {
+        const Trial& t = planner.trial(c.instances);
+        c.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
+        c.tokens_per_s = metric_value(t.outcome.metrics, "tokens_per_sec");
+        c.verdict = verdict_name(t.outcome.steady.verdict);
+        const auto cost = costs.find(text::lower(c.gpu));
+        if (cost != costs.end()) c.cost = cost->second * static_cast<double>(c.instances * std::max<int64_t>(1, tp));
+      }
+      rows.push_back(c);
+    }
+  // Cheapest: by $/hour when every answer has a price, else by GPU count.
+  const bool priced = std::all_of(rows.begin(), rows.end(), [](const Candidate& c) { return c.instances == 0 || c.cost >= 0; });
+  const Candidate* best = nullptr;
+  auto key = [&](const Candidate& c) {
+    return priced ? c.cost : static_cast<double>(c.instances * std::max<int64_t>(1, c.tp));
+  };
+  for (const Candidate& c : rows)
+    if (c.instances > 0 && (best == nullptr || key(c) < key(*best))) best = &c;
+  if (request.format == "json") {
+    out << "{\n  \"model\": " << go_string(model) << ",\n  \"candidates\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Candidate& c = rows[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"hardware\": " << go_string(c.gpu) << ", \"tp\": " << c.tp
+          << ", \"minimum_instances\": " << (c.instances > 0 ? std::to_string(c.instances) : "null")
+          << ", \"gpus\": " << c.instances * std::max<int64_t>(1, c.tp) << ", \"dollars_per_hour\": "
+          << (c.cost >= 0 ? go_float(c.cost) : "null") << ", \"ttft_p99_ms\": " << go_float(c.ttft_p99) << "}";
+    }
+    out << "\n  ],\n  \"cheapest\": "
+        << (best ? "{\"hardware\": " + go_string(best->gpu) + ", \"tp\": " + std::to_string(best->tp) + "}" : "null")
+        << "\n}\n";
+    return;
+  }
+  out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n\n", model,
+                     rate, request.slo.empty() ? "steady state, no rejections" : request.slo);
+  out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11}\n", "GPU", "TP", "instances", "GPUs", "$/hour",
+                     "$/M out tokens", "ttft_p99_ms");
+  for (const Candidate& c : rows) {
+    if (c.instances == 0) {
+      out << fmt::format("{:<10} {:>3}  {:>9}\n", c.gpu, c.tp, "none");
+      continue;
+    }
+    const double per_m = c.cost >= 0 && c.tokens_per_s > 0 ? c.cost / (c.tokens_per_s * 3600 / 1e6) : -1;
+    out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11.2f}\n", c.gpu, c.tp, c.instances,
+                       c.instances * std::max<int64_t>(1, c.tp), c.cost >= 0 ? fmt::format("{:.2f}", c.cost) : "-",
+                       per_m >= 0 ? fmt::format("{:.3f}", per_m) : "-", c.ttft_p99);
+  }
+  out << "\n";
+  if (best)
+    out << fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})\n", best->instances, best->gpu, best->tp,
+                       best->instances * std::max<int64_t>(1, best->tp),
+                       best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "");
+  else
+    out << "cheapest: none of the candidates meets the targets\n";
+}
+
+}  // namespace
+
 void plan(const PlanRequest& request, std::ostream& out) {
   if (request.format != "table" && request.format != "json")
     throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", request.format));
-  Planner planner(request);
+  const bool compare = request.hardware.size() > 1 || request.tp.size() > 1 || !request.gpu_cost.empty();
+  if (compare && request.max_rate)
+    throw InputError("--max-rate", "finds one configuration's rate; give one --hardware and one --tp");
+  if (compare) return compare_candidates(request, out);
+  PlanRequest one = request;
+  if (!request.hardware.empty()) one.command_line.push_back(Setting{"hardware", request.hardware[0], "--hardware"});
+  if (!request.tp.empty()) one.command_line.push_back(Setting{"tp", std::to_string(request.tp[0]), "--tp"});
+  Planner planner(one);
   if (request.max_rate) planner.max_rate(out);
-  else planner.min_instances(out);
+  else planner.print(out, planner.find_min_instances());
 }
 
 }  // namespace blis
