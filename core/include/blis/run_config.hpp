@@ -80,6 +80,7 @@ struct PolicySettings {
   int64_t admission_latency = 0;               // µs
   int64_t routing_latency = 0;                 // µs
   int64_t snapshot_refresh_interval = 0;       // µs
+  int64_t cache_signal_delay = 50000;          // µs; age of the KV caches scorers query (spec head §7.2)
   std::optional<std::string> policy_file;      // --policy-config
 };
 

@@ -378,6 +378,12 @@ std::vector<SettingDef> make_table() {
                   "Give the scenario file the command line's rights: it may load plugin libraries and "
                   "write outside the current directory (for files you wrote, such as a --dump-config)",
                   [](RunConfig& c) -> auto& { return c.trust_scenario; }));
+  // Settings of the reference's later snapshot (spec head §7.2-§7.4).
+  t.push_back(row("cache_signal_delay", {"--cache-signal-delay"}, "routing",
+                  "µs between the copies of the instances' KV caches that cache-aware scorers "
+                  "(precise-prefix-cache, no-hit-lru) query; 0 = the live caches",
+                  [](RunConfig& c) -> auto& { return c.policies.cache_signal_delay; },
+                  int_between(0, kMaxMicros), kDuration));
   return t;
 }
 

@@ -50,6 +50,9 @@ class Instance {
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
   const KVCache& kv() const { return kv_; }
+  // The router's cache queries (spec head §7.2): live, or a copy to query later.
+  int64_t cached_prefix_length(const uint64_t* hashes, int64_t n) { return kv_.cached_prefix_length(hashes, n); }
+  void copy_prefix_index(PrefixIndexCopy& out) { kv_.copy_prefix_index(out); }
 
  private:
   // A request of the running batch. The batch is an array of these, so a step

@@ -472,6 +472,10 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
 
   resolve_model(r, ctx);
   resolve_policies(r, ctx);
+  // spec head §7.2: the caches are queried for the plugins that read them.
+  auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };
+  r.cache_query = needs_cache(ctx.env.registries->admission.find(*r.config.policies.admission));
+  for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   r.overrides.check_plugins(used);
