@@ -45,6 +45,7 @@ struct EngineSettings {
   double kv_offload_threshold = 0.9;
   double kv_transfer_bandwidth = 100.0;   // blocks per µs
   int64_t kv_transfer_base_latency = 0;   // µs
+  std::string preemption_policy = "fcfs";  // fcfs (batch tail) or priority (spec head §7.3)
 };
 
 // A group of identical instances. Today a cluster has exactly one pool.

@@ -384,6 +384,11 @@ std::vector<SettingDef> make_table() {
                   "(precise-prefix-cache, no-hit-lru) query; 0 = the live caches",
                   [](RunConfig& c) -> auto& { return c.policies.cache_signal_delay; },
                   int_between(0, kMaxMicros), kDuration));
+  t.push_back(row("preemption_policy", {"--preemption-policy"}, "batching",
+                  "Which running request loses its KV when blocks run out: fcfs (the batch's last) or "
+                  "priority (the least urgent SLO class, latest arrival first)",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.preemption_policy; },
+                  one_of("preemption policy", {"fcfs", "priority"})));
   return t;
 }
 
