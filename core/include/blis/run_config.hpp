@@ -45,6 +45,9 @@ struct EngineSettings {
   double kv_offload_threshold = 0.9;
   double kv_transfer_bandwidth = 100.0;   // blocks per µs
   int64_t kv_transfer_base_latency = 0;   // µs
+  // Share of GPU memory for weights, activations and KV (spec head §7.4).
+  // Given, it replaces the defaults table's KV blocks by a computed count.
+  std::optional<double> gpu_memory_utilization;
   std::string preemption_policy = "fcfs";  // fcfs (batch tail) or priority (spec head §7.3)
 };
 

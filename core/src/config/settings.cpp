@@ -389,6 +389,16 @@ std::vector<SettingDef> make_table() {
                   "priority (the least urgent SLO class, latest arrival first)",
                   [](RunConfig& c) -> auto& { return c.pool().engine.preemption_policy; },
                   one_of("preemption policy", {"fcfs", "priority"})));
+  t.push_back(row("gpu_memory_utilization", {"--gpu-memory-utilization"}, "kv-cache",
+                  "Share of GPU memory, in (0, 1], from which KV blocks are computed (default 0.9); "
+                  "given, it replaces the defaults table's KV blocks",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.gpu_memory_utilization; },
+                  [](const SettingValue& v) -> std::optional<std::string> {
+                    const double x = std::get<double>(v);
+                    if (!std::isfinite(x) || x <= 0 || x > 1)
+                      return fmt::format("must be a finite value in (0, 1], got {}", x);
+                    return std::nullopt;
+                  }));
   return t;
 }
 
