@@ -60,8 +60,9 @@ TEST_CASE("scripts are found by name: --script-dir, BLIS_SCRIPT_DIR, installed",
   CHECK(unknown.status == 2);
   CHECK(unknown.out.empty());
   // The list of valid names has the plugins and the installed scripts.
-  CHECK(unknown.err.find("unknown scorer \"my-scorer\"; valid: kv-headroom, kv-utilization, "
-                         "load-balance, prefix-affinity, queue-depth") != std::string::npos);
+  CHECK(unknown.err.find("unknown scorer \"my-scorer\"; valid: active-requests, kv-headroom, "
+                         "kv-utilization, load-aware, load-balance, no-hit-lru, precise-prefix-cache, "
+                         "prefix-affinity, queue-depth, running-requests, vllm-dp") != std::string::npos);
   Result found = run_blis("--script-dir " + dir.str() + " " + base + "my-scorer:1");
   CHECK(found.status == 2);  // --script-dir belongs to `run`
   found = run_blis(base + "my-scorer:1 --script-dir " + dir.str());

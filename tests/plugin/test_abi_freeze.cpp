@@ -57,6 +57,7 @@ struct FrozenAbi {
 // One row per released ABI version. Never edit a row: a new minor adds one.
 constexpr FrozenAbi kFrozen[] = {
     {1, 1, 0x29259544da36d347ull},
+    {1, 2, 0xa9cb54f39bd7611eull},
 };
 
 }  // namespace
@@ -86,7 +87,8 @@ static_assert(sizeof(void*) == 8, "update the frozen layout below for this platf
 
 static_assert(BLIS_KIND_LATENCY_MODEL == 1 && BLIS_KIND_ROUTING_SCORER == 2 &&
               BLIS_KIND_ADMISSION_POLICY == 3);
-static_assert(BLIS_NEED_MODEL == 1 && BLIS_NEED_HARDWARE == 2 && BLIS_NEED_COEFFICIENTS == 4);
+static_assert(BLIS_NEED_MODEL == 1 && BLIS_NEED_HARDWARE == 2 && BLIS_NEED_COEFFICIENTS == 4 &&
+              BLIS_NEED_PREFIX_CACHE == 8);
 static_assert(BLIS_OK == 0 && BLIS_ERROR == 1);
 static_assert(BLIS_CONFIG_OK == 0 && BLIS_CONFIG_MISSING == 1 && BLIS_CONFIG_WRONG_TYPE == 2);
 static_assert(BLIS_LOG_DEBUG == 0 && BLIS_LOG_INFO == 1 && BLIS_LOG_WARN == 2 && BLIS_LOG_ERROR == 3);
@@ -122,7 +124,7 @@ static_assert(offsetof(blis_request_view, slo_class) == 56);
 static_assert(offsetof(blis_request_view, reserved0) == 60);
 static_assert(offsetof(blis_request_view, slo_class_name) == 64);
 static_assert(offsetof(blis_request_view, tenant_id) == 72);
-static_assert(sizeof(blis_instance_snapshot) == 48);
+static_assert(sizeof(blis_instance_snapshot) == 56);
 static_assert(offsetof(blis_instance_snapshot, index) == 0);
 static_assert(offsetof(blis_instance_snapshot, queue_depth) == 4);
 static_assert(offsetof(blis_instance_snapshot, batch_size) == 8);
@@ -131,6 +133,7 @@ static_assert(offsetof(blis_instance_snapshot, free_kv_blocks) == 16);
 static_assert(offsetof(blis_instance_snapshot, total_kv_blocks) == 24);
 static_assert(offsetof(blis_instance_snapshot, kv_utilization) == 32);
 static_assert(offsetof(blis_instance_snapshot, cache_hit_rate) == 40);
+static_assert(offsetof(blis_instance_snapshot, cached_blocks) == 48);
 static_assert(sizeof(blis_route_input) == 40);
 static_assert(offsetof(blis_route_input, struct_size) == 0);
 static_assert(offsetof(blis_route_input, snapshot_size) == 4);

@@ -350,6 +350,20 @@ TEST_CASE("kv capacity: Qwen3-14B on H100 (spec §4.2)", "[latency]") {
   CHECK(blis::auto_kv_blocks(qwen3(), h100, 8, 16) == 1763547);
 }
 
+TEST_CASE("kv capacity: --gpu-memory-utilization replaces the 0.9 share (spec head §7.4)", "[latency]") {
+  // Qwen3-14B at TP 1 costs 33.16 GiB before KV, and a 16-token block is
+  // 2.5 MiB (409.6 blocks per GiB): each 0.1 of 80 GiB is 8 GiB, 3277 blocks.
+  const auto h100 = catalog().hardware("H100");
+  CHECK(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 0.9) == 15909);
+  CHECK(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 1.0) == 19186);
+  CHECK(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 0.8) == 12632);
+  CHECK(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 0.5) == 2802);
+  // 32 GiB cannot hold the weights and activations.
+  CHECK_THROWS_WITH(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 0.4), Catch::Contains("80 GiB x 40% x 1 GPUs"));
+  CHECK_THROWS_WITH(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 0.0), Catch::Contains("(0, 1]"));
+  CHECK_THROWS_WITH(blis::auto_kv_blocks(qwen3(), h100, 1, 16, 1.01), Catch::Contains("(0, 1]"));
+}
+
 TEST_CASE("kv capacity: validation and failures (spec §4.2)", "[latency]") {
   const auto h100 = catalog().hardware("H100");
   auto m = qwen3();

@@ -132,7 +132,10 @@ double weight_bytes_from_model_name(const std::string& model);
 
 // KV blocks that fit on the GPUs (spec engine.md §4.2). Throws InputError with
 // the reason when the inputs are invalid or the model does not fit.
-int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size);
+// vLLM's default share of GPU memory (--gpu-memory-utilization, spec head §7.4).
+inline constexpr double kDefaultGpuMemoryUtilization = 0.9;
+int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
+                       double gpu_memory_utilization = kDefaultGpuMemoryUtilization);
 
 // max-model-len from max_position_embeddings and rope scaling (spec engine.md
 // §10.2); 0 when the config has none. Warnings go to the log.

@@ -45,6 +45,10 @@ struct EngineSettings {
   double kv_offload_threshold = 0.9;
   double kv_transfer_bandwidth = 100.0;   // blocks per µs
   int64_t kv_transfer_base_latency = 0;   // µs
+  // Share of GPU memory for weights, activations and KV (spec head §7.4).
+  // Given, it replaces the defaults table's KV blocks by a computed count.
+  std::optional<double> gpu_memory_utilization;
+  std::string preemption_policy = "fcfs";  // fcfs (batch tail) or priority (spec head §7.3)
 };
 
 // A group of identical instances. Today a cluster has exactly one pool.
@@ -80,6 +84,7 @@ struct PolicySettings {
   int64_t admission_latency = 0;               // µs
   int64_t routing_latency = 0;                 // µs
   int64_t snapshot_refresh_interval = 0;       // µs
+  int64_t cache_signal_delay = 50000;          // µs; age of the KV caches scorers query (spec head §7.2)
   std::optional<std::string> policy_file;      // --policy-config
 };
 

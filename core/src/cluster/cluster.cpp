@@ -28,6 +28,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   for (size_t i = 0; i < n; ++i) cached_[i].index = static_cast<int32_t>(i);
   last_refresh_.assign(n, 0);
   state_.resize(n);
+  if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
     std::unique_ptr<LatencyModel> model = latency(i);
     collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
@@ -35,6 +36,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
     instances_.push_back(
         std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
   }
+  // spec head §7.2: the delayed view starts as the caches at construction.
+  for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
 }
 
 ClusterSimulation::~ClusterSimulation() = default;
@@ -121,9 +124,33 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
     state_[i].in_flight = static_cast<int32_t>(in_flight_[i]);
   }
   view_ = request_view(pool_[slot], cfg_.engine.block_size);
+  fill_cached_blocks(now);
   input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
                             state_.data(), static_cast<int64_t>(state_.size())};
   return input_;
+}
+
+// spec head §7.2: each instance's cached leading blocks of the request, from
+// the live caches (delay 0) or from copies re-taken, all together, once the
+// last ones are `cache_signal_delay` old.
+void ClusterSimulation::fill_cached_blocks(SimTime now) {
+  if (!cfg_.cache_query) {
+    for (auto& s : state_) s.cached_blocks = -1;
+    return;
+  }
+  const uint64_t* hashes = view_.block_hashes;
+  const int64_t n = hashes == nullptr ? 0 : view_.num_blocks;
+  if (cfg_.cache_signal_delay == 0) {
+    for (size_t i = 0; i < instances_.size(); ++i)
+      state_[i].cached_blocks = instances_[i]->cached_prefix_length(hashes, n);
+    return;
+  }
+  if (now - last_cache_refresh_ >= cfg_.cache_signal_delay) {
+    for (size_t i = 0; i < instances_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
+    last_cache_refresh_ = now;
+  }
+  for (size_t i = 0; i < instances_.size(); ++i)
+    state_[i].cached_blocks = cache_copies_[i].cached_prefix(hashes, n);
 }
 
 void ClusterSimulation::on_admission(uint32_t slot) {

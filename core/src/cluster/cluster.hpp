@@ -29,6 +29,10 @@ struct ClusterConfig {
   bool trace_decisions = false;           // --trace-level decisions
   int64_t counterfactual_k = 0;           // > 0: compute regret
   SloTargetMap slo_targets;               // goodput targets by SLO class (--slo-ttft, ...)
+  // Fill blis_instance_snapshot.cached_blocks (a plugin declared
+  // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
+  bool cache_query = false;
+  SimTime cache_signal_delay = 50000;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -71,6 +75,7 @@ class ClusterSimulation final : public EventHandler {
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
   const blis_route_input& router_state(uint32_t slot);
+  void fill_cached_blocks(SimTime now);
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
@@ -93,6 +98,10 @@ class ClusterSimulation final : public EventHandler {
   std::vector<blis_instance_snapshot> cached_;
   std::vector<SimTime> last_refresh_;
   std::vector<blis_instance_snapshot> state_;
+  // The instances' prefix indexes as the router sees them with a cache signal
+  // delay (spec head §7.2), taken together at last_cache_refresh_.
+  std::vector<PrefixIndexCopy> cache_copies_;
+  SimTime last_cache_refresh_ = 0;
   blis_request_view view_{};
   blis_route_input input_{};
   std::vector<double> scores_;

@@ -388,6 +388,27 @@ std::vector<SettingDef> make_table() {
                   "Give the scenario file the command line's rights: it may load plugin libraries and "
                   "write outside the current directory (for files you wrote, such as a --dump-config)",
                   [](RunConfig& c) -> auto& { return c.trust_scenario; }));
+  // Settings of the reference's later snapshot (spec head §7.2-§7.4).
+  t.push_back(row("cache_signal_delay", {"--cache-signal-delay"}, "routing",
+                  "µs between the copies of the instances' KV caches that cache-aware scorers "
+                  "(precise-prefix-cache, no-hit-lru) query; 0 = the live caches",
+                  [](RunConfig& c) -> auto& { return c.policies.cache_signal_delay; },
+                  int_between(0, kMaxMicros), kDuration));
+  t.push_back(row("preemption_policy", {"--preemption-policy"}, "batching",
+                  "Which running request loses its KV when blocks run out: fcfs (the batch's last) or "
+                  "priority (the least urgent SLO class, latest arrival first)",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.preemption_policy; },
+                  one_of("preemption policy", {"fcfs", "priority"})));
+  t.push_back(row("gpu_memory_utilization", {"--gpu-memory-utilization"}, "kv-cache",
+                  "Share of GPU memory, in (0, 1], from which KV blocks are computed (default 0.9); "
+                  "given, it replaces the defaults table's KV blocks",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.gpu_memory_utilization; },
+                  [](const SettingValue& v) -> std::optional<std::string> {
+                    const double x = std::get<double>(v);
+                    if (!std::isfinite(x) || x <= 0 || x > 1)
+                      return fmt::format("must be a finite value in (0, 1], got {}", x);
+                    return std::nullopt;
+                  }));
   return t;
 }
 

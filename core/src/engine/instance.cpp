@@ -141,7 +141,7 @@ void Instance::form_batch(SimTime now) {
     if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any))
       break;
     budget -= n;
-    r.entry.new_tokens = static_cast<int32_t>(n);
+    running_[i].s.entry.new_tokens = static_cast<int32_t>(n);  // reserve() may have moved it
   }
 
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
@@ -191,10 +191,10 @@ void Instance::form_batch(SimTime now) {
 // spec engine §3.3: allocate n tokens for running_[pos], preempting from the
 // tail of the batch until it fits or the request itself was preempted. Called
 // when the tokens do not fit into the request's last block.
-bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
-  StepState& r = running_[pos].s;
+bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
   auto allocate = [&] {
-    return kv_.allocate(r.kv, {}, n) || (kv_.reload() && kv_.allocate(r.kv, {}, n));
+    RequestBlocks& kv = running_[pos].s.kv;
+    return kv_.allocate(kv, {}, n) || (kv_.reload() && kv_.allocate(kv, {}, n));
   };
   while (!allocate()) {
     if (running_.size() == 1) {
@@ -204,11 +204,36 @@ bool Instance::reserve(size_t pos, int64_t n, bool& preempted_any) {
       return false;
     }
     preempted_any = true;
-    const bool victim_is_r = running_.size() - 1 == pos;
-    preempt(pop_running());
-    if (victim_is_r) return false;
+    const size_t victim = preemption_victim();
+    preempt(take_running(victim));
+    if (victim == pos) return false;
+    if (victim < pos) --pos;
   }
   return true;
+}
+
+// spec head §7.3: fcfs takes the batch's last request; priority the least
+// urgent SLO class, among those the latest arrival, among those the last.
+size_t Instance::preemption_victim() const {
+  size_t victim = running_.size() - 1;
+  if (!cfg_.priority_preemption) return victim;
+  // The reference's priorities: critical 0, standard and the default class 1,
+  // batch 5, sheddable 6, background 7 (higher is less urgent).
+  auto rank = [](const Request& q) {
+    switch (q.spec.slo_class) {
+      case BLIS_SLO_CRITICAL: return 0;
+      case BLIS_SLO_BATCH: return 5;
+      case BLIS_SLO_SHEDDABLE: return 6;
+      case BLIS_SLO_BACKGROUND: return 7;
+      default: return 1;
+    }
+  };
+  for (size_t k = victim; k-- > 0;) {
+    const Request& a = *running_[k].req;
+    const Request& v = *running_[victim].req;
+    if (rank(a) > rank(v) || (rank(a) == rank(v) && a.spec.arrival_us > v.spec.arrival_us)) victim = k;
+  }
+  return victim;
 }
 
 Request& Instance::pop_running() {
@@ -216,6 +241,14 @@ Request& Instance::pop_running() {
   Request& q = *r.req;
   q.step = r.s;
   running_.pop_back();
+  return q;
+}
+
+Request& Instance::take_running(size_t pos) {
+  if (pos + 1 == running_.size()) return pop_running();
+  Request& q = *running_[pos].req;
+  q.step = running_[pos].s;
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(pos));
   return q;
 }
 

@@ -29,6 +29,7 @@ struct EngineConfig {
   int64_t long_prefill_threshold = 0;   // C, chunked prefill when > 0
   int64_t max_model_len = 0;            // M, 0 = unlimited
   QueueOrder order = QueueOrder::Fcfs;
+  bool priority_preemption = false;     // --preemption-policy priority (spec head §7.3)
   CpuTierConfig cpu_tier;
   SimTime horizon = kForever;
 };
@@ -50,6 +51,9 @@ class Instance {
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
   const KVCache& kv() const { return kv_; }
+  // The router's cache queries (spec head §7.2): live, or a copy to query later.
+  int64_t cached_prefix_length(const uint64_t* hashes, int64_t n) { return kv_.cached_prefix_length(hashes, n); }
+  void copy_prefix_index(PrefixIndexCopy& out) { kv_.copy_prefix_index(out); }
 
  private:
   // A request of the running batch. The batch is an array of these, so a step
@@ -68,9 +72,13 @@ class Instance {
   void on_step();
 
   void form_batch(SimTime now);
-  [[gnu::noinline]] bool reserve(size_t batch_pos, int64_t n, bool& preempted_any);
+  // May preempt requests ahead of batch_pos, which then moves with its request.
+  [[gnu::noinline]] bool reserve(size_t& batch_pos, int64_t n, bool& preempted_any);
   // Moves a request out of the batch's tail, its step state back home.
   Request& pop_running();
+  // The position of the request to preempt (spec head §7.3) and its removal.
+  size_t preemption_victim() const;
+  Request& take_running(size_t pos);
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
   void emit_token(Running& r, SimTime end, uint64_t step);

@@ -43,6 +43,24 @@ struct RequestBlocks {
   uint32_t list = kNoList;   // the cache's list of their ids, while any
 };
 
+// The prefix index of a cache as of one moment: which content the cache held
+// then. The router's view of a cache through --cache-signal-delay (spec head
+// §7.2); a copy, so it costs two memcpy-like passes over the index.
+class PrefixIndexCopy {
+ public:
+  // Leading hashes (at most n) whose content was cached at the copy.
+  int64_t cached_prefix(const uint64_t* hashes, int64_t n) const {
+    int64_t k = 0;
+    while (k < n && index_.find(hashes[k], [this](int32_t id) { return hashes_[static_cast<size_t>(id)]; }) >= 0) ++k;
+    return k;
+  }
+
+ private:
+  friend class KVCache;
+  BlockIndex index_{0};
+  std::vector<uint64_t> hashes_;  // by block id
+};
+
 class KVCache {
  public:
   KVCache(int64_t total_blocks, int32_t block_size);
@@ -79,6 +97,20 @@ class KVCache {
   // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
   // their ids go to `out`. Changes nothing observable.
   int64_t cached_prefix(const uint64_t* hashes, int64_t max_blocks, std::vector<int32_t>& out);
+
+  // The length of cached_prefix() without the ids. Changes nothing observable.
+  int64_t cached_prefix_length(const uint64_t* hashes, int64_t n) {
+    int64_t k = 0;
+    while (k < n && index_find(hashes[k]) >= 0) ++k;
+    return k;
+  }
+  // Overwrites `out` with the current prefix index (reusing its memory).
+  void copy_prefix_index(PrefixIndexCopy& out) {
+    apply_updates();
+    out.index_ = by_hash_;
+    out.hashes_.resize(blocks_.size());
+    for (size_t i = 0; i < blocks_.size(); ++i) out.hashes_[i] = blocks_[i].hash;
+  }
 
   // Adds `hit_ids` (cached blocks, only for a request holding nothing yet)
   // and then `n` new tokens to the request; a block that becomes full is

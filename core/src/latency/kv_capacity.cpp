@@ -16,8 +16,7 @@ namespace blis {
 
 namespace {
 
-// spec engine.md §4.2 constants.
-constexpr double kGpuMemoryUtilization = 0.9;
+// spec engine.md §4.2 constants (the memory share is a setting: spec head §7.4).
 constexpr double kActivationDenseGiB = 5.5;
 constexpr double kActivationMoeGiB = 8.0;
 constexpr double kNonTorchTp1GiB = 0.15;
@@ -32,10 +31,13 @@ std::string num(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
-int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size) {
+int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
+                       double gpu_memory_utilization) {
   // Validation, in the order of spec engine.md §4.2.
   if (tp <= 0) fail("TP must be > 0, got " + std::to_string(tp));
   if (block_size <= 0) fail("block size must be > 0, got " + std::to_string(block_size));
+  if (!(std::isfinite(gpu_memory_utilization) && gpu_memory_utilization > 0 && gpu_memory_utilization <= 1))
+    fail("GPU memory utilization must be in (0, 1], got " + num(gpu_memory_utilization));
   if (m.num_heads <= 0) fail("num_attention_heads must be > 0, got " + std::to_string(m.num_heads));
   if (m.num_layers <= 0) fail("num_hidden_layers must be > 0, got " + std::to_string(m.num_layers));
   if (m.hidden_size <= 0) fail("hidden_size must be > 0, got " + std::to_string(m.hidden_size));
@@ -74,7 +76,7 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
   const auto per_block = static_cast<int64_t>(kv_per_token / static_cast<double>(tp) *
                                               static_cast<double>(block_size));
   if (per_block <= 0) fail("per-block KV bytes is " + std::to_string(per_block) + " (expected > 0)");
-  const double available_gib = hw.memory_gib * kGpuMemoryUtilization * static_cast<double>(tp);
+  const double available_gib = hw.memory_gib * gpu_memory_utilization * static_cast<double>(tp);
 
   int64_t mlp = 3 * d * F;
   if (moe) {
@@ -94,7 +96,8 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
                                   static_cast<double>(tp);
   if (overhead_gib >= available_gib)
     fail("model overhead of " + num(overhead_gib) + " GiB does not fit in the available " +
-         num(available_gib) + " GiB (" + num(hw.memory_gib) + " GiB x 90% x " +
+         num(available_gib) + " GiB (" + num(hw.memory_gib) + " GiB x " +
+         fmt::format("{:g}", gpu_memory_utilization * 100) + "% x " +
          std::to_string(tp) + " GPUs)");
   const auto alloc_bytes = static_cast<int64_t>((available_gib - overhead_gib) * kGiB);
   const int64_t blocks = alloc_bytes / per_block;

@@ -234,17 +234,26 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   }
 
   // KV blocks (spec cli §3.5): given, then the defaults table, then computed.
+  // A given memory share (spec head §7.4) asks for the computed count: the
+  // table's counts were measured at vLLM's default share.
+  const std::optional<double> memory_share = e.gpu_memory_utilization;
+  if (memory_share && e.total_kv_blocks)
+    spdlog::info("{} has no effect: --total-kv-blocks is given", g.where("gpu_memory_utilization"));
+  if (memory_share && !e.total_kv_blocks && !(r.arch && r.hardware && tp > 0))
+    spdlog::warn("{} has no effect: no model architecture and GPU to compute KV blocks from",
+                 g.where("gpu_memory_utilization"));
   if (!e.total_kv_blocks) {
     int64_t blocks = 1000000;
-    const bool table_applies = r.analytical || (trained && !alpha_given);
+    const bool table_applies = (r.analytical || (trained && !alpha_given)) && !memory_share;
     if (table_applies && entry && entry->total_kv_blocks > 0) {
       blocks = entry->total_kv_blocks;
       spdlog::info("total-kv-blocks={} from the defaults table", blocks);
     } else if (r.arch && r.hardware && tp > 0) {
       try {
-        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size);
-        spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB, TP={}, block size {})", blocks,
-                     r.hardware->memory_gib, tp, e.block_size);
+        const double share = memory_share.value_or(kDefaultGpuMemoryUtilization);
+        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size, share);
+        spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB x {}, TP={}, block size {})", blocks,
+                     r.hardware->memory_gib, share, tp, e.block_size);
       } catch (const Error& err) {
         spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), blocks);
       }
@@ -472,6 +481,10 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
 
   resolve_model(r, ctx);
   resolve_policies(r, ctx);
+  // spec head §7.2: the caches are queried for the plugins that read them.
+  auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };
+  r.cache_query = needs_cache(ctx.env.registries->admission.find(*r.config.policies.admission));
+  for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   r.overrides.check_plugins(used);

@@ -79,6 +79,9 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.trace_decisions = c.trace.level == "decisions";
   cc.counterfactual_k = c.trace.counterfactual_k;
   cc.slo_targets = r.slo_targets;
+  cc.cache_query = r.cache_query;
+  cc.cache_signal_delay = c.policies.cache_signal_delay;
+  cc.engine.priority_preemption = e.preemption_policy == "priority";
   return cc;
 }
 

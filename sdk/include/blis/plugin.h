@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 1 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 2 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy. */
@@ -64,8 +64,10 @@ typedef enum blis_kind {
 typedef enum blis_need {
   BLIS_NEED_MODEL = 1,        /* architecture: config keys "model.*" */
   BLIS_NEED_HARDWARE = 2,     /* GPU figures and TP: "hardware.*", "tp" */
-  BLIS_NEED_COEFFICIENTS = 4  /* trained "alpha_coeffs"/"beta_coeffs" from the coefficient
+  BLIS_NEED_COEFFICIENTS = 4, /* trained "alpha_coeffs"/"beta_coeffs" from the coefficient
                                  table, unless given explicitly */
+  BLIS_NEED_PREFIX_CACHE = 8   /* ABI 1.2, scorers and admission policies: fill
+                                  blis_instance_snapshot.cached_blocks */
 } blis_need;
 
 /* Return value of every fallible call. */
@@ -152,7 +154,8 @@ typedef struct blis_request_view {
 } blis_request_view;
 
 /* One instance as the router sees it (possibly stale, see
- * --snapshot-refresh-interval). */
+ * --snapshot-refresh-interval). The snapshot may grow: index an array of them
+ * by blis_route_input.snapshot_size. */
 typedef struct blis_instance_snapshot {
   int32_t index;                   /* instance_<index> */
   int32_t queue_depth;             /* requests in the wait queue */
@@ -162,6 +165,11 @@ typedef struct blis_instance_snapshot {
   int64_t total_kv_blocks;
   double kv_utilization;           /* used / total GPU blocks */
   double cache_hit_rate;           /* cumulative prefix-cache hit rate */
+  /* ABI 1.2: leading blocks of this request's input (block_hashes) whose content
+   * the instance's GPU KV cache holds, as of the last refresh of the cache
+   * signal (--cache-signal-delay; 0 = live). -1 unless a plugin of the run
+   * declares BLIS_NEED_PREFIX_CACHE. */
+  int64_t cached_blocks;
 } blis_instance_snapshot;
 
 /* Input of a routing or admission decision. `instances` has `count` entries

@@ -19,6 +19,8 @@
 // Scorers implement `void score(const blis_route_input&, double* scores)` and
 // optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
 // policies implement `bool admit(const blis_route_input&, std::string& reason)`.
+// A scorer that reads the snapshots' cached_blocks passes
+// BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
 // The generated trampolines catch every exception and turn it into BLIS_ERROR
 // with the exception's message, so nothing C++ crosses the C boundary.
@@ -301,9 +303,9 @@ constexpr blis_plugin_info latency_model(const char* name, const char* version,
 }
 template <class T>
 constexpr blis_plugin_info routing_scorer(const char* name, const char* version,
-                                          const char* summary) {
+                                          const char* summary, uint32_t needs = 0) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ROUTING_SCORER, name, version, summary,
-          &detail::ScorerTrampolines<T>::vtable, 0, 0};
+          &detail::ScorerTrampolines<T>::vtable, needs, 0};
 }
 template <class T>
 constexpr blis_plugin_info admission_policy(const char* name, const char* version,
