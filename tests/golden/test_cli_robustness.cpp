@@ -234,3 +234,32 @@ TEST_CASE("robustness: deeply nested YAML is an error, not a stack overflow", "[
   check_one_error(run_quickly(kRun + "--workload-spec " + file), "collections nest too deeply (the YAML reader stops at");
   check_one_error(run_quickly(kRun + "--policy-config " + file), "collections nest too deeply");
 }
+
+TEST_CASE("robustness: a run that cannot fit in memory is refused before it allocates", "[cli][memory]") {
+  // 100,000 instances of qwen3-14b/H100 (17,600 KV blocks each) need over
+  // 100 GiB of KV bookkeeping: refused at once, naming what dominates.
+  auto r = check_refused("run --model qwen/qwen3-14b --num-instances 100000 --num-requests 10 --memory-limit 2GiB",
+                         "--num-instances: the run needs about 1");
+  CHECK(r.err.find(" GiB of memory (100000 instances with 17600 KV blocks each: ") != std::string::npos);
+  CHECK(r.err.find("more than 2.0 GiB (the --memory-limit)") != std::string::npos);
+  CHECK(r.err.find("use fewer instances or fewer --total-kv-blocks") != std::string::npos);
+  // Requests are counted too: 10^11 of them cannot be kept on any machine.
+  check_refused("run --model qwen/qwen3-14b --num-requests 100000000000 --rate 1",
+                "--num-requests: the run needs about 18.2 TiB");
+  // A budget that fits lets the run go; a malformed budget is an input error.
+  Result ok = run_blis("run --model qwen/qwen3-14b --num-instances 4 --num-requests 20 --memory-limit 64MiB");
+  CHECK(ok.status == 0);
+  check_refused("run --model qwen/qwen3-14b --num-instances 4 --memory-limit 12parsecs",
+                "--memory-limit: invalid value '12parsecs'");
+  check_refused("run --model qwen/qwen3-14b --memory-limit lots", "--memory-limit: invalid value 'lots'");
+}
+
+TEST_CASE("robustness: counts accept the reference's digit grouping", "[cli][config]") {
+  Result grouped = run_blis("run --model qwen/qwen3-14b --num-requests 1_000 --rate 50");
+  Result plain = run_blis("run --model qwen/qwen3-14b --num-requests 1000 --rate 50");
+  REQUIRE(grouped.status == 0);
+  CHECK(grouped.out == plain.out);
+  check_refused("run --model qwen/qwen3-14b --num-requests 1__000", "--num-requests: invalid value '1__000'");
+  check_refused("run --model qwen/qwen3-14b --num-requests _1000", "--num-requests: invalid value '_1000'");
+  check_refused("run --model qwen/qwen3-14b --num-requests 1000_", "--num-requests: invalid value '1000_'");
+}

@@ -123,3 +123,42 @@ TEST_CASE("workload spec: a scenario names the file relative to itself", "[cli][
   REQUIRE(r.status == 0);
   CHECK(r.out == run_in_source("run --model qwen/qwen3-14b --workload-spec " + kExampleA).out);
 }
+
+TEST_CASE("workload: --arrival-process draws what a spec client with that arrival draws", "[cli][workload]") {
+  // The distribution workload is a one-client spec (spec workload §2); with
+  // --arrival-process it is that spec with another `arrival:`.
+  blis::test::TempDir dir("blis-cli-arrival");
+  auto spec = [&](const std::string& arrival) {
+    return dir.write("a.yaml",
+                     "version: \"2\"\nseed: 42\ncategory: language\naggregate_rate: 20\nnum_requests: 300\n"
+                     "clients:\n  - id: distribution\n    rate_fraction: 1.0\n    arrival: " + arrival + "\n"
+                     "    input_distribution:\n      type: gaussian\n"
+                     "      params: {mean: 512, std_dev: 256, min: 2, max: 7000}\n"
+                     "    output_distribution:\n      type: gaussian\n"
+                     "      params: {mean: 512, std_dev: 256, min: 2, max: 7000}\n");
+  };
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 ";
+  const std::string flags = base + "--rate 20 --num-requests 300 ";
+  Result constant = run_blis(flags);
+  REQUIRE(constant.status == 0);
+  CHECK(run_blis(flags + "--arrival-process constant").out == constant.out);
+  for (const auto& [args, arrival] : std::vector<std::pair<std::string, std::string>>{
+           {"--arrival-process poisson", "{process: poisson}"},
+           {"--arrival-process gamma --arrival-cv 3", "{process: gamma, cv: 3}"},
+           {"--arrival-process weibull --arrival-cv 0.5", "{process: weibull, cv: 0.5}"}}) {
+    INFO(args);
+    Result from_flags = run_blis(flags + args);
+    Result from_spec = run_blis(base + "--workload-spec " + spec(arrival));
+    REQUIRE(from_flags.status == 0);
+    CHECK(from_flags.out == from_spec.out);
+    CHECK(from_flags.out != constant.out);  // bursts queue: other latencies
+  }
+  // A shape for a process that has none is reported, not silently dropped.
+  Result ignored = run_blis(flags + "--arrival-process poisson --arrival-cv 2");
+  CHECK(ignored.status == 0);
+  CHECK(ignored.err.find("--arrival-cv is ignored: poisson arrivals have no shape parameter") != std::string::npos);
+  check_refused(flags + "--arrival-process weibull --arrival-cv 20",
+                "--arrival-cv: must lie in [0.01, 10.4] for weibull arrivals, got 20");
+  check_refused(flags + "--arrival-process bursty", "--arrival-process");
+  check_refused(flags + "--arrival-cv 0", "--arrival-cv: must be a finite value > 0, got 0");
+}

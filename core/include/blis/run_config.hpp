@@ -63,6 +63,8 @@ struct WorkloadSettings {
   std::optional<std::string> spec;            // the reference's v2 YAML; wins over `workload`
   std::optional<std::string> trace;           // CSV replay
   double rate = 1.0;                          // requests per second
+  std::optional<std::string> arrival_process;  // constant (default), poisson, gamma, weibull
+  std::optional<double> arrival_cv;            // gamma and weibull; default 1
   std::optional<int64_t> num_requests;        // default 100; a spec or trace has its own
   int64_t prefix_tokens = 0;
   int64_t prompt_tokens = 512, prompt_tokens_stdev = 256, prompt_tokens_min = 2,
@@ -133,6 +135,7 @@ struct RunConfig {
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;
   bool trust_scenario = false;  // the scenario file gets the command line's rights
+  std::optional<std::string> memory_limit;  // "16GiB"; default: what the machine allows
 
   // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,
   // so that resolution errors can point at it.

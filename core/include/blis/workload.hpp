@@ -192,6 +192,7 @@ inline constexpr int64_t kMaxRequestTokens = 10'000'000;
 struct DistributionWorkload {
   double rate = 1.0;
   int64_t num_requests = 100;
+  ArrivalSpec arrival{"constant", std::nullopt};  // the reference's spacing unless told
   int64_t prefix_tokens = 0;
   int64_t prompt_mean = 512, prompt_stdev = 256, prompt_min = 2, prompt_max = 7000;
   int64_t output_mean = 512, output_stdev = 256, output_min = 2, output_max = 7000;

@@ -155,6 +155,10 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("horizon", {"--horizon"}, "simulation",
                   "Stop at the first event after this time (µs); also bounds arrivals",
                   [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true), kDuration));
+  t.push_back(row("memory_limit", {"--memory-limit"}, "simulation",
+                  "Memory budget of the pre-flight check (16GiB, 512MiB, bytes); a run that needs more "
+                  "is refused before it starts (default: the machine's memory or its cgroup limit)",
+                  [](RunConfig& c) -> auto& { return c.memory_limit; }));
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
   t.push_back(row("format", {"--format"}, "outputs",
@@ -249,8 +253,17 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("workload_trace", {"--workload-trace"}, "workload",
                   "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])",
                   [](RunConfig& c) -> auto& { return c.workload.trace; }, {}, kInputPath));
-  t.push_back(row("rate", {"--rate", "--request-rate"}, "workload", "Arrival rate, requests per second (constant spacing)",
+  t.push_back(row("rate", {"--rate", "--request-rate"}, "workload", "Arrival rate, requests per second (spaced as --arrival-process says)",
                   [](RunConfig& c) -> auto& { return c.workload.rate; }, finite_positive()));
+  t.push_back(row("arrival_process", {"--arrival-process"}, "workload",
+                  "Arrivals of the distribution workload and presets: constant (the default, even "
+                  "spacing), poisson, gamma or weibull (burstiness from --arrival-cv)",
+                  [](RunConfig& c) -> auto& { return c.workload.arrival_process; },
+                  one_of("arrival process", {"constant", "gamma", "poisson", "weibull"})));
+  t.push_back(row("arrival_cv", {"--arrival-cv"}, "workload",
+                  "Coefficient of variation of inter-arrival times for gamma (> 0) and weibull "
+                  "([0.01, 10.4]) arrivals (default 1)",
+                  [](RunConfig& c) -> auto& { return c.workload.arrival_cv; }, finite_positive()));
   t.push_back(row("num_requests", {"--num-requests", "--num-prompts"}, "workload",
                   "Number of requests (default 100; a workload spec or trace has its own)",
                   [](RunConfig& c) -> auto& { return c.workload.num_requests; }, int_at_least(0)));
@@ -421,7 +434,26 @@ std::vector<std::string> setting_names() {
   return out;
 }
 
-std::optional<int64_t> parse_int(const std::string& s) {
+// Go's literal rule, as the reference's flags read counts: an underscore
+// between two digits groups them ("1_000"); anywhere else it is an error.
+std::optional<std::string> without_digit_separators(const std::string& s) {
+  if (s.find('_') == std::string::npos) return s;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '_') {
+      out += s[i];
+      continue;
+    }
+    if (i == 0 || i + 1 == s.size() || !digit(s[i - 1]) || !digit(s[i + 1])) return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<int64_t> parse_int(const std::string& text) {
+  const auto grouped = without_digit_separators(text);
+  if (!grouped) return std::nullopt;
+  const std::string& s = *grouped;
   int64_t v = 0;
   const char* b = s.data();
   const char* e = b + s.size();

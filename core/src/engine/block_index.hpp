@@ -20,11 +20,18 @@ namespace blis {
 class BlockIndex {
  public:
   explicit BlockIndex(int64_t max_keys) {
-    std::size_t cap = 16;
-    while (cap < static_cast<std::size_t>(max_keys) * 2) cap <<= 1;
+    const std::size_t cap = slots_for(max_keys);
     slots_.assign(cap, Slot{0, kEmpty});
     mask_ = cap - 1;
   }
+
+  // Slots of a table for `max_keys` keys (a power of two, load at most 1/2).
+  static std::size_t slots_for(int64_t max_keys) {
+    std::size_t cap = 16;
+    while (cap < static_cast<std::size_t>(max_keys) * 2) cap <<= 1;
+    return cap;
+  }
+  static constexpr std::size_t kSlotBytes = 8;
 
   // Block id for `key`, or -1.
   template <class KeyOf>
@@ -80,6 +87,7 @@ class BlockIndex {
     uint32_t tag;
     int32_t id;
   };
+  static_assert(sizeof(Slot) == kSlotBytes);
   // The table has at most 2^32 slots, so the home slot is tag & mask_.
   static uint32_t tag_of(uint64_t key) { return static_cast<uint32_t>(mix64(key)); }
 

@@ -8,16 +8,30 @@
 
 namespace blis {
 
+namespace {
+
+// Free-list entries for a cache of `total_blocks`: room for stale entries
+// keeps compactions rare; positions fit in 32 bits.
+int64_t ring_entries(int64_t total_blocks) {
+  return std::min<int64_t>(total_blocks + std::max<int64_t>(total_blocks / 2, 16), UINT32_MAX);
+}
+
+}  // namespace
+
+int64_t KVCache::footprint_bytes(int64_t total_blocks) {
+  if (total_blocks <= 0) return 0;
+  return total_blocks * static_cast<int64_t>(sizeof(Block)) +
+         ring_entries(total_blocks) * static_cast<int64_t>(sizeof(FreeEntry)) +
+         static_cast<int64_t>(BlockIndex::slots_for(total_blocks) * BlockIndex::kSlotBytes);
+}
+
 KVCache::KVCache(int64_t total_blocks, int32_t block_size)
     : blocks_(static_cast<size_t>(total_blocks > 0 ? total_blocks : 0)), block_size_(block_size),
       by_hash_(total_blocks > 0 ? total_blocks : 1) {
   if (total_blocks <= 0 || block_size <= 0)
     throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
   if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
-  // Room for stale entries keeps compactions rare; positions fit in 32 bits.
-  const int64_t ring = std::min<int64_t>(total_blocks + std::max<int64_t>(total_blocks / 2, 16),
-                                         UINT32_MAX);
-  ring_.resize(static_cast<size_t>(ring));
+  ring_.resize(static_cast<size_t>(ring_entries(total_blocks)));
   // Initially every block is free, in id order (head = block 0).
   for (int32_t i = 0; i < static_cast<int32_t>(total_blocks); ++i) {
     ring_[i] = FreeEntry{0, i, false, false};

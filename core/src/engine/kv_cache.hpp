@@ -65,6 +65,10 @@ class KVCache {
  public:
   KVCache(int64_t total_blocks, int32_t block_size);
 
+  // The bytes a cache of `total_blocks` GPU blocks allocates up front (its
+  // blocks, free list and prefix index), for the run's memory pre-flight.
+  static int64_t footprint_bytes(int64_t total_blocks);
+
   int64_t total_blocks() const { return static_cast<int64_t>(blocks_.size()); }
   int64_t used_blocks() const { return used_; }
   int64_t free_blocks() const { return total_blocks() - used_; }

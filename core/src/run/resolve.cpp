@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 
 #include "metrics/fitness.hpp"
+#include "run/memory_budget.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -348,6 +349,8 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     std::vector<const char*> keys = kLengthKeys;
     keys.push_back("rate");
     keys.push_back("workload");
+    keys.push_back("arrival_process");
+    keys.push_back("arrival_cv");
     warn_ignored(g, keys, why);
   } else if (w.workload != "distribution") {
     warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
@@ -382,6 +385,18 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   DistributionWorkload d;
   d.rate = w.rate;
   d.num_requests = w.num_requests.value_or(100);
+  if (w.arrival_process) d.arrival.process = *w.arrival_process;
+  if (w.arrival_cv) {
+    const bool shaped = d.arrival.process == "gamma" || d.arrival.process == "weibull";
+    if (!shaped)
+      spdlog::warn("{} is ignored: {} arrivals have no shape parameter (it applies to gamma and weibull)",
+                   g.where("arrival_cv"), d.arrival.process);
+    else
+      d.arrival.cv = *w.arrival_cv;
+    if (d.arrival.process == "weibull")
+      require(*w.arrival_cv >= 0.01 && *w.arrival_cv <= 10.4, g.where("arrival_cv"),
+              fmt::format("must lie in [0.01, 10.4] for weibull arrivals, got {}", *w.arrival_cv));
+  }
   if (w.workload == "distribution") {
     auto check_len = [&](const char* name, int64_t mean, int64_t sd, int64_t lo, int64_t hi) {
       auto at = [&](const std::string& suffix) { return g.where(key_of_flag(std::string(name) + suffix)); };
@@ -495,6 +510,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
+  check_memory(r);
   return r;
 }
 

@@ -128,7 +128,7 @@ WorkloadSpec synthesize_distribution_spec(const DistributionWorkload& w, int64_t
   ClientSpec client;
   client.id = "distribution";
   client.rate_fraction = 1.0;
-  client.arrival.process = "constant";
+  client.arrival = w.arrival;
   client.input_distribution.type = "gaussian";
   client.input_distribution.params = {{"mean", static_cast<double>(w.prompt_mean)},
                                       {"std_dev", static_cast<double>(w.prompt_stdev)},
