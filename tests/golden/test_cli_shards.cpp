@@ -67,3 +67,29 @@ TEST_CASE("a stopped sweep resumes from its journal and finishes the rest", "[cl
   CHECK(slurp(rows) == resumed.out);
   CHECK_FALSE(std::filesystem::exists(rows + ".journal"));
 }
+
+TEST_CASE("a sweep killed with SIGKILL resumes and prints the whole sweep's report", "[cli][scenario]") {
+  TempDir dir;
+  std::string text = "model = \"qwen/qwen3-14b\"\nnum-requests = 4000\n";
+  for (int rate = 10; rate <= 80; rate += 10) text += "[[sweep]]\nrate = " + std::to_string(rate) + "\n";
+  const std::string path = dir.write("s.toml", text);
+  const std::string rows = dir.str() + "/rows.csv";
+  const std::string blis = std::string(BLIS_TEST_STAGE) + "/bin/blis";
+  // Killed as soon as the first row is checkpointed: no chance to clean up.
+  const Result killed = run_shell("( " + blis + " run " + path + " --rows-csv " + rows +
+                                  " >/dev/null 2>&1 & pid=$!; for i in $(seq 1 1200); do "
+                                  "if grep -q . " + rows + ".journal 2>/dev/null; then kill -9 $pid; break; fi; "
+                                  "sleep 0.02; done; wait $pid; echo $? )");
+  CHECK(killed.out == "137\n");  // 128 + SIGKILL
+  CHECK_FALSE(std::filesystem::exists(rows));
+  const std::string journal = slurp(rows + ".journal");
+  REQUIRE_FALSE(journal.empty());
+  const Result resumed = run_blis("run " + path + " --rows-csv " + rows + " --resume");
+  REQUIRE(resumed.status == 0);
+  CHECK(resumed.err.find("[8/8] ") != std::string::npos);
+  CHECK(resumed.err.find("[1/8] ") == std::string::npos);  // checkpointed before the kill
+  const Result whole = run_blis("run " + path + " --rows-csv " + dir.str() + "/whole.csv");
+  CHECK(resumed.out == whole.out);
+  CHECK(slurp(rows) == slurp(dir.str() + "/whole.csv"));
+  CHECK_FALSE(std::filesystem::exists(rows + ".journal"));
+}
