@@ -33,6 +33,7 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
+  bool keep_series = false;  // queue, batch and KV over time (metrics/time_series.hpp)
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -53,6 +54,8 @@ struct ClusterResult {
   TraceSummary trace;
   SteadyState steady;  // the steady-state verdict (metrics/steady_state.hpp)
   Goodput goodput;     // per-class SLO attainment (metrics/goodput.hpp); off without targets
+  SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
+  std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
 };
@@ -89,6 +92,8 @@ class ClusterSimulation final : public EventHandler {
   DecisionTrace trace_;
   SteadyStateProbe steady_;
   GoodputTracker goodput_;
+  SaturationProbe saturation_;
+  TimeSeriesProbe series_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
