@@ -33,7 +33,7 @@ Commands::Commands(CLI::App& app) {
   plan_ = app.add_subcommand("plan", "Find the fewest instances that serve the traffic within SLO targets "
                                      "in steady state (or, with --max-rate, the highest rate they sustain)");
   plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
-                                         "shard", "resume", "report", "detectors"});
+                                         "shard", "resume", "report", "detectors", "quiet"});
   plan_->add_option("--hardware", plan_hardware_,
                     "GPU type, or several comma-separated to compare (H100,A100-80): the fewest instances "
                     "of each, and the cheapest")

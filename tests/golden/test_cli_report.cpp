@@ -142,3 +142,16 @@ TEST_CASE("plan progress: lines on stderr when it is not a terminal, nothing wit
   CHECK(q.err.empty());
   CHECK(q.out == r.out);
 }
+
+TEST_CASE("run progress: a long run prints a line on stderr, never on stdout; --quiet silences it", "[cli]") {
+  // BLIS_PROGRESS_DELAY=0 makes a short run count as long.
+  const std::string args = "run --model qwen/qwen3-14b --rate 20 --num-requests 3000 --num-instances 2";
+  const Result r = run_blis(args, "", "BLIS_PROGRESS_DELAY=0");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("blis run: 1024/3000 (34 %), about ") != std::string::npos);
+  CHECK(r.out == run_blis(args).out);
+  CHECK(run_blis(args).err.empty());  // short runs print nothing
+  const Result q = run_blis(args + " --quiet", "", "BLIS_PROGRESS_DELAY=0");
+  CHECK(q.err.empty());
+  CHECK(q.out == r.out);
+}

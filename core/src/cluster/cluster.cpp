@@ -102,6 +102,7 @@ void ClusterSimulation::handle(const Event& e) {
 }
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
+  if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
   pull_next_arrival();
   schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }

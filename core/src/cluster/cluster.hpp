@@ -34,6 +34,9 @@ struct ClusterConfig {
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
   bool keep_series = false;  // queue, batch and KV over time (metrics/time_series.hpp)
+  // Called every 1024 arrivals with the arrivals so far and the simulated
+  // time (progress on stderr); empty = none.
+  std::function<void(int64_t arrived, SimTime now)> on_progress;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -107,6 +110,7 @@ class ClusterSimulation final : public EventHandler {
   // delay (spec head §7.2), taken together at last_cache_refresh_.
   std::vector<PrefixIndexCopy> cache_copies_;
   SimTime last_cache_refresh_ = 0;
+  int64_t arrived_ = 0;
   blis_request_view view_{};
   blis_route_input input_{};
   std::vector<double> scores_;

@@ -174,6 +174,10 @@ std::vector<SettingDef> make_table() {
                   "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
                   "and its SVG charts (latency CDFs; queue depth, running batch and KV usage over time)",
                   [](RunConfig& c) -> auto& { return c.outputs.report; }, {}, kOutputPath));
+  t.push_back(row("quiet", {"--quiet", "-q"}, "outputs",
+                  "No progress on stderr (a long run shows a bar with its ETA on a terminal, a line every 10 s "
+                  "otherwise, after its first 2 s)",
+                  [](RunConfig& c) -> auto& { return c.outputs.quiet; }));
   t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time and events/s to stderr",
                   [](RunConfig& c) -> auto& { return c.outputs.profile; }));
   // model and latency

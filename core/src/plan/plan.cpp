@@ -300,6 +300,7 @@ class Planner {
     c.outputs.keep_distributions = !req_.report.empty();
     c.outputs.profile = false;
     c.outputs.warn_unsteady = false;
+    c.outputs.quiet = true;
     if (!fixed_workload_) {
       c.workload.rate = rate;
       c.workload.num_requests = requests_for(rate);

@@ -125,6 +125,7 @@ class Runner : public ScenarioRunner {
       check_scenario_rights(p, trusted_);
       const Settings own = rebased(p, dir_);
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
+      configs.back().outputs.quiet = true;  // the sweep reports its own progress
       if (configs.back().outputs.report)
         throw InputError(p.empty() ? "report" : p.front().where,
                          "report names one folder, but a sweep or search runs many configurations; give --report "

@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 #include "metrics/fitness.hpp"
 #include "util/json_format.hpp"
+#include "util/progress.hpp"
 #include "run/dump.hpp"
 
 #include <blis/lua.hpp>
@@ -262,7 +263,7 @@ RunOutcome simulate(const RunConfig& config) {
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
-  const ClusterConfig cc = cluster_config(r);
+  ClusterConfig cc = cluster_config(r);
 
   ConfigTable latency_base;
   const ModelSettings& model = r.config.pool().model;
@@ -273,6 +274,16 @@ RunOutcome simulate(const RunConfig& config) {
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
                cc.engine.total_kv_blocks, r.latency_model, r.horizon);
 
+  // Progress of a long run on stderr; searches and sweeps report their own.
+  std::optional<Progress> progress;
+  if (!r.config.outputs.quiet && r.config.outputs.warn_unsteady && r.request_cap > 0) {
+    progress.emplace(false, "blis run");
+    const auto total = static_cast<size_t>(r.request_cap);
+    cc.on_progress = [&progress, total](int64_t arrived, SimTime now) {
+      progress->update(static_cast<size_t>(arrived), total,
+                       fmt::format("{:.1f} s simulated", static_cast<double>(now) / 1e6));
+    };
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t) {
@@ -289,6 +300,7 @@ RunOutcome simulate(const RunConfig& config) {
                                                        "that models it (blis plugins list)",
                                                        r.latency_model, key));
   ClusterResult result = sim.run();
+  if (progress) progress->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 

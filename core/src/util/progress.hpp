@@ -23,6 +23,11 @@ class Progress {
   void line(const std::string& text);
   // A message on its own line either way.
   void note(const std::string& text);
+  // For one long simulation: `done` of `total` units so far. Silent for the
+  // first 2 s (short runs print nothing; the environment variable
+  // BLIS_PROGRESS_DELAY changes the 2 s); then the bar at most every 0.5 s on
+  // a terminal, a line every 10 s otherwise.
+  void update(size_t done, size_t total, const std::string& what);
   void finish();
   size_t done() const { return done_; }
 
@@ -31,8 +36,8 @@ class Progress {
   bool quiet_, tty_;
   std::string label_;
   size_t done_ = 0, total_ = 0;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_;
+  bool drawn_ = false, updated_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
 };
 
 }  // namespace blis
