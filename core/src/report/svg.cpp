@@ -178,8 +178,10 @@ std::string line_chart(const Chart& c) {
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2ca02c\" stroke-width=\"1.5\" "
                        "stroke-dasharray=\"4 3\"/>\n",
                        num(x), num(kTop), num(x), num(kBottom));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#2ca02c\" font-weight=\"bold\">{}</text>\n", num(x + 4),
-                       num(kTop + 14), escape(l.label));
+    // Near the right edge the label goes on the line's left.
+    const bool left = x > kLeft + 0.7 * (kRight - kLeft);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#2ca02c\" font-weight=\"bold\"{}>{}</text>\n",
+                       num(left ? x - 4 : x + 4), num(kTop + 14), left ? " text-anchor=\"end\"" : "", escape(l.label));
   }
   // Series and legend.
   for (size_t i = 0; i < c.series.size(); ++i) {
@@ -195,8 +197,12 @@ std::string line_chart(const Chart& c) {
       for (const auto& [x, y] : s.points)
         if (visible(x, y))
           out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", num(px(x)), num(py(y)), colour);
+    // Point labels, skipping those that would overlap the previous one.
+    double last_x = -1e9, last_y = -1e9;
     for (size_t p = 0; p < s.point_labels.size() && p < s.points.size(); ++p)
-      if (visible(s.points[p].first, s.points[p].second) && !s.point_labels[p].empty())
+      if (visible(s.points[p].first, s.points[p].second) && !s.point_labels[p].empty() &&
+          std::hypot(px(s.points[p].first) - last_x, py(s.points[p].second) - last_y) >= 22 &&
+          (last_x = px(s.points[p].first), last_y = py(s.points[p].second), true))
         out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555\">{}</text>\n",
                            num(px(s.points[p].first) + 5), num(py(s.points[p].second) + 13), escape(s.point_labels[p]));
     const double ly = kTop + 8 + 20 * static_cast<double>(i);
