@@ -33,7 +33,7 @@ Commands::Commands(CLI::App& app) {
   plan_ = app.add_subcommand("plan", "Find the fewest instances that serve the traffic within SLO targets "
                                      "in steady state (or, with --max-rate, the highest rate they sustain)");
   plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
-                                         "shard", "resume"});
+                                         "shard", "resume", "report", "detectors", "quiet"});
   plan_->add_option("--hardware", plan_hardware_,
                     "GPU type, or several comma-separated to compare (H100,A100-80): the fewest instances "
                     "of each, and the cheapest")
@@ -62,6 +62,16 @@ Commands::Commands(CLI::App& app) {
       ->capture_default_str()->group("Plan");
   plan_->add_option("--format", plan_format_, "table (a human table and the answer) or json (one document)")
       ->capture_default_str()->group("Plan");
+  plan_->add_option("--report", plan_report_,
+                    "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
+                    "and its SVG charts (p99 against the count with the targets and the answer, latency CDFs "
+                    "around the answer, served against offered load, cost per candidate)")
+      ->type_name("DIR")->group("Plan");
+  plan_->add_option("--replicates", plan_replicates_,
+                    "Seeds per trial (--seed, --seed+1, ...): a trial meets the targets only if every replicate "
+                    "does; percentiles are reported as the mean with a 95 % confidence interval")
+      ->capture_default_str()->group("Plan");
+  plan_->add_flag("--quiet,-q", plan_quiet_, "No progress on stderr")->group("Plan");
 
   merge_ = app.add_subcommand("merge", "Assemble the shard reports of `blis run SWEEP --shard I/N` into the "
                                        "sweep's report, exactly as an unsharded run prints it");
@@ -129,6 +139,9 @@ int Commands::execute() {
     req.hardware = plan_hardware_;
     req.tp = plan_tp_;
     req.gpu_cost = plan_gpu_cost_;
+    req.report = plan_report_;
+    req.replicates = plan_replicates_;
+    req.quiet = plan_quiet_;
     blis::plan(req, std::cout);
     return 0;
   }

@@ -113,6 +113,10 @@ struct OutputSettings {
   std::optional<std::string> shard;  // "I/N": run the sweep's configurations k with k % N == I
   bool resume = false;               // skip configurations a checkpoint journal holds
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
+  std::optional<std::string> detectors;  // saturation detectors whose labels are printed (spec head §3.1)
+  std::optional<std::string> report;     // a folder for report.html and its charts
+  bool keep_distributions = false;       // not a setting: plans keep latency CDFs for their report
+  bool quiet = false;                    // no progress on stderr
 };
 
 // One `--plugin-config NAME.KEY=VALUE` (or a scenario's plugin-config table

@@ -18,7 +18,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       goodput_(cfg.slo_targets),
-      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_),
+      series_(cfg.keep_series),
+      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, series_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
@@ -73,6 +74,8 @@ ClusterResult ClusterSimulation::run() {
   out.trace = trace_.summary();
   out.steady = steady_.judge();
   out.goodput = goodput_.result();
+  out.saturation = judge_saturation(saturation_.sorted());
+  out.series = series_.series();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
   out.instances = std::move(metrics_);
@@ -99,6 +102,7 @@ void ClusterSimulation::handle(const Event& e) {
 }
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
+  if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
   pull_next_arrival();
   schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }

@@ -33,6 +33,10 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
+  bool keep_series = false;  // queue, batch and KV over time (metrics/time_series.hpp)
+  // Called every 1024 arrivals with the arrivals so far and the simulated
+  // time (progress on stderr); empty = none.
+  std::function<void(int64_t arrived, SimTime now)> on_progress;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -53,6 +57,8 @@ struct ClusterResult {
   TraceSummary trace;
   SteadyState steady;  // the steady-state verdict (metrics/steady_state.hpp)
   Goodput goodput;     // per-class SLO attainment (metrics/goodput.hpp); off without targets
+  SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
+  std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
 };
@@ -89,6 +95,8 @@ class ClusterSimulation final : public EventHandler {
   DecisionTrace trace_;
   SteadyStateProbe steady_;
   GoodputTracker goodput_;
+  SaturationProbe saturation_;
+  TimeSeriesProbe series_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
@@ -102,6 +110,7 @@ class ClusterSimulation final : public EventHandler {
   // delay (spec head §7.2), taken together at last_cache_refresh_.
   std::vector<PrefixIndexCopy> cache_copies_;
   SimTime last_cache_refresh_ = 0;
+  int64_t arrived_ = 0;
   blis_request_view view_{};
   blis_route_input input_{};
   std::vector<double> scores_;

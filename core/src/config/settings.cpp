@@ -170,6 +170,18 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("results_path", {"--results-path"}, "outputs",
                   "Also write the metrics and one record per request to this JSON file",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
+  t.push_back(row("detectors", {"--detectors"}, "outputs",
+                  "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "
+                  "composite, threshold, backlog-drift (comma list) or all; every run is judged by them anyway",
+                  [](RunConfig& c) -> auto& { return c.outputs.detectors; }));
+  t.push_back(row("report", {"--report"}, "outputs",
+                  "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
+                  "and its SVG charts (latency CDFs; queue depth, running batch and KV usage over time)",
+                  [](RunConfig& c) -> auto& { return c.outputs.report; }, {}, kOutputPath));
+  t.push_back(row("quiet", {"--quiet", "-q"}, "outputs",
+                  "No progress on stderr (a long run shows a bar with its ETA on a terminal, a line every 10 s "
+                  "otherwise, after its first 2 s)",
+                  [](RunConfig& c) -> auto& { return c.outputs.quiet; }));
   t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time and events/s to stderr",
                   [](RunConfig& c) -> auto& { return c.outputs.profile; }));
   // model and latency

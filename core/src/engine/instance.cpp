@@ -104,7 +104,8 @@ void Instance::on_step() {
   // CPU-tier transfers triggered by this step's batch formation lengthen it.
   int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
   dt = std::max<int64_t>(1, dt);
-  signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks()});
+  signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(),
+                            static_cast<int64_t>(running_.size())});
 
   execute(now, dt);
 

@@ -38,6 +38,7 @@ struct StepSample {
   int64_t duration;       // µs, from the latency model plus KV transfers
   int64_t waiting;        // wait-queue length after batch formation
   int64_t used_kv_blocks;  // held during the step (completions only release)
+  int64_t running;         // the batch's size
 };
 
 // An instance when the run stops (spec cluster §7.1).

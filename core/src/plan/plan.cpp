@@ -8,10 +8,12 @@
 #include <blis/settings.hpp>
 
 #include "plan/slo_targets.hpp"
+#include "report/report.hpp"
 #include "run/farm.hpp"
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
 #include "util/json_format.hpp"
+#include "util/progress.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <memory>
 
 namespace blis {
 namespace {
@@ -37,16 +40,41 @@ struct Trial {
   int64_t instances = 0;
   double rate = 0;
   int64_t requests = 0;
+  // The first replicate's outcome; with replicates its metrics are the means
+  // over them and its verdict the worst of theirs.
   RunOutcome outcome;
+  std::vector<bool> replicate_pass;  // by replicate (seed, seed+1, ...)
+  std::map<std::string, double> ci;  // 95 % half-width by metric, with replicates
   bool pass = false;
   bool conclusive = true;  // false: too short to judge
   std::string why;         // what failed, or "meets every target"
 };
 
+// Student's t at 97.5 % for `df` degrees of freedom (a two-sided 95 % interval).
+double t975(int64_t df) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return 0;
+  return df <= 30 ? table[df - 1] : 1.96;
+}
+
+int verdict_rank(Verdict v) {
+  switch (v) {
+    case Verdict::Steady: return 0;
+    case Verdict::TooShort: return 1;
+    case Verdict::NotSteady: return 2;
+    case Verdict::Saturated: return 3;
+  }
+  return 0;
+}
+
 class Planner {
  public:
-  explicit Planner(const PlanRequest& req) : req_(req) {
+  Planner(const PlanRequest& req, Progress& progress) : req_(req), progress_(progress) {
     base_ = build_config({&req.command_line});
+    if (req.replicates < 1 || req.replicates > 100)
+      throw InputError("--replicates", fmt::format("must be between 1 and 100, got {}", req.replicates));
     set_log_level(base_.outputs.log_level);
     if (!req.slo.empty()) targets_ = parse_slo_targets(req.slo, "--slo");
     if (req.max_instances < 1 || req.max_instances > 100000)
@@ -75,6 +103,7 @@ class Planner {
       for (int64_t n = 1; n <= req_.max_instances; n *= 2) bracket.push_back(n);
       if (bracket.back() != req_.max_instances) bracket.push_back(req_.max_instances);
       for (size_t i = 0; i < bracket.size() && hi == 0;) {
+        expect(bracket.size() - i >= kBracketBatch ? kBracketBatch + 8 : 8);
         // Four counts at a time, in order (--jobs runs them in parallel; the
         // batches do not depend on it, so neither do the rows).
         std::vector<std::pair<int64_t, double>> batch;
@@ -88,6 +117,7 @@ class Planner {
         if (too_short()) break;
       }
       while (!too_short() && hi != 0 && hi - lo > 1) {
+        expect(static_cast<size_t>(std::ceil(std::log2(static_cast<double>(hi - lo)))) + 2);
         const int64_t mid = lo + (hi - lo) / 2;
         const Trial* t = evaluate({{mid, base_.workload.rate}}).front();
         (t->pass ? hi : lo) = mid;
@@ -98,7 +128,7 @@ class Planner {
         // Monotonicity: one more instance must pass too.
         const Trial* t = evaluate({{hi + 1, base_.workload.rate}}).front();
         if (!t->pass)
-          spdlog::warn("{} instances meet the targets but {} do not: the answer is not monotone in the "
+          progress_.finish(), spdlog::warn("{} instances meet the targets but {} do not: the answer is not monotone in the "
                        "instance count (routing or admission effects); check the rows",
                        hi, hi + 1);
       }
@@ -117,11 +147,13 @@ class Planner {
       trials_.clear();
       double lo = 0, hi = 0;  // lo passes, hi fails
       for (double rate = 1; rate <= 1e6 && hi == 0; rate *= 2) {
+        expect(12);
         const Trial* t = evaluate({{n, rate}}).front();
         if (too_short()) break;
         (t->pass ? lo : hi) = rate;
       }
       while (!too_short() && lo > 0 && hi > 0 && (hi - lo) / lo > 0.01) {
+        expect(static_cast<size_t>(std::ceil(std::log2((hi - lo) / lo / 0.01))) + 1);
         const double mid = std::round((lo + hi) / 2 * 100) / 100;
         if (mid <= lo || mid >= hi) break;
         const Trial* t = evaluate({{n, mid}}).front();
@@ -129,6 +161,8 @@ class Planner {
       }
       if (too_short() && longer()) continue;
       if (lo > 0 && !confirmed(n, lo)) continue;
+      progress_.finish();
+      rate_answer_ = lo;
       print_rate(out, n, lo);
       return;
     }
@@ -141,15 +175,14 @@ class Planner {
   bool confirmed(int64_t instances, double rate) {
     if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
     duration_ *= 2;
-    const Trial confirm = run_trial(instances, rate);
-    report(confirm);
+    expect(1);
+    const Trial confirm = std::move(run_points({{instances, rate}}).front());
     if (confirm.pass) {
       duration_ /= 2;
       return true;
     }
-    std::cerr << fmt::format("blis plan: the answer drifts in a run of {:g} s of arrivals; searching again with "
-                             "runs that long\n",
-                             duration_);
+    progress_.note(fmt::format("the answer drifts in a run of {:g} s of arrivals; searching again with runs that long",
+                               duration_));
     return false;
   }
 
@@ -162,8 +195,7 @@ class Planner {
   bool longer() {
     if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return false;
     duration_ *= 2;
-    std::cerr << fmt::format("blis plan: a run was too short to judge; trying runs of {:g} s of arrivals\n",
-                             duration_);
+    progress_.note(fmt::format("a run was too short to judge; trying runs of {:g} s of arrivals", duration_));
     return true;
   }
 
@@ -178,35 +210,102 @@ class Planner {
     std::vector<std::pair<int64_t, double>> todo;
     for (const auto& p : points)
       if (!trials_.count(p)) todo.push_back(p);
-    std::vector<Trial> done(todo.size());
-    std::vector<RunConfig> configs;
-    for (const auto& [n, rate] : todo) configs.push_back(trial_config(n, rate));
-    const FarmFailure failure = simulation_farm().run(configs, req_.jobs, [&](size_t i, RunOutcome& outcome, double) {
-      done[i] = judge(todo[i].first, todo[i].second, std::move(outcome));
-      report(done[i]);
-    });
-    if (failure) std::rethrow_exception(failure->second);
+    std::vector<Trial> done = run_points(todo);
     for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
     std::vector<const Trial*> out;
     for (const auto& p : points) out.push_back(&trials_.at(p));
     return out;
   }
 
-  RunConfig trial_config(int64_t instances, double rate) const {
+  // Simulates each point once per replicate (--jobs at a time), judges them.
+  std::vector<Trial> run_points(const std::vector<std::pair<int64_t, double>>& points) {
+    const size_t k = static_cast<size_t>(req_.replicates);
+    std::vector<RunConfig> configs;
+    for (const auto& [n, rate] : points)
+      for (size_t r = 0; r < k; ++r) configs.push_back(trial_config(n, rate, r));
+    std::vector<RunOutcome> outcomes(configs.size());
+    const FarmFailure failure = simulation_farm().run(configs, req_.jobs, [&](size_t i, RunOutcome& outcome, double) {
+      const auto& [n, rate] = points[i / k];
+      progress_.tick(fmt::format("{} instance(s) at {:g} req/s{}: {}", n, rate,
+                                 k > 1 ? fmt::format(", seed {}", seed_of(i % k)) : "",
+                                 verdict_name(outcome.steady.verdict)));
+      outcomes[i] = std::move(outcome);
+    });
+    if (failure) std::rethrow_exception(failure->second);
+    std::vector<Trial> done;
+    for (size_t p = 0; p < points.size(); ++p) {
+      std::vector<RunOutcome> reps(std::make_move_iterator(outcomes.begin() + static_cast<std::ptrdiff_t>(p * k)),
+                                   std::make_move_iterator(outcomes.begin() + static_cast<std::ptrdiff_t>(p * k + k)));
+      done.push_back(combine(points[p].first, points[p].second, std::move(reps)));
+      report(done.back());
+    }
+    return done;
+  }
+
+  int64_t seed_of(size_t replicate) const { return base_.seed.value_or(42) + static_cast<int64_t>(replicate); }
+
+  // The replicates of one point as one trial: it meets the targets when every
+  // replicate does; metrics are their means, with a t-interval.
+  Trial combine(int64_t instances, double rate, std::vector<RunOutcome> reps) const {
+    std::vector<Trial> judged;
+    for (RunOutcome& o : reps) judged.push_back(judge(instances, rate, std::move(o)));
+    if (judged.size() == 1) {
+      judged[0].replicate_pass = {judged[0].pass};
+      return std::move(judged[0]);
+    }
+    // The replicates' metrics, before the first trial becomes the result.
+    std::vector<std::vector<MetricField>> metrics;
+    for (const Trial& j : judged) metrics.push_back(j.outcome.metrics);
+    Trial t = std::move(judged[0]);
+    const double k = static_cast<double>(judged.size());
+    std::vector<std::string> failing;
+    bool conclusive = true;
+    t.replicate_pass = {t.pass};
+    if (!t.pass) failing.push_back(fmt::format("seed {}: {}", seed_of(0), t.why));
+    conclusive = conclusive && t.conclusive;
+    for (size_t r = 1; r < judged.size(); ++r) {
+      const Trial& j = judged[r];
+      t.replicate_pass.push_back(j.pass);
+      if (!j.pass) failing.push_back(fmt::format("seed {}: {}", seed_of(r), j.why));
+      if (verdict_rank(j.outcome.steady.verdict) > verdict_rank(t.outcome.steady.verdict))
+        t.outcome.steady.verdict = j.outcome.steady.verdict;
+      if (j.outcome.saturation.saturated()) t.outcome.saturation = j.outcome.saturation;
+      conclusive = conclusive && j.conclusive;
+    }
+    // Means and 95 % t-intervals over the replicates, metric by metric.
+    for (size_t f = 0; f < t.outcome.metrics.size(); ++f) {
+      double sum = 0, sq = 0;
+      for (const auto& m : metrics) sum += f < m.size() ? m[f].value : 0;
+      const double mean = sum / k;
+      for (const auto& m : metrics) {
+        const double d = (f < m.size() ? m[f].value : 0) - mean;
+        sq += d * d;
+      }
+      t.outcome.metrics[f].value = mean;
+      t.ci[t.outcome.metrics[f].name] = t975(static_cast<int64_t>(k) - 1) * std::sqrt(sq / (k - 1)) / std::sqrt(k);
+    }
+    t.pass = failing.empty();
+    t.conclusive = conclusive || std::any_of(judged.begin(), judged.end(), [](const Trial& j) { return j.conclusive && !j.pass; });
+    t.why = t.pass ? "meets every target" : !t.conclusive ? "too short to judge" : text_join(failing, "; ");
+    return t;
+  }
+
+  RunConfig trial_config(int64_t instances, double rate, size_t replicate = 0) const {
     RunConfig c = base_;
     c.pool().instances = instances;
+    if (replicate > 0) c.seed = seed_of(replicate);
     c.outputs.results_path.reset();
+    c.outputs.report.reset();
+    c.outputs.detectors.reset();
+    c.outputs.keep_distributions = !req_.report.empty();
     c.outputs.profile = false;
     c.outputs.warn_unsteady = false;
+    c.outputs.quiet = true;
     if (!fixed_workload_) {
       c.workload.rate = rate;
       c.workload.num_requests = requests_for(rate);
     }
     return c;
-  }
-
-  Trial run_trial(int64_t instances, double rate) const {
-    return judge(instances, rate, simulate(trial_config(instances, rate)));
   }
 
   Trial judge(int64_t instances, double rate, RunOutcome outcome) const {
@@ -226,6 +325,7 @@ class Planner {
     if (!(completed > 0)) misses.push_back("nothing completed");
     const Verdict v = t.outcome.steady.verdict;
     if (v == Verdict::Saturated || v == Verdict::NotSteady) misses.push_back(verdict_name(v));
+    else if (t.outcome.saturation.saturated()) misses.push_back("overloaded (" + overloaded(t.outcome.saturation) + ")");
     for (const SloTarget& target : targets_)
       if (!met(target, m))
         misses.push_back(fmt::format("{} {:.1f} ms", target.metric.substr(0, target.metric.size() - 3),
@@ -236,21 +336,63 @@ class Planner {
     return t;
   }
 
-  static std::string text_join(const std::vector<std::string>& parts) {
+  // The detectors that call the run overloaded (metrics/saturation.hpp).
+  static std::string overloaded(const SaturationVerdict& s) {
     std::string out;
-    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    for (const char* name : {"backlog-drift"})
+      if (auto it = s.labels.find(name); it != s.labels.end() && it->second == SaturationLevel::Overloaded)
+        out += (out.empty() ? "" : ", ") + std::string(name);
+    return out;
+  }
+
+  static std::string text_join(const std::vector<std::string>& parts, const char* sep = ", ") {
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
     return out;
   }
 
   void report(const Trial& t) const {
-    std::cerr << fmt::format("blis plan: {} instance(s) at {:g} req/s, {} requests: {}\n", t.instances, t.rate,
-                             t.requests, t.pass ? "meets every target" : t.why);
+    progress_.line(fmt::format("{} instance(s) at {:g} req/s, {} requests: {}", t.instances, t.rate, t.requests,
+                               t.pass ? "meets every target" : t.why));
+  }
+
+  // Work left, in simulations: `trials` more trials than done so far.
+  void expect(size_t trials) const {
+    progress_.expect(progress_.done() + trials * static_cast<size_t>(req_.replicates));
   }
 
   std::string targets_text() const {
     std::vector<std::string> texts;
     for (const auto& t : targets_) texts.push_back(t.text);
     return texts.empty() ? "steady state, no rejections" : text_join(texts);
+  }
+
+  // A metric of a trial: "66.08", or with replicates "66.08 ± 3.21".
+  std::string cell(const Trial& t, const std::string& metric) const {
+    const double v = metric_value(t.outcome.metrics, metric);
+    if (req_.replicates == 1) return fmt::format("  {:>14.2f}", v);
+    const auto ci = t.ci.find(metric);
+    return fmt::format("  {:>22}", fmt::format("{:.2f} ± {:.2f}", v, ci == t.ci.end() ? 0.0 : ci->second));
+  }
+  std::string head(const std::string& name) const {
+    return req_.replicates == 1 ? fmt::format("  {:>14}", name) : fmt::format("  {:>22}", name);
+  }
+
+  // Each replicate's own answer: the fewest instances tried at which it meets
+  // the targets above the largest count tried where it fails ("<= n" when the
+  // count just above that was not tried).
+  std::string replicate_answers(int64_t answer) const {
+    std::vector<std::string> out;
+    for (size_t r = 0; r < static_cast<size_t>(req_.replicates); ++r) {
+      int64_t fail = 0, pass = answer;
+      for (const auto& [key, t] : trials_)
+        if (t.instances < answer && r < t.replicate_pass.size() && !t.replicate_pass[r]) fail = std::max(fail, t.instances);
+      for (const auto& [key, t] : trials_)
+        if (t.instances > fail && t.instances < pass && r < t.replicate_pass.size() && t.replicate_pass[r])
+          pass = t.instances;
+      out.push_back(fmt::format("seed {}: {}{}", seed_of(r), pass == fail + 1 ? "" : "<= ", pass));
+    }
+    return text_join(out);
   }
 
   std::vector<std::string> columns() const {
@@ -274,10 +416,14 @@ class Planner {
             << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
         for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
         out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
-            << ", \"meets\": " << (t.pass ? "true" : "false") << "}";
+            << ", \"meets\": " << (t.pass ? "true" : "false");
+        if (req_.replicates > 1) out << ci_json(t, cols);
+        out << "}";
         first = false;
       }
-      out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null") << "\n}\n";
+      out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null");
+      if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
+      out << "\n}\n";
       return;
     }
     out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
@@ -286,12 +432,15 @@ class Planner {
                          requests_for(base_.workload.rate));
     else
       out << "each trial: the workload as given, judged in steady state\n\n";
+    if (req_.replicates > 1)
+      out << fmt::format("{} replicates per trial (seeds {} to {}); figures are means with 95 % t-intervals\n\n",
+                         req_.replicates, seed_of(0), seed_of(static_cast<size_t>(req_.replicates) - 1));
     out << fmt::format("{:>9}  {:<10}", "instances", "verdict");
-    for (const auto& c : cols) out << fmt::format("  {:>14}", c);
+    for (const auto& c : cols) out << head(c);
     out << fmt::format("  {:>10}  {}\n", "req/s", "meets");
     for (const auto& [key, t] : trials_) {
       out << fmt::format("{:>9}  {:<10}", t.instances, verdict_name(t.outcome.steady.verdict));
-      for (const auto& c : cols) out << fmt::format("  {:>14.2f}", metric_value(t.outcome.metrics, c));
+      for (const auto& c : cols) out << cell(t, c);
       out << fmt::format("  {:>10.2f}  {}\n", metric_value(t.outcome.metrics, "responses_per_sec"),
                          t.pass ? "yes" : "no: " + t.why);
     }
@@ -300,11 +449,15 @@ class Planner {
       const Trial& t = trials_.at({answer, base_.workload.rate});
       const int64_t tp = std::max<int64_t>(1, base_.pool().model.tp.value_or(1));
       std::vector<std::string> evidence;
-      for (const auto& target : targets_)
-        evidence.push_back(fmt::format("{} = {:.1f} ms", target.metric, metric_value(t.outcome.metrics, target.metric)));
-      evidence.push_back("steady");
+      for (const auto& target : targets_) {
+        const auto ci = t.ci.find(target.metric);
+        evidence.push_back(fmt::format("{} = {:.1f}{} ms", target.metric, metric_value(t.outcome.metrics, target.metric),
+                                       ci == t.ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second)));
+      }
+      evidence.push_back(req_.replicates > 1 ? fmt::format("steady in all {} replicates", req_.replicates) : "steady");
       if (base_.pool().model.tp) evidence.insert(evidence.begin(), fmt::format("{} GPUs at TP {}", answer * tp, tp));
       out << fmt::format("minimum instances: {} ({})\n", answer, text_join(evidence));
+      if (req_.replicates > 1) out << fmt::format("replicates' own answers: {}\n", replicate_answers(answer));
       return;
     }
     out << fmt::format("minimum instances: none up to {} — the targets are not met by any count tried", req_.max_instances);
@@ -330,7 +483,9 @@ class Planner {
         out << (first ? "\n" : ",\n") << "    {\"rate\": " << go_float(t.rate) << ", \"requests\": " << t.requests
             << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
         for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
-        out << ", \"meets\": " << (t.pass ? "true" : "false") << "}";
+        out << ", \"meets\": " << (t.pass ? "true" : "false");
+        if (req_.replicates > 1) out << ci_json(t, cols);
+        out << "}";
         first = false;
       }
       out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null") << "\n}\n";
@@ -340,14 +495,14 @@ class Planner {
                        targets_text());
     out << fmt::format("each trial: {:g} s of arrivals, judged in steady state\n\n", duration_);
     out << fmt::format("{:>10}  {:<10}", "req/s", "verdict");
-    for (const auto& c : cols) out << fmt::format("  {:>14}", c);
+    for (const auto& c : cols) out << head(c);
     out << "  meets\n";
     std::vector<const Trial*> by_rate;
     for (const auto& [key, t] : trials_) by_rate.push_back(&t);
     std::sort(by_rate.begin(), by_rate.end(), [](const Trial* a, const Trial* b) { return a->rate < b->rate; });
     for (const Trial* t : by_rate) {
       out << fmt::format("{:>10g}  {:<10}", t->rate, verdict_name(t->outcome.steady.verdict));
-      for (const auto& c : cols) out << fmt::format("  {:>14.2f}", metric_value(t->outcome.metrics, c));
+      for (const auto& c : cols) out << cell(*t, c);
       out << "  " << (t->pass ? "yes" : "no: " + t->why) << "\n";
     }
     out << "\n";
@@ -355,7 +510,66 @@ class Planner {
     else out << "max rate: none — even 1 req/s misses the targets\n";
   }
 
+  std::string ci_json(const Trial& t, const std::vector<std::string>& cols) const {
+    std::string out = fmt::format(", \"replicates\": {}, \"ci95\": {{", req_.replicates);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const auto ci = t.ci.find(cols[i]);
+      out += (i ? ", " : "") + go_string(cols[i]) + ": " + go_float(ci == t.ci.end() ? 0.0 : ci->second);
+    }
+    return out + "}";
+  }
+
+ public:
+  // The report's data: the trials, the targets, the answer.
+  PlanReport report_data(int64_t answer) const {
+    PlanReport r;
+    const std::string model = base_.pool().model.name.value_or("");
+    r.by_rate = req_.max_rate;
+    r.answer_instances = req_.max_rate ? base_.pool().instances : answer;
+    r.answer_rate = rate_answer_;
+    if (req_.max_rate) {
+      r.title = fmt::format("blis plan: the highest rate {} instance(s) of {} sustain; targets: {}",
+                            base_.pool().instances, model, targets_text());
+      r.answer = rate_answer_ > 0 ? fmt::format("max rate: {:g} req/s on {} instance(s)", rate_answer_, base_.pool().instances)
+                                  : "max rate: none — even 1 req/s misses the targets";
+    } else {
+      r.title = fmt::format("blis plan: {} at {:g} req/s; targets: {}", model, base_.workload.rate, targets_text());
+      r.answer = answer > 0 ? fmt::format("minimum instances: {}", answer)
+                            : fmt::format("minimum instances: none up to {}", req_.max_instances);
+    }
+    for (const SloTarget& t : targets_) r.targets.push_back({t.metric, t.limit_ms, t.text});
+    std::vector<const Trial*> order;
+    for (const auto& [key, t] : trials_) order.push_back(&t);
+    if (req_.max_rate)
+      std::sort(order.begin(), order.end(), [](const Trial* a, const Trial* b) { return a->rate < b->rate; });
+    // The answer and its neighbours carry their distributions.
+    size_t at = order.size();
+    for (size_t i = 0; i < order.size(); ++i)
+      if (req_.max_rate ? order[i]->rate == rate_answer_ : order[i]->instances == answer) at = i;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Trial& t = *order[i];
+      PlanReportTrial p;
+      p.instances = t.instances;
+      p.rate = t.rate;
+      p.verdict = verdict_name(t.outcome.steady.verdict);
+      p.why = t.why;
+      p.pass = t.pass;
+      p.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
+      p.itl_p99 = metric_value(t.outcome.metrics, "itl_p99_ms");
+      p.e2e_p99 = metric_value(t.outcome.metrics, "e2e_p99_ms");
+      p.offered_rps = t.outcome.steady.offered_rps;
+      p.served_rps = t.outcome.steady.started_rps;
+      const bool near = at < order.size() && i + 1 >= at && i <= at + 1;
+      if (near) p.cdf = &t.outcome.cdf;
+      r.trials.push_back(p);
+    }
+    return r;
+  }
+
+ private:
   const PlanRequest& req_;
+  Progress& progress_;
+  double rate_answer_ = 0;
   RunConfig base_;
   std::vector<SloTarget> targets_;
   bool fixed_workload_ = false;
@@ -398,6 +612,8 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
     std::string verdict;
   };
   std::vector<Candidate> rows;
+  std::vector<std::unique_ptr<Planner>> planners;
+  Progress progress(request.quiet, "blis plan");
   std::string model;
   double rate = 0;
   for (const std::string& gpu : gpus)
@@ -407,10 +623,12 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
       one.tp.clear();
       if (!gpu.empty()) one.command_line.push_back(Setting{"hardware", gpu, "--hardware"});
       if (tp > 0) one.command_line.push_back(Setting{"tp", std::to_string(tp), "--tp"});
-      std::cerr << fmt::format("blis plan: candidate {} TP {}\n", gpu.empty() ? "(default GPU)" : gpu, tp);
-      Planner planner(one);
+      progress.note(fmt::format("candidate {} TP {}", gpu.empty() ? "(default GPU)" : gpu, tp));
+      planners.push_back(std::make_unique<Planner>(one, progress));
+      Planner& planner = *planners.back();
       Candidate c;
       c.instances = planner.find_min_instances();
+      progress.finish();
       const RunConfig& base = planner.base();
       model = base.pool().model.name.value_or("");
       rate = base.workload.rate;
@@ -434,6 +652,21 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
   };
   for (const Candidate& c : rows)
     if (c.instances > 0 && (best == nullptr || key(c) < key(*best))) best = &c;
+  if (!request.report.empty()) {
+    const size_t b = best ? static_cast<size_t>(best - rows.data()) : 0;
+    PlanReport r = planners[b]->report_data(best ? best->instances : 0);
+    r.title = fmt::format("blis plan: {} at {:g} req/s; targets: {}", model, rate,
+                          request.slo.empty() ? "steady state, no rejections" : request.slo);
+    r.answer = best ? fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})", best->instances, best->gpu,
+                                  best->tp, best->instances * std::max<int64_t>(1, best->tp),
+                                  best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "")
+                    : "cheapest: none of the candidates meets the targets";
+    for (const Candidate& c : rows)
+      r.candidates.push_back({c.tp > 0 ? fmt::format("{} TP {}", c.gpu, c.tp) : c.gpu, c.instances,
+                              c.instances * std::max<int64_t>(1, c.tp), c.cost});
+    r.cheapest = best ? static_cast<int>(b) : -1;
+    write_plan_report(request.report, r);
+  }
   if (request.format == "json") {
     out << "{\n  \"model\": " << go_string(model) << ",\n  \"candidates\": [";
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -477,15 +710,24 @@ void plan(const PlanRequest& request, std::ostream& out) {
   if (request.format != "table" && request.format != "json")
     throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", request.format));
   const bool compare = request.hardware.size() > 1 || request.tp.size() > 1 || !request.gpu_cost.empty();
+  if (!request.report.empty()) check_report_dir(request.report, "--report");
   if (compare && request.max_rate)
     throw InputError("--max-rate", "finds one configuration's rate; give one --hardware and one --tp");
   if (compare) return compare_candidates(request, out);
   PlanRequest one = request;
   if (!request.hardware.empty()) one.command_line.push_back(Setting{"hardware", request.hardware[0], "--hardware"});
   if (!request.tp.empty()) one.command_line.push_back(Setting{"tp", std::to_string(request.tp[0]), "--tp"});
-  Planner planner(one);
-  if (request.max_rate) planner.max_rate(out);
-  else planner.print(out, planner.find_min_instances());
+  Progress progress(request.quiet, "blis plan");
+  Planner planner(one, progress);
+  int64_t answer = 0;
+  if (request.max_rate) {
+    planner.max_rate(out);
+  } else {
+    answer = planner.find_min_instances();
+    progress.finish();
+    planner.print(out, answer);
+  }
+  if (!request.report.empty()) write_plan_report(request.report, planner.report_data(answer));
 }
 
 }  // namespace blis

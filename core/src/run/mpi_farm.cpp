@@ -55,6 +55,8 @@ std::string result_text(size_t index, const RunOutcome& o) {
   for (const MetricField& f : o.metrics) j["metrics"].push_back({f.name, f.value, f.integer});
   const SteadyState& s = o.steady;
   j["steady"] = {static_cast<int>(s.verdict), s.offered_rps, s.started_rps, s.ttft_middle_ms, s.ttft_last_ms};
+  j["saturation"] = nlohmann::json::object();
+  for (const auto& [name, level] : o.saturation.labels) j["saturation"][name] = static_cast<int>(level);
   return j.dump();
 }
 
@@ -95,6 +97,8 @@ class MpiFarm final : public Farm {
         const auto& s = j.at("steady");
         o.steady = SteadyState{static_cast<Verdict>(s.at(0).get<int>()), s.at(1).get<double>(), s.at(2).get<double>(),
                                s.at(3).get<double>(), s.at(4).get<double>()};
+        for (const auto& [name, level] : j.at("saturation").items())
+          o.saturation.labels[name] = static_cast<SaturationLevel>(level.get<int>());
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[i]).count();
         done(i, o, secs);
       }

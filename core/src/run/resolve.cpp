@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 
 #include "metrics/fitness.hpp"
+#include "metrics/saturation.hpp"
 #include "run/memory_budget.hpp"
 #include "util/text.hpp"
 
@@ -508,6 +509,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
   if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
+  if (config.outputs.detectors)
+    r.detectors = parse_detector_list(*config.outputs.detectors, config.where("detectors"));
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
   check_memory(r);

@@ -58,6 +58,7 @@ struct ResolvedRun {
   QueueOrder order = QueueOrder::Fcfs;
   std::map<std::string, double> fitness_weights;
   SloTargetMap slo_targets;  // goodput (spec head §2); empty = off
+  std::vector<std::string> detectors;  // --detectors, in roster order; empty = none printed
   PluginOverrides overrides;
   int64_t seed = 42;                      // the simulator's streams
   int64_t horizon = kNoHorizon;

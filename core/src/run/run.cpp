@@ -93,6 +93,7 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
     if (config.origins.count(key) && config.where(key).rfind("--", 0) == 0)
       throw InputError(config.where(key), "needs a scenario file with a sweep or search");
   check_outputs(config);
+  if (config.outputs.report) check_report_dir(*config.outputs.report, config.where("report"));
   RunOutcome outcome = simulate(config);
   out << outcome.report << std::flush;
   std::cerr << outcome.profile;
@@ -100,6 +101,7 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
     write_output(*config.outputs.results_path, outcome.results_json, out);
     spdlog::info("metrics written to {}", *config.outputs.results_path);
   }
+  if (outcome.run_report) write_run_report(*config.outputs.report, *outcome.run_report);
 }
 
 // Runs the configurations of a sweep or a search, keeps their rows, and
@@ -123,6 +125,11 @@ class Runner : public ScenarioRunner {
       check_scenario_rights(p, trusted_);
       const Settings own = rebased(p, dir_);
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
+      configs.back().outputs.quiet = true;  // the sweep reports its own progress
+      if (configs.back().outputs.report)
+        throw InputError(p.empty() ? "report" : p.front().where,
+                         "report names one folder, but a sweep or search runs many configurations; give --report "
+                         "to a single run, or use blis plan --report");
       if (configs.back().outputs.results_path)
         throw InputError(p.empty() ? "results-path" : p.front().where,
                          "results-path names one file, but a sweep or search runs many "

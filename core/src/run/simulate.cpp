@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 #include "metrics/fitness.hpp"
 #include "util/json_format.hpp"
+#include "util/progress.hpp"
 #include "run/dump.hpp"
 
 #include <blis/lua.hpp>
@@ -82,6 +83,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.cache_query = r.cache_query;
   cc.cache_signal_delay = c.policies.cache_signal_delay;
   cc.engine.priority_preemption = e.preemption_policy == "priority";
+  cc.keep_series = c.outputs.report.has_value();
   return cc;
 }
 
@@ -104,6 +106,14 @@ std::string trace_block(const TraceSummary& t) {
   return out;
 }
 
+int64_t c_instances(const ResolvedRun& r) { return r.config.pool().instances; }
+
+double metric_of(const std::vector<MetricField>& fields, const std::string& name) {
+  for (const MetricField& f : fields)
+    if (f.name == name) return f.value;
+  return 0;
+}
+
 double runtime_seconds(const InstanceMetrics& cluster) {
   for (const MetricField& f : metrics_fields(cluster))
     if (f.name == "vllm_estimated_duration_s") return f.value;
@@ -112,9 +122,16 @@ double runtime_seconds(const InstanceMetrics& cluster) {
 
 // The cluster's metrics block, with the goodput keys when targets are set.
 // With `medians`, the p50s too (not in the reference's format).
-std::string cluster_block(const InstanceMetrics& cluster, const ClusterResult& result, bool medians = false) {
+std::string cluster_block(const InstanceMetrics& cluster, const ClusterResult& result,
+                          const std::vector<std::string>& detectors, bool medians = false) {
   std::string block = metrics_json(cluster, "cluster", false);
   std::string extra;
+  // spec head §3.4: the selected detectors' labels, before the goodput keys.
+  std::string labels;
+  for (const std::string& name : detectors)
+    if (auto it = result.saturation.labels.find(name); it != result.saturation.labels.end())
+      labels += fmt::format("{}\n    {}: {}", labels.empty() ? "" : ",", go_string(name), go_string(level_name(it->second)));
+  if (!labels.empty()) extra += ",\n  \"saturation\": {" + labels + "\n  }";
   if (medians)
     for (const MetricField& f : median_fields(cluster)) extra += ",\n  " + go_string(f.name) + ": " + metric_text(f);
   if (result.goodput.enabled()) extra += goodput_json(result.goodput, runtime_seconds(cluster));
@@ -159,7 +176,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
                      "    \"ttft_last_third_ms\": {}\n  }}",
                      go_string(verdict_name(st.verdict)), go_float(st.offered_rps), go_float(st.started_rps),
                      go_float(st.ttft_middle_ms), go_float(st.ttft_last_ms));
-  out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result, true), 1);
+  out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result, r.detectors, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
   for (size_t i = 0; i < result.instances.size(); ++i)
@@ -246,7 +263,7 @@ RunOutcome simulate(const RunConfig& config) {
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
-  const ClusterConfig cc = cluster_config(r);
+  ClusterConfig cc = cluster_config(r);
 
   ConfigTable latency_base;
   const ModelSettings& model = r.config.pool().model;
@@ -257,6 +274,16 @@ RunOutcome simulate(const RunConfig& config) {
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
                cc.engine.total_kv_blocks, r.latency_model, r.horizon);
 
+  // Progress of a long run on stderr; searches and sweeps report their own.
+  std::optional<Progress> progress;
+  if (!r.config.outputs.quiet && r.config.outputs.warn_unsteady && r.request_cap > 0) {
+    progress.emplace(false, "blis run");
+    const auto total = static_cast<size_t>(r.request_cap);
+    cc.on_progress = [&progress, total](int64_t arrived, SimTime now) {
+      progress->update(static_cast<size_t>(arrived), total,
+                       fmt::format("{:.1f} s simulated", static_cast<double>(now) / 1e6));
+    };
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t) {
@@ -273,6 +300,7 @@ RunOutcome simulate(const RunConfig& config) {
                                                        "that models it (blis plugins list)",
                                                        r.latency_model, key));
   ClusterResult result = sim.run();
+  if (progress) progress->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
@@ -284,9 +312,15 @@ RunOutcome simulate(const RunConfig& config) {
 
   RunOutcome outcome;
   outcome.steady = result.steady;
-  if ((result.steady.verdict == Verdict::Saturated || result.steady.verdict == Verdict::NotSteady) &&
-      r.config.outputs.warn_unsteady)
+  outcome.saturation = result.saturation;
+  const bool unsteady = result.steady.verdict == Verdict::Saturated || result.steady.verdict == Verdict::NotSteady;
+  if (unsteady && r.config.outputs.warn_unsteady)
     spdlog::warn("{}", result.steady.advice());
+  else if (result.saturation.saturated() && r.config.outputs.warn_unsteady)
+    spdlog::warn("the backlog-drift saturation detector calls the run overloaded: the requests in the system "
+                 "kept growing while traffic lasted (by more than 5 % of the arrivals), so its percentiles "
+                 "describe a queue that builds up. Give more instances (or a lower rate), or run longer to see "
+                 "whether it settles");
   else if (result.steady.verdict == Verdict::TooShort)
     spdlog::info("{}", result.steady.advice());
   std::optional<Fitness> fitness;
@@ -298,6 +332,22 @@ RunOutcome simulate(const RunConfig& config) {
     const auto [rps, attainment] = goodput_totals(result.goodput, runtime_seconds(cluster));
     outcome.metrics.push_back({"goodput_rps", rps, false});
     outcome.metrics.push_back({"slo_attainment", attainment, false});
+  }
+  if (r.config.outputs.keep_distributions || r.config.outputs.report) outcome.cdf = latency_cdf(cluster);
+  if (r.config.outputs.report) {
+    RunReport rr;
+    rr.title = fmt::format("blis run: {} instance(s) of {} on {} (TP {})", c_instances(r), *r.config.pool().model.name,
+                           r.config.pool().model.hardware.value_or("?"), *r.config.pool().model.tp);
+    rr.summary = fmt::format(
+        "{} requests completed at {:.2f} req/s; TTFT p99 {:.2f} ms, ITL p99 {:.2f} ms, E2E p99 {:.2f} ms; "
+        "verdict: {}; saturation detectors: {}",
+        cluster.completed, metric_of(outcome.metrics, "responses_per_sec"), metric_of(outcome.metrics, "ttft_p99_ms"),
+        metric_of(outcome.metrics, "itl_p99_ms"), metric_of(outcome.metrics, "e2e_p99_ms"),
+        verdict_name(result.steady.verdict), result.saturation.summary().empty() ? "-" : result.saturation.summary());
+    rr.cdf = outcome.cdf;
+    rr.series = result.series;
+    rr.kv_capacity = static_cast<double>(cc.engine.total_kv_blocks) * cc.num_instances;
+    outcome.run_report = std::move(rr);
   }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
   if (r.config.outputs.profile)
@@ -322,7 +372,7 @@ RunOutcome simulate(const RunConfig& config) {
       if (result.instances[i].completed > 0)
         out += "=== Simulation Metrics ===\n" +
                metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
-  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result) + "\n";
+  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result, r.detectors) + "\n";
   if (fitness) out += fitness_block(*fitness);
   ReportContext report_ctx;
   report_ctx.priority_policy_constant = !cc.keep_completions;

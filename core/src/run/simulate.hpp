@@ -5,10 +5,13 @@
 #pragma once
 
 #include "metrics/report.hpp"
+#include "metrics/saturation.hpp"
 #include "metrics/steady_state.hpp"
+#include "report/report.hpp"
 
 #include <blis/run_config.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,9 @@ struct RunOutcome {
                                      // (and fitness_score with --fitness-weights)
   std::string profile;               // the --profile line, "" without --profile
   SteadyState steady;                // the steady-state verdict
+  SaturationVerdict saturation;      // the saturation detectors' labels (spec head §3)
+  LatencyCdf cdf;                    // with outputs.keep_distributions or --report
+  std::optional<RunReport> run_report;  // with --report
 };
 
 // Resolves `config` (blis/resolve.hpp), then simulates. Throws blis::Error on
