@@ -62,6 +62,7 @@ struct WorkloadSettings {
   std::string workload = "distribution";      // or a preset of the data tables
   std::optional<std::string> spec;            // the reference's v2 YAML; wins over `workload`
   std::optional<std::string> trace;           // CSV replay
+  std::optional<std::string> traces_filepath; // the legacy CSV of `workload = "traces"` (lossy)
   double rate = 1.0;                          // requests per second
   std::optional<int64_t> num_requests;        // default 100; a spec or trace has its own
   int64_t prefix_tokens = 0;
@@ -132,6 +133,7 @@ struct RunConfig {
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;
+  std::optional<std::string> defaults_filepath;  // the reference's defaults.yaml over the bundled tables
   bool trust_scenario = false;  // the scenario file gets the command line's rights
 
   // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,
