@@ -121,6 +121,19 @@ TEST_CASE("convert csv-trace: the documented lossy values, and run --workload tr
   CHECK(run.err.find("--workload traces replays the CSV only approximately") != std::string::npos);
   const std::string spec = dir.write("trace.yaml", r.out);
   CHECK(run_ok("run " + kModel + "--workload-spec " + spec + " --seed 42") == run.out);
+  // The run's horizon cuts the file: 3 rows over 1 s, 3 tokens per prompt
+  // (the 3.67 mean truncated); --rate is ignored, and said to be.
+  Result cut_run = run_blis("run " + kModel + "--workload traces --workload-traces-filepath " + csv +
+                            " --horizon 1200000 --rate 3");
+  REQUIRE(cut_run.status == 0);
+  CHECK(metric(cut_run.out, "injected_requests") == 3);
+  CHECK(metric(cut_run.out, "total_input_tokens") == 9);
+  CHECK(cut_run.err.find("--rate has no effect: the trace sets arrivals and lengths") != std::string::npos);
+  // The file alone, without --workload traces, is not read.
+  Result unused = run_blis("run " + kModel + "--workload-traces-filepath " + csv);
+  CHECK(unused.err.find("--workload-traces-filepath has no effect: it is read only with --workload traces") !=
+        std::string::npos);
+  CHECK(metric(unused.out, "injected_requests") == 100);
 }
 
 TEST_CASE("compose: one spec composed runs as itself; two keep their absolute rates", "[cli][golden][workload]") {
@@ -239,6 +252,8 @@ TEST_CASE("convert, compose and --workload traces: bad input is one line, exit 2
                 "--from: the specs' aggregate rates sum to 0");
   check_refused("compose --from " + dir.str() + "/missing.yaml", "missing.yaml");
   check_refused("convert servegen --path " + dir.str(), "servegen_data.path");
+  check_refused("convert", "blis convert needs a command: csv-trace, preset, servegen, inference-perf");
+  check_refused("convert csv-trace", "--file");
   Result help = run_blis("--help");
   CHECK(help.out.find("convert") != std::string::npos);
   CHECK(help.out.find("compose") != std::string::npos);
