@@ -194,6 +194,16 @@ TEST_CASE("compose: one spec composed runs as itself; two keep their absolute ra
         "      prefix_length: 64\n"
         "      streaming: false\n"
         "aggregate_rate: 4\n");
+  // Numbers as Go's %g writes them.
+  const std::string fast = dir.write("fast.yaml", "aggregate_rate: 1e6\nclients:\n  - {id: f, rate_fraction: 0.00001, "
+                                                   "arrival: {process: constant}, input_distribution: {type: constant, "
+                                                   "params: {value: 1234567}}, output_distribution: {type: constant, "
+                                                   "params: {value: 0.0001}}}\n");
+  Result f = run_blis("compose --from " + fast);
+  CHECK(f.out.find("rate_fraction: 1e-05\n") != std::string::npos);
+  CHECK(f.out.find("value: 1.234567e+06\n") != std::string::npos);
+  CHECK(f.out.find("value: 0.0001\n") != std::string::npos);
+  CHECK(f.out.find("aggregate_rate: 1e+06\n") != std::string::npos);
   // What compose prints, compose reads back unchanged.
   const std::string merged = dir.write("merged.yaml", both.out);
   CHECK(run_blis("compose --from " + merged).out == both.out);
@@ -229,6 +239,11 @@ TEST_CASE("convert inference-perf and servegen run as their source spec does", "
                          "      rate_fraction: 4\n      arrival:\n        process: gamma\n        cv: 2\n") !=
         std::string::npos);
   CHECK(sg_text.out.find("        type: empirical\n        params:\n            \"10\": 0.25\n") != std::string::npos);
+  // Bins in numeric order, as the reference's writer sorts keys.
+  dir.write("chunk-3-trace.csv", "0, 1.0, 1.0, poisson\n");
+  dir.write("chunk-3-dataset.json", R"({"0": {"input_tokens": "{100: 1, 20: 3}", "output_tokens": "{5: 1}"}})");
+  CHECK(run_blis("convert servegen --path " + dir.str()).out.find(
+            "            \"20\": 3\n            \"100\": 1\n") != std::string::npos);
 }
 
 TEST_CASE("convert, compose and --workload traces: bad input is one line, exit 2", "[cli][golden][workload]") {

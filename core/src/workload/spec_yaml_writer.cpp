@@ -3,7 +3,9 @@
 // read like the reference's and load_workload_spec reads them back exactly.
 #include <blis/workload_convert.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -61,6 +63,39 @@ std::string go_g(double x) {
 }
 
 Node number(double x) { return scalar(go_g(x)); }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// The order in which the reference's YAML library writes string map keys:
+// runs of digits compare as numbers ("20" before "100"), a letter against
+// anything else goes first (after a digit run: last), otherwise by character.
+bool yaml_key_less(const std::string& a, const std::string& b) {
+  bool digits = false;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] == b[i]) {
+      digits = is_digit(a[i]);
+      continue;
+    }
+    const bool al = is_letter(a[i]), bl = is_letter(b[i]);
+    if (al && bl) return a[i] < b[i];
+    if (al || bl) return digits ? al : bl;
+    int64_t an = 0, bn = 0;
+    if (a[i] == '0' || b[i] == '0')
+      for (size_t j = i; j-- > 0 && is_digit(a[j]);)
+        if (a[j] != '0') {
+          an = bn = 1;
+          break;
+        }
+    size_t ai = i, bi = i;
+    for (; ai < a.size() && is_digit(a[ai]); ++ai) an = an * 10 + (a[ai] - '0');
+    for (; bi < b.size() && is_digit(b[bi]); ++bi) bn = bn * 10 + (b[bi] - '0');
+    if (an != bn) return an < bn;
+    if (ai != bi) return ai < bi;
+    return a[i] < b[i];
+  }
+  return a.size() < b.size();
+}
 Node integer(int64_t x) { return scalar(std::to_string(x)); }
 Node boolean(bool b) { return scalar(b ? "true" : "false"); }
 
@@ -111,9 +146,12 @@ Node dist(const DistSpec& d) {
   n.add("type", text(d.type));
   if (!d.params.empty()) {
     Node p = Node::mapping();
-    // Sorted as text (std::map); an empirical bin's key is quoted, as the
+    // In the reference's key order; an empirical bin's key is quoted, as the
     // reference writes a string key that reads as a number.
-    for (const auto& [k, v] : d.params) p.add(text(k).scalar, number(v));
+    std::vector<std::string> keys;
+    for (const auto& kv : d.params) keys.push_back(kv.first);
+    std::stable_sort(keys.begin(), keys.end(), yaml_key_less);
+    for (const std::string& k : keys) p.add(text(k).scalar, number(d.params.at(k)));
     n.add("params", std::move(p));
   }
   return n;
