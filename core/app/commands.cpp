@@ -80,6 +80,42 @@ Commands::Commands(CLI::App& app) {
   merge_->add_option("--rows-csv", merge_csv_, "Also write the rows as CSV")->type_name("FILE");
   merge_->add_option("--rows-json", merge_json_, "Also write the report to this file")->type_name("FILE");
 
+  convert_ = app.add_subcommand("convert", "Print a workload spec (the reference's YAML, v2) made from a trace, "
+                                           "a preset, a ServeGen directory or an inference-perf section; "
+                                           "`blis run --workload-spec FILE` reads it");
+  convert_->require_subcommand(1);
+  CLI::App* csv = convert_->add_subcommand(
+      "csv-trace", "The legacy request-trace CSV, lossily: one client at the trace's average rate with "
+                   "its mean prompt and output lengths, evenly spaced arrivals");
+  csv->add_option("--file", convert_req_.file, "Trace CSV: header row, then arrival time (s), two ignored "
+                                              "columns, prompt token ids and output token ids as JSON arrays")
+      ->required()->type_name("FILE");
+  csv->add_option("--horizon", convert_req_.horizon, "Keep the rows up to the first one arriving after this "
+                                                     "time (µs); 0 = the whole file")
+      ->capture_default_str();
+  CLI::App* preset = convert_->add_subcommand("preset", "A preset workload of the data tables "
+                                                        "(chatbot, summarization, contentgen, multidoc)");
+  preset->add_option("--name", convert_req_.name, "Preset name")->required();
+  preset->add_option("--rate", convert_req_.rate, "Arrival rate, requests per second")->capture_default_str();
+  preset->add_option("--num-requests", convert_req_.num_requests, "Number of requests")->capture_default_str();
+  preset->add_option("--defaults-filepath", convert_req_.defaults_filepath,
+                     "The reference's defaults.yaml: its presets replace the bundled ones of the same name")
+      ->type_name("FILE");
+  CLI::App* servegen = convert_->add_subcommand(
+      "servegen", "A ServeGen directory (chunk-*-trace.csv, chunk-*-dataset.json): one client per chunk; "
+                  "the total rate is written as 1 req/s, edit aggregate_rate");
+  servegen->add_option("--path", convert_req_.file, "ServeGen data directory")->required()->type_name("DIR");
+  CLI::App* iperf = convert_->add_subcommand(
+      "inference-perf", "The inference_perf section of a workload spec expanded into clients (the file's "
+                        "num_requests and horizon are not kept: run it with --num-requests or --horizon)");
+  iperf->add_option("--spec", convert_req_.file, "Workload spec with an inference_perf section")
+      ->required()->type_name("FILE");
+  convert_kinds_ = {csv, preset, servegen, iperf};
+  compose_ = app.add_subcommand("compose", "Print one workload spec merging several: their clients in order, "
+                                           "at the sum of their rates, each keeping its absolute rate");
+  compose_->add_option("--from", convert_req_.from, "Workload spec to merge (repeatable, in order)")
+      ->required()->type_name("FILE");
+
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
   hardware_ = app.add_subcommand("hardware", "List the bundled GPUs and their figures");
@@ -147,6 +183,17 @@ int Commands::execute() {
   }
   if (merge_->parsed()) {
     blis::merge(merge_files_, merge_csv_, merge_json_, std::cout);
+    return 0;
+  }
+  for (CLI::App* kind : convert_kinds_)
+    if (kind->parsed()) {
+      convert_req_.kind = kind->get_name();
+      blis::convert_workload(convert_req_, std::cout);
+      return 0;
+    }
+  if (compose_->parsed()) {
+    convert_req_.kind = "compose";
+    blis::convert_workload(convert_req_, std::cout);
     return 0;
   }
   if (models_->parsed()) {

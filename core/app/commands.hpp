@@ -3,6 +3,8 @@
 // command does lives in the core (blis/run.hpp, blis/plugin_inspect.hpp).
 #pragma once
 
+#include <blis/run.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -32,6 +34,12 @@ class Commands {
   CLI::App* plugins_ = nullptr;
   CLI::App* plan_ = nullptr;
   CLI::App* merge_ = nullptr;
+  CLI::App* convert_ = nullptr;
+  CLI::App* compose_ = nullptr;
+  // blis convert SUBCOMMAND / blis compose: the subcommand that parsed fills
+  // the request, its name is the kind.
+  std::vector<CLI::App*> convert_kinds_;
+  blis::ConvertRequest convert_req_;
   std::vector<std::string> merge_files_;
   std::string merge_csv_, merge_json_;
   std::map<std::string, CLI::Option*> plan_options_;

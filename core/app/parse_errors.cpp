@@ -42,6 +42,12 @@ std::string explain_parse_error(CLI::App& app, const CLI::ParseError& e, int arg
     return "unknown command '" + std::string(argv[i]) + "'" + text::did_you_mean(argv[i], commands) +
            " (commands of " + path + ": " + text::join(commands, ", ") + "; see " + path + " --help)";
   }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && i == argc && !sub->get_subcommands({}).empty() &&
+      sub->get_require_subcommand_min() > 0) {
+    std::vector<std::string> commands;
+    for (CLI::App* s : sub->get_subcommands({})) commands.push_back(s->get_name());
+    return path + " needs a command: " + text::join(commands, ", ") + " (see " + path + " --help)";
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     const std::vector<std::string> known = flag_names(*sub);
     for (int k = i; k < argc; ++k) {

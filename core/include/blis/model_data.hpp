@@ -87,6 +87,13 @@ class DataCatalog {
   // Loads defaults.toml and hardware.toml from `dir`; ConfigError on bad files.
   static DataCatalog load(const std::string& dir);
 
+  // Reads the reference's defaults.yaml (either version's layout) over these
+  // tables, key by key: model defaults, presets, coefficient entries (same
+  // model, GPU, TP and vLLM version) and the global coefficients of
+  // crossmodel, trained-roofline and trained-physics; what the file does not
+  // name stays bundled. ConfigError at file:line:col.
+  void apply_reference_defaults(const std::string& path);
+
   const std::string& dir() const { return dir_; }
   std::optional<ModelDefaults> defaults_for(const std::string& model) const;
   // First entry equal in id, GPU, TP and vLLM version.

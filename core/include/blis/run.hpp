@@ -6,6 +6,7 @@
 
 #include <blis/scenario.hpp>
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -35,6 +36,21 @@ void merge(const std::vector<std::string>& shard_files, const std::string& rows_
 // `blis models` and `blis hardware`: tables of what the bundled data holds.
 std::string models_listing();
 std::string hardware_listing();
+
+// `blis convert SUBCOMMAND` and `blis compose`: a workload spec built from
+// another input, validated and printed as YAML (spec cli.md §4-§5).
+struct ConvertRequest {
+  std::string kind;               // csv-trace, preset, servegen, inference-perf, compose
+  std::string file;               // csv-trace --file, inference-perf --spec, servegen --path
+  int64_t horizon = 0;            // csv-trace: µs, 0 = whole file
+  std::string name;               // preset
+  double rate = 1.0;              // preset
+  int64_t num_requests = 100;     // preset
+  std::string defaults_filepath;  // preset: the reference's defaults.yaml over the bundled data
+  std::vector<std::string> from;  // compose
+};
+// Writes the YAML to `out` only once the spec is complete and valid.
+void convert_workload(const ConvertRequest& request, std::ostream& out);
 
 // Sets the level of the log on stderr; InputError on an unknown level.
 void set_log_level(const std::string& level);

@@ -62,6 +62,7 @@ struct WorkloadSettings {
   std::string workload = "distribution";      // or a preset of the data tables
   std::optional<std::string> spec;            // the reference's v2 YAML; wins over `workload`
   std::optional<std::string> trace;           // CSV replay
+  std::optional<std::string> traces_filepath; // the legacy CSV of `workload = "traces"` (lossy)
   double rate = 1.0;                          // requests per second
   std::optional<std::string> arrival_process;  // constant (default), poisson, gamma, weibull
   std::optional<double> arrival_cv;            // gamma and weibull; default 1
@@ -138,6 +139,7 @@ struct RunConfig {
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;
+  std::optional<std::string> defaults_filepath;  // the reference's defaults.yaml over the bundled tables
   bool trust_scenario = false;  // the scenario file gets the command line's rights
   std::optional<std::string> memory_limit;  // "16GiB"; default: what the machine allows
 

@@ -215,6 +215,10 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("hardware_config", {"--hardware-config"}, "model",
                   "GPU table (TOML, or the reference's hardware_config.json)",
                   [](RunConfig& c) -> auto& { return c.pool().model.hardware_config; }, {}, kInputPath));
+  t.push_back(row("defaults_filepath", {"--defaults-filepath"}, "model",
+                  "The reference's defaults.yaml read over the bundled data: its model defaults, presets "
+                  "and coefficients replace the bundled ones of the same name",
+                  [](RunConfig& c) -> auto& { return c.defaults_filepath; }, {}, kInputPath));
   t.push_back(row("dp", {"--dp"}, "latency",
                   "Data-parallel ranks over which a MoE model's experts are spread (latency models "
                   "that model it; default 1)",
@@ -256,7 +260,8 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.pool().engine.long_prefill_threshold; }, int_at_least(0)));
   // workload
   t.push_back(row("workload", {"--workload"}, "workload",
-                  "distribution, or a preset of the data tables: chatbot, contentgen, summarization, multidoc",
+                  "distribution, a preset of the data tables (chatbot, contentgen, summarization, multidoc), "
+                  "or traces (the legacy CSV of --workload-traces-filepath)",
                   [](RunConfig& c) -> auto& { return c.workload.workload; }));
   t.push_back(row("workload_spec", {"--workload-spec"}, "workload",
                   "Workload spec in the reference's YAML (v2, or v1 upgraded); wins over --workload. "
@@ -265,6 +270,10 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("workload_trace", {"--workload-trace"}, "workload",
                   "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])",
                   [](RunConfig& c) -> auto& { return c.workload.trace; }, {}, kInputPath));
+  t.push_back(row("workload_traces_filepath", {"--workload-traces-filepath"}, "workload",
+                  "The reference's legacy request-trace CSV of --workload traces, converted lossily as "
+                  "`blis convert csv-trace` does: mean lengths, constant arrivals at the average rate",
+                  [](RunConfig& c) -> auto& { return c.workload.traces_filepath; }, {}, kInputPath));
   t.push_back(row("rate", {"--rate", "--request-rate"}, "workload", "Arrival rate, requests per second (spaced as --arrival-process says)",
                   [](RunConfig& c) -> auto& { return c.workload.rate; }, finite_positive()));
   t.push_back(row("arrival_process", {"--arrival-process"}, "workload",

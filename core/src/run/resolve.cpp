@@ -13,6 +13,7 @@
 #include <blis/plugin_loader.hpp>
 #include <blis/script_lookup.hpp>
 #include <blis/settings.hpp>
+#include <blis/workload_convert.hpp>
 
 #include "util/arith.hpp"
 
@@ -41,6 +42,7 @@ RunContext RunContext::open(const RunConfig& config) {
   ctx.env = Environment::load(config.plugin_dirs, config.seed.value_or(42));
   ctx.vm = std::make_unique<LuaVm>(config.seed.value_or(42));
   ctx.data = DataCatalog::load(ctx.env.data_dir);
+  if (config.defaults_filepath) ctx.data.apply_reference_defaults(*config.defaults_filepath);
   return ctx;
 }
 
@@ -353,6 +355,12 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     keys.push_back("arrival_process");
     keys.push_back("arrival_cv");
     warn_ignored(g, keys, why);
+  } else if (w.workload == "traces") {
+    std::vector<const char*> keys = kLengthKeys;
+    keys.push_back("rate");
+    keys.push_back("arrival_process");
+    keys.push_back("arrival_cv");
+    warn_ignored(g, keys, "the trace sets arrivals and lengths");
   } else if (w.workload != "distribution") {
     warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
   }
@@ -383,6 +391,29 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     r.request_cap = g.workload.num_requests.value_or(0);
     return;
   }
+  if (w.workload == "traces") {
+    // spec cli §3.7 step 2: the legacy CSV through the lossy conversion,
+    // bounded by the run's horizon, generated with --seed.
+    if (!w.traces_filepath)
+      throw InputError(g.where("workload"), "--workload traces needs --workload-traces-filepath FILE (the trace CSV)");
+    spdlog::warn("--workload traces replays the CSV only approximately: every request gets the mean prompt and "
+                 "output length, and arrivals are evenly spaced at the average rate. To replay a trace exactly, "
+                 "use --workload-trace (blis's CSV) or --workload-spec");
+    WorkloadSpec spec = csv_trace_to_spec(*w.traces_filepath, r.horizon == kNoHorizon ? 0 : r.horizon);
+    spec.seed = r.seed;
+    r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
+    r.config.workload.num_requests = r.request_cap;
+    try {
+      validate_workload_spec(spec);
+    } catch (const InputError& e) {
+      throw InputError(g.where("workload_traces_filepath"),
+                       *w.traces_filepath + ": the trace converts to an invalid spec: " + e.what());
+    }
+    r.spec = std::move(spec);
+    return;
+  }
+  if (w.traces_filepath)
+    spdlog::warn("{} has no effect: it is read only with --workload traces", g.where("workload_traces_filepath"));
   DistributionWorkload d;
   d.rate = w.rate;
   d.num_requests = w.num_requests.value_or(100);
