@@ -69,6 +69,9 @@ struct WorkloadSettings {
           prompt_tokens_max = 7000;
   int64_t output_tokens = 512, output_tokens_stdev = 256, output_tokens_min = 2,
           output_tokens_max = 7000;
+  // Seconds from arrival after which a request is abandoned; negative = none.
+  // Not given: no deadlines (blis keeps the baseline's behaviour; spec head §4.1).
+  std::optional<int64_t> timeout_s;
 };
 
 // Admission, routing and scheduling. The optional ones may also come from a

@@ -23,6 +23,9 @@ struct WorkloadRequest {
   int32_t output_tokens = 0;    // the oracle output length the engine will produce
   int32_t max_output_tokens = 0;  // the client's budget (0 = none)
   int32_t slo_class = 0;        // blis_slo_class
+  // Past this time (µs) the request is abandoned wherever it waits or runs;
+  // 0 = never (spec head §4.1).
+  int64_t deadline_us = 0;
   std::string tenant_id;
   std::string model;
   // Chained content hashes (block_hash.hpp) of every complete block of the
@@ -98,6 +101,9 @@ struct TrafficSource {
   DistSpec output_distribution;
   std::string prefix_group;
   bool streaming = false;
+  // Each request's deadline is its arrival plus this (µs); 0 = none
+  // (spec head §4.1: --timeout sets it for every client).
+  int64_t timeout_us = 0;
 };
 
 struct ClientSpec : TrafficSource {

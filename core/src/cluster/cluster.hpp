@@ -33,6 +33,7 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
+  bool deadlines = false;                 // requests may time out: report timed_out_requests
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -43,8 +44,8 @@ struct ClusterPolicies {
 };
 
 // Every request that arrived by the end of the run is in exactly one of:
-// completed, still queued, still running or dropped at an instance (the sums
-// over `instances`), rejected, or in the pipeline.
+// completed, still queued, still running, dropped or timed out at an instance
+// (the sums over `instances`), rejected, or in the pipeline.
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;

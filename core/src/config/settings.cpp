@@ -130,6 +130,14 @@ Check finite_unit() {
     return std::nullopt;
   };
 }
+Check timeout_seconds() {
+  return [](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (x == 0) return std::string("must be positive (seconds) or negative to disable, got 0");
+    if (x > kMaxMicros / 1'000'000) return fmt::format("must be at most {} seconds, got {}", kMaxMicros / 1'000'000, x);
+    return std::nullopt;
+  };
+}
 Check one_of(std::string what, std::vector<std::string> valid) {
   return [what = std::move(what), valid = std::move(valid)](const SettingValue& v) -> std::optional<std::string> {
     const auto& s = std::get<std::string>(v);
@@ -409,6 +417,11 @@ std::vector<SettingDef> make_table() {
                       return fmt::format("must be a finite value in (0, 1], got {}", x);
                     return std::nullopt;
                   }));
+  // per-request deadlines (spec head §4.1)
+  t.push_back(row("timeout", {"--timeout"}, "workload",
+                  "Seconds after its arrival at which a request is abandoned, queued or running "
+                  "(counted in timed_out_requests); negative = no deadline; not given: none",
+                  [](RunConfig& c) -> auto& { return c.workload.timeout_s; }, timeout_seconds()));
   return t;
 }
 

@@ -340,6 +340,17 @@ const std::vector<const char*> kLengthKeys = {
     "prefix_tokens",     "prompt_tokens",     "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
     "output_tokens",     "output_tokens_stdev", "output_tokens_min", "output_tokens_max"};
 
+// spec head §4.1: --timeout gives every client and cohort its deadline (none
+// when negative), over a spec's own.
+void apply_timeout(ResolvedRun& r) {
+  const std::optional<int64_t>& t = r.given.workload.timeout_s;
+  if (!t) return;
+  const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
+  for (auto& c : r.spec->clients) c.timeout_us = us;
+  for (auto& c : r.spec->cohorts) c.timeout_us = us;
+  r.deadlines = true;
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -349,6 +360,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     keys.push_back("rate");
     keys.push_back("workload");
     warn_ignored(g, keys, why);
+    if (w.trace && !w.spec) warn_ignored(g, {"timeout"}, "requests replayed from a trace have no deadlines");
   } else if (w.workload != "distribution") {
     warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
   }
@@ -373,6 +385,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
                        "the spec sets neither num_requests nor horizon: give one of them, "
                        "or --num-requests or --horizon, to bound the workload");
     r.spec = std::move(spec);
+    apply_timeout(r);
     return;
   }
   if (w.trace) {
@@ -420,6 +433,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   WorkloadSpec spec = synthesize_distribution_spec(d, r.seed);
   validate_workload_spec(spec);
   r.spec = std::move(spec);
+  apply_timeout(r);
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ struct ResolvedRun {
   int64_t horizon = kNoHorizon;
   int64_t request_cap = 0;                // 0 = unbounded (spec, trace)
   std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
+  bool deadlines = false;                 // some client has a timeout: timed_out_requests is reported
 };
 
 // Applies the policy file named by `config` (if any) to the policy settings

@@ -69,6 +69,7 @@ class SpecWorkload final : public WorkloadSource {
       setup.cap = cap;
       setup.block_size = block_size;
       streams_.push_back(workload::make_request_stream(setup));
+      timeouts_.push_back(client.timeout_us);
     }
     for (size_t k = 0; k < streams_.size(); ++k) {
       if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);
@@ -85,6 +86,7 @@ class SpecWorkload final : public WorkloadSource {
     RequestStream& stream = *streams_[k];
     stream.take(out);
     out.id = emitted_++;
+    out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
     // Samplers of multimodal and reasoning blocks are built at a client's
     // first request, so their errors surface here.
     try {
@@ -103,6 +105,7 @@ class SpecWorkload final : public WorkloadSource {
   uint64_t emitted_ = 0;
   std::vector<std::unique_ptr<SharedPrefix>> prefixes_;
   std::vector<std::unique_ptr<RequestStream>> streams_;
+  std::vector<int64_t> timeouts_;  // per stream, its client's timeout_us
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
 };
 
