@@ -72,6 +72,11 @@ struct WorkloadSettings {
   // Seconds from arrival after which a request is abandoned; negative = none.
   // Not given: no deadlines (blis keeps the baseline's behaviour; spec head §4.1).
   std::optional<int64_t> timeout_s;
+  // > 0: that many closed-loop users instead of --rate, each sending its next
+  // request think_time_ms after its previous one completed (spec head §4.2).
+  // Optional so that a configuration without them dumps as it did.
+  std::optional<int64_t> concurrency;
+  std::optional<int64_t> think_time_ms;
 };
 
 // Admission, routing and scheduling. The optional ones may also come from a

@@ -61,7 +61,7 @@ struct ClusterResult {
 // Builds one latency model per instance.
 using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t instance)>;
 
-class ClusterSimulation final : public EventHandler {
+class ClusterSimulation final : public EventHandler, private FollowUps {
  public:
   ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                     const LatencyFactory& latency, ClusterPolicies policies = {});
@@ -72,6 +72,7 @@ class ClusterSimulation final : public EventHandler {
 
  private:
   void pull_next_arrival();
+  void completed(const Request& r, SimTime t) override;  // FollowUps
   void on_cluster_arrival(uint32_t slot);
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
@@ -90,6 +91,7 @@ class ClusterSimulation final : public EventHandler {
   DecisionTrace trace_;
   SteadyStateProbe steady_;
   GoodputTracker goodput_;
+  ClosedLoop closed_loop_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;

@@ -4,6 +4,7 @@
 // class and a new entry here; the engine and the cluster do not change.
 #pragma once
 
+#include "cluster/closed_loop.hpp"
 #include "cluster/decision_trace.hpp"
 #include "cluster/in_flight.hpp"
 #include "engine/lifecycle.hpp"
@@ -18,7 +19,8 @@ namespace blis {
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker> {
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
+                ClosedLoop> {
   using Lifecycle::Lifecycle;
 };
 

@@ -422,6 +422,15 @@ std::vector<SettingDef> make_table() {
                   "Seconds after its arrival at which a request is abandoned, queued or running "
                   "(counted in timed_out_requests); negative = no deadline; not given: none",
                   [](RunConfig& c) -> auto& { return c.workload.timeout_s; }, timeout_seconds()));
+  // closed-loop users (spec head §4.2)
+  t.push_back(row("concurrency", {"--concurrency"}, "workload",
+                  "Closed-loop users instead of --rate: each sends its next request when its previous one "
+                  "completes, plus --think-time-ms (0 = off; --num-requests then defaults to unbounded)",
+                  [](RunConfig& c) -> auto& { return c.workload.concurrency; }, int_between(0, 1'000'000)));
+  t.push_back(row("think_time_ms", {"--think-time-ms"}, "workload",
+                  "With --concurrency: milliseconds a user waits after a completion before its next request",
+                  [](RunConfig& c) -> auto& { return c.workload.think_time_ms; },
+                  int_between(0, kMaxMicros / 1000)));
   return t;
 }
 

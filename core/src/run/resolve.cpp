@@ -351,6 +351,15 @@ void apply_timeout(ResolvedRun& r) {
   r.deadlines = true;
 }
 
+// Whether some request may have a deadline: timed_out_requests is reported.
+bool has_deadlines(const WorkloadSpec& spec) {
+  for (const auto& c : spec.clients)
+    if (c.timeout_us.value_or(c.concurrency > 0 ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  for (const auto& c : spec.cohorts)
+    if (c.timeout_us.value_or(0) > 0) return true;
+  return false;
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -366,6 +375,16 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   }
   r.seed = g.seed.value_or(42);
   r.horizon = g.horizon.value_or(kNoHorizon);
+  const int64_t concurrency = w.concurrency.value_or(0);
+  if (concurrency > 0) {  // spec head §4.2
+    require(!w.spec, g.where("concurrency"),
+            "not with --workload-spec: give the spec's clients a concurrency instead");
+    require(!w.trace, g.where("concurrency"), "not with --workload-trace: a trace has its own arrivals");
+    require(!g.origins.count("rate"), g.where("concurrency"),
+            "closed-loop users set their own pace: give --concurrency or --rate, not both");
+  } else {
+    warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
+  }
   if (w.spec) {
     require(!w.trace, g.where("workload_spec"), "give --workload-spec or --workload-trace, not both");
     WorkloadSpec spec = load_workload_spec(*w.spec);
@@ -386,6 +405,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
                        "or --num-requests or --horizon, to bound the workload");
     r.spec = std::move(spec);
     apply_timeout(r);
+    r.deadlines = r.deadlines || has_deadlines(*r.spec);
     return;
   }
   if (w.trace) {
@@ -394,7 +414,10 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   }
   DistributionWorkload d;
   d.rate = w.rate;
-  d.num_requests = w.num_requests.value_or(100);
+  // Closed-loop users run until --num-requests or --horizon stops them.
+  d.num_requests = w.num_requests.value_or(concurrency > 0 ? 0 : 100);
+  d.concurrency = concurrency;
+  d.think_time_us = w.think_time_ms.value_or(0) * 1000;
   if (w.workload == "distribution") {
     auto check_len = [&](const char* name, int64_t mean, int64_t sd, int64_t lo, int64_t hi) {
       auto at = [&](const std::string& suffix) { return g.where(key_of_flag(std::string(name) + suffix)); };
@@ -434,6 +457,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   validate_workload_spec(spec);
   r.spec = std::move(spec);
   apply_timeout(r);
+  r.deadlines = r.deadlines || has_deadlines(*r.spec);
 }
 
 }  // namespace
