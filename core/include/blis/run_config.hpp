@@ -129,6 +129,9 @@ struct PluginSetting {
 };
 
 struct RunConfig {
+  // A named bundle of defaults of the data tables ([profile-sets.NAME]):
+  // resolution fills every setting it names that no writer gave.
+  std::optional<std::string> profile_set;
   std::optional<int64_t> seed;     // default 42; a workload spec has its own
   std::optional<int64_t> horizon;  // µs; a workload spec may set one
   std::vector<PoolSettings> pools{PoolSettings{}};

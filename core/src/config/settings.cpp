@@ -163,6 +163,12 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("horizon", {"--horizon"}, "simulation",
                   "Stop at the first event after this time (µs); also bounds arrivals",
                   [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true), kDuration));
+  t.push_back(row("profile_set", {"--profile-set"}, "simulation",
+                  "A named bundle of defaults: head switches at once every default the reference "
+                  "changed after c9ca689b (trained-physics latency, its scorer profile, 300 s "
+                  "timeouts, ...; docs/design/head.md §0.3); c9ca689b is the usual defaults. "
+                  "Settings given explicitly win over the bundle",
+                  [](RunConfig& c) -> auto& { return c.profile_set; }));
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
   t.push_back(row("format", {"--format"}, "outputs",

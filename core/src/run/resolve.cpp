@@ -117,6 +117,51 @@ bool all_zero(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
 }
 
+// --profile-set NAME: every setting of the bundle that no writer gave takes
+// the bundle's value, in `given` as well, so that resolution treats it as
+// given (a memory share asks for the computed KV blocks). A timeout applies
+// to workloads made from flags only, as in HEAD (spec head §4.1); with a
+// spec or a trace the bundle's timeout only makes timed_out_requests print.
+void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
+  if (!r.given.profile_set) return;
+  const std::string& name = *r.given.profile_set;
+  const auto& sets = data.profile_sets();
+  const auto it = sets.find(name);
+  if (it == sets.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, set] : sets) names.push_back(n);
+    throw InputError(r.given.where("profile_set"), fmt::format("unknown profile set '{}'; valid: {}{}", name,
+                                                               text::join(names, ", "), text::did_you_mean(name, names)));
+  }
+  const std::string origin = "profile-set " + name;
+  const WorkloadSettings& w = r.given.workload;
+  for (const auto& [key, value] : it->second) {
+    const SettingDef* def = find_setting(key);
+    if (def == nullptr)
+      throw ConfigError((std::filesystem::path(data.dir()) / "defaults.toml").string(),
+                        fmt::format("[profile-sets.{}] names '{}', which is no setting of blis run", name, key));
+    if (r.given.origins.count(def->key)) continue;  // given by a writer: it wins
+    if (def->key == "timeout" && (w.spec || w.trace)) {
+      r.deadlines = true;
+      continue;
+    }
+    std::string text = value;
+    if (def->has(kInputPath) && !std::filesystem::path(text).is_absolute())
+      text = (std::filesystem::path(data.dir()) / text).string();
+    const SettingValue v = parse_setting(*def, text, setting_where(origin, *def));
+    for (RunConfig* c : {&r.given, &r.config}) {
+      def->set(*c, v, origin);
+      c->origins[def->key] = origin;
+    }
+  }
+}
+
+// Whether setting `key` was filled by a profile set rather than given.
+bool from_profile_set(const RunConfig& g, const std::string& key) {
+  const auto it = g.origins.find(key);
+  return it != g.origins.end() && it->second.rfind("profile-set ", 0) == 0;
+}
+
 // Model, hardware, latency model, coefficients, KV blocks and max-model-len
 // of the (only) pool.
 void resolve_model(ResolvedRun& r, RunContext& ctx) {
@@ -239,7 +284,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   const std::optional<double> memory_share = e.gpu_memory_utilization;
   if (memory_share && e.total_kv_blocks)
     spdlog::info("{} has no effect: --total-kv-blocks is given", g.where("gpu_memory_utilization"));
-  if (memory_share && !e.total_kv_blocks && !(r.arch && r.hardware && tp > 0))
+  if (memory_share && !e.total_kv_blocks && !(r.arch && r.hardware && tp > 0) &&
+      !from_profile_set(g, "gpu_memory_utilization"))
     spdlog::warn("{} has no effect: no model architecture and GPU to compute KV blocks from",
                  g.where("gpu_memory_utilization"));
   if (!e.total_kv_blocks) {
@@ -517,6 +563,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& p : config.plugin_config) entries.push_back(p.entry);
   r.overrides = parse_plugin_overrides(entries);
 
+  apply_profile_set(r, ctx.data);
   resolve_model(r, ctx);
   resolve_policies(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
