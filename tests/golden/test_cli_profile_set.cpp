@@ -113,6 +113,29 @@ clients:
   CHECK(has(tight.out, "Timed Out Requests: 200\n"));
 }
 
+TEST_CASE("CLI: --profile-set head makes queue-depth score the wait queue when the run uses it", "[cli][config]") {
+  const std::string weighted = kModel + " --profile-set head --routing-policy weighted --num-instances 2";
+  const Result d = run_blis(weighted + " --dump-config");
+  REQUIRE(d.status == 0);
+  CHECK(has(d.out, "[plugin-config.\"queue-depth\"]\n\"signal\" = \"queue\"\n"));
+  // A writer's key wins; a run without queue-depth gets no key (and no error).
+  const Result mine = run_blis(weighted + " --plugin-config queue-depth.signal=load --dump-config");
+  CHECK(has(mine.out, "\"signal\" = \"load\"\n"));
+  const Result rr = run_blis(kModel + " --profile-set head --num-instances 2 --dump-config");
+  REQUIRE(rr.status == 0);
+  CHECK(!has(rr.out, "plugin-config"));
+  const Result own = run_blis(weighted + " --routing-scorers kv-utilization:1 --dump-config");
+  REQUIRE(own.status == 0);
+  CHECK(!has(own.out, "plugin-config"));
+  // The run itself: the bundle's outcome equals the same keys given by hand.
+  const Result run = run_blis(weighted + " --rate 40 --num-requests 300");
+  REQUIRE(run.status == 0);
+  const Result by_hand = run_blis(weighted + " --rate 40 --num-requests 300 --plugin-config queue-depth.signal=queue");
+  CHECK(run.out == by_hand.out);
+  const Result old_signal = run_blis(weighted + " --rate 40 --num-requests 300 --plugin-config queue-depth.signal=load");
+  CHECK(run.out != old_signal.out);
+}
+
 TEST_CASE("CLI: an unknown profile set is refused", "[cli][config]") {
   check_refused(kModel + " --profile-set heads", "--profile-set: unknown profile set 'heads'; valid: c9ca689b, head");
 }

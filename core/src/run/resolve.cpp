@@ -140,6 +140,10 @@ void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
     if (def == nullptr)
       throw ConfigError((std::filesystem::path(data.dir()) / "defaults.toml").string(),
                         fmt::format("[profile-sets.{}] names '{}', which is no setting of blis run", name, key));
+    if (def->key == "plugin_config") {  // per plugin and key, below: writers list entries of their own
+      r.profile_plugin_config.push_back(value);
+      continue;
+    }
     if (r.given.origins.count(def->key)) continue;  // given by a writer: it wins
     if (def->key == "timeout" && (w.spec || w.trace)) {
       r.deadlines = true;
@@ -573,6 +577,15 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   r.overrides.check_plugins(used);
+  // The profile set's plugin keys: for the plugins of this run, under a writer's.
+  const auto given_keys = r.overrides.values();
+  for (const auto& [plugin, keys] : parse_plugin_overrides(r.profile_plugin_config).values()) {
+    if (std::find(used.begin(), used.end(), plugin) == used.end()) continue;
+    const auto g = given_keys.find(plugin);
+    for (const auto& [key, value] : keys)
+      if (g == given_keys.end() || !g->second.count(key))
+        r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
+  }
   resolve_workload(r, ctx);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
