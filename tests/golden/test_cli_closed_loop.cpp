@@ -44,6 +44,16 @@ TEST_CASE("CLI: --concurrency with --horizon leaves the users' last requests in 
   REQUIRE(r.status == 0);
   CHECK(metric(r.out, "completed_requests") > 0);
   CHECK(metric(r.out, "still_queued") + metric(r.out, "still_running") <= 2);
+  // Conservation, with users stopped by their timeouts and others cut by the horizon.
+  const Result t = run_blis(kModel + " --concurrency 64 --horizon 60s --timeout 8 --prompt-tokens 2000");
+  REQUIRE(t.status == 0);
+  const double injected = metric(t.out, "injected_requests");
+  CHECK(injected == 127);
+  CHECK(metric(t.out, "timed_out_requests") == 60);
+  CHECK(metric(t.out, "still_running") == 4);
+  CHECK(injected == metric(t.out, "completed_requests") + metric(t.out, "timed_out_requests") +
+                        metric(t.out, "dropped_unservable") + metric(t.out, "still_queued") +
+                        metric(t.out, "still_running"));
 }
 
 TEST_CASE("CLI: what --concurrency refuses", "[cli][workload]") {
