@@ -90,4 +90,13 @@ clients:
     output_distribution: {type: constant, params: {value: 64}}
 )");
   check_refused(kModel + " --workload-spec " + rated, "rated.yaml:5:20: clients[0].rate_fraction: a concurrency client has no rate");
+  const std::string windows = dir.write("windows.yaml", R"(version: "2"
+num_requests: 5
+clients:
+  - concurrency: 3
+    lifecycle: {windows: [{start_us: 0, end_us: 1000}]}
+    input_distribution: {type: constant, params: {value: 128}}
+    output_distribution: {type: constant, params: {value: 64}}
+)");
+  check_refused(kModel + " --workload-spec " + windows, "clients[0].lifecycle: a concurrency client has no lifecycle windows");
 }

@@ -69,6 +69,13 @@ void validate_closed_loop(const ClientSpec& c, const std::string& where) {
     throw InputError(where + ".think_time_us", "must be >= 0, got " + std::to_string(c.think_time_us));
   if (c.reasoning && c.reasoning->multi_turn)
     throw InputError(where + ".reasoning.multi_turn", "a concurrency client cannot be a multi-turn client");
+  // Its users draw lengths from the input and output distributions only:
+  // what would shape other requests is refused rather than ignored.
+  if (c.reasoning) throw InputError(where + ".reasoning", "a concurrency client has no reasoning block");
+  if (c.multimodal) throw InputError(where + ".multimodal", "a concurrency client has no multimodal block");
+  if (c.lifecycle)
+    throw InputError(where + ".lifecycle", "a concurrency client has no lifecycle windows: its users send "
+                                           "as their requests complete");
 }
 
 void validate_client(const ClientSpec& c, const std::string& where) {
