@@ -9,6 +9,9 @@
 #include "catch.hpp"
 
 #include "../engine/engine_harness.hpp"
+#include "workload/samplers.hpp"
+
+#include <blis/go_rand.hpp>
 
 #include <algorithm>
 #include <string>
@@ -177,4 +180,50 @@ TEST_CASE("closed loop: conservation with timeouts, with and without a horizon",
   }
   CHECK(total_timed_out > 0);
   CHECK(with_in_flight > 0);
+}
+
+TEST_CASE("closed loop: users draw from rand(seed + 10007): a user seed, then a blueprint seed",
+          "[cluster][workload]") {
+  // spec head §4.2: per user, the shared stream gives the seed of the user's
+  // first request and then the seed of its follow-ups; a request draws its
+  // input length, then its output length.
+  WorkloadSpec spec = closed_loop_spec(3, 0);
+  spec.seed = 11;
+  spec.clients[0].input_distribution = DistSpec{"gaussian", {{"mean", 400}, {"std_dev", 150}, {"min", 10}, {"max", 2000}}};
+  spec.clients[0].output_distribution = DistSpec{"exponential", {{"mean", 90}}};
+  const workload::LengthSampler in(spec.clients[0].input_distribution, "in");
+  const workload::LengthSampler out(spec.clients[0].output_distribution, "out");
+  GoRand users(11 + 10007);
+  std::vector<int64_t> user_seed, blueprint_seed;
+  for (int u = 0; u < 3; ++u) {
+    user_seed.push_back(users.int63());
+    blueprint_seed.push_back(users.int63());
+  }
+  auto src = make_spec_workload(spec, kNoHorizon, 0, 16);
+  std::vector<WorkloadRequest> first(3);
+  for (int u = 0; u < 3; ++u) {
+    REQUIRE(src->next(first[static_cast<size_t>(u)]));
+    const WorkloadRequest& r = first[static_cast<size_t>(u)];
+    CHECK(r.user == u);
+    CHECK(r.arrival_us == 0);  // no think time: every user starts at 0
+    GoRand rng(user_seed[static_cast<size_t>(u)]);
+    CHECK(r.input_tokens == in.sample(rng));
+    CHECK(r.output_tokens == out.sample(rng));
+  }
+  WorkloadRequest none;
+  CHECK_FALSE(src->next(none));
+  // User 1's first two follow-ups, from its blueprint stream (each request
+  // also draws its token ids there, so the second lengths follow them).
+  GoRand blueprint(blueprint_seed[1]);
+  WorkloadRequest f1, f2;
+  REQUIRE(src->follow_up(first[1], 5000, f1));
+  const int64_t in1 = in.sample(blueprint);
+  const int64_t out1 = out.sample(blueprint);
+  CHECK(f1.input_tokens == in1);
+  CHECK(f1.output_tokens == out1);
+  CHECK(f1.round == 1);
+  REQUIRE(src->follow_up(f1, 9000, f2));
+  CHECK(f2.arrival_us == 9000);
+  CHECK(f2.round == 2);
+  CHECK(f2.deadline_us == 9000 + 300'000'000);
 }
