@@ -24,6 +24,14 @@ TEST_CASE("CLI: --concurrency runs closed-loop users until --num-requests", "[cl
   // run's queueing at the same count.
   CHECK(metric(r.out, "ttft_mean_ms") < 100);
   CHECK(run_blis(kModel + " --concurrency 4 --num-requests 40").out == r.out);
+  // Its dump (no rate in it) runs the same.
+  blis::test::TempDir dir;
+  const Result dump = run_blis(kModel + " --concurrency 4 --num-requests 40 --dump-config");
+  CHECK(dump.out.find("\nconcurrency = 4\n") != std::string::npos);
+  CHECK(dump.out.find("\nrate = ") == std::string::npos);
+  const Result again = run_blis("run " + dir.write("users.toml", dump.out));
+  INFO(again.err);
+  CHECK(again.out == r.out);
 }
 
 TEST_CASE("CLI: --think-time-ms spaces a user's requests", "[cli][workload]") {
