@@ -270,27 +270,35 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
   const bool infinite = horizon == kForever;
 
   // INV-1: request conservation.
-  int64_t completed = 0, queued = 0, running = 0, dropped = 0;
+  int64_t completed = 0, queued = 0, running = 0, dropped = 0, timed_out = 0;
   for (const auto& m : out.result.instances) {
     completed += m.completed;
     queued += m.still_queued;
     running += m.still_running;
     dropped += m.dropped_unservable;
+    timed_out += m.timed_out;
   }
   CHECK(cm.completed == completed);
   CHECK(out.result.rejected == 0);
   // Every arrival is somewhere; those not yet routed count as still queued.
   CHECK(out.result.in_pipeline == arrived - routed);
-  const int64_t injected = completed + queued + running + dropped + out.result.in_pipeline;
+  const int64_t injected = completed + queued + running + dropped + timed_out + out.result.in_pipeline;
   CHECK(injected == arrived);
+  CHECK(cm.timed_out == timed_out);
+  if (run.cluster.deadlines)
+    CHECK(out.json.find("\"timed_out_requests\": " + std::to_string(timed_out) + ",") != std::string::npos);
+  else
+    CHECK(out.json.find("timed_out_requests") == std::string::npos);
   CHECK(out.json.find("\"injected_requests\": " + std::to_string(injected) + ",") != std::string::npos);
   // Every routed request has exactly one record, dropped ones included.
   CHECK(static_cast<int64_t>(cm.records.size()) == routed);
   CHECK(std::count_if(cm.records.begin(), cm.records.end(), [](const auto& r) { return r.dropped; }) == dropped);
+  CHECK(std::count_if(cm.records.begin(), cm.records.end(), [](const auto& r) { return r.timed_out; }) ==
+        timed_out);
   if (infinite) {
     CHECK(queued == 0);
     CHECK(running == 0);
-    CHECK(completed + dropped == static_cast<int64_t>(reqs.size()));
+    CHECK(completed + dropped + timed_out == static_cast<int64_t>(reqs.size()));
   }
 
   // INV-4: KV conservation: nothing is held by an instance with nothing running.
@@ -329,6 +337,13 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
       output_all += w.output_tokens;
     }
     if (rec.length_capped) ++capped;
+    if (rec.timed_out) {
+      // Abandoned at its deadline, which a request without one never meets.
+      CHECK(w.deadline_us > 0);
+      CHECK(!rec.dropped);
+      CHECK(!rec.length_capped);
+      CHECK(rec.e2e < 0);
+    }
     if (rec.scheduling_delay >= 0) {
       ++with_sched;
       CHECK(rec.scheduling_delay >= lat);
@@ -366,7 +381,7 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
     } else if (rec.dropped) {
       CHECK(rec.scheduling_delay < 0);
       CHECK(!rec.length_capped);
-    } else if (infinite) {
+    } else if (infinite && !rec.timed_out) {
       // Completed without a token: only by being stopped before its first one.
       CHECK(rec.length_capped);
     }
@@ -382,7 +397,7 @@ void check_invariants(const RandomRun& run, const RunOutcome& out, SimTime horiz
   if (infinite) CHECK(cm.input_tokens == input_sum);
   CHECK(cm.output_tokens <= output_all);
   if (infinite) CHECK(cm.output_tokens >= output_uncapped_completed);
-  if (infinite && capped == 0) CHECK(cm.output_tokens == output_all);
+  if (infinite && capped == 0 && timed_out == 0) CHECK(cm.output_tokens == output_all);
   // Global inter-token latencies: one per decode token of completed requests,
   // summing to each request's E2E − TTFT − α_p.
   const WeightedValues itl = itl_values(cm);
@@ -494,6 +509,40 @@ TEST_CASE("invariants hold with a finite horizon (requests still in flight)", "[
     CHECK(first.json == second.json);
   }
   CHECK(with_in_flight > 0);
+}
+
+TEST_CASE("invariants hold with request deadlines (spec head 4.1)", "[invariant]") {
+  const char* runs_env = std::getenv("BLIS_INVARIANT_RUNS");
+  const char* seed_env = std::getenv("BLIS_INVARIANT_SEED");
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 30;
+  GoRand rng(seed_env != nullptr ? std::atoll(seed_env) : 4141);
+  int64_t total_timed_out = 0, total_completed = 0, total_preemptions = 0;
+  for (int i = 0; i < runs; ++i) {
+    RandomRun run = draw_run(rng, i, /*extreme=*/i % 3 == 2);
+    run.cluster.deadlines = true;
+    // Most requests get a deadline, short or long; some none. Some runs also
+    // end at a horizon with deadlines beyond it.
+    for (auto& r : run.requests) {
+      const int64_t pick = rng.intn(4);
+      if (pick > 0) r.deadline_us = r.arrival_us + 1 + rng.intn(pick == 1 ? 2000 : 200000);
+    }
+    SimTime horizon = kForever;
+    if (i % 4 == 1) horizon = std::max<SimTime>(1, run.requests.back().arrival_us / 2 + 1000);
+    run.cluster.engine.horizon = horizon;
+    run.description += " deadlines, horizon=" + std::to_string(horizon);
+    INFO(run.description);
+    RunOutcome first = execute(run);
+    check_invariants(run, first, horizon);
+    RunOutcome second = execute(run);
+    CHECK(first.json == second.json);
+    CHECK(first.result.events == second.result.events);
+    total_timed_out += first.cluster.timed_out;
+    total_completed += first.cluster.completed;
+    total_preemptions += first.cluster.preemptions;
+  }
+  CHECK(total_timed_out > 0);
+  CHECK(total_completed > 0);
+  CHECK(total_preemptions > 0);
 }
 
 TEST_CASE("INV-8: simultaneous requests with one batch slot all complete", "[invariant]") {

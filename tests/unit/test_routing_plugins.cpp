@@ -177,6 +177,24 @@ TEST_CASE("queue-depth: min-max of effective load, least loaded scores 1", "[rou
   }
 }
 
+TEST_CASE("queue-depth: signal = \"queue\" scores the wait queue alone (spec head §7.1)", "[routing][plugin]") {
+  blis::ConfigTable cfg;
+  cfg.set("signal", std::string("queue"));
+  ScorerPlugin qd("queue-depth", cfg);
+  // Queues 0, 2, 1, 0 (effective loads 0, 4, 2, 4): lo 0, hi 2.
+  Decision d({snap(0, 0, 0, 0), snap(1, 2, 1, 1), snap(2, 1, 1, 0), snap(3, 0, 4, 0)});
+  CHECK(score(*qd, d) == std::vector<double>{1.0, 0.0, 0.5, 1.0});
+  // Equal queues, whatever the batches: every instance scores 1.
+  CHECK(score(*qd, Decision({snap(0, 3, 0, 0), snap(1, 3, 9, 9)})) == std::vector<double>{1.0, 1.0});
+  blis::ConfigTable load;
+  load.set("signal", std::string("load"));
+  ScorerPlugin by_load("queue-depth", load);
+  CHECK(score(*by_load, d) == std::vector<double>{1.0, 0.0, 0.5, 0.0});
+  blis::ConfigTable bad;
+  bad.set("signal", std::string("batch"));
+  CHECK_THAT(create_error<ScorerPlugin>("queue-depth", bad), Catch::Contains("'signal' must be"));
+}
+
 // ---- kv-utilization (spec cluster §3.7) ----------------------------------------
 
 TEST_CASE("kv-utilization: 1 - kv_utilization", "[routing][plugin]") {

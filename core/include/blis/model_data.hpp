@@ -105,6 +105,10 @@ class DataCatalog {
   const GlobalCoefficients* plugin_coefficients(const std::string& plugin) const;
   // The default of a setting that names plugins ([settings]): "" if none.
   std::string setting_default(const std::string& key) const;
+  // Named bundles of defaults ([profile-sets.NAME], --profile-set NAME): per
+  // bundle, setting key -> the value as command-line text.
+  using ProfileSet = std::map<std::string, std::string>;
+  const std::map<std::string, ProfileSet>& profile_sets() const { return profile_sets_; }
   // Hardware table; `path` overrides the bundled hardware.toml (TOML or the
   // reference's JSON). InputError listing the names if `gpu` is unknown.
   HardwareSpec hardware(const std::string& gpu, const std::string& path = "") const;
@@ -126,6 +130,7 @@ class DataCatalog {
   std::map<std::string, PresetWorkload> presets_;
   std::map<std::string, GlobalCoefficients> plugin_coefficients_;
   std::map<std::string, std::string> setting_defaults_;
+  std::map<std::string, ProfileSet> profile_sets_;
   std::map<std::string, HardwareSpec> hardware_;
 };
 

@@ -72,6 +72,14 @@ struct WorkloadSettings {
           prompt_tokens_max = 7000;
   int64_t output_tokens = 512, output_tokens_stdev = 256, output_tokens_min = 2,
           output_tokens_max = 7000;
+  // Seconds from arrival after which a request is abandoned; negative = none.
+  // Not given: no deadlines (blis keeps the baseline's behaviour; spec head §4.1).
+  std::optional<int64_t> timeout_s;
+  // > 0: that many closed-loop users instead of --rate, each sending its next
+  // request think_time_ms after its previous one completed (spec head §4.2).
+  // Optional so that a configuration without them dumps as it did.
+  std::optional<int64_t> concurrency;
+  std::optional<int64_t> think_time_ms;
 };
 
 // Admission, routing and scheduling. The optional ones may also come from a
@@ -128,6 +136,9 @@ struct PluginSetting {
 };
 
 struct RunConfig {
+  // A named bundle of defaults of the data tables ([profile-sets.NAME]):
+  // resolution fills every setting it names that no writer gave.
+  std::optional<std::string> profile_set;
   std::optional<int64_t> seed;     // default 42; a workload spec has its own
   std::optional<int64_t> horizon;  // µs; a workload spec may set one
   std::vector<PoolSettings> pools{PoolSettings{}};

@@ -23,6 +23,14 @@ struct WorkloadRequest {
   int32_t output_tokens = 0;    // the oracle output length the engine will produce
   int32_t max_output_tokens = 0;  // the client's budget (0 = none)
   int32_t slo_class = 0;        // blis_slo_class
+  // Past this time (µs) the request is abandoned wherever it waits or runs;
+  // 0 = never (spec head §4.1).
+  int64_t deadline_us = 0;
+  // A closed-loop client's user that sent it (spec head §4.2), -1 for open
+  // loop; and its round: 0 for the user's first request, which comes in the
+  // workload's arrival order, > 0 for the follow-ups sent on completions.
+  int32_t user = -1;
+  int32_t round = 0;
   std::string tenant_id;
   std::string model;
   // Chained content hashes (block_hash.hpp) of every complete block of the
@@ -36,6 +44,12 @@ class WorkloadSource {
   virtual ~WorkloadSource() = default;
   // Fills `out` with the next request; false once the workload is exhausted.
   virtual bool next(WorkloadRequest& out) = 0;
+  // Closed-loop clients (spec head §4.2): `done`, a request of a user
+  // (done.user >= 0), completed at `t`. Fills `out` (a fresh request) with
+  // the user's next one, arriving at or after t, and returns true; false when
+  // the user stops. Only completions are reported: a user whose request was
+  // rejected, dropped or timed out stops.
+  virtual bool follow_up(const WorkloadRequest& /*done*/, int64_t /*t*/, WorkloadRequest& /*out*/) { return false; }
 };
 
 // ---- Workload spec (the reference's "v2" schema; spec workload.md §5-§6) ----
@@ -98,10 +112,22 @@ struct TrafficSource {
   DistSpec output_distribution;
   std::string prefix_group;
   bool streaming = false;
+  // Each request's deadline is its arrival plus this (µs); 0 = none; not
+  // given: none, 300 s for a concurrency client (spec head §4.1: --timeout
+  // sets it for every client).
+  std::optional<int64_t> timeout_us;
 };
+
+// The default timeout of a concurrency client (spec head §4.1).
+inline constexpr int64_t kDefaultClosedLoopTimeoutUs = 300'000'000;
 
 struct ClientSpec : TrafficSource {
   int64_t prefix_length = 0;
+  // > 0: a closed-loop client of this many users, each sending its next
+  // request think_time_us after its previous one completed (spec head §4.2);
+  // it has no rate_fraction and no arrival process.
+  int64_t concurrency = 0;
+  int64_t think_time_us = 0;
   std::optional<NetworkSpec> network;
   std::optional<std::vector<LifecycleWindow>> lifecycle;  // present: arrivals outside every window are dropped
   std::optional<MultimodalSpec> multimodal;
@@ -191,6 +217,8 @@ inline constexpr int64_t kMaxRequestTokens = 10'000'000;
 // Parameters of the default distribution workload (CLI flags; spec workload.md §2-§3).
 struct DistributionWorkload {
   double rate = 1.0;
+  int64_t concurrency = 0;    // > 0: closed-loop users instead of a rate (spec head §4.2)
+  int64_t think_time_us = 0;
   int64_t num_requests = 100;
   ArrivalSpec arrival{"constant", std::nullopt};  // the reference's spacing unless told
   int64_t prefix_tokens = 0;

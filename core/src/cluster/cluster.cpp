@@ -19,7 +19,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       goodput_(cfg.slo_targets),
       series_(cfg.keep_series),
-      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, series_),
+      closed_loop_(*this),
+      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, series_, closed_loop_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
@@ -31,6 +32,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
+    metrics_[static_cast<size_t>(i)].reports_timeouts = cfg.deadlines;
     std::unique_ptr<LatencyModel> model = latency(i);
     collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
                             model->post_decode_overhead());
@@ -57,6 +59,19 @@ void ClusterSimulation::pull_next_arrival() {
     return;
   }
   schedule(kernel_, r.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
+}
+
+// spec head §4.2: a closed-loop user's next request, after its previous one
+// completed at t. It arrives outside the source's lazy chain of arrivals
+// (on_cluster_arrival pulls only for requests of that chain).
+void ClusterSimulation::completed(const Request& r, SimTime t) {
+  const uint32_t slot = pool_.acquire();
+  Request& next = pool_[slot];
+  if (!source_.follow_up(r.spec, t, next.spec) || next.spec.arrival_us > kernel_.horizon()) {
+    pool_.release(slot);
+    return;
+  }
+  schedule(kernel_, next.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
 }
 
 ClusterResult ClusterSimulation::run() {
@@ -103,7 +118,7 @@ void ClusterSimulation::handle(const Event& e) {
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
   if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
-  pull_next_arrival();
+  if (pool_[slot].spec.round == 0) pull_next_arrival();
   schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }
 

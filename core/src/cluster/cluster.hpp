@@ -37,6 +37,7 @@ struct ClusterConfig {
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;
+  bool deadlines = false;                 // requests may time out: report timed_out_requests
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -47,8 +48,8 @@ struct ClusterPolicies {
 };
 
 // Every request that arrived by the end of the run is in exactly one of:
-// completed, still queued, still running or dropped at an instance (the sums
-// over `instances`), rejected, or in the pipeline.
+// completed, still queued, still running, dropped or timed out at an instance
+// (the sums over `instances`), rejected, or in the pipeline.
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;
@@ -66,7 +67,7 @@ struct ClusterResult {
 // Builds one latency model per instance.
 using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t instance)>;
 
-class ClusterSimulation final : public EventHandler {
+class ClusterSimulation final : public EventHandler, private FollowUps {
  public:
   ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                     const LatencyFactory& latency, ClusterPolicies policies = {});
@@ -77,6 +78,7 @@ class ClusterSimulation final : public EventHandler {
 
  private:
   void pull_next_arrival();
+  void completed(const Request& r, SimTime t) override;  // FollowUps
   void on_cluster_arrival(uint32_t slot);
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
@@ -97,6 +99,7 @@ class ClusterSimulation final : public EventHandler {
   GoodputTracker goodput_;
   SaturationProbe saturation_;
   TimeSeriesProbe series_;
+  ClosedLoop closed_loop_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;

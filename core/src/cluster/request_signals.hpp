@@ -4,6 +4,7 @@
 // class and a new entry here; the engine and the cluster do not change.
 #pragma once
 
+#include "cluster/closed_loop.hpp"
 #include "cluster/decision_trace.hpp"
 #include "cluster/in_flight.hpp"
 #include "engine/lifecycle.hpp"
@@ -21,7 +22,7 @@ namespace blis {
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
     : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
-                SaturationProbe, TimeSeriesProbe> {
+                SaturationProbe, TimeSeriesProbe, ClosedLoop> {
   using Lifecycle::Lifecycle;
 };
 

@@ -130,6 +130,14 @@ Check finite_unit() {
     return std::nullopt;
   };
 }
+Check timeout_seconds() {
+  return [](const SettingValue& v) -> std::optional<std::string> {
+    const int64_t x = std::get<int64_t>(v);
+    if (x == 0) return std::string("must be positive (seconds) or negative to disable, got 0");
+    if (x > kMaxMicros / 1'000'000) return fmt::format("must be at most {} seconds, got {}", kMaxMicros / 1'000'000, x);
+    return std::nullopt;
+  };
+}
 Check one_of(std::string what, std::vector<std::string> valid) {
   return [what = std::move(what), valid = std::move(valid)](const SettingValue& v) -> std::optional<std::string> {
     const auto& s = std::get<std::string>(v);
@@ -159,6 +167,12 @@ std::vector<SettingDef> make_table() {
                   "Memory budget of the pre-flight check (16GiB, 512MiB, bytes); a run that needs more "
                   "is refused before it starts (default: the machine's memory or its cgroup limit)",
                   [](RunConfig& c) -> auto& { return c.memory_limit; }));
+  t.push_back(row("profile_set", {"--profile-set"}, "simulation",
+                  "A named bundle of defaults: head switches at once every default the reference "
+                  "changed after c9ca689b (trained-physics latency, its scorer profile, 300 s "
+                  "timeouts, ...; docs/design/head.md §0.3); c9ca689b is the usual defaults. "
+                  "Settings given explicitly win over the bundle",
+                  [](RunConfig& c) -> auto& { return c.profile_set; }));
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
   t.push_back(row("format", {"--format"}, "outputs",
@@ -443,6 +457,20 @@ std::vector<SettingDef> make_table() {
                       return fmt::format("must be a finite value in (0, 1], got {}", x);
                     return std::nullopt;
                   }));
+  // per-request deadlines (spec head §4.1)
+  t.push_back(row("timeout", {"--timeout"}, "workload",
+                  "Seconds after its arrival at which a request is abandoned, queued or running "
+                  "(counted in timed_out_requests); negative = no deadline; not given: none",
+                  [](RunConfig& c) -> auto& { return c.workload.timeout_s; }, timeout_seconds()));
+  // closed-loop users (spec head §4.2)
+  t.push_back(row("concurrency", {"--concurrency"}, "workload",
+                  "Closed-loop users instead of --rate: each sends its next request when its previous one "
+                  "completes, plus --think-time-ms (0 = off; --num-requests then defaults to unbounded)",
+                  [](RunConfig& c) -> auto& { return c.workload.concurrency; }, int_between(0, 1'000'000)));
+  t.push_back(row("think_time_ms", {"--think-time-ms"}, "workload",
+                  "With --concurrency: milliseconds a user waits after a completion before its next request",
+                  [](RunConfig& c) -> auto& { return c.workload.think_time_ms; },
+                  int_between(0, kMaxMicros / 1000)));
   return t;
 }
 

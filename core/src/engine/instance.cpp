@@ -33,6 +33,12 @@ void Instance::inject(uint32_t slot, SimTime t) {
 }
 
 void Instance::on_event(const Event& e) {
+  // A timeout of a request that already left is no event of the instance: it
+  // leaves the instance's clock alone (spec head §4.1).
+  if (kind_of(e) == EventKind::Timeout) {
+    on_timeout(e.payload);
+    return;
+  }
   last_time_ = std::max(last_time_, e.time);
   switch (kind_of(e)) {
     case EventKind::InstanceArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
@@ -65,6 +71,17 @@ void Instance::on_queued(uint32_t slot) {
     drop(slot);
     return;
   }
+  // spec head §4.1: past its deadline already, it is not enqueued; otherwise
+  // its timeout is set, unless the run ends first.
+  if (const int64_t deadline = r.spec.deadline_us; deadline > 0) {
+    if (deadline <= kernel_.now()) {
+      time_out(r);
+      return;
+    }
+    if (deadline <= cfg_.horizon)
+      schedule(kernel_, deadline, EventKind::Timeout, index_,
+               (static_cast<uint64_t>(r.incarnation) << 32) | slot);
+  }
   r.state = RequestState::Queued;
   StepState& st = r.step;
   st.entry.input_tokens = in;
@@ -91,8 +108,39 @@ void Instance::drop(uint32_t slot) {
   pool_.release(slot);
 }
 
+// spec head §4.1: the request leaves the wait queue or the running batch
+// with its KV; a step that has nothing left to do is not run.
+void Instance::on_timeout(uint64_t payload) {
+  Request& r = pool_[static_cast<uint32_t>(payload)];
+  if (r.incarnation != static_cast<uint32_t>(payload >> 32)) return;  // completed or dropped before
+  last_time_ = std::max(last_time_, kernel_.now());
+  if (r.state == RequestState::Running) {
+    auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& x) { return x.req == &r; });
+    r.step = it->s;
+    running_.erase(it);
+    kv_.release(r.step.kv);
+  } else {
+    waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+  }
+  time_out(r);
+  if (!step_pending_ && !waiting_.empty()) {
+    step_pending_ = true;
+    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+  }
+}
+
+void Instance::time_out(Request& r) {
+  signals_.timed_out(r, kernel_.now());
+  signals_.departed(r, kernel_.now());
+  pool_.release(r.slot);
+}
+
 void Instance::on_step() {
   const SimTime now = kernel_.now();
+  if (running_.empty() && waiting_.empty()) {
+    step_pending_ = false;  // timeouts emptied the instance since the step was set
+    return;
+  }
   ++step_index_;
   kv_.set_clock(now);
   form_batch(now);

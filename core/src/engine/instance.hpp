@@ -70,6 +70,7 @@ class Instance {
   void on_arrival(uint32_t slot);
   void on_queued(uint32_t slot);
   void on_step();
+  void on_timeout(uint64_t payload);
 
   void form_batch(SimTime now);
   // May preempt requests ahead of batch_pos, which then moves with its request.
@@ -86,6 +87,8 @@ class Instance {
   // `r.step` must hold its step state.
   void complete(Request& r, bool capped, SimTime end);
   void drop(uint32_t slot);
+  // `r` holds its step state and no KV; it leaves the instance.
+  void time_out(Request& r);
 
   int32_t index_;
   EngineConfig cfg_;

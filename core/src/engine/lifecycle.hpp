@@ -70,7 +70,11 @@ struct LifecycleSubscriber {
   void on_preempted(Request&, SimTime) {}
   void on_completed(Request&, SimTime) {}  // finished or length-capped; r.step is final
   void on_dropped(Request&, SimTime) {}    // can never be served (spec engine §2.7)
-  void on_departed(Request&, SimTime) {}   // left its instance, after completed or dropped
+  // Its deadline passed at its instance: at the enqueue (r.state Routed),
+  // while queued or while running (r.step holds its step state); its KV is
+  // already free (spec head §4.1).
+  void on_timed_out(Request&, SimTime) {}
+  void on_departed(Request&, SimTime) {}   // left its instance, after completed, dropped or timed out
   // The run stopped with the request still inside: in the admission/routing
   // pipeline, on its way to its instance's queue, queued or running.
   void on_stopped(Request&) {}
@@ -99,6 +103,7 @@ class Lifecycle {
   void preempted(Request& r, SimTime t) { each([&](auto& s) { s.on_preempted(r, t); }); }
   void completed(Request& r, SimTime t) { each([&](auto& s) { s.on_completed(r, t); }); }
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
+  void timed_out(Request& r, SimTime t) { each([&](auto& s) { s.on_timed_out(r, t); }); }
   void departed(Request& r, SimTime t) { each([&](auto& s) { s.on_departed(r, t); }); }
   void stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }

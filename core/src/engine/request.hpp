@@ -63,6 +63,10 @@ struct Request {
   RequestState state = RequestState::Free;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
+  // How many requests the slot held before this one: an event scheduled for
+  // a request (its timeout) names slot and incarnation, and finds it gone
+  // when they no longer match.
+  uint32_t incarnation = 0;
   bool length_capped = false;
 
   StepState step;
@@ -107,9 +111,11 @@ class RequestPool {
   void release(uint32_t slot) {
     Request& r = slots_[slot];
     std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+    const uint32_t incarnation = r.incarnation + 1;
     r = Request();
     hashes.clear();
     r.spec.block_hashes = std::move(hashes);
+    r.incarnation = incarnation;
     free_.push_back(slot);
   }
   Request& operator[](uint32_t slot) { return slots_[slot]; }

@@ -31,6 +31,18 @@ void WaitQueue::push_front(uint32_t slot, int64_t arrival, int64_t input_len, ui
   else sorted_.insert(key_of(slot, arrival, input_len, id));
 }
 
+void WaitQueue::erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id) {
+  if (order_ == QueueOrder::Fcfs) {
+    for (auto it = fifo_.begin(); it != fifo_.end(); ++it)
+      if (*it == slot) {
+        fifo_.erase(it);
+        return;
+      }
+  } else {
+    sorted_.erase(key_of(slot, arrival, input_len, id));
+  }
+}
+
 void WaitQueue::pop_front() {
   if (order_ == QueueOrder::Fcfs) fifo_.pop_front();
   else sorted_.erase(sorted_.begin());

@@ -36,6 +36,9 @@ class WaitQueue {
   void push_front(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id);
   uint32_t front() const { return order_ == QueueOrder::Fcfs ? fifo_.front() : sorted_.begin()->slot; }
   void pop_front();
+  // Removes a request from anywhere in the queue (a timeout); the key fields
+  // are those it was pushed with. Linear in the queue length for FCFS.
+  void erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id);
   std::size_t size() const { return order_ == QueueOrder::Fcfs ? fifo_.size() : sorted_.size(); }
   bool empty() const { return size() == 0; }
   template <class F>

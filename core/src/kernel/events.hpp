@@ -10,6 +10,8 @@
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
 //                    |                                 | arrival, enqueue, step (spec engine §2)
+//   Timeout          | kInstanceBase + 8·index + 4     | last: a completion at the deadline's tick
+//                    |                                 | wins over the timeout (spec head §4.1)
 //
 // Events with equal time and priority run in the order they were scheduled.
 #pragma once
@@ -27,6 +29,7 @@ enum class EventKind : uint32_t {
   InstanceArrival,  // it reaches the chosen instance
   Queued,           // it enters that instance's wait queue, after the model's queueing time
   Step,             // an instance runs one step of its batch
+  Timeout,          // a request's deadline passes (payload: timeout_payload)
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -42,6 +45,7 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;
+    case EventKind::Timeout: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 4;
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "toml_util.hpp"
 #include "util/text.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -167,7 +168,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
   toml::table root = toml_util::parse_file(defaults_path);
   const std::string& p = defaults_path;
   check_keys(p, root, "the top level",
-             {"defaults", "workloads", "models", "settings", "plugin-defaults"});
+             {"defaults", "workloads", "models", "settings", "plugin-defaults", "profile-sets"});
 
   if (const auto* n = root.get("defaults")) {
     for (const auto& [k, v] : toml_util::as_table(p, *n, "[defaults]")) {
@@ -200,6 +201,22 @@ DataCatalog DataCatalog::load(const std::string& dir) {
     for (const auto& [k, v] : toml_util::as_table(p, *n, "[settings]")) {
       const std::string key(k.str());
       c.setting_defaults_[key] = get_string(p, v, "settings." + key);
+    }
+  }
+
+  // Bundles of settings; each value is kept as the text a flag would take
+  // and is checked by the settings table when a run uses the bundle.
+  if (const auto* n = root.get("profile-sets")) {
+    for (const auto& [k, v] : toml_util::as_table(p, *n, "[profile-sets]")) {
+      const std::string name(k.str());
+      ProfileSet& set = c.profile_sets_[name];
+      for (const auto& [key, value] : toml_util::as_table(p, v, "[profile-sets." + name + "]")) {
+        const std::string at = "profile-sets." + name + "." + std::string(key.str());
+        if (const auto s = value.value_exact<std::string>()) set[std::string(key.str())] = *s;
+        else if (const auto i = value.value_exact<int64_t>()) set[std::string(key.str())] = std::to_string(*i);
+        else if (const auto d = value.value_exact<double>()) set[std::string(key.str())] = fmt::format("{}", *d);
+        else throw ConfigError(where(p, value.source()), at + " must be a string or a number");
+      }
     }
   }
 

@@ -26,6 +26,7 @@ struct RequestRecord {
   int32_t instance = -1;
   bool length_capped = false;
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
+  bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   std::string tenant_id, model;
 };
 
@@ -40,6 +41,9 @@ struct CompletionSample {
 struct InstanceMetrics {
   int64_t completed = 0, still_queued = 0, still_running = 0;
   int64_t dropped_unservable = 0, length_capped = 0;
+  int64_t timed_out = 0;  // spec head §4.1
+  // Requests of the run may have deadlines: the report shows timed_out_requests.
+  bool reports_timeouts = false;
   int64_t preemptions = 0, kv_allocation_failures = 0;
   int64_t input_tokens = 0, output_tokens = 0;
   int64_t end_time = 0;
@@ -106,6 +110,14 @@ class MetricsCollector : public LifecycleSubscriber {
   void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
   void on_completed(Request& r, SimTime end);
   void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }
+  // Its tokens so far count as output; a request timed out at the enqueue
+  // was never queued, and its input counts all the same (spec head §4.1).
+  void on_timed_out(Request& r, SimTime) {
+    InstanceMetrics& m = *of(r).metrics;
+    ++m.timed_out;
+    if (r.state == RequestState::Routed) m.input_tokens += r.spec.input_tokens;
+    else m.output_tokens += output_tokens(r);
+  }
   void on_stopped(Request& r);
   // Per step its standard inter-token latency Δ + α_o; the difference array
   // of runs gets room for runs ending after this step.

@@ -46,6 +46,10 @@ WeightedValues itl_values(const InstanceMetrics& m) {
   return out;
 }
 
+int64_t injected_requests(const InstanceMetrics& m) {
+  return m.completed + m.still_queued + m.still_running + m.dropped_unservable + m.timed_out;
+}
+
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) {
   InstanceMetrics out;
   for (const InstanceMetrics* p : parts) {
@@ -53,6 +57,8 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.still_queued += p->still_queued;
     out.still_running += p->still_running;
     out.dropped_unservable += p->dropped_unservable;
+    out.timed_out += p->timed_out;
+    out.reports_timeouts = out.reports_timeouts || p->reports_timeouts;
     out.length_capped += p->length_capped;
     out.preemptions += p->preemptions;
     out.kv_allocation_failures += p->kv_allocation_failures;
@@ -104,7 +110,7 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   f.push_back(count("completed_requests", m.completed));
   f.push_back(count("still_queued", m.still_queued));
   f.push_back(count("still_running", m.still_running));
-  f.push_back(count("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable));
+  f.push_back(count("injected_requests", injected_requests(m)));
   f.push_back(count("total_input_tokens", m.input_tokens));
   f.push_back(count("total_output_tokens", m.output_tokens));
   f.push_back(real("vllm_estimated_duration_s", duration));
@@ -121,6 +127,9 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   if (m.kv_allocation_failures != 0) f.push_back(count("kv_allocation_failures", m.kv_allocation_failures));
   f.push_back(count("preemption_count", m.preemptions));
   f.push_back(count("dropped_unservable", m.dropped_unservable));
+  // Only in runs whose requests may have deadlines: the baseline reference
+  // has no such key (spec head §4.1).
+  if (m.reports_timeouts) f.push_back(count("timed_out_requests", m.timed_out));
   f.push_back(count("length_capped_requests", m.length_capped));
   return f;
 }
@@ -176,6 +185,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
       }
       if (r->dropped) {
         e.key("dropped_unservable");
+        e.text += "true";
+      }
+      if (r->timed_out) {
+        e.key("timed_out");
         e.text += "true";
       }
       o.text += (first ? "\n    " : ",\n    ") + e.close();
@@ -244,12 +257,13 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
         if (a > 2 * mean) ++hol;
   }
   if (inversions > 0 || hol > 0 || ctx.rejected > 0 || cluster.dropped_unservable > 0 ||
-      cluster.length_capped > 0) {
+      cluster.length_capped > 0 || cluster.timed_out > 0) {
     out += "=== Anomaly Counters ===\n";
     out += fmt::format("Priority Inversions: {}\n", inversions);
     out += fmt::format("HOL Blocking Events: {}\n", hol);
     out += fmt::format("Rejected Requests: {}\n", ctx.rejected);
     out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
+    if (cluster.reports_timeouts) out += fmt::format("Timed Out Requests: {}\n", cluster.timed_out);
     out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
   }
   // KV cache metrics: preemption rate over the cluster, hit and thrashing

@@ -16,6 +16,10 @@ WeightedValues itl_values(const InstanceMetrics& m);
 // Concatenation/sums over instances (spec cluster §7.2).
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts);
 
+// Every request that reached an instance (or waits in the cluster's pipeline,
+// once merged): completed, queued, running, dropped or timed out.
+int64_t injected_requests(const InstanceMetrics& m);
+
 // One number of the metrics JSON object, in the object's order.
 struct MetricField {
   std::string name;

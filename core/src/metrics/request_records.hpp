@@ -24,12 +24,15 @@ class RequestRecords : public LifecycleSubscriber {
   void on_dropped(Request& r, SimTime) {
     if (keep_) add(r, /*dropped=*/true);
   }
+  void on_timed_out(Request& r, SimTime) {
+    if (keep_) add(r, /*dropped=*/false, /*timed_out=*/true);
+  }
   void on_stopped(Request& r) {
     if (keep_ && r.instance >= 0) add(r);
   }
 
  private:
-  void add(const Request& r, bool dropped = false);
+  void add(const Request& r, bool dropped = false, bool timed_out = false);
 
   bool keep_;
   std::vector<InstanceMetrics>& metrics_;

@@ -52,6 +52,11 @@ class SteadyStateProbe : public LifecycleSubscriber {
     ++b.ttft_count;
     ++at(t).starts;
   }
+  // An abandoned request was not served: it takes back its start, so that
+  // runs whose requests time out look saturated (spec head §4.1).
+  void on_timed_out(Request& r, SimTime) {
+    if (r.timing.ttft >= 0) --at(r.timing.first_token_end).starts;
+  }
   void on_completed(Request& r, SimTime) {
     ++completions_;
     if (r.timing.e2e >= 0 && r.timing.ttft >= 0)

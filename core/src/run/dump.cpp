@@ -115,6 +115,8 @@ std::string dump_toml(const ResolvedRun& resolved) {
         continue;
       }
       if (!v) continue;
+      // Closed-loop users have no rate, and a rate given with them is refused.
+      if (def.key == "rate" && r.config.workload.concurrency.value_or(0) > 0) continue;
       body += fmt::format("{} = {}\n", def.key, toml_value(absolute_paths(def, *v)));
     }
     if (!body.empty()) out += fmt::format("\n[{}]\n{}", group, body);

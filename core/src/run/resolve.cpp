@@ -121,6 +121,55 @@ bool all_zero(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x == 0; });
 }
 
+// --profile-set NAME: every setting of the bundle that no writer gave takes
+// the bundle's value, in `given` as well, so that resolution treats it as
+// given (a memory share asks for the computed KV blocks). A timeout applies
+// to workloads made from flags only, as in HEAD (spec head §4.1); with a
+// spec or a trace the bundle's timeout only makes timed_out_requests print.
+void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
+  if (!r.given.profile_set) return;
+  const std::string& name = *r.given.profile_set;
+  const auto& sets = data.profile_sets();
+  const auto it = sets.find(name);
+  if (it == sets.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, set] : sets) names.push_back(n);
+    throw InputError(r.given.where("profile_set"), fmt::format("unknown profile set '{}'; valid: {}{}", name,
+                                                               text::join(names, ", "), text::did_you_mean(name, names)));
+  }
+  const std::string origin = "profile-set " + name;
+  const WorkloadSettings& w = r.given.workload;
+  for (const auto& [key, value] : it->second) {
+    const SettingDef* def = find_setting(key);
+    if (def == nullptr)
+      throw ConfigError((std::filesystem::path(data.dir()) / "defaults.toml").string(),
+                        fmt::format("[profile-sets.{}] names '{}', which is no setting of blis run", name, key));
+    if (def->key == "plugin_config") {  // per plugin and key, below: writers list entries of their own
+      r.profile_plugin_config.push_back(value);
+      continue;
+    }
+    if (r.given.origins.count(def->key)) continue;  // given by a writer: it wins
+    if (def->key == "timeout" && (w.spec || w.trace)) {
+      r.deadlines = true;
+      continue;
+    }
+    std::string text = value;
+    if (def->has(kInputPath) && !std::filesystem::path(text).is_absolute())
+      text = (std::filesystem::path(data.dir()) / text).string();
+    const SettingValue v = parse_setting(*def, text, setting_where(origin, *def));
+    for (RunConfig* c : {&r.given, &r.config}) {
+      def->set(*c, v, origin);
+      c->origins[def->key] = origin;
+    }
+  }
+}
+
+// Whether setting `key` was filled by a profile set rather than given.
+bool from_profile_set(const RunConfig& g, const std::string& key) {
+  const auto it = g.origins.find(key);
+  return it != g.origins.end() && it->second.rfind("profile-set ", 0) == 0;
+}
+
 // Model, hardware, latency model, coefficients, KV blocks and max-model-len
 // of the (only) pool.
 void resolve_model(ResolvedRun& r, RunContext& ctx) {
@@ -243,7 +292,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   const std::optional<double> memory_share = e.gpu_memory_utilization;
   if (memory_share && e.total_kv_blocks)
     spdlog::info("{} has no effect: --total-kv-blocks is given", g.where("gpu_memory_utilization"));
-  if (memory_share && !e.total_kv_blocks && !(r.arch && r.hardware && tp > 0))
+  if (memory_share && !e.total_kv_blocks && !(r.arch && r.hardware && tp > 0) &&
+      !from_profile_set(g, "gpu_memory_utilization"))
     spdlog::warn("{} has no effect: no model architecture and GPU to compute KV blocks from",
                  g.where("gpu_memory_utilization"));
   if (!e.total_kv_blocks) {
@@ -344,6 +394,26 @@ const std::vector<const char*> kLengthKeys = {
     "prefix_tokens",     "prompt_tokens",     "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
     "output_tokens",     "output_tokens_stdev", "output_tokens_min", "output_tokens_max"};
 
+// spec head §4.1: --timeout gives every client and cohort its deadline (none
+// when negative), over a spec's own.
+void apply_timeout(ResolvedRun& r) {
+  const std::optional<int64_t>& t = r.given.workload.timeout_s;
+  if (!t) return;
+  const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
+  for (auto& c : r.spec->clients) c.timeout_us = us;
+  for (auto& c : r.spec->cohorts) c.timeout_us = us;
+  r.deadlines = true;
+}
+
+// Whether some request may have a deadline: timed_out_requests is reported.
+bool has_deadlines(const WorkloadSpec& spec) {
+  for (const auto& c : spec.clients)
+    if (c.timeout_us.value_or(c.concurrency > 0 ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  for (const auto& c : spec.cohorts)
+    if (c.timeout_us.value_or(0) > 0) return true;
+  return false;
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -355,6 +425,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     keys.push_back("arrival_process");
     keys.push_back("arrival_cv");
     warn_ignored(g, keys, why);
+    if (w.trace && !w.spec) warn_ignored(g, {"timeout"}, "requests replayed from a trace have no deadlines");
   } else if (w.workload == "traces") {
     std::vector<const char*> keys = kLengthKeys;
     keys.push_back("rate");
@@ -366,6 +437,16 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   }
   r.seed = g.seed.value_or(42);
   r.horizon = g.horizon.value_or(kNoHorizon);
+  const int64_t concurrency = w.concurrency.value_or(0);
+  if (concurrency > 0) {  // spec head §4.2
+    require(!w.spec, g.where("concurrency"),
+            "not with --workload-spec: give the spec's clients a concurrency instead");
+    require(!w.trace, g.where("concurrency"), "not with --workload-trace: a trace has its own arrivals");
+    require(!g.origins.count("rate"), g.where("concurrency"),
+            "closed-loop users set their own pace: give --concurrency or --rate, not both");
+  } else {
+    warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
+  }
   if (w.spec) {
     require(!w.trace, g.where("workload_spec"), "give --workload-spec or --workload-trace, not both");
     WorkloadSpec spec = load_workload_spec(*w.spec);
@@ -385,6 +466,8 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
                        "the spec sets neither num_requests nor horizon: give one of them, "
                        "or --num-requests or --horizon, to bound the workload");
     r.spec = std::move(spec);
+    apply_timeout(r);
+    r.deadlines = r.deadlines || has_deadlines(*r.spec);
     return;
   }
   if (w.trace) {
@@ -416,9 +499,15 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     spdlog::warn("{} has no effect: it is read only with --workload traces", g.where("workload_traces_filepath"));
   DistributionWorkload d;
   d.rate = w.rate;
-  d.num_requests = w.num_requests.value_or(100);
-  if (w.arrival_process) d.arrival.process = *w.arrival_process;
-  if (w.arrival_cv) {
+  // Closed-loop users run until --num-requests or --horizon stops them.
+  d.num_requests = w.num_requests.value_or(concurrency > 0 ? 0 : 100);
+  d.concurrency = concurrency;
+  d.think_time_us = w.think_time_ms.value_or(0) * 1000;
+  if (concurrency > 0)
+    warn_ignored(g, {"arrival_process", "arrival_cv"}, "closed-loop users send when their previous request ends");
+  else if (w.arrival_process)
+    d.arrival.process = *w.arrival_process;
+  if (w.arrival_cv && concurrency == 0) {
     const bool shaped = d.arrival.process == "gamma" || d.arrival.process == "weibull";
     if (!shaped)
       spdlog::warn("{} is ignored: {} arrivals have no shape parameter (it applies to gamma and weibull)",
@@ -467,6 +556,8 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   WorkloadSpec spec = synthesize_distribution_spec(d, r.seed);
   validate_workload_spec(spec);
   r.spec = std::move(spec);
+  apply_timeout(r);
+  r.deadlines = r.deadlines || has_deadlines(*r.spec);
 }
 
 }  // namespace
@@ -526,6 +617,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& p : config.plugin_config) entries.push_back(p.entry);
   r.overrides = parse_plugin_overrides(entries);
 
+  apply_profile_set(r, ctx.data);
   resolve_model(r, ctx);
   resolve_policies(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
@@ -535,6 +627,15 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   r.overrides.check_plugins(used);
+  // The profile set's plugin keys: for the plugins of this run, under a writer's.
+  const auto given_keys = r.overrides.values();
+  for (const auto& [plugin, keys] : parse_plugin_overrides(r.profile_plugin_config).values()) {
+    if (std::find(used.begin(), used.end(), plugin) == used.end()) continue;
+    const auto g = given_keys.find(plugin);
+    for (const auto& [key, value] : keys)
+      if (g == given_keys.end() || !g->second.count(key))
+        r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
+  }
   resolve_workload(r, ctx);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);

@@ -64,6 +64,10 @@ struct ResolvedRun {
   int64_t horizon = kNoHorizon;
   int64_t request_cap = 0;                // 0 = unbounded (spec, trace)
   std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
+  bool deadlines = false;                 // some client has a timeout: timed_out_requests is reported
+  // NAME.KEY=VALUE entries of the profile set: they reach the plugins of the
+  // run only, under any key a writer gave (resolve.cpp:apply_profile_set).
+  std::vector<std::string> profile_plugin_config;
 };
 
 // Applies the policy file named by `config` (if any) to the policy settings

@@ -84,6 +84,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.cache_signal_delay = c.policies.cache_signal_delay;
   cc.engine.priority_preemption = e.preemption_policy == "priority";
   cc.keep_series = c.outputs.report.has_value();
+  cc.deadlines = r.deadlines;
   return cc;
 }
 
@@ -354,8 +355,7 @@ RunOutcome simulate(const RunConfig& config) {
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
                                   "{:.0f} events/s\n",
                                   result.events, result.steps,
-                                  cluster.completed + cluster.still_queued + cluster.still_running +
-                                      cluster.dropped_unservable,
+                                  injected_requests(cluster),
                                   wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
   if (r.config.outputs.format == "json") {
     outcome.report = json_document(r, result, cluster, fitness);

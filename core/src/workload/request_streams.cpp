@@ -441,6 +441,69 @@ class SessionStream final : public ClientStreamBase {
 
 }  // namespace
 
+ConcurrencyStream::ConcurrencyStream(const StreamSetup& s, GoRand& users, int64_t max_users)
+    : RequestStream(*s.client),
+      where_(s.where),
+      input_(s.client->input_distribution, s.where + ".input_distribution"),
+      output_(s.client->output_distribution, s.where + ".output_distribution"),
+      prefix_(s.prefix),
+      horizon_(s.horizon),
+      block_size_(s.block_size),
+      think_(s.client->think_time_us) {
+  int64_t n = s.client->concurrency;
+  if (max_users > 0) n = std::min(n, max_users);
+  for (int64_t u = 0; u < n; ++u) {
+    user_seeds_.push_back(users.int63());
+    blueprint_seeds_.push_back(users.int63());
+  }
+  blueprints_.resize(user_seeds_.size());
+}
+
+void ConcurrencyStream::draw(GoRand& rng, WorkloadRequest& out) const {
+  auto& hashes = out.block_hashes;
+  hashes.clear();
+  ContentHasher hasher(hashes, block_size_);
+  const int64_t prefix_len = prefix_ ? prefix_->size() : 0;
+  if (prefix_) prefix_->begin(hashes, hasher, prefix_len);
+  const int64_t in_len = checked_tokens(input_.sample(rng), where_ + ".input_distribution", "an input");
+  const int64_t out_len = checked_tokens(output_.sample(rng), where_ + ".output_distribution", "an output");
+  hasher.draw(rng, in_len);
+  hasher.draw(rng, out_len);
+  out.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
+  out.output_tokens = static_cast<int32_t>(out_len);
+  out.max_output_tokens = static_cast<int32_t>(out_len);
+}
+
+bool ConcurrencyStream::advance() {
+  if (next_user_ >= users()) return false;
+  const int64_t u = next_user_;
+  const int64_t n = users();
+  // The integer stagger of the reference (think·u/N), without overflow.
+  const int64_t arrival =
+      think_ > 0 && n > 1 ? static_cast<int64_t>((static_cast<__int128>(u) * think_) / n) : 0;
+  if (arrival >= horizon_) return false;
+  GoRand rng(user_seeds_[static_cast<size_t>(u)]);
+  draw(rng, pending_);
+  pending_.arrival_us = arrival;
+  pending_.user = static_cast<int32_t>(u);
+  pending_.round = 0;
+  ++next_user_;
+  return true;
+}
+
+bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
+  const int64_t arrival = saturating_add(t, think_);
+  if (arrival > horizon_) return false;  // spec head §4.2: beyond the horizon, the user stops
+  auto& rng = blueprints_[static_cast<size_t>(u)];
+  if (!rng) rng = std::make_unique<GoRand>(blueprint_seeds_[static_cast<size_t>(u)]);
+  draw(*rng, out);
+  out.arrival_us = arrival;
+  out.slo_class = pending_.slo_class;
+  out.tenant_id = pending_.tenant_id;
+  out.model = pending_.model;
+  return true;
+}
+
 RequestStream::RequestStream(const ClientSpec& client) {
   pending_.slo_class = *slo_class_from_name(client.slo_class);
   pending_.tenant_id = client.tenant_id;
@@ -455,6 +518,8 @@ void RequestStream::take(WorkloadRequest& out) {
   out.slo_class = pending_.slo_class;
   out.tenant_id = pending_.tenant_id;
   out.model = pending_.model;
+  out.user = pending_.user;
+  out.round = pending_.round;
   std::swap(out.block_hashes, pending_.block_hashes);
 }
 

@@ -8,8 +8,11 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
 #include "blis/workload.hpp"
 #include "workload/content.hpp"
+#include "workload/samplers.hpp"
 
 namespace blis::workload {
 
@@ -42,5 +45,37 @@ class RequestStream {
 
 // Builds the stream for a client; errors name `setup.where`.
 std::unique_ptr<RequestStream> make_request_stream(const StreamSetup& setup);
+
+// A concurrency client (spec head §4.2): `concurrency` users. The stream
+// yields each user's first request (user u at u·think/N when think > 0 and
+// N > 1, else 0); follow_up() makes a user's next one. Per user, `users`
+// (the rand.New(seed + 10007) stream shared by all concurrency clients)
+// draws a user seed, whose stream draws the first request, then a blueprint
+// seed, whose stream draws every follow-up: input length, output length,
+// input ids, output ids, as an ordinary client draws (spec workload §6.6).
+// At most `max_users` users (the request cap left; 0 = no cap).
+class ConcurrencyStream final : public RequestStream {
+ public:
+  ConcurrencyStream(const StreamSetup& setup, GoRand& users, int64_t max_users);
+
+  bool advance() override;
+  int32_t users() const { return static_cast<int32_t>(user_seeds_.size()); }
+  // The next request of user `u` (of this client) after a completion at t,
+  // without its id; false when it would arrive at or after the horizon.
+  bool follow_up(int32_t u, int64_t t, WorkloadRequest& out);
+
+ private:
+  void draw(GoRand& rng, WorkloadRequest& out) const;
+
+  std::string where_;
+  LengthSampler input_, output_;
+  const SharedPrefix* prefix_;
+  int64_t horizon_;
+  int32_t block_size_;
+  int64_t think_;
+  std::vector<int64_t> user_seeds_, blueprint_seeds_;
+  std::vector<std::unique_ptr<GoRand>> blueprints_;  // made at a user's first follow-up
+  int32_t next_user_ = 0;
+};
 
 }  // namespace blis::workload

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "workload/slo_class.hpp"
@@ -57,8 +58,38 @@ void validate_process(const std::string& process, const std::string& where) {
   }
 }
 
+// spec head §4.2: a closed-loop client has users and a think time instead
+// of a rate; it cannot be a multi-turn client.
+void validate_closed_loop(const ClientSpec& c, const std::string& where) {
+  if (c.concurrency > 1'000'000)
+    throw InputError(where + ".concurrency", "must be at most 1000000, got " + std::to_string(c.concurrency));
+  if (c.rate_fraction != 0)
+    throw InputError(where + ".rate_fraction", "a concurrency client has no rate: leave rate_fraction out");
+  if (c.think_time_us < 0)
+    throw InputError(where + ".think_time_us", "must be >= 0, got " + std::to_string(c.think_time_us));
+  if (c.reasoning && c.reasoning->multi_turn)
+    throw InputError(where + ".reasoning.multi_turn", "a concurrency client cannot be a multi-turn client");
+  // Its users draw lengths from the input and output distributions only:
+  // what would shape other requests is refused rather than ignored.
+  if (c.reasoning) throw InputError(where + ".reasoning", "a concurrency client has no reasoning block");
+  if (c.multimodal) throw InputError(where + ".multimodal", "a concurrency client has no multimodal block");
+  if (c.lifecycle)
+    throw InputError(where + ".lifecycle", "a concurrency client has no lifecycle windows: its users send "
+                                           "as their requests complete");
+}
+
 void validate_client(const ClientSpec& c, const std::string& where) {
   validate_slo_class(c.slo_class, where);
+  if (c.concurrency < 0)
+    throw InputError(where + ".concurrency", "must be >= 0, got " + std::to_string(c.concurrency));
+  if (c.timeout_us && *c.timeout_us < 0)
+    throw InputError(where + ".timeout", "must be >= 0 (µs; 0 = none), got " + std::to_string(*c.timeout_us));
+  if (c.concurrency > 0) {
+    validate_closed_loop(c, where);
+    validate_dist(c.input_distribution, where + ".input_distribution");
+    validate_dist(c.output_distribution, where + ".output_distribution");
+    return;
+  }
   validate_rate_fraction(c.rate_fraction, where);
   const std::string& process = c.arrival.process;
   validate_process(process, where);
@@ -122,7 +153,11 @@ void validate_unlocated(const WorkloadSpec& spec) {
     throw InputError("category", "unknown category '" + spec.category +
                                      "' (expected language, multimodal, reasoning or empty)");
   }
-  if (!std::isfinite(spec.aggregate_rate) || spec.aggregate_rate <= 0) {
+  // A spec of concurrency clients alone has no rate to check.
+  const bool closed_only =
+      !spec.clients.empty() && spec.cohorts.empty() &&
+      std::all_of(spec.clients.begin(), spec.clients.end(), [](const ClientSpec& c) { return c.concurrency > 0; });
+  if (!closed_only && (!std::isfinite(spec.aggregate_rate) || spec.aggregate_rate <= 0)) {
     throw InputError("aggregate_rate", "must be a finite number > 0, got " + fmt_double(spec.aggregate_rate));
   }
   if (spec.clients.empty() && spec.cohorts.empty() && !spec.servegen_data)
@@ -136,6 +171,15 @@ void validate_unlocated(const WorkloadSpec& spec) {
   }
   for (size_t i = 0; i < spec.cohorts.size(); ++i)
     validate_cohort(spec.cohorts[i], "cohorts[" + std::to_string(i) + "]");
+  // spec head §4.2: closed-loop users and multi-turn sessions do not mix.
+  const auto closed = std::find_if(spec.clients.begin(), spec.clients.end(),
+                                   [](const ClientSpec& c) { return c.concurrency > 0; });
+  const auto sessions = std::find_if(spec.clients.begin(), spec.clients.end(), [](const ClientSpec& c) {
+    return c.reasoning && c.reasoning->multi_turn;
+  });
+  if (closed != spec.clients.end() && sessions != spec.clients.end())
+    throw InputError("clients[" + std::to_string(closed - spec.clients.begin()) + "].concurrency",
+                     "concurrency clients cannot be mixed with multi-turn clients");
 }
 
 }  // namespace

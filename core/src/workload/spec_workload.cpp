@@ -53,8 +53,28 @@ class SpecWorkload final : public WorkloadSource {
     if (max_requests > 0 && __builtin_mul_overflow(max_requests, int64_t{2}, &cap))
       cap = std::numeric_limits<int64_t>::max();
     streams_.reserve(clients.size());
+    // spec head §4.2: one stream for every concurrency client's users.
+    GoRand users(spec_.seed + 10007);
+    int64_t users_left = max_requests;  // the first requests count toward the cap
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
+      if (client.concurrency > 0) {
+        if (max_requests > 0 && users_left <= 0) continue;
+        workload::StreamSetup setup;
+        setup.client = &client;
+        setup.where = entry.where;
+        if (!client.prefix_group.empty()) setup.prefix = prefixes_[group_index.at(client.prefix_group)].get();
+        setup.horizon = horizon;
+        setup.block_size = block_size;
+        auto stream = std::make_unique<workload::ConcurrencyStream>(setup, users, max_requests > 0 ? users_left : 0);
+        users_left -= stream->users();
+        for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({streams_.size(), u});
+        user_base_.push_back(static_cast<int32_t>(user_stream_.size()) - stream->users());
+        closed_.push_back(stream.get());
+        streams_.push_back(std::move(stream));
+        timeouts_.push_back(client.timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
+        continue;
+      }
       const double rate = fraction_sum == 0
                               ? 0
                               : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
@@ -69,10 +89,29 @@ class SpecWorkload final : public WorkloadSource {
       setup.cap = cap;
       setup.block_size = block_size;
       streams_.push_back(workload::make_request_stream(setup));
+      user_base_.push_back(-1);
+      closed_.push_back(nullptr);
+      timeouts_.push_back(client.timeout_us.value_or(0));
     }
     for (size_t k = 0; k < streams_.size(); ++k) {
       if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);
     }
+  }
+
+  // spec head §4.2: the user's next request, counted toward the cap.
+  bool follow_up(const WorkloadRequest& done, int64_t t, WorkloadRequest& out) override {
+    if (max_requests_ > 0 && emitted_ >= static_cast<uint64_t>(max_requests_)) return false;
+    const auto [k, u] = user_stream_[static_cast<size_t>(done.user)];
+    try {
+      if (!closed_[k]->follow_up(u, t, out)) return false;
+    } catch (const InputError& e) {
+      workload::rethrow_located(spec_.source, e);
+    }
+    out.id = emitted_++;
+    out.user = done.user;
+    out.round = done.round + 1;
+    out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
+    return true;
   }
 
   bool next(WorkloadRequest& out) override {
@@ -85,6 +124,8 @@ class SpecWorkload final : public WorkloadSource {
     RequestStream& stream = *streams_[k];
     stream.take(out);
     out.id = emitted_++;
+    out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
+    if (out.user >= 0) out.user += user_base_[k];  // the stream's user number, made global
     // Samplers of multimodal and reasoning blocks are built at a client's
     // first request, so their errors surface here.
     try {
@@ -103,6 +144,13 @@ class SpecWorkload final : public WorkloadSource {
   uint64_t emitted_ = 0;
   std::vector<std::unique_ptr<SharedPrefix>> prefixes_;
   std::vector<std::unique_ptr<RequestStream>> streams_;
+  std::vector<int64_t> timeouts_;  // per stream, its client's timeout (µs, 0 = none)
+  // Closed-loop users: per stream its concurrency stream (null for the
+  // others) and its first user's global number; per global user its stream
+  // and its number there.
+  std::vector<workload::ConcurrencyStream*> closed_;
+  std::vector<int32_t> user_base_;
+  std::vector<std::pair<size_t, int32_t>> user_stream_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
 };
 
@@ -127,8 +175,15 @@ WorkloadSpec synthesize_distribution_spec(const DistributionWorkload& w, int64_t
   spec.seed = seed;
   ClientSpec client;
   client.id = "distribution";
-  client.rate_fraction = 1.0;
-  client.arrival = w.arrival;
+  if (w.concurrency > 0) {  // spec head §4.2: one closed-loop client
+    client.concurrency = w.concurrency;
+    client.think_time_us = w.think_time_us;
+    spec.aggregate_rate = 0;
+    client.arrival.process = "constant";
+  } else {
+    client.rate_fraction = 1.0;
+    client.arrival = w.arrival;
+  }
   client.input_distribution.type = "gaussian";
   client.input_distribution.params = {{"mean", static_cast<double>(w.prompt_mean)},
                                       {"std_dev", static_cast<double>(w.prompt_stdev)},

@@ -147,6 +147,11 @@ class SpecReader {
     ClientSpec c;
     Fields fields = traffic(c);
     fields.insert(fields.end(), {{"prefix_length", &c.prefix_length},
+                                 {"concurrency", &c.concurrency},
+                                 {"think_time_us", &c.think_time_us},
+                                 {"timeout", Reader([this, &c](const YAML::Node& w, const std::string& p) {
+                                    c.timeout_us = y_.integer(w, p);
+                                  })},
                                  {"network", block(c.network, &SpecReader::network)},
                                  {"lifecycle", block(c.lifecycle, &SpecReader::lifecycle)},
                                  {"multimodal", block(c.multimodal, &SpecReader::multimodal)},

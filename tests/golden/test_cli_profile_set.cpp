@@ -1,0 +1,141 @@
+// --profile-set (spec head §0.3): a named bundle of the data tables switches
+// every default the reference changed after c9ca689b; explicit settings win;
+// --dump-config shows the outcome; a spec keeps its clients' timeouts.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <string>
+
+namespace {
+
+const std::string kModel = "run --model qwen/qwen3-14b";
+
+bool has(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("CLI: --profile-set head switches HEAD's defaults, shown by --dump-config", "[cli][config]") {
+  const Result d = run_blis(kModel + " --profile-set head --dump-config");
+  REQUIRE(d.status == 0);
+  INFO(d.out);
+  CHECK(has(d.out, "profile_set = \"head\"\n"));
+  CHECK(has(d.out, "latency_model = \"trained-physics\"\n"));
+  CHECK(has(d.out, "routing_scorers = \"precise-prefix-cache:2,queue-depth:1,kv-utilization:1\"\n"));
+  CHECK(has(d.out, "snapshot_refresh_interval = 50000\n"));
+  CHECK(has(d.out, "cache_signal_delay = 50000\n"));
+  CHECK(has(d.out, "timeout = 300\n"));
+  CHECK(has(d.out, "gpu_memory_utilization = 0.9\n"));
+  // HEAD has no KV table: the count is computed from GPU memory (the table has 17600).
+  CHECK(has(d.out, "total_kv_blocks = 15909\n"));
+  CHECK(has(d.out, "hardware-head.toml\"\n"));
+
+  // Without the bundle, or with the c9ca689b one, the usual defaults.
+  for (const std::string& extra : {std::string(), std::string(" --profile-set c9ca689b")}) {
+    const Result plain = run_blis(kModel + extra + " --dump-config");
+    INFO(plain.out);
+    CHECK(has(plain.out, "latency_model = \"roofline\"\n"));
+    CHECK(has(plain.out, "total_kv_blocks = 17600\n"));
+    CHECK(!has(plain.out, "\ntimeout = "));
+    CHECK(!has(plain.out, "routing_scorers"));
+    CHECK(has(plain.out, "snapshot_refresh_interval = 0\n"));
+  }
+}
+
+TEST_CASE("CLI: explicit settings win over --profile-set head", "[cli][config]") {
+  const Result d = run_blis(kModel + " --profile-set head --latency-model roofline --timeout 10 "
+                                     "--snapshot-refresh-interval 0 --total-kv-blocks 9000 --dump-config");
+  REQUIRE(d.status == 0);
+  INFO(d.out);
+  CHECK(has(d.out, "latency_model = \"roofline\"\n"));
+  CHECK(has(d.out, "timeout = 10\n"));
+  CHECK(has(d.out, "snapshot_refresh_interval = 0\n"));
+  CHECK(has(d.out, "total_kv_blocks = 9000\n"));
+  CHECK(has(d.out, "routing_scorers = \"precise-prefix-cache:2,queue-depth:1,kv-utilization:1\"\n"));
+  // A scenario's value wins too: the dump of a head run, edited, is such a scenario.
+  blis::test::TempDir dir;
+  const std::string scenario = dir.write("run.toml", "[simulation]\nprofile_set = \"head\"\n[model]\nmodel = "
+                                                     "\"qwen/qwen3-14b\"\n[latency]\nlatency_model = \"blackbox\"\n");
+  const Result s = run_blis("run " + scenario + " --dump-config");
+  REQUIRE(s.status == 0);
+  CHECK(has(s.out, "latency_model = \"blackbox\"\n"));
+  CHECK(has(s.out, "timeout = 300\n"));
+}
+
+TEST_CASE("CLI: a --profile-set head run prints what the same flags print, and its dump reruns it", "[cli][config]") {
+  const std::string base = kModel + " --rate 20 --num-requests 300";
+  const Result head = run_blis(base + " --profile-set head");
+  REQUIRE(head.status == 0);
+  // trained-physics, computed KV blocks, 300 s deadlines (none reached), the
+  // key printed. H100's figures are the same in both GPU tables.
+  const Result flags = run_blis(base + " --latency-model trained-physics --gpu-memory-utilization 0.9 "
+                                       "--timeout 300 --snapshot-refresh-interval 50000");
+  CHECK(head.out == flags.out);
+  CHECK(metric(head.out, "timed_out_requests") == 0);
+  CHECK(metric(head.out, "completed_requests") == 300);
+  const Result plain = run_blis(base);
+  CHECK(plain.out != head.out);
+  CHECK(!has(plain.out, "timed_out_requests"));
+
+  blis::test::TempDir dir;
+  const Result dump = run_blis(base + " --profile-set head --dump-config");
+  const std::string file = dir.write("head.toml", dump.out);
+  const Result again = run_blis("run " + file);
+  REQUIRE(again.status == 0);
+  CHECK(again.out == head.out);
+}
+
+TEST_CASE("CLI: --profile-set head with a workload spec keeps the spec's timeouts", "[cli][config]") {
+  blis::test::TempDir dir;
+  const std::string spec = dir.write("spec.yaml", R"(version: "2"
+seed: 5
+num_requests: 200
+aggregate_rate: 40
+clients:
+  - id: a
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 2000}}
+    output_distribution: {type: constant, params: {value: 400}}
+)");
+  // 40 req/s overloads the instance: with 300 s deadlines nothing times out,
+  // and the bundle's timeout does not reach a spec (HEAD: only an explicit
+  // --timeout does), but timed_out_requests is printed as HEAD prints it.
+  const Result head = run_blis(kModel + " --profile-set head --workload-spec " + spec);
+  REQUIRE(head.status == 0);
+  CHECK(metric(head.out, "timed_out_requests") == 0);
+  CHECK(metric(head.out, "completed_requests") == 200);
+  const Result dump = run_blis(kModel + " --profile-set head --workload-spec " + spec + " --dump-config");
+  CHECK(!has(dump.out, "\ntimeout = "));
+  // An explicit --timeout does reach it: every request needs more than 2 s.
+  const Result tight = run_blis(kModel + " --profile-set head --timeout 2 --workload-spec " + spec);
+  REQUIRE(tight.status == 0);
+  CHECK(has(tight.out, "Timed Out Requests: 200\n"));
+}
+
+TEST_CASE("CLI: --profile-set head makes queue-depth score the wait queue when the run uses it", "[cli][config]") {
+  const std::string weighted = kModel + " --profile-set head --routing-policy weighted --num-instances 2";
+  const Result d = run_blis(weighted + " --dump-config");
+  REQUIRE(d.status == 0);
+  CHECK(has(d.out, "[plugin-config.\"queue-depth\"]\n\"signal\" = \"queue\"\n"));
+  // A writer's key wins; a run without queue-depth gets no key (and no error).
+  const Result mine = run_blis(weighted + " --plugin-config queue-depth.signal=load --dump-config");
+  CHECK(has(mine.out, "\"signal\" = \"load\"\n"));
+  const Result rr = run_blis(kModel + " --profile-set head --num-instances 2 --dump-config");
+  REQUIRE(rr.status == 0);
+  CHECK(!has(rr.out, "plugin-config"));
+  const Result own = run_blis(weighted + " --routing-scorers kv-utilization:1 --dump-config");
+  REQUIRE(own.status == 0);
+  CHECK(!has(own.out, "plugin-config"));
+  // The run itself: the bundle's outcome equals the same keys given by hand.
+  const Result run = run_blis(weighted + " --rate 40 --num-requests 300");
+  REQUIRE(run.status == 0);
+  const Result by_hand = run_blis(weighted + " --rate 40 --num-requests 300 --plugin-config queue-depth.signal=queue");
+  CHECK(run.out == by_hand.out);
+  const Result old_signal = run_blis(weighted + " --rate 40 --num-requests 300 --plugin-config queue-depth.signal=load");
+  CHECK(run.out != old_signal.out);
+}
+
+TEST_CASE("CLI: an unknown profile set is refused", "[cli][config]") {
+  check_refused(kModel + " --profile-set heads", "--profile-set: unknown profile set 'heads'; valid: c9ca689b, head");
+}
