@@ -110,6 +110,8 @@ struct OutputSettings {
   std::optional<std::string> rows_json;
   std::optional<std::string> shard;  // "I/N": run the sweep's configurations k with k % N == I
   bool resume = false;               // skip configurations a checkpoint journal holds
+  std::optional<std::string> timeseries;  // --timeseries: the time series CSV
+  int64_t timeseries_interval = 1000000;  // µs per row of the time series
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
 };
 
@@ -129,6 +131,8 @@ struct RunConfig {
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;
+  // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
+  std::vector<std::string> events;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;

@@ -10,6 +10,7 @@
 
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
+#include <blis/scenario_events.hpp>
 #include <blis/workload.hpp>
 
 #include <functional>
@@ -33,6 +34,10 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
+  // --timeseries: the interval of its rows (0 = off) and the pool's name.
+  SimTime timeseries_interval = 0;
+  std::string pool_name = "default";
+  std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -55,6 +60,9 @@ struct ClusterResult {
   Goodput goodput;     // per-class SLO attainment (metrics/goodput.hpp); off without targets
   uint64_t events = 0;
   uint64_t steps = 0;
+  std::string timeseries;               // the --timeseries CSV, "" when off
+  std::vector<std::string> event_log;   // scenario events as applied, in time order
+  int64_t rerouted = 0;                 // requests moved off failed instances
 };
 
 // Builds one latency model per instance.
@@ -76,6 +84,15 @@ class ClusterSimulation final : public EventHandler {
   void on_routing(uint32_t slot);
   const blis_route_input& router_state(uint32_t slot);
   void fill_cached_blocks(SimTime now);
+  // Scenario events and the time series (cluster/scenario_driver.cpp).
+  void setup_scenario();
+  void probe(SimTime now);
+  void finish_timeseries();
+  std::vector<PoolGauges> gauges() const;
+  double trigger_value(TriggerMetric m) const;
+  void apply_event(size_t index);
+  void lose(uint32_t slot, bool reroute);
+  SimTime warp_arrival(SimTime source_time);
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
@@ -89,6 +106,7 @@ class ClusterSimulation final : public EventHandler {
   DecisionTrace trace_;
   SteadyStateProbe steady_;
   GoodputTracker goodput_;
+  TimeSeries series_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
@@ -105,6 +123,23 @@ class ClusterSimulation final : public EventHandler {
   blis_request_view view_{};
   blis_route_input input_{};
   std::vector<double> scores_;
+  int64_t routable_count_ = 0;  // instances in state_ (those taking traffic)
+
+  // Scenario events: which instances take traffic (not failed or drained),
+  // which are failed (requests reaching them are lost, re-routed or failed
+  // as their failure said), the pending threshold triggers, and the arrival
+  // time warp of rate changes (arrivals after source time warp_src_ come
+  // 1/rate_factor_ as far apart, from warp_dst_).
+  std::vector<uint8_t> routable_, down_, down_reroutes_;
+  bool any_down_ = false;
+  std::vector<size_t> triggers_;
+  SimTime next_probe_ = kForever, next_sample_ = kForever, next_check_ = kForever;
+  double warp_src_ = 0, warp_dst_ = 0, rate_factor_ = 1;
+  bool warped_ = false;
+  SimTime pending_source_time_ = 0, pending_arrival_ = 0;
+  std::vector<uint32_t> evicted_;
+  std::vector<std::string> event_log_;
+  int64_t rerouted_ = 0;
 };
 
 // The cluster's metrics: the instances' merged (spec cluster §7.2), with the

@@ -11,6 +11,7 @@
 #include "metrics/goodput.hpp"
 #include "metrics/request_records.hpp"
 #include "metrics/steady_state.hpp"
+#include "metrics/time_series.hpp"
 
 namespace blis {
 
@@ -18,7 +19,8 @@ namespace blis {
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker> {
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
+                TimeSeries> {
   using Lifecycle::Lifecycle;
 };
 

@@ -28,6 +28,7 @@ struct RoutingChoice {
   int32_t target;
   const std::vector<double>& scores;
   const blis_route_input& input;
+  int32_t position;  // the target's place in input.instances (and scores)
 };
 
 // One step of an instance, announced when its duration is known and its
@@ -69,6 +70,8 @@ struct LifecycleSubscriber {
   void on_preempted(Request&, SimTime) {}
   void on_completed(Request&, SimTime) {}  // finished or length-capped; r.step is final
   void on_dropped(Request&, SimTime) {}    // can never be served (spec engine §2.7)
+  // Lost with its instance (a scenario's `fail` event); departs next.
+  void on_failed(Request&, SimTime) {}
   void on_departed(Request&, SimTime) {}   // left its instance, after completed or dropped
   // The run stopped with the request still inside: in the admission/routing
   // pipeline, on its way to its instance's queue, queued or running.
@@ -98,6 +101,7 @@ class Lifecycle {
   void preempted(Request& r, SimTime t) { each([&](auto& s) { s.on_preempted(r, t); }); }
   void completed(Request& r, SimTime t) { each([&](auto& s) { s.on_completed(r, t); }); }
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
+  void failed(Request& r, SimTime t) { each([&](auto& s) { s.on_failed(r, t); }); }
   void departed(Request& r, SimTime t) { each([&](auto& s) { s.on_departed(r, t); }); }
   void stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }

@@ -40,6 +40,7 @@ struct CompletionSample {
 struct InstanceMetrics {
   int64_t completed = 0, still_queued = 0, still_running = 0;
   int64_t dropped_unservable = 0, length_capped = 0;
+  int64_t failed = 0;  // lost with a failed instance (scenario events)
   int64_t preemptions = 0, kv_allocation_failures = 0;
   int64_t input_tokens = 0, output_tokens = 0;
   int64_t end_time = 0;
@@ -87,7 +88,12 @@ class MetricsCollector : public LifecycleSubscriber {
   int64_t in_pipeline() const { return in_pipeline_; }
 
   void on_rejected(Request&, std::string_view) { ++rejected_; }
-  void on_queued(Request& r, SimTime) { of(r).metrics->input_tokens += r.spec.input_tokens; }
+  // A request re-routed off a failed instance is queued again: its input counts once.
+  void on_queued(Request& r, SimTime) {
+    if (r.timing.input_counted) return;
+    r.timing.input_counted = true;
+    of(r).metrics->input_tokens += r.spec.input_tokens;
+  }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
   void on_scheduled(Request& r, SimTime now) {
     if (r.timing.scheduling_delay >= 0) return;
@@ -106,6 +112,7 @@ class MetricsCollector : public LifecycleSubscriber {
   void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
   void on_completed(Request& r, SimTime end);
   void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }
+  void on_failed(Request& r, SimTime) { ++of(r).metrics->failed; }
   void on_stopped(Request& r);
   // Per step its standard inter-token latency Δ + α_o; the difference array
   // of runs gets room for runs ending after this step.

@@ -53,6 +53,7 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.still_queued += p->still_queued;
     out.still_running += p->still_running;
     out.dropped_unservable += p->dropped_unservable;
+    out.failed += p->failed;
     out.length_capped += p->length_capped;
     out.preemptions += p->preemptions;
     out.kv_allocation_failures += p->kv_allocation_failures;
@@ -104,7 +105,8 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   f.push_back(count("completed_requests", m.completed));
   f.push_back(count("still_queued", m.still_queued));
   f.push_back(count("still_running", m.still_running));
-  f.push_back(count("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable));
+  f.push_back(count("injected_requests", m.completed + m.still_queued + m.still_running + m.dropped_unservable +
+                                                  m.failed));
   f.push_back(count("total_input_tokens", m.input_tokens));
   f.push_back(count("total_output_tokens", m.output_tokens));
   f.push_back(real("vllm_estimated_duration_s", duration));

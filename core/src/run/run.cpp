@@ -80,7 +80,7 @@ Settings rebased(const Settings& settings, const fs::path& dir) {
 }
 
 void check_outputs(const RunConfig& c) {
-  for (const char* key : {"results_path", "rows_csv", "rows_json"})
+  for (const char* key : {"results_path", "rows_csv", "rows_json", "timeseries"})
     if (auto v = find_setting(key)->get(c)) check_writable(std::get<std::string>(*v), c.where(key));
 }
 
@@ -99,6 +99,10 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
   if (config.outputs.results_path) {
     write_output(*config.outputs.results_path, outcome.results_json, out);
     spdlog::info("metrics written to {}", *config.outputs.results_path);
+  }
+  if (config.outputs.timeseries) {
+    write_output(*config.outputs.timeseries, outcome.timeseries_csv, out);
+    spdlog::info("time series written to {}", *config.outputs.timeseries);
   }
 }
 
@@ -127,6 +131,10 @@ class Runner : public ScenarioRunner {
         throw InputError(p.empty() ? "results-path" : p.front().where,
                          "results-path names one file, but a sweep or search runs many "
                          "configurations; use rows-csv or rows-json");
+      if (configs.back().outputs.timeseries)
+        throw InputError(configs.back().where("timeseries"),
+                         "timeseries names one file, but a sweep or search runs many configurations; "
+                         "run one configuration with it");
     }
     std::vector<RunOutcome> outcomes(configs.size());
     const FarmFailure failure =

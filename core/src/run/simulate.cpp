@@ -82,11 +82,13 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.cache_query = r.cache_query;
   cc.cache_signal_delay = c.policies.cache_signal_delay;
   cc.engine.priority_preemption = e.preemption_policy == "priority";
+  if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
+  for (const std::string& text : c.events) cc.events.push_back(parse_scenario_event(text, c.where("events")));
   return cc;
 }
 
 // "=== Trace Summary ===" (spec cluster §5.4); instances in string order.
-std::string trace_block(const TraceSummary& t) {
+std::string trace_block(const TraceSummary& t, const std::vector<std::string>& events) {
   std::vector<std::pair<std::string, int64_t>> targets;
   for (size_t i = 0; i < t.targets.size(); ++i)
     if (t.targets[i] > 0) targets.emplace_back("instance_" + std::to_string(i), t.targets[i]);
@@ -101,6 +103,19 @@ std::string trace_block(const TraceSummary& t) {
   }
   const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
   out += fmt::format("Mean Regret: {:.6f}\nMax Regret: {:.6f}\n", mean, t.regret_max);
+  if (!events.empty()) {  // scenario events are decisions too
+    out += fmt::format("Scenario Events: {}\n", events.size());
+    for (const std::string& e : events) out += "  " + e + "\n";
+  }
+  return out;
+}
+
+// "=== Scenario Events ===": printed only when the run has events.
+std::string events_block(const ClusterResult& result, const InstanceMetrics& cluster) {
+  std::string out = "=== Scenario Events ===\n";
+  for (const std::string& line : result.event_log) out += line + "\n";
+  out += fmt::format("Events Applied: {}\nRerouted Requests: {}\nFailed Requests: {}\n", result.event_log.size(),
+                     result.rerouted, cluster.failed);
   return out;
 }
 
@@ -175,6 +190,13 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
     }
     out += "\n    }\n  }";
   }
+  if (!c.events.empty()) {
+    out += fmt::format(",\n  \"scenario_events\": {{\n    \"rerouted\": {},\n    \"failed\": {},\n    \"applied\": [",
+                       result.rerouted, cluster.failed);
+    for (size_t i = 0; i < result.event_log.size(); ++i)
+      out += (i ? ",\n      " : "\n      ") + go_string(result.event_log[i]);
+    out += result.event_log.empty() ? "]\n  }" : "\n    ]\n  }";
+  }
   if (c.trace.level == "decisions") {
     const TraceSummary& t = result.trace;
     out += fmt::format(",\n  \"trace_summary\": {{\n    \"admitted\": {},\n    \"rejected\": {},\n"
@@ -237,6 +259,11 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
                        100 * attainment);
   }
   if (fitness) out += fmt::format("fitness      {:.6f}\n", fitness->score);
+  if (!c.events.empty()) {
+    out += fmt::format("\nevents       {} applied; {} request(s) re-routed, {} failed\n", result.event_log.size(),
+                       result.rerouted, cluster.failed);
+    for (const std::string& e : result.event_log) out += "  " + e + "\n";
+  }
   return out;
 }
 
@@ -300,6 +327,7 @@ RunOutcome simulate(const RunConfig& config) {
     outcome.metrics.push_back({"slo_attainment", attainment, false});
   }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
+  outcome.timeseries_csv = std::move(result.timeseries);
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
                                   "{:.0f} events/s\n",
@@ -329,7 +357,8 @@ RunOutcome simulate(const RunConfig& config) {
   report_ctx.rejected = result.rejected;
   report_ctx.per_slo_always = result.goodput.enabled();
   out += text_blocks(parts, cluster, report_ctx);
-  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
+  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
+  if (!cc.events.empty()) out += events_block(result, cluster);
   return outcome;
 }
 
