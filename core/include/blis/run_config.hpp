@@ -131,6 +131,10 @@ struct RunConfig {
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;
+  // Heterogeneous pools (`[[pools]]`), one text each: "name=NAME count=N
+  // cost_per_hour=D" and any model, latency, KV-cache or batching setting
+  // (run/pools.cpp). Empty: one pool, `pools.front()`, as the flags set it.
+  std::vector<std::string> pool_specs;
   // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
   std::vector<std::string> events;
   std::vector<PluginSetting> plugin_config;

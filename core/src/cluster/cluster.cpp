@@ -18,8 +18,10 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       goodput_(cfg.slo_targets),
-      series_(cfg.timeseries_interval, {cfg.pool_name},
-              std::vector<int32_t>(static_cast<size_t>(std::max(cfg.num_instances, 1)), 0)),
+      series_(cfg.timeseries_interval,
+              cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name} : cfg.pool_names,
+              cfg.pool_of.empty() ? std::vector<int32_t>(static_cast<size_t>(std::max(cfg.num_instances, 1)), 0)
+                                  : cfg.pool_of),
       signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, series_),
       policies_(std::move(policies)) {
   if (!policies_.router)
@@ -27,7 +29,11 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   if (cfg.num_instances < 1) throw InputError("--num-instances", "must be >= 1");
   const size_t n = static_cast<size_t>(cfg.num_instances);
   cached_.assign(n, blis_instance_snapshot{});
-  for (size_t i = 0; i < n; ++i) cached_[i].index = static_cast<int32_t>(i);
+  for (size_t i = 0; i < n; ++i) {
+    cached_[i].index = static_cast<int32_t>(i);
+    cached_[i].pool = cfg.pool_of.empty() ? 0 : cfg.pool_of[i];
+    cached_[i].tp = cfg.pool_tp.empty() ? cfg.tp : cfg.pool_tp[static_cast<size_t>(cached_[i].pool)];
+  }
   last_refresh_.assign(n, 0);
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
@@ -36,7 +42,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
     collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
                             model->post_decode_overhead());
     instances_.push_back(
-        std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
+        std::make_unique<Instance>(i, cfg.engines.empty() ? cfg.engine : cfg.engines[static_cast<size_t>(i)],
+                                   std::move(model), pool_, kernel_, signals_));
   }
   // spec head §7.2: the delayed view starts as the caches at construction.
   for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);

@@ -38,6 +38,13 @@ struct ClusterConfig {
   SimTime timeseries_interval = 0;
   std::string pool_name = "default";
   std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
+  // Pools: each instance's engine and pool (empty: every instance has
+  // `engine`, one pool called pool_name). The block size is the same for all.
+  std::vector<EngineConfig> engines;
+  std::vector<int32_t> pool_of;
+  std::vector<std::string> pool_names;
+  std::vector<int32_t> pool_tp;  // each pool's TP (snapshots' `tp`); empty: `tp`
+  int32_t tp = 1;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;

@@ -79,8 +79,9 @@ void ClusterSimulation::finish_timeseries() {
 }
 
 std::vector<PoolGauges> ClusterSimulation::gauges() const {
-  PoolGauges g;
+  std::vector<PoolGauges> out(std::max<size_t>(cfg_.pool_names.size(), 1));
   for (size_t i = 0; i < instances_.size(); ++i) {
+    PoolGauges& g = out[cfg_.pool_of.empty() ? 0 : static_cast<size_t>(cfg_.pool_of[i])];
     const Instance& inst = *instances_[i];
     g.instances += routable_[i];
     g.queue_depth += inst.queue_depth();
@@ -89,7 +90,7 @@ std::vector<PoolGauges> ClusterSimulation::gauges() const {
     g.used_kv_blocks += inst.kv().used_blocks();
     g.total_kv_blocks += inst.kv().total_blocks();
   }
-  return {g};
+  return out;
 }
 
 double ClusterSimulation::trigger_value(TriggerMetric m) const {

@@ -289,6 +289,11 @@ std::vector<SettingDef> make_table() {
   // cluster, scheduling, admission, routing
   t.push_back(row("num_instances", {"--num-instances"}, "cluster", "Number of identical instances",
                   [](RunConfig& c) -> auto& { return c.pool().instances; }, int_range(1, 100000)));
+  t.push_back(row("pools", {"--pool"}, "cluster",
+                  "A pool of instances (repeatable; replaces --num-instances): 'name=a100 count=4 "
+                  "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
+                  "batching setting of its own (docs/scenarios.md)",
+                  [](RunConfig& c) -> auto& { return c.pool_specs; }));
   t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },

@@ -108,8 +108,9 @@ class TableReader {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
-      } else if (flag == scenario::kEvents && lua_type(L, v) == LUA_TTABLE && is_list(L, v)) {
-        events(L, v, out);
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools) && lua_type(L, v) == LUA_TTABLE &&
+                 is_list(L, v)) {
+        table_list(L, v, flag, out);
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {
         settings(L, v, out, false, special);
       } else {
@@ -198,7 +199,8 @@ class TableReader {
   }
 
   // events = { {at = "30s", action = "fail", instance = 2}, "at=40s action=restore instance=2" }
-  void events(lua_State* L, int idx, Settings& out) const {
+  // pools = { {name = "a100", count = 2, hardware = "A100-80"} } likewise.
+  void table_list(lua_State* L, int idx, const std::string& flag, Settings& out) const {
     const size_t n = lua_objlen(L, idx);
     for (size_t i = 1; i <= n; ++i) {
       lua_rawgeti(L, idx, static_cast<int>(i));  // +1: events[i]
@@ -208,7 +210,7 @@ class TableReader {
         text = *t;
       } else if (lua_type(L, e) == LUA_TTABLE) {
         std::vector<std::pair<std::string, std::string>> fields;
-        const std::string what = fmt::format("events[{}]", i);
+        const std::string what = fmt::format("{}[{}]", flag, i);
         for (const std::string& key : sorted_keys(L, e, path_ + ": " + what)) {
           lua_getfield(L, e, key.c_str());  // +1: the field's value
           auto t = scalar_text(L, -1);
@@ -218,10 +220,10 @@ class TableReader {
         }
         text = scenario::event_text(std::move(fields));
       } else {
-        throw error(fmt::format("events[{}]", i), "must be a table or a string");
+        throw error(fmt::format("{}[{}]", flag, i), "must be a table or a string");
       }
       lua_pop(L, 1);  // -1: events[i]
-      out.push_back(Setting{scenario::kEvents, text, path_, {text}});
+      out.push_back(Setting{flag, text, path_, {text}});
     }
   }
 
