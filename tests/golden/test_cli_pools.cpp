@@ -110,3 +110,12 @@ end
   CHECK(r.out.find("small: 2 instance(s) of qwen/qwen3-14b on H100 (TP 1), latency model roofline; 0 completed;") !=
         std::string::npos);
 }
+
+TEST_CASE("the table and JSON formats count the instances of every pool", "[golden][pools]") {
+  const std::string pools = " --pool 'name=a count=1' --pool 'name=b count=2 tp=2 hardware=A100-80'";
+  const Result t = run_blis(kBase + pools + " --format table");
+  CHECK(t.out.rfind("cluster      3 instance(s) in 2 pools (below)\n", 0) == 0);
+  CHECK(t.out.find("\n=== Pools ===\na: 1 instance(s)") != std::string::npos);
+  const Result j = run_blis(kBase + pools + " --format json");
+  CHECK(j.out.find("\"num_instances\": 3,") != std::string::npos);
+}

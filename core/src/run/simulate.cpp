@@ -163,7 +163,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   field(false, "hardware", go_string(c.pool().model.hardware.value_or("")));
   field(false, "tp", std::to_string(*c.pool().model.tp));
   field(false, "latency_model", go_string(r.latency_model));
-  field(false, "num_instances", std::to_string(c.pool().instances));
+  field(false, "num_instances", std::to_string(result.instances.size()));
   field(false, "total_kv_blocks", std::to_string(*c.pool().engine.total_kv_blocks));
   field(false, "admission_policy", go_string(*c.policies.admission));
   field(false, "routing_policy", go_string(*c.policies.routing));
@@ -234,9 +234,13 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
       if (m.name == name) return m.value;
     return 0.0;
   };
-  std::string out = fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n",
-                                c.pool().instances, *c.pool().model.name, c.pool().model.hardware.value_or("?"),
-                                *c.pool().model.tp, r.latency_model);
+  std::string out =
+      c.pool_specs.empty()
+          ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
+                        *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
+                        r.latency_model)
+          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.instances.size(),
+                        c.pool_specs.size());
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
                      *c.policies.scheduler);
