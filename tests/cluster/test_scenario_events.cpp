@@ -312,3 +312,23 @@ TEST_CASE("the time series: rows per interval, counts that add up, gauges at eac
   VectorSource src2(every(10000, 30));
   CHECK(run_cluster(off, src2, "blackbox", model()).result.timeseries.empty());
 }
+
+TEST_CASE("a routing event switches the routing policy from then on", "[cluster][events]") {
+  ClusterConfig cfg;
+  cfg.num_instances = 2;
+  cfg.engine.total_kv_blocks = 100000;
+  cfg.trace_decisions = true;
+  // Round-robin for the requests of 0..50 ms (3 each), then always-busiest:
+  // every later request joins the busier instance, which stays the busier.
+  cfg.events = {ev("at=55ms action=routing policy=always-busiest")};
+  VectorSource src(every(10000, 30, 256, 2000));
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  const auto& t = out.result.trace.targets;
+  CHECK(std::max(t[0], t[1]) == 27);
+  CHECK(std::min(t[0], t[1]) == 3);
+  CHECK(ev("at=1s action=routing policy=least-loaded").policy == "least-loaded");
+  ClusterConfig bad = cfg;
+  bad.events = {ev("at=1s action=routing policy=fastest")};
+  VectorSource src2(every(10000, 3));
+  CHECK_THROWS_AS(run_cluster(bad, src2, "blackbox", model()), InputError);
+}

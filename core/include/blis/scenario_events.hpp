@@ -23,6 +23,7 @@ enum class EventAction {
   Slow,     // its step times are multiplied by `factor` (1 restores the speed)
   Rate,     // the arrival rate is multiplied by `factor` from now on
   Weight,   // the weight of routing scorer `scorer` becomes `weight`
+  Routing,  // the routing policy becomes `policy` (the scorers stay)
 };
 
 // Cluster metrics a threshold trigger reads, over the routable instances.
@@ -39,6 +40,7 @@ struct ScenarioEvent {
   double factor = 1;
   std::string scorer;
   double weight = 0;
+  std::string policy;
   std::string text;  // as given, for the report
 };
 

@@ -38,6 +38,7 @@ struct ClusterConfig {
   SimTime timeseries_interval = 0;
   std::string pool_name = "default";
   std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
+  std::string events_where = "events";  // where they were given, for messages
   // Pools: each instance's engine and pool (empty: every instance has
   // `engine`, one pool called pool_name). The block size is the same for all.
   std::vector<EngineConfig> engines;

@@ -42,6 +42,8 @@ class Router {
   // Scenario `weight` events: sets the weight of the scorer called `name`;
   // false if the router has none of that name.
   bool set_weight(const std::string& name, double weight);
+  // Scenario `routing` events: the policy from now on (scorers and streams stay).
+  void set_policy(RoutingPolicy policy) { policy_ = policy; }
   bool has_scorer(const std::string& name) const {
     for (const WeightedScorer& s : scorers_)
       if (s.name == name) return true;

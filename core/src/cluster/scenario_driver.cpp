@@ -26,13 +26,20 @@ void ClusterSimulation::setup_scenario() {
   for (size_t k = 0; k < cfg_.events.size(); ++k) {
     const ScenarioEvent& e = cfg_.events[k];
     if (e.instance >= static_cast<int32_t>(n))
-      throw InputError("events", fmt::format("event '{}': instance {} does not exist (the cluster has {} "
+      throw InputError(cfg_.events_where, fmt::format("event '{}': instance {} does not exist (the cluster has {} "
                                              "instance(s), indexed from 0)",
                                              e.text, e.instance, n));
     if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer))
-      throw InputError("events", fmt::format("event '{}': the router has no scorer '{}'; name one of "
+      throw InputError(cfg_.events_where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
                                              "--routing-scorers",
                                              e.text, e.scorer));
+    if (e.action == EventAction::Routing) {
+      try {
+        parse_routing_policy(e.policy);
+      } catch (const InputError& err) {
+        throw InputError(cfg_.events_where, fmt::format("event '{}': {}", e.text, err.what()));
+      }
+    }
     if (e.at >= 0)
       schedule(kernel_, e.at, EventKind::Scenario, 0, k);
     else
@@ -186,6 +193,7 @@ void ClusterSimulation::apply_event(size_t index) {
       break;
     }
     case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
+    case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
   }
   series_.scenario_event();
   event_log_.push_back(fmt::format("{:.6f} s: {}{}", static_cast<double>(now) / 1e6, e.text,

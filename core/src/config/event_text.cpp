@@ -26,7 +26,8 @@ std::optional<double> number(const std::string& s) {
 const std::map<std::string, EventAction>& actions() {
   static const std::map<std::string, EventAction> m = {
       {"fail", EventAction::Fail},       {"drain", EventAction::Drain}, {"restore", EventAction::Restore},
-      {"slow", EventAction::Slow},       {"rate", EventAction::Rate},   {"weight", EventAction::Weight}};
+      {"slow", EventAction::Slow},       {"rate", EventAction::Rate},   {"weight", EventAction::Weight},
+      {"routing", EventAction::Routing}};
   return m;
 }
 
@@ -131,6 +132,7 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
       e.scorer = need("scorer", "NAME (a scorer of --routing-scorers)");
       e.weight = num("weight", need("weight", "W"));
       break;
+    case EventAction::Routing: e.policy = need("policy", "NAME (round-robin, least-loaded, weighted, ...)"); break;
   }
   if (!kv.empty()) throw bad(fmt::format("unknown or unused key '{}' for action {}", kv.begin()->first, action));
   return e;
