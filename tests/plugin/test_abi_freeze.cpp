@@ -58,6 +58,7 @@ struct FrozenAbi {
 constexpr FrozenAbi kFrozen[] = {
     {1, 1, 0x29259544da36d347ull},
     {1, 2, 0xa9cb54f39bd7611eull},
+    {1, 3, 0x880e8a2cfff766bbull},
 };
 
 }  // namespace
@@ -124,7 +125,7 @@ static_assert(offsetof(blis_request_view, slo_class) == 56);
 static_assert(offsetof(blis_request_view, reserved0) == 60);
 static_assert(offsetof(blis_request_view, slo_class_name) == 64);
 static_assert(offsetof(blis_request_view, tenant_id) == 72);
-static_assert(sizeof(blis_instance_snapshot) == 56);
+static_assert(sizeof(blis_instance_snapshot) == 64);
 static_assert(offsetof(blis_instance_snapshot, index) == 0);
 static_assert(offsetof(blis_instance_snapshot, queue_depth) == 4);
 static_assert(offsetof(blis_instance_snapshot, batch_size) == 8);
@@ -134,6 +135,8 @@ static_assert(offsetof(blis_instance_snapshot, total_kv_blocks) == 24);
 static_assert(offsetof(blis_instance_snapshot, kv_utilization) == 32);
 static_assert(offsetof(blis_instance_snapshot, cache_hit_rate) == 40);
 static_assert(offsetof(blis_instance_snapshot, cached_blocks) == 48);
+static_assert(offsetof(blis_instance_snapshot, pool) == 56);
+static_assert(offsetof(blis_instance_snapshot, tp) == 60);
 static_assert(sizeof(blis_route_input) == 40);
 static_assert(offsetof(blis_route_input, struct_size) == 0);
 static_assert(offsetof(blis_route_input, snapshot_size) == 4);

@@ -121,6 +121,8 @@ struct OutputSettings {
   std::optional<std::string> rows_json;
   std::optional<std::string> shard;  // "I/N": run the sweep's configurations k with k % N == I
   bool resume = false;               // skip configurations a checkpoint journal holds
+  std::optional<std::string> timeseries;  // --timeseries: the time series CSV
+  int64_t timeseries_interval = 1000000;  // µs per row of the time series
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
   std::optional<std::string> detectors;  // saturation detectors whose labels are printed (spec head §3.1)
   std::optional<std::string> report;     // a folder for report.html and its charts
@@ -147,6 +149,12 @@ struct RunConfig {
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;
+  // Heterogeneous pools (`[[pools]]`), one text each: "name=NAME count=N
+  // cost_per_hour=D" and any model, latency, KV-cache or batching setting
+  // (run/pools.cpp). Empty: one pool, `pools.front()`, as the flags set it.
+  std::vector<std::string> pool_specs;
+  // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
+  std::vector<std::string> events;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;

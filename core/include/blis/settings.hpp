@@ -76,6 +76,10 @@ void apply_settings(RunConfig& config, const Settings& settings);
 // a configuration to another process.
 Settings settings_of(const RunConfig& config);
 
+// A duration as settings write it ("60s", "500ms", "2m", "1h", "250us", bare
+// µs) in whole µs; nullopt if the text is none.
+std::optional<int64_t> duration_text_us(const std::string& text);
+
 // The text of a value, as a command line or a row would show it.
 std::string setting_text(const SettingValue& value);
 

@@ -18,16 +18,25 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       goodput_(cfg.slo_targets),
-      series_(cfg.keep_series),
+      step_series_(cfg.keep_series),
       closed_loop_(*this),
-      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, series_, closed_loop_),
+      series_(cfg.timeseries_interval,
+              cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name} : cfg.pool_names,
+              cfg.pool_of.empty() ? std::vector<int32_t>(static_cast<size_t>(std::max(cfg.num_instances, 1)), 0)
+                                  : cfg.pool_of),
+      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, step_series_, closed_loop_,
+               series_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
   if (cfg.num_instances < 1) throw InputError("--num-instances", "must be >= 1");
   const size_t n = static_cast<size_t>(cfg.num_instances);
   cached_.assign(n, blis_instance_snapshot{});
-  for (size_t i = 0; i < n; ++i) cached_[i].index = static_cast<int32_t>(i);
+  for (size_t i = 0; i < n; ++i) {
+    cached_[i].index = static_cast<int32_t>(i);
+    cached_[i].pool = cfg.pool_of.empty() ? 0 : cfg.pool_of[i];
+    cached_[i].tp = cfg.pool_tp.empty() ? cfg.tp : cfg.pool_tp[static_cast<size_t>(cached_[i].pool)];
+  }
   last_refresh_.assign(n, 0);
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
@@ -37,10 +46,12 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
     collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
                             model->post_decode_overhead());
     instances_.push_back(
-        std::make_unique<Instance>(i, cfg.engine, std::move(model), pool_, kernel_, signals_));
+        std::make_unique<Instance>(i, cfg.engines.empty() ? cfg.engine : cfg.engines[static_cast<size_t>(i)],
+                                   std::move(model), pool_, kernel_, signals_));
   }
   // spec head §7.2: the delayed view starts as the caches at construction.
   for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
+  setup_scenario();
 }
 
 ClusterSimulation::~ClusterSimulation() = default;
@@ -54,6 +65,8 @@ void ClusterSimulation::pull_next_arrival() {
     pool_.release(slot);
     return;
   }
+  if (warped_) r.spec.arrival_us = warp_arrival(r.spec.arrival_us);
+  pending_arrival_ = r.spec.arrival_us;
   if (r.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);  // beyond the horizon: never processed
     return;
@@ -77,6 +90,7 @@ void ClusterSimulation::completed(const Request& r, SimTime t) {
 ClusterResult ClusterSimulation::run() {
   pull_next_arrival();
   kernel_.run(*this);
+  finish_timeseries();
   ClusterResult out;
   for (auto& inst : instances_) inst->finalize();
   // Whatever is still inside, wherever it is, in pool order.
@@ -90,10 +104,13 @@ ClusterResult ClusterSimulation::run() {
   out.steady = steady_.judge();
   out.goodput = goodput_.result();
   out.saturation = judge_saturation(saturation_.sorted());
-  out.series = series_.series();
+  out.series = step_series_.series();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
   out.instances = std::move(metrics_);
+  if (series_.enabled()) out.timeseries = series_.csv();
+  out.event_log = std::move(event_log_);
+  out.rerouted = rerouted_;
   if (out.instances.empty()) return out;
   int64_t completed = 0;
   for (const auto& m : out.instances) completed += m.completed;
@@ -107,17 +124,26 @@ ClusterResult ClusterSimulation::run() {
 }
 
 void ClusterSimulation::handle(const Event& e) {
+  if (e.time >= next_probe_) probe(e.time);
   switch (kind_of(e)) {
     case EventKind::ClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Admission: on_admission(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
-    default: break;
+    case EventKind::Scenario: apply_event(static_cast<size_t>(e.payload)); return;
+    case EventKind::Step: break;
+    default:
+      // A request still on its way to an instance that failed meanwhile.
+      if (any_down_ && down_[e.target]) {
+        lose(static_cast<uint32_t>(e.payload), down_reroutes_[e.target] != 0);
+        return;
+      }
   }
   instances_[e.target]->on_event(e);
 }
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
   if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
+  series_.arrival();
   if (pool_[slot].spec.round == 0) pull_next_arrival();
   schedule(kernel_, kernel_.now() + cfg_.admission_latency, EventKind::Admission, 0, slot);
 }
@@ -126,6 +152,7 @@ void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
 // refresh of instance-reported signals, live in-flight counts.
 const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
   const SimTime now = kernel_.now();
+  size_t k = 0;  // instances that take traffic: all of them unless scenario events removed some
   for (size_t i = 0; i < instances_.size(); ++i) {
     if (cfg_.snapshot_refresh_interval == 0 || now - last_refresh_[i] >= cfg_.snapshot_refresh_interval) {
       const Instance& inst = *instances_[i];
@@ -139,13 +166,16 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
       c.cache_hit_rate = inst.kv().hit_rate();
       last_refresh_[i] = now;
     }
-    state_[i] = cached_[i];
-    state_[i].in_flight = static_cast<int32_t>(in_flight_[i]);
+    if (!routable_[i]) continue;
+    state_[k] = cached_[i];
+    state_[k].in_flight = static_cast<int32_t>(in_flight_[i]);
+    ++k;
   }
+  routable_count_ = static_cast<int64_t>(k);
   view_ = request_view(pool_[slot], cfg_.engine.block_size);
   fill_cached_blocks(now);
   input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
-                            state_.data(), static_cast<int64_t>(state_.size())};
+                            state_.data(), routable_count_};
   return input_;
 }
 
@@ -153,23 +183,24 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
 // the live caches (delay 0) or from copies re-taken, all together, once the
 // last ones are `cache_signal_delay` old.
 void ClusterSimulation::fill_cached_blocks(SimTime now) {
+  const size_t count = static_cast<size_t>(routable_count_);
   if (!cfg_.cache_query) {
-    for (auto& s : state_) s.cached_blocks = -1;
+    for (size_t k = 0; k < count; ++k) state_[k].cached_blocks = -1;
     return;
   }
   const uint64_t* hashes = view_.block_hashes;
   const int64_t n = hashes == nullptr ? 0 : view_.num_blocks;
   if (cfg_.cache_signal_delay == 0) {
-    for (size_t i = 0; i < instances_.size(); ++i)
-      state_[i].cached_blocks = instances_[i]->cached_prefix_length(hashes, n);
+    for (size_t k = 0; k < count; ++k)
+      state_[k].cached_blocks = instances_[static_cast<size_t>(state_[k].index)]->cached_prefix_length(hashes, n);
     return;
   }
   if (now - last_cache_refresh_ >= cfg_.cache_signal_delay) {
     for (size_t i = 0; i < instances_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
     last_cache_refresh_ = now;
   }
-  for (size_t i = 0; i < instances_.size(); ++i)
-    state_[i].cached_blocks = cache_copies_[i].cached_prefix(hashes, n);
+  for (size_t k = 0; k < count; ++k)
+    state_[k].cached_blocks = cache_copies_[static_cast<size_t>(state_[k].index)].cached_prefix(hashes, n);
 }
 
 void ClusterSimulation::on_admission(uint32_t slot) {
@@ -188,9 +219,15 @@ void ClusterSimulation::on_admission(uint32_t slot) {
 
 void ClusterSimulation::on_routing(uint32_t slot) {
   const blis_route_input& in = router_state(slot);
-  const int32_t target = policies_.router->route(in, scores_);
+  if (in.count == 0) {  // every instance failed or drained (scenario events)
+    signals_.rejected(pool_[slot], "no instance takes traffic");
+    pool_.release(slot);
+    return;
+  }
+  const int32_t position = policies_.router->route(in, scores_);
+  const int32_t target = state_[static_cast<size_t>(position)].index;
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
-  signals_.routed(pool_[slot], RoutingChoice{target, scores_, in});
+  signals_.routed(pool_[slot], RoutingChoice{target, scores_, in, position});
 }
 
 InstanceMetrics cluster_metrics(const ClusterResult& result) {

@@ -10,6 +10,7 @@
 
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
+#include <blis/scenario_events.hpp>
 #include <blis/workload.hpp>
 
 #include <functional>
@@ -33,11 +34,23 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
-  bool keep_series = false;  // queue, batch and KV over time (metrics/time_series.hpp)
+  bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;
   bool deadlines = false;                 // requests may time out: report timed_out_requests
+  // --timeseries: the interval of its rows (0 = off) and the pool's name.
+  SimTime timeseries_interval = 0;
+  std::string pool_name = "default";
+  std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
+  std::string events_where = "events";  // where they were given, for messages
+  // Pools: each instance's engine and pool (empty: every instance has
+  // `engine`, one pool called pool_name). The block size is the same for all.
+  std::vector<EngineConfig> engines;
+  std::vector<int32_t> pool_of;
+  std::vector<std::string> pool_names;
+  std::vector<int32_t> pool_tp;  // each pool's TP (snapshots' `tp`); empty: `tp`
+  int32_t tp = 1;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -62,6 +75,9 @@ struct ClusterResult {
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
+  std::string timeseries;               // the --timeseries CSV, "" when off
+  std::vector<std::string> event_log;   // scenario events as applied, in time order
+  int64_t rerouted = 0;                 // requests moved off failed instances
 };
 
 // Builds one latency model per instance.
@@ -84,6 +100,15 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void on_routing(uint32_t slot);
   const blis_route_input& router_state(uint32_t slot);
   void fill_cached_blocks(SimTime now);
+  // Scenario events and the time series (cluster/scenario_driver.cpp).
+  void setup_scenario();
+  void probe(SimTime now);
+  void finish_timeseries();
+  std::vector<PoolGauges> gauges() const;
+  double trigger_value(TriggerMetric m) const;
+  void apply_event(size_t index);
+  void lose(uint32_t slot, bool reroute);
+  SimTime warp_arrival(SimTime source_time);
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
@@ -98,8 +123,9 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   SteadyStateProbe steady_;
   GoodputTracker goodput_;
   SaturationProbe saturation_;
-  TimeSeriesProbe series_;
+  TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;
+  TimeSeries series_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
@@ -117,6 +143,23 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   blis_request_view view_{};
   blis_route_input input_{};
   std::vector<double> scores_;
+  int64_t routable_count_ = 0;  // instances in state_ (those taking traffic)
+
+  // Scenario events: which instances take traffic (not failed or drained),
+  // which are failed (requests reaching them are lost, re-routed or failed
+  // as their failure said), the pending threshold triggers, and the arrival
+  // time warp of rate changes (arrivals after source time warp_src_ come
+  // 1/rate_factor_ as far apart, from warp_dst_).
+  std::vector<uint8_t> routable_, down_, down_reroutes_;
+  bool any_down_ = false;
+  std::vector<size_t> triggers_;
+  SimTime next_probe_ = kForever, next_sample_ = kForever, next_check_ = kForever;
+  double warp_src_ = 0, warp_dst_ = 0, rate_factor_ = 1;
+  bool warped_ = false;
+  SimTime pending_source_time_ = 0, pending_arrival_ = 0;
+  std::vector<uint32_t> evicted_;
+  std::vector<std::string> event_log_;
+  int64_t rerouted_ = 0;
 };
 
 // The cluster's metrics: the instances' merged (spec cluster §7.2), with the

@@ -22,7 +22,7 @@ void DecisionTrace::trace_routing(const RoutingChoice& c) {
   };
   double best = score(0);
   for (size_t i = 1; i < static_cast<size_t>(c.input.count); ++i) best = std::max(best, score(i));
-  const double regret = std::max(0.0, best - score(static_cast<size_t>(c.target)));
+  const double regret = std::max(0.0, best - score(static_cast<size_t>(c.position)));
   summary_.regret_sum += regret;
   summary_.regret_max = std::max(summary_.regret_max, regret);
 }

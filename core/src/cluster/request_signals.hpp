@@ -13,6 +13,7 @@
 #include "metrics/request_records.hpp"
 #include "metrics/saturation.hpp"
 #include "metrics/steady_state.hpp"
+#include "metrics/step_series.hpp"
 #include "metrics/time_series.hpp"
 
 namespace blis {
@@ -22,7 +23,7 @@ namespace blis {
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
     : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
-                SaturationProbe, TimeSeriesProbe, ClosedLoop> {
+                SaturationProbe, TimeSeriesProbe, ClosedLoop, TimeSeries> {
   using Lifecycle::Lifecycle;
 };
 

@@ -85,4 +85,14 @@ int32_t Router::route(const blis_route_input& in, std::vector<double>& scores) {
   return chosen;
 }
 
+bool Router::set_weight(const std::string& name, double weight) {
+  bool found = false;
+  for (WeightedScorer& s : scorers_)
+    if (s.name == name) {
+      s.weight = weight;
+      found = true;
+    }
+  return found;
+}
+
 }  // namespace blis

@@ -39,6 +39,17 @@ class Router {
   // is left empty otherwise.
   int32_t route(const blis_route_input& input, std::vector<double>& scores);
 
+  // Scenario `weight` events: sets the weight of the scorer called `name`;
+  // false if the router has none of that name.
+  bool set_weight(const std::string& name, double weight);
+  // Scenario `routing` events: the policy from now on (scorers and streams stay).
+  void set_policy(RoutingPolicy policy) { policy_ = policy; }
+  bool has_scorer(const std::string& name) const {
+    for (const WeightedScorer& s : scorers_)
+      if (s.name == name) return true;
+    return false;
+  }
+
  private:
   int32_t pick_tied(const std::vector<int32_t>& tied);
 

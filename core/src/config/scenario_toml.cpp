@@ -30,6 +30,8 @@ class TomlScenarioReader {
         read_sweep(node, s);
       } else if (flag == scenario::kPluginConfig) {
         read_plugin_config(node, s.base);
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools) && node.is_array_of_tables()) {
+        read_table_list(flag, *node.as_array(), s.base);
       } else if (const auto* t = node.as_table()) {
         if (!scenario::is_group(key))
           throw ConfigError(where(k.source()),
@@ -127,6 +129,22 @@ class TomlScenarioReader {
         out.push_back(Setting{scenario::kPluginConfig,
                               fmt::format("{}.{}={}", name.str(), k.str(), value_text(std::string(k.str()), v)),
                               where(v.source())});
+    }
+  }
+
+  // [[events]] at = "30s"  action = "fail" ... -> one item of the events
+  // setting each; [[pools]] likewise.
+  void read_table_list(const std::string& flag, const toml::array& a, Settings& out) const {
+    for (const auto& e : a) {
+      std::vector<std::pair<std::string, std::string>> fields;
+      for (const auto& [k, v] : *e.as_table()) {
+        auto t = scalar_text(v);
+        if (!t)
+          throw ConfigError(where(v.source()), fmt::format("{}.{} must be a string, number or boolean", flag, k.str()));
+        fields.emplace_back(std::string(k.str()), *t);
+      }
+      const std::string text = scenario::event_text(std::move(fields));
+      out.push_back(Setting{flag, text, where(e.source()), {text}});
     }
   }
 

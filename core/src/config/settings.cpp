@@ -196,8 +196,22 @@ std::vector<SettingDef> make_table() {
                   "No progress on stderr (a long run shows a bar with its ETA on a terminal, a line every 10 s "
                   "otherwise, after its first 2 s)",
                   [](RunConfig& c) -> auto& { return c.outputs.quiet; }));
+  t.push_back(row("timeseries", {"--timeseries"}, "outputs",
+                  "Also write a time series of the run to this CSV file: per interval and pool, instances "
+                  "taking traffic, queue depth, running batch and KV usage at the interval's end, arrivals, "
+                  "completions, failures and scenario events within it",
+                  [](RunConfig& c) -> auto& { return c.outputs.timeseries; }, {}, kOutputPath));
+  t.push_back(row("timeseries_interval", {"--timeseries-interval"}, "outputs",
+                  "Simulated time per row of --timeseries (default 1s)",
+                  [](RunConfig& c) -> auto& { return c.outputs.timeseries_interval; }, int_between(1, kMaxMicros, true),
+                  kDuration));
   t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time and events/s to stderr",
                   [](RunConfig& c) -> auto& { return c.outputs.profile; }));
+  t.push_back(row("events", {"--event"}, "simulation",
+                  "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
+                  "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
+                  "actions fail, drain, restore, slow, rate, weight, routing (docs/cli.md)",
+                  [](RunConfig& c) -> auto& { return c.events; }));
   // model and latency
   t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
                   [](RunConfig& c) -> auto& { return c.pool().model.name; }));
@@ -323,6 +337,11 @@ std::vector<SettingDef> make_table() {
   // cluster, scheduling, admission, routing
   t.push_back(row("num_instances", {"--num-instances"}, "cluster", "Number of identical instances",
                   [](RunConfig& c) -> auto& { return c.pool().instances; }, int_range(1, 100000)));
+  t.push_back(row("pools", {"--pool"}, "cluster",
+                  "A pool of instances (repeatable; replaces --num-instances): 'name=a100 count=4 "
+                  "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
+                  "batching setting of its own (docs/scenarios.md)",
+                  [](RunConfig& c) -> auto& { return c.pool_specs; }));
   t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },
@@ -551,6 +570,8 @@ std::optional<int64_t> parse_duration_us(const std::string& s) {
 }
 
 }  // namespace
+
+std::optional<int64_t> duration_text_us(const std::string& text) { return parse_duration_us(text::trim(text)); }
 
 const std::vector<SettingDef>& setting_table() {
   static const std::vector<SettingDef> table = make_table();

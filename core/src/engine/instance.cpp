@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace blis {
 
@@ -138,7 +139,7 @@ void Instance::time_out(Request& r) {
 void Instance::on_step() {
   const SimTime now = kernel_.now();
   if (running_.empty() && waiting_.empty()) {
-    step_pending_ = false;  // timeouts emptied the instance since the step was set
+    step_pending_ = false;  // timeouts or an eviction emptied the instance since the step was set
     return;
   }
   ++step_index_;
@@ -151,6 +152,7 @@ void Instance::on_step() {
                         running_.empty() ? nullptr : &running_.front().s.entry};
   // CPU-tier transfers triggered by this step's batch formation lengthen it.
   int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
+  if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
   signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(),
                             static_cast<int64_t>(running_.size())});
@@ -405,6 +407,22 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
   signals_.completed(r, end);
   signals_.departed(r, end);
   pool_.release(r.slot);
+}
+
+void Instance::evict(std::vector<uint32_t>& out) {
+  auto reset = [&](Request& q) {
+    kv_.release(q.step.kv);
+    q.step.entry.new_tokens = 0;
+    q.step.entry.cached_tokens = 0;
+    q.state = RequestState::Queued;
+    out.push_back(q.slot);
+  };
+  while (!running_.empty()) reset(take_running(0));
+  while (!waiting_.empty()) {
+    Request& q = pool_[waiting_.front()];
+    waiting_.pop_front();
+    reset(q);
+  }
 }
 
 void Instance::finalize() {

@@ -48,6 +48,14 @@ class Instance {
   // the instance announces its end (InstanceEnd).
   void finalize();
 
+  // Scenario events (cluster/scenario_events.hpp). `evict` takes every queued
+  // and running request off the instance, their KV released and their step
+  // state reset to "not started" except for tokens already delivered, and
+  // appends their slots (batch order, then queue order); the instance is left
+  // empty. `set_slowdown` multiplies every later step's duration.
+  void evict(std::vector<uint32_t>& out);
+  void set_slowdown(double factor) { slowdown_ = factor; }
+
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
   const KVCache& kv() const { return kv_; }
@@ -104,6 +112,7 @@ class Instance {
   uint64_t step_index_ = 0;
   SimTime last_time_ = 0;  // latest instance event or departure time
   int64_t kv_allocation_failures_ = 0;
+  double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
 };

@@ -28,6 +28,7 @@ struct RoutingChoice {
   int32_t target;
   const std::vector<double>& scores;
   const blis_route_input& input;
+  int32_t position;  // the target's place in input.instances (and scores)
 };
 
 // One step of an instance, announced when its duration is known and its
@@ -74,7 +75,9 @@ struct LifecycleSubscriber {
   // while queued or while running (r.step holds its step state); its KV is
   // already free (spec head §4.1).
   void on_timed_out(Request&, SimTime) {}
-  void on_departed(Request&, SimTime) {}   // left its instance, after completed, dropped or timed out
+  // Lost with its instance (a scenario's `fail` event); departs next.
+  void on_failed(Request&, SimTime) {}
+  void on_departed(Request&, SimTime) {}   // left its instance, after completed, dropped, timed out or failed
   // The run stopped with the request still inside: in the admission/routing
   // pipeline, on its way to its instance's queue, queued or running.
   void on_stopped(Request&) {}
@@ -104,6 +107,7 @@ class Lifecycle {
   void completed(Request& r, SimTime t) { each([&](auto& s) { s.on_completed(r, t); }); }
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
   void timed_out(Request& r, SimTime t) { each([&](auto& s) { s.on_timed_out(r, t); }); }
+  void failed(Request& r, SimTime t) { each([&](auto& s) { s.on_failed(r, t); }); }
   void departed(Request& r, SimTime t) { each([&](auto& s) { s.on_departed(r, t); }); }
   void stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }

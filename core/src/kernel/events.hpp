@@ -6,6 +6,8 @@
 //   ClusterArrival   | 0                               | cluster events before instance events,
 //   Admission        | 1                               | and in pipeline order: arrivals, then
 //   Routing          | 2                               | admissions, then routings (spec cluster §1.4)
+//   Scenario         | 3                               | a scenario event: after the cluster's own
+//                    |                                 | decisions at that time, before instances
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -30,6 +32,7 @@ enum class EventKind : uint32_t {
   Queued,           // it enters that instance's wait queue, after the model's queueing time
   Step,             // an instance runs one step of its batch
   Timeout,          // a request's deadline passes (payload: timeout_payload)
+  Scenario,         // a scenario event (blis/scenario_events.hpp); payload: its index
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -42,6 +45,7 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::ClusterArrival: return 0;
     case EventKind::Admission: return 1;
     case EventKind::Routing: return 2;
+    case EventKind::Scenario: return 3;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

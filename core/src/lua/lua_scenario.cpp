@@ -108,6 +108,9 @@ class TableReader {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools) && lua_type(L, v) == LUA_TTABLE &&
+                 is_list(L, v)) {
+        table_list(L, v, flag, out);
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {
         settings(L, v, out, false, special);
       } else {
@@ -192,6 +195,35 @@ class TableReader {
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
+    }
+  }
+
+  // events = { {at = "30s", action = "fail", instance = 2}, "at=40s action=restore instance=2" }
+  // pools = { {name = "a100", count = 2, hardware = "A100-80"} } likewise.
+  void table_list(lua_State* L, int idx, const std::string& flag, Settings& out) const {
+    const size_t n = lua_objlen(L, idx);
+    for (size_t i = 1; i <= n; ++i) {
+      lua_rawgeti(L, idx, static_cast<int>(i));  // +1: events[i]
+      const int e = lua_gettop(L);
+      std::string text;
+      if (auto t = scalar_text(L, e)) {
+        text = *t;
+      } else if (lua_type(L, e) == LUA_TTABLE) {
+        std::vector<std::pair<std::string, std::string>> fields;
+        const std::string what = fmt::format("{}[{}]", flag, i);
+        for (const std::string& key : sorted_keys(L, e, path_ + ": " + what)) {
+          lua_getfield(L, e, key.c_str());  // +1: the field's value
+          auto t = scalar_text(L, -1);
+          lua_pop(L, 1);  // -1
+          if (!t) throw error(what + "." + key, "must be a string, number or boolean");
+          fields.emplace_back(key, *t);
+        }
+        text = scenario::event_text(std::move(fields));
+      } else {
+        throw error(fmt::format("{}[{}]", flag, i), "must be a table or a string");
+      }
+      lua_pop(L, 1);  // -1: events[i]
+      out.push_back(Setting{flag, text, path_, {text}});
     }
   }
 

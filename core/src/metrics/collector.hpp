@@ -44,6 +44,7 @@ struct InstanceMetrics {
   int64_t timed_out = 0;  // spec head §4.1
   // Requests of the run may have deadlines: the report shows timed_out_requests.
   bool reports_timeouts = false;
+  int64_t failed = 0;  // lost with a failed instance (scenario events)
   int64_t preemptions = 0, kv_allocation_failures = 0;
   int64_t input_tokens = 0, output_tokens = 0;
   int64_t end_time = 0;
@@ -91,7 +92,12 @@ class MetricsCollector : public LifecycleSubscriber {
   int64_t in_pipeline() const { return in_pipeline_; }
 
   void on_rejected(Request&, std::string_view) { ++rejected_; }
-  void on_queued(Request& r, SimTime) { of(r).metrics->input_tokens += r.spec.input_tokens; }
+  // A request re-routed off a failed instance is queued again: its input counts once.
+  void on_queued(Request& r, SimTime) {
+    if (r.timing.input_counted) return;
+    r.timing.input_counted = true;
+    of(r).metrics->input_tokens += r.spec.input_tokens;
+  }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
   void on_scheduled(Request& r, SimTime now) {
     if (r.timing.scheduling_delay >= 0) return;
@@ -118,6 +124,7 @@ class MetricsCollector : public LifecycleSubscriber {
     if (r.state == RequestState::Routed) m.input_tokens += r.spec.input_tokens;
     else m.output_tokens += output_tokens(r);
   }
+  void on_failed(Request& r, SimTime) { ++of(r).metrics->failed; }
   void on_stopped(Request& r);
   // Per step its standard inter-token latency Δ + α_o; the difference array
   // of runs gets room for runs ending after this step.

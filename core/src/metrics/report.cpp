@@ -47,7 +47,7 @@ WeightedValues itl_values(const InstanceMetrics& m) {
 }
 
 int64_t injected_requests(const InstanceMetrics& m) {
-  return m.completed + m.still_queued + m.still_running + m.dropped_unservable + m.timed_out;
+  return m.completed + m.still_queued + m.still_running + m.dropped_unservable + m.timed_out + m.failed;
 }
 
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) {
@@ -59,6 +59,7 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.dropped_unservable += p->dropped_unservable;
     out.timed_out += p->timed_out;
     out.reports_timeouts = out.reports_timeouts || p->reports_timeouts;
+    out.failed += p->failed;
     out.length_capped += p->length_capped;
     out.preemptions += p->preemptions;
     out.kv_allocation_failures += p->kv_allocation_failures;

@@ -17,6 +17,7 @@ struct RequestTiming {
   double itl_avg = 0;             // mean inter-token latency (µs), once completed
   int64_t first_token_end = 0;    // end of the step that produced the first token
   bool admitted = false;          // passed admission (goodput counts arrivals)
+  bool input_counted = false;     // its input tokens are in its instance's metrics
   // Inter-token latencies, counted only if the request completes: closed
   // runs of standard values (steps [first, end)) and individual gaps.
   std::vector<std::pair<uint64_t, uint64_t>> runs;

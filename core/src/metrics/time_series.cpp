@@ -1,34 +1,32 @@
 #include "metrics/time_series.hpp"
 
-#include <algorithm>
+#include <fmt/format.h>
 
 namespace blis {
 
-TimeSeriesProbe::Bucket& TimeSeriesProbe::at(int64_t t) {
-  size_t i = static_cast<size_t>(std::max<int64_t>(t, 0) / width_);
-  while (i >= kMaxBuckets) {
-    std::vector<Bucket> merged((buckets_.size() + 1) / 2);
-    for (size_t k = 0; k < buckets_.size(); ++k) {
-      merged[k / 2].waiting += buckets_[k].waiting;
-      merged[k / 2].running += buckets_[k].running;
-      merged[k / 2].kv += buckets_[k].kv;
-    }
-    buckets_ = std::move(merged);
-    width_ *= 2;
-    i = static_cast<size_t>(std::max<int64_t>(t, 0) / width_);
+TimeSeries::TimeSeries(SimTime interval, std::vector<std::string> pools, std::vector<int32_t> pool_of)
+    : interval_(interval), pools_(std::move(pools)), pool_of_(std::move(pool_of)), counts_(pools_.size()) {}
+
+// Arrivals and scenario events belong to no pool: they are written on the
+// first pool's row and as 0 on the others, so that a column's sum is the
+// run's total.
+void TimeSeries::close(SimTime end, const std::vector<PoolGauges>& gauges) {
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const PoolGauges& g = gauges[p];
+    const double kv = g.total_kv_blocks > 0
+                          ? static_cast<double>(g.used_kv_blocks) / static_cast<double>(g.total_kv_blocks)
+                          : 0.0;
+    const Counts& c = counts_[p];
+    rows_ += fmt::format("{:.6f},{},{},{},{},{:.4f},{},{},{},{}\n", static_cast<double>(end) / 1e6, pools_[p],
+                         g.instances, g.queue_depth, g.running, kv, p == 0 ? current_.arrivals : 0, c.completions,
+                         c.failed, p == 0 ? current_.events : 0);
+    counts_[p] = Counts{};
   }
-  if (i >= buckets_.size()) buckets_.resize(i + 1);
-  return buckets_[i];
+  current_ = Counts{};
 }
 
-std::vector<TimeSeriesPoint> TimeSeriesProbe::series() const {
-  std::vector<TimeSeriesPoint> out;
-  const double w = static_cast<double>(width_);
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    const Bucket& b = buckets_[i];
-    out.push_back({(static_cast<double>(i) + 0.5) * w / 1e6, b.waiting / w, b.running / w, b.kv / w});
-  }
-  return out;
+std::string TimeSeries::csv() const {
+  return "time_s,pool,instances,queue_depth,running,kv_usage,arrivals,completions,failed,events\n" + rows_;
 }
 
 }  // namespace blis

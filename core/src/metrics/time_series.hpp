@@ -1,48 +1,63 @@
-// The cluster over time, for `blis run --report` (report/report.hpp): the
-// wait-queue depth, the running batch and the KV blocks held, summed over the
-// instances and averaged over each time bucket (each step weighs its
-// duration, so idle time counts as empty). A lifecycle subscriber that keeps
-// at most 512 buckets: they start at 100 ms and double in width, merging
-// pairs, when the run outgrows them. Off unless asked for.
+// The time series of a run (--timeseries FILE): per interval of simulated
+// time and per pool, the instance count, queue depth, running batch and KV
+// usage at the interval's end, and the arrivals, completions, failures and
+// scenario events within it. A lifecycle subscriber for the counts; the
+// cluster hands it the gauges at each interval boundary (cluster/probes.cpp).
+// Off (interval 0), it keeps nothing and every handler returns at once.
 #pragma once
 
 #include "engine/lifecycle.hpp"
+#include "engine/request.hpp"
+
+#include <blis/kernel.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace blis {
 
-struct TimeSeriesPoint {
-  double t_s = 0;          // the bucket's middle
-  double waiting = 0;      // requests in the wait queues
-  double running = 0;      // requests in the running batches
-  double kv_blocks = 0;    // KV blocks held
+// The state of one pool at an instant.
+struct PoolGauges {
+  int64_t instances = 0;  // routable instances
+  int64_t queue_depth = 0, running = 0;
+  int64_t used_kv_blocks = 0, total_kv_blocks = 0;  // over the routable instances
 };
 
-class TimeSeriesProbe : public LifecycleSubscriber {
+class TimeSeries : public LifecycleSubscriber {
  public:
-  explicit TimeSeriesProbe(bool enabled) : enabled_(enabled) {}
-  void on_step(const StepSample& x) {
-    if (!enabled_) return;
-    Bucket& b = at(x.start);
-    const double d = static_cast<double>(x.duration);
-    b.waiting += d * static_cast<double>(x.waiting);
-    b.running += d * static_cast<double>(x.running);
-    b.kv += d * static_cast<double>(x.used_kv_blocks);
+  // `pools` names the pools; `pool_of` gives each instance's pool.
+  TimeSeries(SimTime interval, std::vector<std::string> pools, std::vector<int32_t> pool_of);
+
+  bool enabled() const { return interval_ > 0; }
+  SimTime interval() const { return interval_; }
+
+  void arrival() { ++current_.arrivals; }
+  void scenario_event() { ++current_.events; }
+  void on_completed(Request& r, SimTime) {
+    if (enabled()) ++counts_[pool(r)].completions;
   }
-  std::vector<TimeSeriesPoint> series() const;
+  void on_failed(Request& r, SimTime) {
+    if (enabled()) ++counts_[pool(r)].failed;
+  }
+
+  // Closes the interval ending at `end` with each pool's gauges (one per pool).
+  void close(SimTime end, const std::vector<PoolGauges>& gauges);
+  // The CSV text: a header, then one row per interval and pool.
+  std::string csv() const;
 
  private:
-  struct Bucket {
-    double waiting = 0, running = 0, kv = 0;  // Σ value × µs
+  struct Counts {
+    int64_t arrivals = 0, completions = 0, failed = 0, events = 0;
   };
-  static constexpr size_t kMaxBuckets = 512;
-  Bucket& at(int64_t t);
+  size_t pool(const Request& r) const { return static_cast<size_t>(pool_of_[static_cast<size_t>(r.instance)]); }
 
-  bool enabled_;
-  int64_t width_ = 100'000;  // µs
-  std::vector<Bucket> buckets_;
+  SimTime interval_;
+  std::vector<std::string> pools_;
+  std::vector<int32_t> pool_of_;
+  Counts current_;              // cluster-wide counts: arrivals and events
+  std::vector<Counts> counts_;  // per pool: completions and failures
+  std::string rows_;
 };
 
 }  // namespace blis

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "metrics/collector.hpp"
-#include "metrics/time_series.hpp"
+#include "metrics/step_series.hpp"
 
 #include <cstdint>
 #include <string>

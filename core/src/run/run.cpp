@@ -80,7 +80,7 @@ Settings rebased(const Settings& settings, const fs::path& dir) {
 }
 
 void check_outputs(const RunConfig& c) {
-  for (const char* key : {"results_path", "rows_csv", "rows_json"})
+  for (const char* key : {"results_path", "rows_csv", "rows_json", "timeseries"})
     if (auto v = find_setting(key)->get(c)) check_writable(std::get<std::string>(*v), c.where(key));
 }
 
@@ -102,6 +102,10 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
     spdlog::info("metrics written to {}", *config.outputs.results_path);
   }
   if (outcome.run_report) write_run_report(*config.outputs.report, *outcome.run_report);
+  if (config.outputs.timeseries) {
+    write_output(*config.outputs.timeseries, outcome.timeseries_csv, out);
+    spdlog::info("time series written to {}", *config.outputs.timeseries);
+  }
 }
 
 // Runs the configurations of a sweep or a search, keeps their rows, and
@@ -134,6 +138,10 @@ class Runner : public ScenarioRunner {
         throw InputError(p.empty() ? "results-path" : p.front().where,
                          "results-path names one file, but a sweep or search runs many "
                          "configurations; use rows-csv or rows-json");
+      if (configs.back().outputs.timeseries)
+        throw InputError(configs.back().where("timeseries"),
+                         "timeseries names one file, but a sweep or search runs many configurations; "
+                         "run one configuration with it");
     }
     std::vector<RunOutcome> outcomes(configs.size());
     const FarmFailure failure =

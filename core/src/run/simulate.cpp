@@ -6,6 +6,7 @@
 #include "util/json_format.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
+#include "run/pools.hpp"
 
 #include <blis/lua.hpp>
 #include <blis/settings.hpp>
@@ -85,11 +86,15 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.priority_preemption = e.preemption_policy == "priority";
   cc.keep_series = c.outputs.report.has_value();
   cc.deadlines = r.deadlines;
+  cc.tp = static_cast<int32_t>(*c.pool().model.tp);
+  if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
+  for (const std::string& text : c.events) cc.events.push_back(parse_scenario_event(text, c.where("events")));
+  if (!c.events.empty()) cc.events_where = c.where("events");
   return cc;
 }
 
 // "=== Trace Summary ===" (spec cluster §5.4); instances in string order.
-std::string trace_block(const TraceSummary& t) {
+std::string trace_block(const TraceSummary& t, const std::vector<std::string>& events) {
   std::vector<std::pair<std::string, int64_t>> targets;
   for (size_t i = 0; i < t.targets.size(); ++i)
     if (t.targets[i] > 0) targets.emplace_back("instance_" + std::to_string(i), t.targets[i]);
@@ -104,6 +109,19 @@ std::string trace_block(const TraceSummary& t) {
   }
   const double mean = t.routings > 0 ? t.regret_sum / static_cast<double>(t.routings) : 0;
   out += fmt::format("Mean Regret: {:.6f}\nMax Regret: {:.6f}\n", mean, t.regret_max);
+  if (!events.empty()) {  // scenario events are decisions too
+    out += fmt::format("Scenario Events: {}\n", events.size());
+    for (const std::string& e : events) out += "  " + e + "\n";
+  }
+  return out;
+}
+
+// "=== Scenario Events ===": printed only when the run has events.
+std::string events_block(const ClusterResult& result, const InstanceMetrics& cluster) {
+  std::string out = "=== Scenario Events ===\n";
+  for (const std::string& line : result.event_log) out += line + "\n";
+  out += fmt::format("Events Applied: {}\nRerouted Requests: {}\nFailed Requests: {}\n", result.event_log.size(),
+                     result.rerouted, cluster.failed);
   return out;
 }
 
@@ -164,7 +182,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   field(false, "hardware", go_string(c.pool().model.hardware.value_or("")));
   field(false, "tp", std::to_string(*c.pool().model.tp));
   field(false, "latency_model", go_string(r.latency_model));
-  field(false, "num_instances", std::to_string(c.pool().instances));
+  field(false, "num_instances", std::to_string(result.instances.size()));
   field(false, "total_kv_blocks", std::to_string(*c.pool().engine.total_kv_blocks));
   field(false, "admission_policy", go_string(*c.policies.admission));
   field(false, "routing_policy", go_string(*c.policies.routing));
@@ -192,6 +210,13 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
       first = false;
     }
     out += "\n    }\n  }";
+  }
+  if (!c.events.empty()) {
+    out += fmt::format(",\n  \"scenario_events\": {{\n    \"rerouted\": {},\n    \"failed\": {},\n    \"applied\": [",
+                       result.rerouted, cluster.failed);
+    for (size_t i = 0; i < result.event_log.size(); ++i)
+      out += (i ? ",\n      " : "\n      ") + go_string(result.event_log[i]);
+    out += result.event_log.empty() ? "]\n  }" : "\n    ]\n  }";
   }
   if (c.trace.level == "decisions") {
     const TraceSummary& t = result.trace;
@@ -228,9 +253,13 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
       if (m.name == name) return m.value;
     return 0.0;
   };
-  std::string out = fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n",
-                                c.pool().instances, *c.pool().model.name, c.pool().model.hardware.value_or("?"),
-                                *c.pool().model.tp, r.latency_model);
+  std::string out =
+      c.pool_specs.empty()
+          ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
+                        *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
+                        r.latency_model)
+          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.instances.size(),
+                        c.pool_specs.size());
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
                      *c.policies.scheduler);
@@ -255,7 +284,62 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
                        100 * attainment);
   }
   if (fitness) out += fmt::format("fitness      {:.6f}\n", fitness->score);
+  if (!c.events.empty()) {
+    out += fmt::format("\nevents       {} applied; {} request(s) re-routed, {} failed\n", result.event_log.size(),
+                       result.rerouted, cluster.failed);
+    for (const std::string& e : result.event_log) out += "  " + e + "\n";
+  }
   return out;
+}
+
+
+// "=== Pools ===": each pool's instances, completions, GPU-hours and cost
+// over the run's duration (every instance provisioned for all of it).
+std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterResult& result, double seconds) {
+  std::string out = "=== Pools ===\n";
+  double gpu_hours = 0, cost = 0;
+  int64_t instances = 0;
+  size_t i = 0;
+  for (const ResolvedPool& p : pools) {
+    int64_t completed = 0;
+    for (int64_t k = 0; k < p.count; ++k) completed += result.instances[i++].completed;
+    const ModelSettings& m = p.run.config.pool().model;
+    const double hours = static_cast<double>(p.count) * seconds / 3600;
+    const double g = hours * static_cast<double>(*m.tp);
+    out += fmt::format("{}: {} instance(s) of {} on {} (TP {}), latency model {}; {} completed; {:.4f} GPU-hours; "
+                       "${:.4f}\n",
+                       p.name, p.count, m.name.value_or("?"), m.hardware.value_or("?"), *m.tp, p.run.latency_model,
+                       completed, g, hours * p.cost_per_hour);
+    gpu_hours += g;
+    cost += hours * p.cost_per_hour;
+    instances += p.count;
+  }
+  out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", instances, seconds, gpu_hours,
+                     cost);
+  return out;
+}
+
+// What a resolved run gives its latency model.
+ConfigTable latency_config(const ResolvedRun& r) {
+  ConfigTable base;
+  const ModelSettings& model = r.config.pool().model;
+  put_latency_config(base, r.arch ? &*r.arch : nullptr, r.hardware ? &*r.hardware : nullptr, *model.tp, r.alpha,
+                     r.beta, r.config.pool().engine.block_size, model.dp.value_or(1),
+                     model.moe_comm_backend.value_or(""));
+  return r.overrides.config_for(r.latency_model, base);
+}
+
+// Deployment settings only some latency models read: ignoring them silently
+// would print numbers for a deployment that was not simulated.
+void check_latency_read(const ResolvedRun& r, const ConfigTable& cfg) {
+  r.overrides.warn_unread(r.latency_model, cfg);
+  const std::vector<std::string> unread = cfg.unread_keys();
+  for (const char* key : {BLIS_KEY_DP, BLIS_KEY_MOE_COMM_BACKEND})
+    if (std::find(unread.begin(), unread.end(), key) != unread.end())
+      throw InputError(r.given.where(key), fmt::format("the {} latency model does not read '{}'; "
+                                                       "leave the setting out, or use a latency model "
+                                                       "that models it (blis plugins list)",
+                                                       r.latency_model, key));
 }
 
 }  // namespace
@@ -265,13 +349,35 @@ RunOutcome simulate(const RunConfig& config) {
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
   ClusterConfig cc = cluster_config(r);
+  const std::vector<ResolvedPool> pools = resolve_pools(config, ctx);
 
-  ConfigTable latency_base;
-  const ModelSettings& model = r.config.pool().model;
-  put_latency_config(latency_base, r.arch ? &*r.arch : nullptr, r.hardware ? &*r.hardware : nullptr,
-                     *model.tp, r.alpha, r.beta, r.config.pool().engine.block_size, model.dp.value_or(1),
-                     model.moe_comm_backend.value_or(""));
-  const ConfigTable latency_cfg = r.overrides.config_for(r.latency_model, latency_base);
+  // One latency configuration per pool (the run's own without pools), and
+  // each instance's pool.
+  std::vector<const ResolvedRun*> pool_runs;
+  if (pools.empty()) {
+    pool_runs.push_back(&r);
+  } else {
+    cc.num_instances = 0;
+    for (size_t p = 0; p < pools.size(); ++p) {
+      const ResolvedRun& pr = pools[p].run;
+      const EngineConfig e = cluster_config(pr).engine;
+      if (e.block_size != cc.engine.block_size)
+        throw InputError(config.where("pools"), fmt::format("pool '{}': block size {} differs from the run's {}; "
+                                                            "pools share one block size",
+                                                            pools[p].name, e.block_size, cc.engine.block_size));
+      for (int64_t k = 0; k < pools[p].count; ++k) {
+        cc.engines.push_back(e);
+        cc.pool_of.push_back(static_cast<int32_t>(p));
+      }
+      cc.num_instances += static_cast<int32_t>(pools[p].count);
+      cc.pool_names.push_back(pools[p].name);
+      cc.pool_tp.push_back(static_cast<int32_t>(*pr.config.pool().model.tp));
+      pool_runs.push_back(&pr);
+    }
+    if (cc.num_instances > 100000) throw InputError(config.where("pools"), "more than 100000 instances in all");
+  }
+  std::vector<ConfigTable> latency_cfgs;
+  for (const ResolvedRun* pr : pool_runs) latency_cfgs.push_back(latency_config(*pr));
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
                cc.engine.total_kv_blocks, r.latency_model, r.horizon);
 
@@ -287,19 +393,12 @@ RunOutcome simulate(const RunConfig& config) {
   }
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
-  ClusterSimulation sim(cc, *workload, [&](int32_t) {
-    return ctx.env.registries->latency.create(r.latency_model, CreateArgs{&latency_cfg, r.seed});
+  ClusterSimulation sim(cc, *workload, [&](int32_t i) {
+    const size_t p = cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[static_cast<size_t>(i)]);
+    return ctx.env.registries->latency.create(pool_runs[p]->latency_model,
+                                              CreateArgs{&latency_cfgs[p], pool_runs[p]->seed});
   }, make_policies(r, ctx));
-  r.overrides.warn_unread(r.latency_model, latency_cfg);
-  // Deployment settings only some latency models read: ignoring them silently
-  // would print numbers for a deployment that was not simulated.
-  const std::vector<std::string> unread = latency_cfg.unread_keys();
-  for (const char* key : {BLIS_KEY_DP, BLIS_KEY_MOE_COMM_BACKEND})
-    if (std::find(unread.begin(), unread.end(), key) != unread.end())
-      throw InputError(r.given.where(key), fmt::format("the {} latency model does not read '{}'; "
-                                                       "leave the setting out, or use a latency model "
-                                                       "that models it (blis plugins list)",
-                                                       r.latency_model, key));
+  for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], latency_cfgs[p]);
   ClusterResult result = sim.run();
   if (progress) progress->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -351,6 +450,7 @@ RunOutcome simulate(const RunConfig& config) {
     outcome.run_report = std::move(rr);
   }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
+  outcome.timeseries_csv = std::move(result.timeseries);
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
                                   "{:.0f} events/s\n",
@@ -363,6 +463,7 @@ RunOutcome simulate(const RunConfig& config) {
   }
   if (r.config.outputs.format == "table") {
     outcome.report = table_report(r, result, cluster, fitness);
+    if (!pools.empty()) outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
     return outcome;
   }
 
@@ -379,7 +480,9 @@ RunOutcome simulate(const RunConfig& config) {
   report_ctx.rejected = result.rejected;
   report_ctx.per_slo_always = result.goodput.enabled();
   out += text_blocks(parts, cluster, report_ctx);
-  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace);
+  if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
+  if (!cc.events.empty()) out += events_block(result, cluster);
+  if (!pools.empty()) out += pools_block(pools, result, runtime_seconds(cluster));
   return outcome;
 }
 

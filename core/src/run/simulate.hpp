@@ -20,6 +20,7 @@ namespace blis {
 struct RunOutcome {
   std::string report;                // what `blis run` prints on stdout
   std::string results_json;          // the --results-path file, "" without one
+  std::string timeseries_csv;        // the --timeseries file, "" without one
   std::vector<MetricField> metrics;  // the cluster's metrics, then rejected_requests
                                      // (and fitness_score with --fitness-weights)
   std::string profile;               // the --profile line, "" without --profile

@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 2 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 3 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy. */
@@ -170,6 +170,10 @@ typedef struct blis_instance_snapshot {
    * signal (--cache-signal-delay; 0 = live). -1 unless a plugin of the run
    * declares BLIS_NEED_PREFIX_CACHE. */
   int64_t cached_blocks;
+  /* ABI 1.3: the instance's pool (index in the run's `pools`, 0 without
+   * pools) and that pool's tensor parallelism. */
+  int32_t pool;
+  int32_t tp;
 } blis_instance_snapshot;
 
 /* Input of a routing or admission decision. `instances` has `count` entries

@@ -1,0 +1,204 @@
+// The cluster's side of scenario events (blis/scenario_events.hpp) and of the
+// time series (metrics/time_series.hpp): both look at the cluster at instants
+// of virtual time. Timed events are kernel events (EventKind::Scenario);
+// interval boundaries and threshold checks are "probes" taken before the
+// first event at or after their time, so they add no kernel events and cost
+// one comparison per event when neither is used.
+#include "cluster/cluster.hpp"
+
+#include "kernel/events.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace blis {
+
+void ClusterSimulation::setup_scenario() {
+  const size_t n = instances_.size();
+  routable_.assign(n, 1);
+  down_.assign(n, 0);
+  down_reroutes_.assign(n, 0);
+  for (size_t k = 0; k < cfg_.events.size(); ++k) {
+    const ScenarioEvent& e = cfg_.events[k];
+    if (e.instance >= static_cast<int32_t>(n))
+      throw InputError(cfg_.events_where, fmt::format("event '{}': instance {} does not exist (the cluster has {} "
+                                             "instance(s), indexed from 0)",
+                                             e.text, e.instance, n));
+    if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer))
+      throw InputError(cfg_.events_where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
+                                             "--routing-scorers",
+                                             e.text, e.scorer));
+    if (e.action == EventAction::Routing) {
+      try {
+        parse_routing_policy(e.policy);
+      } catch (const InputError& err) {
+        throw InputError(cfg_.events_where, fmt::format("event '{}': {}", e.text, err.what()));
+      }
+    }
+    if (e.at >= 0)
+      schedule(kernel_, e.at, EventKind::Scenario, 0, k);
+    else
+      triggers_.push_back(k);
+  }
+  if (series_.enabled()) next_sample_ = series_.interval();
+  if (!triggers_.empty()) next_check_ = kTriggerCheckInterval;
+  next_probe_ = std::min(next_sample_, next_check_);
+}
+
+// Interval boundaries and threshold checks up to `now`, each seeing the
+// cluster as every earlier event left it.
+void ClusterSimulation::probe(SimTime now) {
+  while (std::min(next_sample_, next_check_) <= now) {
+    if (next_sample_ <= next_check_) {
+      series_.close(next_sample_, gauges());
+      next_sample_ += series_.interval();
+      continue;
+    }
+    // Threshold triggers, in the order they were given; each fires once, as
+    // a kernel event now.
+    size_t keep = 0;
+    for (size_t k : triggers_) {
+      const ScenarioEvent& e = cfg_.events[k];
+      const double v = trigger_value(e.metric);
+      if (e.above ? v > e.threshold : v < e.threshold)
+        schedule(kernel_, kernel_.now(), EventKind::Scenario, 0, k);
+      else
+        triggers_[keep++] = k;
+    }
+    triggers_.resize(keep);
+    next_check_ = triggers_.empty() ? kForever : next_check_ + kTriggerCheckInterval;
+  }
+  next_probe_ = std::min(next_sample_, next_check_);
+}
+
+// The last boundaries, and the interval in which the run ended.
+void ClusterSimulation::finish_timeseries() {
+  if (!series_.enabled()) return;
+  const SimTime now = kernel_.now();
+  next_check_ = kForever;
+  probe(now);
+  if (now > next_sample_ - series_.interval()) series_.close(next_sample_, gauges());
+}
+
+std::vector<PoolGauges> ClusterSimulation::gauges() const {
+  std::vector<PoolGauges> out(std::max<size_t>(cfg_.pool_names.size(), 1));
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    PoolGauges& g = out[cfg_.pool_of.empty() ? 0 : static_cast<size_t>(cfg_.pool_of[i])];
+    const Instance& inst = *instances_[i];
+    g.instances += routable_[i];
+    g.queue_depth += inst.queue_depth();
+    g.running += inst.batch_size();
+    if (down_[i]) continue;
+    g.used_kv_blocks += inst.kv().used_blocks();
+    g.total_kv_blocks += inst.kv().total_blocks();
+  }
+  return out;
+}
+
+double ClusterSimulation::trigger_value(TriggerMetric m) const {
+  double sum = 0, used = 0, total = 0;
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    if (down_[i]) continue;
+    const Instance& inst = *instances_[i];
+    switch (m) {
+      case TriggerMetric::QueueDepth: sum += inst.queue_depth(); break;
+      case TriggerMetric::Running: sum += inst.batch_size(); break;
+      case TriggerMetric::InFlight: sum += static_cast<double>(in_flight_[i]); break;
+      case TriggerMetric::KvUsage:
+        used += static_cast<double>(inst.kv().used_blocks());
+        total += static_cast<double>(inst.kv().total_blocks());
+        break;
+    }
+  }
+  if (m == TriggerMetric::KvUsage) return total > 0 ? used / total : 0;
+  return sum;
+}
+
+// A request that lost its instance: back to routing if it is to be re-routed
+// and has delivered no token yet (a client mid-stream sees its stream break:
+// it fails either way), else failed.
+void ClusterSimulation::lose(uint32_t slot, bool reroute) {
+  Request& r = pool_[slot];
+  const SimTime now = kernel_.now();
+  if (reroute && r.step.emitted == 0) {
+    signals_.departed(r, now);
+    r.state = RequestState::Pipeline;
+    r.step = StepState{};
+    ++rerouted_;
+    schedule(kernel_, now + cfg_.routing_latency, EventKind::Routing, 0, slot);
+    return;
+  }
+  signals_.failed(r, now);
+  signals_.departed(r, now);
+  pool_.release(slot);
+}
+
+// Arrival times after a rate change: the source's gaps divided by the
+// accumulated factor, from the anchor (warp_src_, warp_dst_).
+SimTime ClusterSimulation::warp_arrival(SimTime source_time) {
+  pending_source_time_ = source_time;
+  const double t = warp_dst_ + (static_cast<double>(source_time) - warp_src_) / rate_factor_;
+  return std::max<SimTime>(static_cast<SimTime>(std::llround(t)), kernel_.now());
+}
+
+void ClusterSimulation::apply_event(size_t index) {
+  const ScenarioEvent& e = cfg_.events[index];
+  const SimTime now = kernel_.now();
+  const size_t i = static_cast<size_t>(std::max(e.instance, 0));
+  std::string note;
+  switch (e.action) {
+    case EventAction::Fail: {
+      if (down_[i]) {
+        note = "already failed";
+        break;
+      }
+      down_[i] = 1;
+      down_reroutes_[i] = e.reroute ? 1 : 0;
+      routable_[i] = 0;
+      any_down_ = true;
+      evicted_.clear();
+      instances_[i]->evict(evicted_);
+      const int64_t before = rerouted_;
+      for (uint32_t slot : evicted_) lose(slot, e.reroute);
+      const int64_t moved = rerouted_ - before;
+      note = fmt::format("{} request(s) re-routed, {} failed", moved, static_cast<int64_t>(evicted_.size()) - moved);
+      break;
+    }
+    case EventAction::Drain:
+      routable_[i] = 0;
+      note = fmt::format("{} queued and {} running finish there", instances_[i]->queue_depth(),
+                         instances_[i]->batch_size());
+      break;
+    case EventAction::Restore:
+      routable_[i] = 1;
+      down_[i] = 0;
+      any_down_ = std::find(down_.begin(), down_.end(), 1) != down_.end();
+      break;
+    case EventAction::Slow: instances_[i]->set_slowdown(e.factor); break;
+    case EventAction::Rate: {
+      // Anchored at the arrival already scheduled: the change applies from
+      // the one after it.
+      const double src = warped_ ? static_cast<double>(pending_source_time_) : static_cast<double>(pending_arrival_);
+      if (!warped_) pending_source_time_ = pending_arrival_;
+      warp_src_ = src;
+      warp_dst_ = static_cast<double>(std::max(pending_arrival_, now));
+      rate_factor_ *= e.factor;
+      warped_ = true;
+      note = fmt::format("arrival rate x{} of the workload's", rate_factor_);
+      break;
+    }
+    case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
+    case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
+  }
+  series_.scenario_event();
+  event_log_.push_back(fmt::format("{:.6f} s: {}{}", static_cast<double>(now) / 1e6, e.text,
+                                   note.empty() ? "" : " (" + note + ")"));
+  spdlog::info("scenario event at {} µs: {}", now, event_log_.back());
+}
+
+}  // namespace blis

@@ -1,0 +1,74 @@
+#include "run/pools.hpp"
+
+#include "util/text.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+namespace blis {
+namespace {
+
+// The settings a pool may set for its own instances.
+bool per_pool(const SettingDef& def) {
+  return def.group == "model" || def.group == "latency" || def.group == "kv-cache" || def.group == "batching";
+}
+
+}  // namespace
+
+std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx) {
+  std::vector<ResolvedPool> out;
+  std::set<std::string> names;
+  const std::string where = config.where("pools");
+  for (const std::string& text : config.pool_specs) {
+    auto bad = [&](const std::string& what) { return InputError(where, fmt::format("pool '{}': {}", text, what)); };
+    ResolvedPool p;
+    p.count = -1;
+    Settings settings;
+    for (const std::string& part : text::split(text, ' ')) {
+      if (part.empty()) continue;
+      const auto eq = part.find('=');
+      if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
+      const std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+      if (key == "name") {
+        p.name = value;
+      } else if (key == "count") {
+        int64_t n = 0;
+        auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (r.ec != std::errc() || r.ptr != value.data() + value.size() || n < 1 || n > 100000)
+          throw bad(fmt::format("count={} is not an instance count in [1, 100000]", value));
+        p.count = n;
+      } else if (key == "cost_per_hour") {
+        double d = 0;
+        auto r = std::from_chars(value.data(), value.data() + value.size(), d);
+        if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
+          throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
+        p.cost_per_hour = d;
+      } else {
+        const SettingDef* def = find_setting(key);
+        if (def == nullptr || !per_pool(*def))
+          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, or a model, latency, "
+                                "KV-cache or batching setting",
+                                key));
+        settings.push_back(Setting{def->key, value, fmt::format("{}: pool {}: {}", where, p.name, key)});
+      }
+    }
+    if (p.name.empty()) throw bad("needs name=NAME");
+    if (p.count < 0) throw bad("needs count=N");
+    if (!names.insert(p.name).second) throw bad(fmt::format("the name '{}' is taken by another pool", p.name));
+    RunConfig c = config;
+    c.pool_specs.clear();
+    apply_settings(c, settings);
+    c.pool().instances = p.count;
+    p.run = resolve(c, ctx);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace blis

@@ -1,0 +1,111 @@
+// --timeseries and scenario events from the command line and scenario files
+// (docs/cli.md "Scenario events", docs/scenarios.md "Events").
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <fstream>
+#include <string>
+
+using blis::test::TempDir;
+
+namespace {
+
+const std::string kBase = "run --model qwen/qwen3-14b --num-instances 4 --rate 30 --num-requests 300";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("the time series flag writes the CSV and leaves stdout as it was", "[golden][metrics]") {
+  TempDir dir;
+  const std::string csv = dir.str() + "/ts.csv";
+  const Result plain = run_blis(kBase);
+  const Result with = run_blis(kBase + " --timeseries " + csv + " --timeseries-interval 2s");
+  REQUIRE(with.status == 0);
+  CHECK(with.out == plain.out);
+  const std::string text = slurp(csv);
+  CHECK(text.rfind("time_s,pool,instances,queue_depth,running,kv_usage,arrivals,completions,failed,events\n"
+                   "2.000000,default,4,",
+                   0) == 0);
+  // Deterministic, and the same with another interval's sums.
+  const Result again = run_blis(kBase + " --timeseries " + csv + " --timeseries-interval 2s");
+  CHECK(slurp(csv) == text);
+  CHECK(again.out == plain.out);
+}
+
+TEST_CASE("the time series flag is refused by a sweep, and a bad interval is refused", "[golden][metrics]") {
+  TempDir dir;
+  const std::string toml = dir.write("sweep.toml", "model = \"qwen/qwen3-14b\"\n[sweep]\nrate = [1, 2]\n");
+  check_refused("run " + toml + " --timeseries " + dir.str() + "/t.csv", "timeseries names one file");
+  check_refused(kBase + " --timeseries x.csv --timeseries-interval 0", "--timeseries-interval");
+}
+
+TEST_CASE("events from --event, TOML [[events]] and a Lua events list give the same run", "[golden][events]") {
+  TempDir dir;
+  const Result flags = run_blis(kBase + " --event 'at=3s action=fail instance=1 requests=reroute'" +
+                                " --event 'at=6s action=restore instance=1' --event 'when=running>50 action=rate factor=0.5'");
+  REQUIRE(flags.status == 0);
+  CHECK(flags.out.find("\n3.000000 s: at=3s action=fail instance=1 requests=reroute (") !=
+        std::string::npos);
+  CHECK(flags.out.find("Events Applied: 3\n") != std::string::npos);
+  const std::string toml = dir.write("ev.toml", R"(model = "qwen/qwen3-14b"
+num-instances = 4
+rate = 30
+num-requests = 300
+
+[[events]]
+at = "3s"
+action = "fail"
+instance = 1
+requests = "reroute"
+
+[[events]]
+at = "6s"
+action = "restore"
+instance = 1
+
+[[events]]
+when = "running>50"
+action = "rate"
+factor = 0.5
+)");
+  const Result t = run_blis("run " + toml);
+  INFO(t.err);
+  CHECK(t.out == flags.out);
+  const std::string lua = dir.write("ev.lua", R"(return {
+  model = "qwen/qwen3-14b", num_instances = 4, rate = 30, num_requests = 300,
+  events = {
+    { at = "3s", action = "fail", instance = 1, requests = "reroute" },
+    "at=6s action=restore instance=1",
+    { when = "running>50", action = "rate", factor = 0.5 },
+  },
+})");
+  const Result l = run_blis("run " + lua);
+  INFO(l.err);
+  CHECK(l.out == flags.out);
+  // Without events, no events block.
+  CHECK(run_blis(kBase).out.find("Scenario Events") == std::string::npos);
+}
+
+TEST_CASE("bad events are refused before the run, naming the event", "[golden][events]") {
+  check_refused(kBase + " --event 'at=3s action=explode instance=1'", "unknown action 'explode'");
+  check_refused(kBase + " --event 'at=3s action=drain instance=9'", "instance 9 does not exist");
+  check_refused(kBase + " --event 'at=3s action=weight scorer=nope weight=2'", "no scorer 'nope'");
+  TempDir dir;
+  const std::string toml =
+      dir.write("bad.toml", "model = \"qwen/qwen3-14b\"\n[[events]]\nat = \"1s\"\naction = \"drain\"\n");
+  check_refused("run " + toml, "needs instance=");
+}
+
+TEST_CASE("scenario events appear in the decision trace and the JSON document", "[golden][events]") {
+  const std::string ev = " --event 'at=2s action=drain instance=3'";
+  const Result trace = run_blis(kBase + ev + " --trace-level decisions --summarize-trace");
+  CHECK(trace.out.find("Scenario Events: 1\n  2.000000 s: at=2s action=drain instance=3") != std::string::npos);
+  const Result json = run_blis(kBase + ev + " --format json");
+  CHECK(json.out.find("\"scenario_events\": {\n    \"rerouted\": 0,\n    \"failed\": 0,\n    \"applied\": [\n"
+                      "      \"2.000000 s: at=2s action=drain instance=3") != std::string::npos);
+}
