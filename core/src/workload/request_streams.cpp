@@ -209,6 +209,8 @@ class SingleRequestStream final : public ClientStreamBase {
     pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
     pending_.output_tokens = static_cast<int32_t>(out_len);
     pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
+    // Every block after the prefix's complete ones holds freshly drawn tokens.
+    pending_.shareable_blocks = static_cast<int32_t>(prefix_len / block_size_);
     return true;
   }
 
@@ -456,6 +458,7 @@ void RequestStream::take(WorkloadRequest& out) {
   out.tenant_id = pending_.tenant_id;
   out.model = pending_.model;
   std::swap(out.block_hashes, pending_.block_hashes);
+  out.shareable_blocks = pending_.shareable_blocks;
 }
 
 std::unique_ptr<RequestStream> make_request_stream(const StreamSetup& setup) {
