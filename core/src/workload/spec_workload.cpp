@@ -52,7 +52,7 @@ class SpecWorkload final : public WorkloadSource {
     int64_t cap = 0;
     if (max_requests > 0 && __builtin_mul_overflow(max_requests, int64_t{2}, &cap))
       cap = std::numeric_limits<int64_t>::max();
-    streams_.reserve(clients.size());
+    std::vector<workload::StreamSetup> setups;
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
       const double rate = fraction_sum == 0
@@ -68,7 +68,15 @@ class SpecWorkload final : public WorkloadSource {
       setup.horizon = horizon;
       setup.cap = cap;
       setup.block_size = block_size;
-      streams_.push_back(workload::make_request_stream(setup));
+      setups.push_back(std::move(setup));
+    }
+    std::vector<int64_t> seeds;
+    for (const auto& setup : setups) seeds.push_back(setup.seed);
+    const std::vector<bool> own = workload::own_streams(seeds, derive_seed(spec_.seed, "workload-gen"));
+    streams_.reserve(setups.size());
+    for (size_t k = 0; k < setups.size(); ++k) {
+      setups[k].own_stream = own[k];
+      streams_.push_back(workload::make_request_stream(setups[k]));
     }
     for (size_t k = 0; k < streams_.size(); ++k) {
       if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);
