@@ -116,9 +116,11 @@ TEST_CASE("Lua prefix-affinity evicts like the built-in when its index is full",
   CHECK(placements({kPrefix, kQueue}, false, full) != native);  // the capacity mattered
 }
 
-TEST_CASE("Lua prefix-affinity scores like the built-in, decision by decision", "[lua][routing]") {
-  // Random requests over a few shared prefixes, random choices, capacity 40:
-  // the two indexes must agree on every score.
+// Random requests over a few shared prefixes, random choices, capacity 40:
+// the two indexes must agree on every score. `transform` rewrites each block
+// hash before both scorers see it.
+template <class Transform>
+void check_decisions_match(Transform transform) {
   ConfigTable cfg;
   cfg.set("prefix_cache_capacity", int64_t{40});
   LuaVm vm(42);
@@ -135,7 +137,8 @@ TEST_CASE("Lua prefix-affinity scores like the built-in, decision by decision", 
     std::vector<uint32_t> tokens;
     for (int32_t t = 0; t < prefix; ++t) tokens.push_back(group * 1000 + static_cast<uint32_t>(t));
     for (int32_t t = 0; t < own; ++t) tokens.push_back(50000 + static_cast<uint32_t>(step * 100 + t));
-    const std::vector<uint64_t> hashes = block_hashes_of(tokens, 16);
+    std::vector<uint64_t> hashes = block_hashes_of(tokens, 16);
+    for (uint64_t& h : hashes) h = transform(h);
     blis_request_view req{};
     req.struct_size = sizeof req;
     req.block_size = 16;
@@ -155,6 +158,18 @@ TEST_CASE("Lua prefix-affinity scores like the built-in, decision by decision", 
     native->observe(in, chosen);
     lua->observe(in, chosen);
   }
+}
+
+TEST_CASE("Lua prefix-affinity scores like the built-in, decision by decision", "[lua][routing]") {
+  check_decisions_match([](uint64_t h) { return h; });
+}
+
+TEST_CASE("Lua prefix-affinity tells apart hashes that share their low 52 bits", "[lua][routing]") {
+  // The script keys its index by a hash's low 52 bits; here only 8 values of
+  // them remain, so nearly every hash shares them with another and goes
+  // through the script's side table.
+  constexpr uint64_t kHigh12 = ~((uint64_t{1} << 52) - 1);
+  check_decisions_match([](uint64_t h) { return (h & kHigh12) | (h & 7); });
 }
 
 TEST_CASE("the Lua blackbox latency model computes the built-in's times", "[lua][latency]") {

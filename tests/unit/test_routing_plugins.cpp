@@ -432,6 +432,46 @@ TEST_CASE("prefix-affinity: matches a reference LRU over random traffic", "[rout
   SUCCEED();
 }
 
+TEST_CASE("prefix-affinity: reusing the previous decision's match stays exact", "[routing][plugin]") {
+  // Consecutive requests share leading runs of varying length (a few prefix
+  // groups, random cuts), some decisions observe nothing, and sets evict:
+  // the scorer's reuse of its previous match must agree with a full walk.
+  const int64_t cap = GENERATE(8, 40);
+  CAPTURE(cap);
+  ScorerPlugin pa("prefix-affinity", capacity(cap));
+  constexpr int kInstances = 4;
+  std::vector<ModelLru> model(kInstances, ModelLru(static_cast<size_t>(cap)));
+  const auto snaps = idle(kInstances);
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 4000; ++step) {
+    const uint64_t group = rng() % 3;
+    const size_t shared = rng() % 12;
+    std::vector<uint64_t> hashes(shared + rng() % 4);
+    for (size_t b = 0; b < hashes.size(); ++b)
+      hashes[b] = b < shared ? group * 1000 + b + 1 : 100000 + static_cast<uint64_t>(step) * 16 + b;
+    Decision d(snaps, hashes);
+    const auto got = score(*pa, d);
+    for (int i = 0; i < kInstances; ++i) {
+      int64_t matched = 0;
+      while (matched < static_cast<int64_t>(hashes.size()) &&
+             model[static_cast<size_t>(i)].contains(hashes[static_cast<size_t>(matched)]))
+        ++matched;
+      const double want = hashes.empty() ? 0.0
+                                         : static_cast<double>(matched) /
+                                               static_cast<double>(hashes.size());
+      if (got[static_cast<size_t>(i)] != want) {
+        FAIL("step " << step << " instance " << i << ": got " << got[static_cast<size_t>(i)]
+                     << ", want " << want);
+      }
+    }
+    if (rng() % 4 == 0) continue;  // no observation this time
+    const int64_t chosen = static_cast<int64_t>(rng() % kInstances);
+    pa->observe(d.input(), chosen);
+    for (uint64_t h : hashes) model[static_cast<size_t>(chosen)].touch(h);
+  }
+  SUCCEED();
+}
+
 TEST_CASE("prefix-affinity: the default capacity is 10000 hashes", "[routing][plugin]") {
   ScorerPlugin pa("prefix-affinity");
   std::vector<uint64_t> first(100);

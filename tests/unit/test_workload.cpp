@@ -20,6 +20,7 @@
 #include "blis/plugin.h"
 #include "blis/workload.hpp"
 #include "catch.hpp"
+#include "workload/request_streams.hpp"
 #include "workload/samplers.hpp"
 
 using blis::GoRand;
@@ -758,4 +759,32 @@ TEST_CASE("bad trace files name file and line", "[workload][trace]") {
   CHECK(msg.rfind(path + ": ", 0) == 0);
   CHECK_THROWS_AS(blis::make_trace_workload("/nonexistent/trace.csv", blis::kNoHorizon, 0, 16, 1),
                   blis::InputError);
+}
+
+TEST_CASE("a client's own blocks are its own only if no other stream shares its random stream",
+          "[workload][kv]") {
+  // Go reduces seeds modulo 2^31 - 1 (0 becomes 89482311): such seeds draw the
+  // same tokens, so neither client may keep its content out of the prefix index.
+  const int64_t m = 2147483647;
+  CHECK(blis::workload::own_streams({5, 5 + m, 7}, 11) == std::vector<bool>{false, false, true});
+  CHECK(blis::workload::own_streams({0, 89482311, -3, m - 3}, 1) == std::vector<bool>{false, false, false, false});
+  CHECK(blis::workload::own_streams({4, 9}, 9 + 2 * m) == std::vector<bool>{true, false});
+
+  // The default workload's requests: every block after the prefix is its own.
+  blis::WorkloadSpec spec;
+  spec.seed = 3;
+  spec.aggregate_rate = 10;
+  spec.num_requests = 5;
+  blis::ClientSpec client;
+  client.id = "c";
+  client.rate_fraction = 1;
+  client.prefix_group = "g";
+  client.prefix_length = 40;
+  client.input_distribution = {"constant", {{"value", 100}}};
+  client.output_distribution = {"constant", {{"value", 20}}};
+  spec.clients.push_back(client);
+  auto source = blis::make_spec_workload(spec, blis::kNoHorizon, 5, 16);
+  blis::WorkloadRequest r;
+  REQUIRE(source->next(r));
+  CHECK(r.shareable_blocks == 2);  // 40 prefix tokens: 2 complete blocks
 }

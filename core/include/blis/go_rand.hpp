@@ -10,6 +10,9 @@ namespace blis {
 class GoRand {
  public:
   explicit GoRand(int64_t seed);
+  // The seed as the generator uses it (Go reduces it modulo 2^31 - 1): two
+  // seeds with the same state_seed give the same stream.
+  static int32_t state_seed(int64_t seed);
 
   uint64_t uint64();
   int64_t int63();

@@ -37,6 +37,13 @@ struct WorkloadRequest {
   // sequence input ++ output: (input_tokens + output_tokens) / block_size
   // entries. The first input_tokens / block_size cover the prompt only.
   std::vector<uint64_t> block_hashes;
+  // How many leading block_hashes other requests may also have (a shared
+  // prefix); the blocks past them hold this request's own random tokens,
+  // which only this request can ever look up again (after a preemption).
+  // The KV cache keeps those out of its prefix index (docs/design/
+  // performance.md "Own blocks"). All of them unless the generator knows.
+  int32_t shareable_blocks = kAllShareable;
+  static constexpr int32_t kAllShareable = INT32_MAX;
 };
 
 class WorkloadSource {

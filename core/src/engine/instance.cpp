@@ -89,6 +89,7 @@ void Instance::on_queued(uint32_t slot) {
   st.output_tokens = r.spec.output_tokens;
   st.kv.hashes = r.spec.block_hashes.data();
   st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
+  st.kv.shareable = r.spec.shareable_blocks;
   st.set_progress(0, in);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
   signals_.queued(r, kernel_.now());
@@ -309,7 +310,7 @@ Request& Instance::take_running(size_t pos) {
 void Instance::preempt(Request& v) {
   signals_.preempted(v, kernel_.now());
   StepState& s = v.step;
-  kv_.release(s.kv);
+  kv_.release(s.kv, KVCache::Release::MayReturn);
   v.state = RequestState::Queued;
   s.entry.new_tokens = 0;
   s.entry.cached_tokens = 0;

@@ -34,17 +34,17 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
   ring_.resize(static_cast<size_t>(ring_entries(total_blocks)));
   // Initially every block is free, in id order (head = block 0).
   for (int32_t i = 0; i < static_cast<int32_t>(total_blocks); ++i) {
-    ring_[i] = FreeEntry{0, i, false, false};
+    ring_[i] = FreeEntry{0, i, false, false, false};
     blocks_[i].free_pos = static_cast<uint32_t>(i);
   }
   ring_size_ = static_cast<uint32_t>(total_blocks);
 }
 
-void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed) {
+void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed) {
   if (ring_size_ == ring_.size()) compact_ring();
   uint64_t pos = uint64_t{ring_head_} + ring_size_;
   if (pos >= ring_.size()) pos -= ring_.size();
-  ring_[pos] = FreeEntry{hash, id, hashed, false};
+  ring_[pos] = FreeEntry{hash, id, hashed, indexed, false};
   ++ring_size_;
   blocks_[id].free_pos = static_cast<uint32_t>(pos);
   if (hashed) ++hashed_free_;
@@ -70,10 +70,8 @@ int32_t KVCache::pop_head() {
   if (ring_size_ > kBlockAhead) __builtin_prefetch(&blocks_[ring_[ahead(kBlockAhead)].id], 1);
   // Reusing a block forgets its old content. As in the reference, the hash's
   // map entry goes even if a later duplicate took it over (spec engine §4.5).
-  if (e.hashed) {
-    --hashed_free_;
-    forget_hash(e.hash);
-  }
+  if (e.hashed) --hashed_free_;
+  if (e.indexed) forget_hash(e.hash);
   return e.id;
 }
 
@@ -108,7 +106,7 @@ void KVCache::register_hash(int32_t id, const uint64_t* hash) {
 // Registers the block; its request will soon want another one, whose id
 // goes after this one's in the request's list: fetch that place too.
 void KVCache::last_block_full(const RequestBlocks& r) {
-  if (r.count - 1 < r.num_hashes) register_hash(r.last_id, &r.hashes[r.count - 1]);
+  if (r.count - 1 < std::min<int64_t>(r.num_hashes, r.shareable)) register_hash(r.last_id, &r.hashes[r.count - 1]);
   const std::vector<int32_t>& ids = lists_[r.list];
   if (ids.size() < ids.capacity()) __builtin_prefetch(ids.data() + ids.size(), 1);
 }
@@ -192,8 +190,9 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
     r.last_id = id;
     r.tokens += block_size_;
   }
+  const int64_t indexed = std::min<int64_t>(r.num_hashes, r.shareable);
   auto hash_if_full = [&](int32_t id, int64_t index, int64_t fill) {
-    if (fill == block_size_ && index < r.num_hashes) register_hash(id, &r.hashes[index]);
+    if (fill == block_size_ && index < indexed) register_hash(id, &r.hashes[index]);
   };
   // Fill the partially filled last block first.
   if (room > 0 && n > 0) {
@@ -219,13 +218,19 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
   return true;
 }
 
-void KVCache::release(RequestBlocks& r) {
+void KVCache::release(RequestBlocks& r, Release how) {
   if (r.list != RequestBlocks::kNoList) {
     // Blocks' hashes must be complete, and registrations may point into the
     // request's hashes.
     apply_updates();
-    // Block k holds cached content if it is full and the sequence has its hash.
+    // Block k holds cached content if it is full and the sequence has its
+    // hash; the index names it if the content may be shared.
     const int64_t hashed = std::min(r.tokens / block_size_, r.num_hashes);
+    const int64_t indexed = std::min<int64_t>(hashed, r.shareable);
+    // A request that comes back looks its own content up: index it now, and
+    // all it fills from now on (the index then holds what it always would).
+    const bool index_own = how == Release::MayReturn && indexed < hashed;
+    if (how == Release::MayReturn) r.shareable = RequestBlocks{}.shareable;
     std::vector<int32_t>& ids = lists_[r.list];
     // The blocks lie anywhere in memory: ask for them a few iterations ahead.
     constexpr int64_t kAhead = 8;
@@ -233,11 +238,18 @@ void KVCache::release(RequestBlocks& r) {
       if (k >= kAhead) __builtin_prefetch(&blocks_[ids[k - kAhead]]);
       const int32_t id = ids[k];
       Block& b = blocks_[id];
+      // Own content (k >= indexed) is unique: the block holds only this
+      // request's reference, and its hash is the request's, not b.hash.
+      if (k >= indexed && k < hashed && index_own) register_hash(id, &r.hashes[k]);
       if (--b.ref == 0) {
         --used_;
-        push_tail(id, b.hash, k < hashed);
+        if (k < indexed)
+          push_tail(id, b.hash, true, true);
+        else
+          push_tail(id, k < hashed ? r.hashes[k] : 0, k < hashed, index_own && k < hashed);
       }
     }
+    if (index_own) apply_updates();  // the registrations point into r.hashes
     ids.clear();
     free_lists_.push_back(r.list);
     r.list = RequestBlocks::kNoList;
@@ -265,12 +277,12 @@ void KVCache::offload() {
     if (e.stale || !e.hashed) continue;
     cpu_[e.id] = CpuEntry{e.hash, clock_};
     ++offloads_;
-    if (index_find(e.hash) == e.id) forget_hash(e.hash);
+    if (e.indexed && index_find(e.hash) == e.id) forget_hash(e.hash);
     e.stale = true;
     --hashed_free_;
     moved_.push_back(e.id);
   }
-  for (int32_t id : moved_) push_tail(id, 0, false);
+  for (int32_t id : moved_) push_tail(id, 0, false, false);
 }
 
 bool KVCache::reload() {
@@ -288,7 +300,7 @@ bool KVCache::reload() {
     const uint64_t hash = it->second.hash;
     register_hash(id, &hash);
     apply_updates();  // before `hash` goes
-    push_tail(id, hash, true);  // cached but free, like any released block
+    push_tail(id, hash, true, true);  // cached but free, like any released block
     pending_transfer_ += transfer;
     if (clock_ > 0 && clock_ - it->second.offloaded_at < 1000) ++thrashes_;
     ++cpu_hits_;

@@ -41,6 +41,11 @@ struct RequestBlocks {
   int32_t count = 0;         // blocks held
   int32_t last_id = -1;      // the last of them
   uint32_t list = kNoList;   // the cache's list of their ids, while any
+  // Leading hashes that other requests may share (set by the owner). The
+  // content past them is the request's own: the cache leaves it out of the
+  // prefix index until the request is preempted (see "Own blocks" in
+  // docs/design/performance.md), then indexes everything.
+  int32_t shareable = INT32_MAX;
 };
 
 // The prefix index of a cache as of one moment: which content the cache held
@@ -133,8 +138,10 @@ class KVCache {
   }
 
   // Releases every block of the request, last block first (so a sequence's
-  // later blocks are evicted before its earlier ones).
-  void release(RequestBlocks& r);
+  // later blocks are evicted before its earlier ones). A request that may
+  // return (preempted) can hit its own content later: it is indexed now.
+  enum class Release { Done, MayReturn };
+  void release(RequestBlocks& r, Release how = Release::Done);
 
   // The ids of the blocks r holds, in sequence order.
   std::vector<int32_t> block_ids(const RequestBlocks& r) const {
@@ -161,7 +168,8 @@ class KVCache {
   struct FreeEntry {
     uint64_t hash;
     int32_t id;
-    bool hashed;  // the block holds cached content under `hash`
+    bool hashed;   // the block holds cached content under `hash`
+    bool indexed;  // ... and by_hash_ names it (not a request's own content)
     bool stale;
   };
 
@@ -173,7 +181,7 @@ class KVCache {
   }
 
   uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
-  void push_tail(int32_t id, uint64_t hash, bool hashed);
+  void push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed);
   int32_t pop_head();
   // The block leaves the free list from the middle.
   void take_from_free_list(const Block& b);

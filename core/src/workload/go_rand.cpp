@@ -31,14 +31,19 @@ constexpr double kExpR = 7.69711747013104972;  // start of the exponential tail 
 
 }  // namespace
 
-GoRand::GoRand(int64_t seed) {
-  // Go starts with tap = 0 and feed = kLen - kTap; its first draw updates
-  // slot feed - 1 from slot tap - 1 (wrapped), i.e. slot p from p + kTap.
-  pos_ = stop_ = kLen - kTap;
+int32_t GoRand::state_seed(int64_t seed) {
   seed %= kInt32Max;  // C++ % truncates like Go's
   if (seed < 0) seed += kInt32Max;
   if (seed == 0) seed = 89482311;
-  int32_t x = static_cast<int32_t>(seed);
+  return static_cast<int32_t>(seed);
+}
+
+GoRand::GoRand(int64_t seed_in) {
+  // Go starts with tap = 0 and feed = kLen - kTap; its first draw updates
+  // slot feed - 1 from slot tap - 1 (wrapped), i.e. slot p from p + kTap.
+  pos_ = stop_ = kLen - kTap;
+  const int32_t seed = state_seed(seed_in);
+  int32_t x = seed;
   for (int i = -20; i < kLen; ++i) {
     x = seed_step(x);
     if (i < 0) continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -88,6 +89,7 @@ class ClientStreamBase : public RequestStream {
         prefix_(s.prefix),
         horizon_(s.horizon),
         block_size_(s.block_size),
+        own_stream_(s.own_stream),
         windows_(s.client->lifecycle) {}
 
   // Draws inter-arrival times until one lands in a window; false once the
@@ -121,6 +123,7 @@ class ClientStreamBase : public RequestStream {
   const SharedPrefix* prefix_;
   int64_t horizon_;
   int32_t block_size_;
+  bool own_stream_;  // StreamSetup::own_stream
   Windows windows_;
   int64_t t_ = 0;
 };
@@ -209,6 +212,10 @@ class SingleRequestStream final : public ClientStreamBase {
     pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
     pending_.output_tokens = static_cast<int32_t>(out_len);
     pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
+    // Every block after the prefix's complete ones holds tokens drawn from
+    // this client's own stream, which no other request draws again.
+    pending_.shareable_blocks =
+        own_stream_ ? static_cast<int32_t>(prefix_len / block_size_) : WorkloadRequest::kAllShareable;
     return true;
   }
 
@@ -521,6 +528,16 @@ void RequestStream::take(WorkloadRequest& out) {
   out.user = pending_.user;
   out.round = pending_.round;
   std::swap(out.block_hashes, pending_.block_hashes);
+  out.shareable_blocks = pending_.shareable_blocks;
+}
+
+std::vector<bool> own_streams(const std::vector<int64_t>& seeds, int64_t also_taken) {
+  std::map<int32_t, int> uses;
+  ++uses[GoRand::state_seed(also_taken)];
+  for (int64_t s : seeds) ++uses[GoRand::state_seed(s)];
+  std::vector<bool> own;
+  for (int64_t s : seeds) own.push_back(uses[GoRand::state_seed(s)] == 1);
+  return own;
 }
 
 std::unique_ptr<RequestStream> make_request_stream(const StreamSetup& setup) {

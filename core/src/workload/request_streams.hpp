@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <vector>
 
@@ -25,7 +26,16 @@ struct StreamSetup {
   int64_t horizon = 0;                 // arrivals are < horizon
   int64_t cap = 0;                     // requests a session client may generate (0 = no cap; §6.5)
   int32_t block_size = 16;
+  // No other stream of the workload draws from the same random stream, so
+  // the tokens this client draws for itself are its own
+  // (WorkloadRequest::shareable_blocks; own_streams()).
+  bool own_stream = true;
 };
+
+// For each seed, whether no other seed in `seeds` (nor `also_taken`, the
+// seed of the stream that draws the shared prefixes) gives the same random
+// stream: Go reduces seeds modulo 2^31 - 1, so distinct seeds can collide.
+std::vector<bool> own_streams(const std::vector<int64_t>& seeds, int64_t also_taken);
 
 class RequestStream {
  public:

@@ -52,10 +52,14 @@ class SpecWorkload final : public WorkloadSource {
     int64_t cap = 0;
     if (max_requests > 0 && __builtin_mul_overflow(max_requests, int64_t{2}, &cap))
       cap = std::numeric_limits<int64_t>::max();
-    streams_.reserve(clients.size());
     // spec head §4.2: one stream for every concurrency client's users.
     GoRand users(spec_.seed + 10007);
     int64_t users_left = max_requests;  // the first requests count toward the cap
+    // Closed-loop streams are made at once (they draw their users in client
+    // order); open-loop ones once every client's seed is known, which says
+    // whose content is its own (workload::own_streams). Null: open-loop.
+    std::vector<std::unique_ptr<RequestStream>> made;
+    std::vector<workload::StreamSetup> setups;
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
       if (client.concurrency > 0) {
@@ -68,10 +72,10 @@ class SpecWorkload final : public WorkloadSource {
         setup.block_size = block_size;
         auto stream = std::make_unique<workload::ConcurrencyStream>(setup, users, max_requests > 0 ? users_left : 0);
         users_left -= stream->users();
-        for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({streams_.size(), u});
+        for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({made.size(), u});
         user_base_.push_back(static_cast<int32_t>(user_stream_.size()) - stream->users());
         closed_.push_back(stream.get());
-        streams_.push_back(std::move(stream));
+        made.push_back(std::move(stream));
         timeouts_.push_back(client.timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
         continue;
       }
@@ -88,10 +92,25 @@ class SpecWorkload final : public WorkloadSource {
       setup.horizon = horizon;
       setup.cap = cap;
       setup.block_size = block_size;
-      streams_.push_back(workload::make_request_stream(setup));
+      setups.push_back(std::move(setup));
+      made.push_back(nullptr);
       user_base_.push_back(-1);
       closed_.push_back(nullptr);
       timeouts_.push_back(client.timeout_us.value_or(0));
+    }
+    std::vector<int64_t> seeds;
+    for (const auto& setup : setups) seeds.push_back(setup.seed);
+    const std::vector<bool> own = workload::own_streams(seeds, derive_seed(spec_.seed, "workload-gen"));
+    streams_.reserve(made.size());
+    size_t open = 0;
+    for (auto& stream : made) {
+      if (stream) {
+        streams_.push_back(std::move(stream));
+        continue;
+      }
+      setups[open].own_stream = own[open];
+      streams_.push_back(workload::make_request_stream(setups[open]));
+      ++open;
     }
     for (size_t k = 0; k < streams_.size(); ++k) {
       if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);

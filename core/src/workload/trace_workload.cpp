@@ -83,6 +83,7 @@ class TraceWorkload final : public WorkloadSource {
     std::swap(out.tenant_id, pending_.tenant_id);
     out.model.clear();
     std::swap(out.block_hashes, pending_.block_hashes);
+    out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.id = emitted_++;
     if (max_requests_ > 0 && emitted_ >= static_cast<uint64_t>(max_requests_)) {
       done_ = true;  // do not read (or draw for) rows that will never be emitted

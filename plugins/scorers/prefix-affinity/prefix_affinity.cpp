@@ -6,6 +6,7 @@
 // never from what the instances actually cache or evict (spec cluster §3.8).
 #include <blis/plugin.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -149,28 +150,59 @@ uint32_t capacity_from(const blis::sdk::Context& ctx) {
   return static_cast<uint32_t>(v);
 }
 
+// One instance's index and what its last score found.
+struct InstanceSet {
+  LruHashSet hashes;
+  uint64_t version = 0;       // observations so far
+  uint64_t seen = 0;          // the decision (1, 2, ...) that last scored it
+  uint64_t seen_version = 0;  // its version then
+  int64_t seen_matched = 0;   // the leading blocks it matched then
+};
+
 class PrefixAffinity {
  public:
   explicit PrefixAffinity(blis::sdk::Context& ctx) : capacity_(capacity_from(ctx)) {}
 
   // spec cluster §3.7: matched / total over the complete input blocks; a
   // request without a complete block scores 0 everywhere.
-  void score(const blis_route_input& input, double* scores) const {
+  //
+  // Most requests share a prefix with the one scored before, and only the
+  // chosen instance's set changes between decisions. A set unchanged since
+  // it matched m leading blocks of the previous request, which shares its
+  // first `common` blocks with this one, matches the same m here if
+  // m < common (block m is the same block, still absent), and at least
+  // `common` otherwise: the walk starts there.
+  void score(const blis_route_input& input, double* scores) {
     const blis_request_view& req = *input.request;
     const int64_t total = req.num_blocks;
+    ++decisions_;
+    const int64_t limit = std::min(total, static_cast<int64_t>(last_hashes_.size()));
+    int64_t common = 0;
+    while (common < limit && req.block_hashes[common] == last_hashes_[static_cast<size_t>(common)]) ++common;
     for (int64_t i = 0; i < input.count; ++i) {
       if (total <= 0) {
         scores[i] = 0.0;
         continue;
       }
-      const LruHashSet* set = set_of(blis::sdk::instance_at(input, i).index);
+      InstanceSet* set = set_of(blis::sdk::instance_at(input, i).index);
       int64_t matched = 0;
       // spec cluster §3.8 "match": the leading run only, without refreshing
       // recency; an instance never routed to matches 0.
-      if (set != nullptr)
-        while (matched < total && set->contains(req.block_hashes[matched])) ++matched;
+      if (set != nullptr) {
+        bool walk = true;
+        if (set->seen + 1 == decisions_ && set->seen_version == set->version) {
+          matched = std::min(set->seen_matched, common);
+          walk = set->seen_matched >= common;
+        }
+        if (walk)
+          while (matched < total && set->hashes.contains(req.block_hashes[matched])) ++matched;
+        set->seen = decisions_;
+        set->seen_version = set->version;
+        set->seen_matched = matched;
+      }
       scores[i] = static_cast<double>(matched) / static_cast<double>(total);
     }
+    last_hashes_.assign(req.block_hashes, req.block_hashes + std::max<int64_t>(total, 0));
   }
 
   // `chosen` is a position in input.instances; the index's key is the
@@ -183,21 +215,24 @@ class PrefixAffinity {
       if (sets_.empty() && input.count > index) sets_.reserve(static_cast<size_t>(input.count));
       sets_.resize(static_cast<size_t>(index) + 1);
     }
-    LruHashSet& set = sets_[static_cast<size_t>(index)];
+    InstanceSet& set = sets_[static_cast<size_t>(index)];
     const blis_request_view& req = *input.request;
+    ++set.version;
     // spec cluster §3.8: block order 0, 1, 2, … so a request's last block ends
     // up most recent and its first block is evicted first.
-    for (int64_t b = 0; b < req.num_blocks; ++b) set.touch(req.block_hashes[b], capacity_);
+    for (int64_t b = 0; b < req.num_blocks; ++b) set.hashes.touch(req.block_hashes[b], capacity_);
   }
 
  private:
-  const LruHashSet* set_of(int32_t index) const {
+  InstanceSet* set_of(int32_t index) {
     if (index < 0 || static_cast<size_t>(index) >= sets_.size()) return nullptr;
     return &sets_[static_cast<size_t>(index)];
   }
 
   uint32_t capacity_;
-  std::vector<LruHashSet> sets_;  // by snapshot.index; an empty set is "none yet"
+  std::vector<InstanceSet> sets_;  // by snapshot.index; an empty set is "none yet"
+  uint64_t decisions_ = 0;             // score() calls so far
+  std::vector<uint64_t> last_hashes_;  // the block hashes of the request scored last
 };
 
 }  // namespace

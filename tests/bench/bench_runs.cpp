@@ -1,0 +1,103 @@
+// The runs that guard blis's speed (issue 16, the same as scripts/bench.sh)
+// as named benchmarks: `blis run` in process, one iteration each, against
+// the build's stage. Counters: requests and events per second and peak RSS
+// bytes per request. They take seconds each; pick them with
+// --benchmark_filter=BM_Run (or a name, e.g. BM_Run/16x100k).
+#include "bench_fixtures.hpp"
+
+#include <blis/run.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+struct NamedRun {
+  int64_t requests;
+  std::vector<std::pair<std::string, std::string>> settings;  // key (settings table), value
+};
+
+// The process's peak resident set (VmHWM) in bytes, reset to the current
+// resident set first when `reset` (clear_refs 5, Linux >= 4.0).
+int64_t peak_rss(bool reset) {
+  if (reset) std::ofstream("/proc/self/clear_refs") << "5";
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
+// The event count of a `--profile` line.
+int64_t events_of(const std::string& profile) {
+  const auto at = profile.find("profile: ");
+  return at == std::string::npos ? 0 : std::stoll(profile.substr(at + 9));
+}
+
+void BM_Run(benchmark::State& state, const NamedRun& run) {
+  const std::string stage = blis::bench::stage_dir();
+  setenv("BLIS_DATA_DIR", (stage + "/share/blis/data").c_str(), 0);
+  setenv("BLIS_PLUGIN_PATH", (stage + "/lib/blis/plugins").c_str(), 0);
+  blis::RunRequest request;
+  for (const auto& [key, value] : run.settings) request.command_line.push_back({key, value, "--" + key, {}});
+  request.command_line.push_back({"profile", "true", "--profile", {}});
+  int64_t events = 0, peak = 0;
+  for (auto _ : state) {
+    peak_rss(true);
+    std::ostringstream out, err;
+    std::streambuf* old = std::cerr.rdbuf(err.rdbuf());  // the profile line
+    blis::run(request, out);
+    std::cerr.rdbuf(old);
+    events += events_of(err.str());
+    peak = std::max(peak, peak_rss(false));
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["requests/s"] =
+      benchmark::Counter(n * static_cast<double>(run.requests), benchmark::Counter::kIsRate);
+  state.counters["bytes/request"] = static_cast<double>(peak) / static_cast<double>(run.requests);
+  state.counters["peak_MiB"] = static_cast<double>(peak) / (1024.0 * 1024.0);
+}
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+Settings cluster(const std::string& instances, const std::string& rate, int64_t requests) {
+  return {{"model", "qwen/qwen3-14b"},
+          {"num_instances", instances},
+          {"rate", rate},
+          {"num_requests", std::to_string(requests)}};
+}
+
+Settings prefix_heavy(const std::string& prefix_affinity) {
+  Settings s = cluster("16", "300", 200000);
+  s.push_back({"routing_policy", "weighted"});
+  s.push_back({"prefix_tokens", "512"});
+  s.push_back({"routing_scorers", prefix_affinity + ":3,queue-depth:2,kv-utilization:2"});
+  return s;
+}
+
+void register_runs() {
+  const std::vector<std::pair<std::string, NamedRun>> runs = {
+      {"16x100k", {100000, cluster("16", "300", 100000)}},
+      {"16x1M", {1000000, cluster("16", "300", 1000000)}},
+      {"1x1M-rate500", {1000000, cluster("1", "500", 1000000)}},
+      {"prefix-16x200k-native", {200000, prefix_heavy("prefix-affinity")}},
+      {"prefix-16x200k-lua",
+       {200000, prefix_heavy(blis::bench::shipped_script("scorers/prefix_affinity.lua"))}},
+  };
+  for (const auto& [name, run] : runs)
+    benchmark::RegisterBenchmark(("BM_Run/" + name).c_str(), BM_Run, run)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+}
+
+const bool registered = (register_runs(), true);
+
+}  // namespace
