@@ -44,6 +44,12 @@ Commands::Commands(CLI::App& app) {
                     "$ per GPU-hour by GPU, GPU=cost,... (H100=3.0,A100-80=1.8): adds $/hour and $ per million "
                     "output tokens to the comparison and picks the cheapest by cost")
       ->group("Plan");
+  plan_->add_option("--policies", plan_policies_,
+                    "Policies to compare, each at its own minimum count: ';'-separated candidates of "
+                    "space-separated run settings, e.g. \"routing-policy=round-robin; routing-policy=weighted "
+                    "routing-scorers=prefix-affinity:3,queue-depth:2\" (any blis run setting: admission, "
+                    "scorers, Lua scripts, plugins)")
+      ->group("Plan");
   plan_->add_option("--slo", plan_slo_,
                     "Targets, comma-separated: METRIC_STAT<VALUE with METRIC ttft, itl, e2e and STAT mean, "
                     "p90, p95, p99, VALUE in us, ms or s, e.g. \"ttft_p99<500ms,e2e_p99<20s\"; none = steady "
@@ -175,6 +181,7 @@ int Commands::execute() {
     req.hardware = plan_hardware_;
     req.tp = plan_tp_;
     req.gpu_cost = plan_gpu_cost_;
+    req.policies = plan_policies_;
     req.report = plan_report_;
     req.replicates = plan_replicates_;
     req.quiet = plan_quiet_;

@@ -48,7 +48,7 @@ class Commands {
   int64_t plan_max_instances_ = 512, plan_jobs_ = 1;
   std::vector<std::string> plan_hardware_;
   std::vector<int64_t> plan_tp_;
-  std::string plan_gpu_cost_, plan_report_;
+  std::string plan_gpu_cost_, plan_report_, plan_policies_;
   int64_t plan_replicates_ = 1;
   bool plan_quiet_ = false;
   // blis run: one CLI11 option per row of the settings table, by key.

@@ -62,3 +62,33 @@ TEST_CASE("plan: GPUs and TPs compared, with costs, the cheapest named", "[cli][
   check_refused("plan --model qwen/qwen3-14b --rate 20 --hardware H100,A100-80 --gpu-cost H100=cheap",
                 "--gpu-cost: 'H100=cheap'");
 }
+
+TEST_CASE("plan --policies: each policy at its own minimum count, the fewest named", "[cli][plan]") {
+  const std::string base = "plan --model qwen/qwen3-14b --rate 40 --slo 'ttft_p99<500ms' --jobs 2 ";
+  const Result r = run_blis(base + "--policies 'routing-policy=round-robin; routing-policy=weighted "
+                                  "routing-scorers=queue-depth:1'");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("\npolicies  ") != std::string::npos);
+  CHECK(r.out.find("  instances  ttft_p99_ms   e2e_p99_ms  verdict\n") != std::string::npos);
+  CHECK(r.out.find("\nrouting-policy=round-robin  ") != std::string::npos);
+  CHECK(r.out.find("\nrouting-policy=weighted routing-scorers=queue-depth:1  ") != std::string::npos);
+  CHECK(r.out.find("fewest instances: ") != std::string::npos);
+  // Each row is the answer a plain plan with that policy gives.
+  const Result alone = run_blis(base + "--routing-policy round-robin --format json");
+  const Result both = run_blis(base + "--policies 'routing-policy=round-robin; routing-policy=least-loaded' "
+                                      "--format json");
+  REQUIRE(alone.status == 0);
+  REQUIRE(both.status == 0);
+  const auto count = [](const std::string& json, size_t from) {
+    const size_t at = json.find("\"minimum_instances\": ", from);
+    REQUIRE(at != std::string::npos);
+    return std::stoi(json.substr(at + 21));
+  };
+  CHECK(count(both.out, both.out.find("round-robin")) == count(alone.out, 0));
+  check_refused(base + "--policies 'routing-policy=weighted'", "--policies: give at least two candidates");
+  check_refused(base + "--policies 'routing-polcy=weighted; routing-policy=round-robin'",
+                "--policies (candidate 1): unknown setting 'routing-polcy'");
+  check_refused(base + "--policies 'weighted; round-robin'", "--policies (candidate 1): 'weighted' is not KEY=VALUE");
+  check_refused(base + "--policies 'routing-policy=weighted; routing-policy=bogus'", "routing");
+}

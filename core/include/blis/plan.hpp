@@ -26,6 +26,10 @@ struct PlanRequest {
   std::vector<std::string> hardware;  // --hardware H100,A100-80
   std::vector<int64_t> tp;            // --tp 1,2,4
   std::string gpu_cost;               // "H100=3.0,A100-80=1.8": $ per GPU-hour
+  // Policies to compare, each at its own minimum count: ';'-separated items,
+  // each of space-separated run settings KEY=VALUE ("routing-policy=weighted
+  // routing-scorers=queue-depth:1; routing-policy=round-robin").
+  std::string policies;
   std::string report;                 // a folder for report.html and its charts, "" = none
   int64_t replicates = 1;             // seeds per trial
   bool quiet = false;                 // no progress on stderr

@@ -26,6 +26,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 namespace blis {
 namespace {
@@ -704,6 +705,116 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
     out << "cheapest: none of the candidates meets the targets\n";
 }
 
+// One candidate of --policies: its text and the settings it adds.
+struct PolicyCandidate {
+  std::string label;
+  Settings settings;
+};
+
+std::vector<PolicyCandidate> parse_policies(const std::string& text) {
+  std::vector<PolicyCandidate> out;
+  int index = 0;
+  for (const std::string& raw : text::split(text, ';')) {
+    ++index;
+    PolicyCandidate c;
+    c.label = text::trim(raw);
+    if (c.label.empty()) continue;
+    const std::string where = fmt::format("--policies (candidate {})", index);
+    std::istringstream words(c.label);
+    std::string word;
+    while (words >> word) {
+      const size_t eq = word.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == word.size())
+        throw InputError(where, fmt::format("'{}' is not KEY=VALUE; write run settings such as "
+                                            "routing-policy=weighted routing-scorers=queue-depth:1",
+                                            word));
+      const std::string key = key_of_flag(word.substr(0, eq));
+      if (find_setting(key) == nullptr) {
+        std::vector<std::string> names;
+        for (const SettingDef& d : setting_table()) names.push_back(d.flag().substr(2));
+        throw InputError(where, fmt::format("unknown setting '{}'{}", word.substr(0, eq),
+                                            text::did_you_mean(word.substr(0, eq), names)));
+      }
+      c.settings.push_back(Setting{key, word.substr(eq + 1), where, {}});
+    }
+    out.push_back(std::move(c));
+  }
+  if (out.size() < 2)
+    throw InputError("--policies", "give at least two candidates separated by ';' (one is a plain blis plan)");
+  return out;
+}
+
+// The fewest instances for each policy candidate, and the fewest of all.
+void compare_policies(const PlanRequest& request, std::ostream& out) {
+  const std::vector<PolicyCandidate> candidates = parse_policies(request.policies);
+  struct Row {
+    std::string label;
+    int64_t instances = 0;
+    double ttft_p99 = 0, e2e_p99 = 0;
+    std::string verdict;
+  };
+  std::vector<Row> rows;
+  Progress progress(request.quiet, "blis plan");
+  std::string model;
+  double rate = 0;
+  for (const PolicyCandidate& c : candidates) {
+    PlanRequest one = request;
+    one.policies.clear();
+    if (!request.hardware.empty()) one.command_line.push_back(Setting{"hardware", request.hardware[0], "--hardware"});
+    if (!request.tp.empty()) one.command_line.push_back(Setting{"tp", std::to_string(request.tp[0]), "--tp"});
+    one.command_line.insert(one.command_line.end(), c.settings.begin(), c.settings.end());
+    progress.note(fmt::format("candidate {}", c.label));
+    Planner planner(one, progress);
+    Row row;
+    row.label = c.label;
+    row.instances = planner.find_min_instances();
+    progress.finish();
+    model = planner.base().pool().model.name.value_or("");
+    rate = planner.base().workload.rate;
+    if (row.instances > 0) {
+      const Trial& t = planner.trial(row.instances);
+      row.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
+      row.e2e_p99 = metric_value(t.outcome.metrics, "e2e_p99_ms");
+      row.verdict = verdict_name(t.outcome.steady.verdict);
+    }
+    rows.push_back(row);
+  }
+  const Row* best = nullptr;
+  for (const Row& r : rows)
+    if (r.instances > 0 && (best == nullptr || r.instances < best->instances)) best = &r;
+  const std::string targets = request.slo.empty() ? "steady state, no rejections" : request.slo;
+  if (request.format == "json") {
+    out << "{\n  \"model\": " << go_string(model) << ",\n  \"rate\": " << go_float(rate)
+        << ",\n  \"targets\": " << go_string(targets) << ",\n  \"candidates\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"policies\": " << go_string(r.label) << ", \"minimum_instances\": "
+          << (r.instances > 0 ? std::to_string(r.instances) : "null") << ", \"ttft_p99_ms\": " << go_float(r.ttft_p99)
+          << ", \"e2e_p99_ms\": " << go_float(r.e2e_p99) << "}";
+    }
+    out << "\n  ],\n  \"fewest\": " << (best ? go_string(best->label) : "null") << "\n}\n";
+    return;
+  }
+  size_t width = 8;
+  for (const Row& r : rows) width = std::max(width, r.label.size());
+  out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n\n", model, rate, targets);
+  out << fmt::format("{:<{}}  {:>9}  {:>11}  {:>11}  {}\n", "policies", width, "instances", "ttft_p99_ms",
+                     "e2e_p99_ms", "verdict");
+  for (const Row& r : rows) {
+    if (r.instances == 0) {
+      out << fmt::format("{:<{}}  {:>9}\n", r.label, width, "none");
+      continue;
+    }
+    out << fmt::format("{:<{}}  {:>9}  {:>11.2f}  {:>11.2f}  {}\n", r.label, width, r.instances, r.ttft_p99,
+                       r.e2e_p99, r.verdict);
+  }
+  out << "\n";
+  if (best)
+    out << fmt::format("fewest instances: {} with {}\n", best->instances, best->label);
+  else
+    out << "fewest instances: none of the candidates meets the targets\n";
+}
+
 }  // namespace
 
 void plan(const PlanRequest& request, std::ostream& out) {
@@ -713,6 +824,14 @@ void plan(const PlanRequest& request, std::ostream& out) {
   if (!request.report.empty()) check_report_dir(request.report, "--report");
   if (compare && request.max_rate)
     throw InputError("--max-rate", "finds one configuration's rate; give one --hardware and one --tp");
+  if (!request.policies.empty()) {
+    if (compare)
+      throw InputError("--policies", "compares policies on one GPU and TP; give one --hardware and one --tp "
+                                     "(or compare hardware without --policies)");
+    if (request.max_rate) throw InputError("--max-rate", "finds one configuration's rate; leave out --policies");
+    if (!request.report.empty()) throw InputError("--report", "is not drawn for a --policies comparison yet");
+    return compare_policies(request, out);
+  }
   if (compare) return compare_candidates(request, out);
   PlanRequest one = request;
   if (!request.hardware.empty()) one.command_line.push_back(Setting{"hardware", request.hardware[0], "--hardware"});
