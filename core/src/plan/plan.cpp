@@ -213,6 +213,7 @@ class Planner {
     std::vector<Trial> done = run_points(todo);
     for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
     std::vector<const Trial*> out;
+    out.reserve(points.size());
     for (const auto& p : points) out.push_back(&trials_.at(p));
     return out;
   }
