@@ -13,29 +13,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace {
 
-// `blis run`'s flags alone, parsed again from the same words after "run",
-// then applied in table order as Commands::execute hands them to the core.
-void apply_run_flags(const std::vector<std::string>& words) {
-  // Built once: every option of the table, as blis run registers them; parse()
-  // clears what the previous input left.
-  static CLI::App run{"run"};
-  static const auto options = blis::app::add_run_flags(run);
-  static std::string scenario;
-  static bool dump_config = false;
-  static const bool registered = [] {
-    run.add_option("scenario", scenario);
-    run.add_flag("--dump-config", dump_config);
-    return true;
-  }();
-  (void)registered;
-  std::vector<std::string> reversed(words.rbegin(), words.rend() - 2);  // after "blis run"
-  run.parse(reversed);
+// The options of the parsed `blis run`, by setting key, as Commands keeps
+// them; their values are applied in table order as Commands::execute hands
+// them to the core.
+void apply_run_flags(CLI::App& run) {
+  std::map<std::string, CLI::Option*> options;
+  for (const blis::SettingDef& def : blis::setting_table())
+    if (CLI::Option* opt = run.get_option_no_throw(def.flag())) options[def.key] = opt;
   blis::Settings settings;
   for (const auto& [key, values] : blis::app::given_run_flags(options)) {
     const std::string flag = blis::find_setting(key)->flag();
@@ -76,11 +67,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return new blis::app::Commands(app);
   }();
   (void)commands;
-  bool run_parsed = false;
+  CLI::App* run_parsed = nullptr;
   try {
     app.parse(argc, argv.data());
-    const auto subs = app.get_subcommands();
-    run_parsed = !subs.empty() && subs.front()->get_name() == "run";
+    for (CLI::App* sub : app.get_subcommands())
+      if (sub->get_name() == "run") run_parsed = sub;
   } catch (const CLI::CallForHelp&) {
   } catch (const CLI::CallForAllHelp&) {
   } catch (const CLI::CallForVersion&) {
@@ -91,6 +82,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Anything else escaping app.parse would terminate the real binary: it is
   // left to escape here too, where libFuzzer reports it.
-  if (run_parsed) apply_run_flags(words);
+  if (run_parsed != nullptr) apply_run_flags(*run_parsed);
   return 0;
 }
