@@ -222,6 +222,7 @@ class Planner {
   std::vector<Trial> run_points(const std::vector<std::pair<int64_t, double>>& points) {
     const size_t k = static_cast<size_t>(req_.replicates);
     std::vector<RunConfig> configs;
+    configs.reserve(points.size() * k);
     for (const auto& [n, rate] : points)
       for (size_t r = 0; r < k; ++r) configs.push_back(trial_config(n, rate, r));
     std::vector<RunOutcome> outcomes(configs.size());
