@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian bookworm packages blis needs, only those missing.
 # Idempotent and quick when everything is present. Uses apt-get as root,
-# sudo otherwise, and says what to do if neither is possible.
+# sudo otherwise, and says what to do if neither is possible. Arguments are
+# more packages to ensure (scripts/fuzz.sh and scripts/lint.sh ask for clang's).
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,7 @@ packages=(
   nlohmann-json3-dev
   libyaml-cpp-dev
   libbenchmark-dev
+  "$@"
 )
 
 missing=()

@@ -62,7 +62,7 @@ std::string shortest_text(double v) {
   if (!std::isfinite(v)) return non_finite_text(v);
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  const std::string sci(buf, r.ptr);
+  std::string sci(buf, r.ptr);  // not const, so that `return sci` moves
   const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
   if (exponent < -4 || exponent >= 6) return sci;
   r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);

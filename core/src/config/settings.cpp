@@ -606,7 +606,7 @@ const SettingDef* find_setting(std::string_view name) {
 
 std::string setting_where(const std::string& origin, const SettingDef& def) {
   if (origin.empty()) return def.flag();
-  if (origin.rfind("--", 0) == 0 || origin.rfind("-", 0) == 0) return origin;
+  if (origin.front() == '-') return origin;  // a flag, "--rate" or "-n"
   return origin + ": " + kebab(def.key);
 }
 

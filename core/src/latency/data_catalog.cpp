@@ -135,7 +135,10 @@ std::map<std::string, HardwareSpec> read_hardware_json(const std::string& path) 
   }
   if (!j.is_object()) throw ConfigError(path, "hardware config must be a JSON object keyed by GPU name");
   std::map<std::string, HardwareSpec> out;
-  for (const auto& [name, e] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not structured bindings: clang before 16 cannot capture those.
+    const std::string& name = item.key();
+    const nlohmann::json& e = item.value();
     if (!e.is_object()) throw ConfigError(path, "entry \"" + name + "\" must be an object");
     HardwareSpec h;
     h.name = name;

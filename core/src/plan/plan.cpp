@@ -214,6 +214,7 @@ class Planner {
     std::vector<Trial> done = run_points(todo);
     for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
     std::vector<const Trial*> out;
+    out.reserve(points.size());
     for (const auto& p : points) out.push_back(&trials_.at(p));
     return out;
   }
@@ -222,6 +223,7 @@ class Planner {
   std::vector<Trial> run_points(const std::vector<std::pair<int64_t, double>>& points) {
     const size_t k = static_cast<size_t>(req_.replicates);
     std::vector<RunConfig> configs;
+    configs.reserve(points.size() * k);
     for (const auto& [n, rate] : points)
       for (size_t r = 0; r < k; ++r) configs.push_back(trial_config(n, rate, r));
     std::vector<RunOutcome> outcomes(configs.size());

@@ -63,7 +63,10 @@ class SpecReader {
     const YAML::Node& map = y_.mapping(v, path);
     std::vector<std::string_view> keys;
     for (const Field& f : fields) keys.push_back(f.key);
-    for (const auto& [key, w] : y_.entries(map, path, keys)) {
+    for (const auto& entry : y_.entries(map, path, keys)) {
+      // Named, not structured bindings: clang before 16 cannot capture those.
+      const std::string& key = entry.first;
+      const YAML::Node& w = entry.second;
       if (w.IsNull()) continue;
       const std::string p = config::child_path(path, key);
       note(p, w);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds and runs one libFuzzer target of fuzz/ (docs/testing.md):
+#   scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]
+#   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each (what CI runs)
+# Targets: scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script.
+# Installs clang if missing, builds with clang, ASan and UBSan in ./build-fuzz
+# (BLIS_FUZZ_BUILD_DIR), and starts from the checked-in seeds of
+# fuzz/corpus/TARGET. What it discovers goes to build-fuzz/corpus/TARGET, never
+# into the tree; a crash, leak, sanitizer report or hang is written to
+# build-fuzz/artifacts/TARGET/ and makes the script fail. Add such an input as
+# a regression test, and, when it is small and interesting, to the seeds.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+targets=(scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script)
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags...]" >&2
+  echo "targets: ${targets[*]}" >&2
+  exit 2
+fi
+target="$1" seconds="$2"
+shift 2
+if [ "$target" = all ]; then
+  for t in "${targets[@]}"; do "$0" "$t" "$seconds" "$@"; done
+  exit 0
+fi
+if [[ ! " ${targets[*]} " =~ " $target " ]]; then
+  echo "blis: fuzz.sh: no target '$target' (targets: ${targets[*]})" >&2
+  exit 2
+fi
+
+"$root/scripts/install-deps.sh" clang-14 libclang-rt-14-dev
+build="${BLIS_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DBLIS_FUZZ=ON -DBLIS_BUILD_TESTS=OFF -DBLIS_BUILD_BENCH=OFF >&2
+fi
+cmake --build "$build" -j "$(nproc)" --target "fuzz_$target" >&2
+
+corpus="$build/corpus/$target"
+artifacts="$build/artifacts/$target"
+mkdir -p "$corpus" "$artifacts"
+echo "blis: fuzzing $target for ${seconds}s" >&2
+# -timeout: one input taking longer is a hang. -rss_limit_mb: the Lua heap
+# alone may take 256 MB, and ASan doubles what it costs.
+ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+  "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=3072 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$@" \
+    "$corpus" "$root/fuzz/corpus/$target"
