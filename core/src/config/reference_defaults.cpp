@@ -55,7 +55,8 @@ PresetWorkload preset_workload(const StrictYaml& y, const YAML::Node& v, const s
       {"output_tokens_max", &p.output_tokens_max}}};
   std::array<std::string_view, 9> keys;
   std::transform(fields.begin(), fields.end(), keys.begin(), [](const auto& f) { return f.first; });
-  for (const auto& [key, w] : y.entries(y.mapping(v, path), path, keys)) {
+  for (const auto& [entry_key, w] : y.entries(y.mapping(v, path), path, keys)) {
+    const auto& key = entry_key;  // named: clang before 16 cannot capture a structured binding
     if (w.IsNull()) continue;
     const auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& x) { return x.first == key; });
     *f->second = y.integer(w, config::child_path(path, key));

@@ -251,6 +251,7 @@ class Planner {
   // replicate does; metrics are their means, with a t-interval.
   Trial combine(int64_t instances, double rate, std::vector<RunOutcome> reps) const {
     std::vector<Trial> judged;
+    judged.reserve(reps.size());
     for (RunOutcome& o : reps) judged.push_back(judge(instances, rate, std::move(o)));
     if (judged.size() == 1) {
       judged[0].replicate_pass = {judged[0].pass};
@@ -258,6 +259,7 @@ class Planner {
     }
     // The replicates' metrics, before the first trial becomes the result.
     std::vector<std::vector<MetricField>> metrics;
+    metrics.reserve(judged.size());
     for (const Trial& j : judged) metrics.push_back(j.outcome.metrics);
     Trial t = std::move(judged[0]);
     const double k = static_cast<double>(judged.size());

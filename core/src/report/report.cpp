@@ -100,6 +100,7 @@ std::string fixed(double v) { return fmt::format("{:.2f}", v); }
 const std::vector<double>& cdf_levels() {
   static const std::vector<double> levels = [] {
     std::vector<double> l;
+    l.reserve(103);
     for (int i = 0; i < 100; ++i) l.push_back(i / 100.0);
     for (double x : {0.995, 0.999, 1.0}) l.push_back(x);
     return l;

@@ -133,6 +133,7 @@ void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
   const auto it = sets.find(name);
   if (it == sets.end()) {
     std::vector<std::string> names;
+    names.reserve(sets.size());
     for (const auto& [n, set] : sets) names.push_back(n);
     throw InputError(r.given.where("profile_set"), fmt::format("unknown profile set '{}'; valid: {}{}", name,
                                                                text::join(names, ", "), text::did_you_mean(name, names)));

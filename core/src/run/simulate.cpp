@@ -377,6 +377,7 @@ RunOutcome simulate(const RunConfig& config) {
     if (cc.num_instances > 100000) throw InputError(config.where("pools"), "more than 100000 instances in all");
   }
   std::vector<ConfigTable> latency_cfgs;
+  latency_cfgs.reserve(pool_runs.size());
   for (const ResolvedRun* pr : pool_runs) latency_cfgs.push_back(latency_config(*pr));
   spdlog::info("starting: {} instance(s), {} KV blocks, latency model {}, horizon {}", cc.num_instances,
                cc.engine.total_kv_blocks, r.latency_model, r.horizon);

@@ -536,6 +536,7 @@ std::vector<bool> own_streams(const std::vector<int64_t>& seeds, int64_t also_ta
   ++uses[GoRand::state_seed(also_taken)];
   for (int64_t s : seeds) ++uses[GoRand::state_seed(s)];
   std::vector<bool> own;
+  own.reserve(seeds.size());
   for (int64_t s : seeds) own.push_back(uses[GoRand::state_seed(s)] == 1);
   return own;
 }

@@ -99,6 +99,7 @@ class SpecWorkload final : public WorkloadSource {
       timeouts_.push_back(client.timeout_us.value_or(0));
     }
     std::vector<int64_t> seeds;
+    seeds.reserve(setups.size());
     for (const auto& setup : setups) seeds.push_back(setup.seed);
     const std::vector<bool> own = workload::own_streams(seeds, derive_seed(spec_.seed, "workload-gen"));
     streams_.reserve(made.size());

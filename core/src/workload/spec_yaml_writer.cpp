@@ -20,13 +20,16 @@ namespace {
 struct Node {
   enum class Kind { kScalar, kMap, kSeq } kind = Kind::kScalar;
   std::string scalar;
-  std::vector<std::pair<std::string, Node>> map;
+  std::vector<std::string> keys;  // a mapping's keys, in order; its values are `seq`
   std::vector<Node> seq;
 
   static Node mapping() { return Node{Kind::kMap, {}, {}, {}}; }
   static Node sequence() { return Node{Kind::kSeq, {}, {}, {}}; }
-  void add(std::string key, Node value) { map.emplace_back(std::move(key), std::move(value)); }
-  bool empty() const { return kind == Kind::kMap ? map.empty() : kind == Kind::kSeq && seq.empty(); }
+  void add(std::string key, Node value) {
+    keys.push_back(std::move(key));
+    seq.push_back(std::move(value));
+  }
+  bool empty() const { return kind != Kind::kScalar && seq.empty(); }
 };
 
 Node scalar(std::string s) { return Node{Node::Kind::kScalar, std::move(s), {}, {}}; }
@@ -41,7 +44,7 @@ std::string go_g(double x) {
   if (x == 0) return std::signbit(x) ? "-0" : "0";
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
-  const std::string sci(buf, res.ptr);  // "-1.2345e+06"
+  std::string sci(buf, res.ptr);  // "-1.2345e+06"
   const size_t e = sci.find('e');
   const int exp = std::atoi(sci.c_str() + e + 1);
   if (exp < -4 || exp >= 6) return sci;
@@ -339,11 +342,11 @@ void emit_value(std::string& out, const Node& v, size_t child_col) {
 
 void emit_map(std::string& out, const Node& map, size_t key_col, size_t child_col, bool first_inline) {
   bool first = true;
-  for (const auto& [key, value] : map.map) {
+  for (size_t i = 0; i < map.keys.size(); ++i) {
     if (!(first && first_inline)) out += std::string(key_col, ' ');
     first = false;
-    out += key + ":";
-    emit_value(out, value, child_col);
+    out += map.keys[i] + ":";
+    emit_value(out, map.seq[i], child_col);
   }
 }
 
