@@ -18,6 +18,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       goodput_(cfg.slo_targets),
+      saturation_(cfg.judge_saturation),
       step_series_(cfg.keep_series),
       closed_loop_(*this),
       series_(cfg.timeseries_interval,
@@ -103,7 +104,7 @@ ClusterResult ClusterSimulation::run() {
   out.trace = trace_.summary();
   out.steady = steady_.judge();
   out.goodput = goodput_.result();
-  out.saturation = judge_saturation(saturation_.sorted());
+  if (saturation_.enabled()) out.saturation = judge_saturation(saturation_.sorted());
   out.series = step_series_.series();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);

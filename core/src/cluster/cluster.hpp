@@ -34,6 +34,7 @@ struct ClusterConfig {
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
+  bool judge_saturation = false;  // run the detectors of spec head §3 (metrics/saturation.hpp)
   bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.

@@ -186,7 +186,7 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
   t.push_back(row("detectors", {"--detectors"}, "outputs",
                   "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "
-                  "composite, threshold, backlog-drift (comma list) or all; every run is judged by them anyway",
+                  "composite, threshold, backlog-drift (comma list) or all (blis plan judges its trials by them)",
                   [](RunConfig& c) -> auto& { return c.outputs.detectors; }));
   t.push_back(row("report", {"--report"}, "outputs",
                   "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "

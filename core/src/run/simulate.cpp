@@ -85,6 +85,9 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.cache_signal_delay = c.policies.cache_signal_delay;
   cc.engine.priority_preemption = e.preemption_policy == "priority";
   cc.keep_series = c.outputs.report.has_value();
+  // The detectors keep two events per request: only when their labels are
+  // printed, drawn, or judge a search's trials (which do not warn).
+  cc.judge_saturation = c.outputs.detectors.has_value() || c.outputs.report.has_value() || !c.outputs.warn_unsteady;
   cc.deadlines = r.deadlines;
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
