@@ -92,6 +92,18 @@ std::string header(const std::string& title) {
       kWidth, kHeight, (kLeft + kRight) / 2, escape(title));
 }
 
+// A horizontal grid line and a label at each tick of the y axis.
+template <class ToY>
+void y_grid(std::string& out, const Axis& ay, ToY&& py) {
+  for (double t : ay.ticks) {
+    const double y = py(t);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n", num(kLeft), num(y),
+                       num(kRight), num(y));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(kLeft - 6), num(y + 4),
+                       tick_text(t));
+  }
+}
+
 }  // namespace
 
 std::string escape(const std::string& text) {
@@ -138,13 +150,7 @@ std::string line_chart(const Chart& c) {
 
   std::string out = header(c.title);
   // Grid and ticks.
-  for (double t : ay.ticks) {
-    const double y = py(t);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n", num(kLeft), num(y),
-                       num(kRight), num(y));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(kLeft - 6), num(y + 4),
-                       tick_text(t));
-  }
+  y_grid(out, ay, py);
   for (double t : ax.ticks) {
     const double x = px(t);
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n", num(x), num(kTop),
@@ -220,13 +226,7 @@ std::string bar_chart(const Bars& b) {
   const Axis ay = make_axis(0, hi > 0 ? hi * 1.1 : 1, false, true);
   auto py = [&](double y) { return kBottom - ay.frac(y) * (kBottom - kTop); };
   std::string out = header(b.title);
-  for (double t : ay.ticks) {
-    const double y = py(t);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n", num(kLeft), num(y),
-                       num(kRight), num(y));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(kLeft - 6), num(y + 4),
-                       tick_text(t));
-  }
+  y_grid(out, ay, py);
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", num(kLeft),
                      num(kTop), num(kRight - kLeft), num(kBottom - kTop));
   out += fmt::format("<text transform=\"translate(20 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
