@@ -263,3 +263,12 @@ TEST_CASE("robustness: counts accept the reference's digit grouping", "[cli][con
   check_refused("run --model qwen/qwen3-14b --num-requests _1000", "--num-requests: invalid value '_1000'");
   check_refused("run --model qwen/qwen3-14b --num-requests 1000_", "--num-requests: invalid value '1000_'");
 }
+
+TEST_CASE("robustness: failing an instance under request deadlines is refused, not a crash", "[cli][events]") {
+  check_refused("run --model qwen/qwen3-14b --num-instances 2 --rate 40 --num-requests 300 --timeout 30 "
+                "--event 'at=2s action=fail instance=1 requests=fail'",
+                "--event: a 'fail' event together with request deadlines");
+  Result drained = run_blis("run --model qwen/qwen3-14b --num-instances 2 --rate 40 --num-requests 300 --timeout 30 "
+                            "--event 'at=2s action=drain instance=1'");
+  CHECK(drained.status == 0);
+}
