@@ -109,3 +109,29 @@ TEST_CASE("scenario events appear in the decision trace and the JSON document", 
   CHECK(json.out.find("\"scenario_events\": {\n    \"rerouted\": 0,\n    \"failed\": 0,\n    \"applied\": [\n"
                       "      \"2.000000 s: at=2s action=drain instance=3") != std::string::npos);
 }
+
+TEST_CASE("requests lost with a failed instance have a record marked failed", "[golden][events]") {
+  // The failed instance's in-flight requests are lost (requests=fail): each
+  // has a record in the results file, on that instance, with no E2E.
+  TempDir dir;
+  const std::string results = dir.str() + "/results.json";
+  const Result r = run_blis(kBase + " --event 'at=3s action=fail instance=1 requests=fail' --format json"
+                            " --results-path " + results);
+  REQUIRE(r.status == 0);
+  const std::string text = slurp(results);
+  size_t records = 0, failed = 0, on_failed_instance = 0;
+  for (size_t at = text.find("\"requestID\""); at != std::string::npos; at = text.find("\"requestID\"", at + 1)) {
+    ++records;
+    const size_t end = text.find('}', at);
+    const std::string rec = text.substr(at, end - at);
+    if (rec.find("\"failed\": true") != std::string::npos) {
+      ++failed;
+      if (rec.find("\"handled_by\": \"instance_1\"") != std::string::npos) ++on_failed_instance;
+      CHECK(rec.find("\"e2e_ms\": 0,") != std::string::npos);
+    }
+  }
+  CHECK(records == 300);
+  CHECK(failed > 0);
+  CHECK(on_failed_instance == failed);
+  CHECK(r.out.find("\"failed\": " + std::to_string(failed) + ",") != std::string::npos);
+}

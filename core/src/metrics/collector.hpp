@@ -27,6 +27,7 @@ struct RequestRecord {
   bool length_capped = false;
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
+  bool failed = false;     // lost with its instance (a scenario's `fail` event)
   std::string tenant_id, model;
 };
 

@@ -192,6 +192,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
         e.key("timed_out");
         e.text += "true";
       }
+      if (r->failed) {
+        e.key("failed");
+        e.text += "true";
+      }
       o.text += (first ? "\n    " : ",\n    ") + e.close();
       first = false;
     }

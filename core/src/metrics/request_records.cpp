@@ -2,7 +2,7 @@
 
 namespace blis {
 
-void RequestRecords::add(const Request& r, bool dropped, bool timed_out) {
+void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed) {
   RequestRecord rec;
   rec.id = r.spec.id;
   rec.arrival_us = r.spec.arrival_us;
@@ -17,6 +17,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out) {
   rec.length_capped = r.length_capped;
   rec.dropped = dropped;
   rec.timed_out = timed_out;
+  rec.failed = failed;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
   metrics_[static_cast<size_t>(r.instance)].records.push_back(std::move(rec));

@@ -1,0 +1,371 @@
+// Invariants at scale, through the binary a user runs (issue 13, item 5):
+// random `blis run` configurations over cluster sizes and pools, KV pressure
+// and the CPU tier, schedulers and priorities, preemption, admission and
+// routing latency with and without a horizon, token-bucket admission,
+// timeouts, closed-loop clients, workload specs (prefix groups, multi-turn
+// sessions, SLO classes), the shipped Lua scorers and admission script, and
+// scenario events (failures with re-routing or losses, drains, restores,
+// stragglers, rate changes).
+// Every run must:
+// - exit 0 with a JSON document on stdout in which every number is finite
+//   and none is negative;
+// - conserve requests: injected = completed + queued + running + dropped +
+//   timed out + failed, per instance and for the cluster; with no horizon,
+//   nothing is left queued or running and injected + rejected = the requests
+//   sent;
+// - write one record per routed request to --results-path, each causal
+//   (scheduling delay <= TTFT <= E2E), on an instance of the run, with the
+//   dropped, timed-out and failed marks matching the counters;
+// - print byte-identical stdout and results when run again.
+// BLIS_CLI_INVARIANT_RUNS and BLIS_CLI_INVARIANT_SEED widen the search.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "json_lite.hpp"
+#include "temp_dir.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using blis::test::Json;
+using blis::test::TempDir;
+
+namespace {
+
+// splitmix64: a fixed, portable stream, so a failure replays exactly.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+  bool one_in(int64_t n) { return below(n) == 0; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[static_cast<size_t>(below(static_cast<int64_t>(v.size())))];
+  }
+};
+
+struct Draw {
+  std::string args;       // after `blis run`
+  std::string spec;       // a workload spec's YAML, when the run uses one
+  bool horizon = false;   // a finite --horizon
+  bool closed_loop = false;
+  bool events = false;    // scenario events (failures, drains, slowdowns, rate changes)
+  int64_t sent = 0;       // requests the workload sends (0: unknown)
+};
+
+std::string distribution(Rng& rng, int64_t mean, int64_t max) {
+  std::ostringstream d;
+  if (rng.one_in(3)) {
+    d << "{type: exponential, params: {mean: " << mean << "}}";
+  } else {
+    d << "{type: gaussian, params: {mean: " << mean << ", std_dev: " << 1 + mean / 3 << ", min: 1, max: " << max
+      << "}}";
+  }
+  return d.str();
+}
+
+std::string random_spec(Rng& rng, int64_t requests) {
+  static const std::vector<std::string> kClasses = {"critical", "standard", "sheddable", "batch", "background"};
+  std::ostringstream y;
+  y << "version: \"2\"\nseed: " << rng.below(1000) << "\ncategory: language\n"
+    << "aggregate_rate: " << 20 + rng.below(2000) << "\nnum_requests: " << requests << "\nclients:\n";
+  const int64_t clients = 1 + rng.below(3);
+  for (int64_t c = 0; c < clients; ++c) {
+    y << "  - id: client-" << c << "\n    tenant_id: tenant-" << c % 2 << "\n    slo_class: " << rng.pick(kClasses)
+      << "\n    rate_fraction: " << 1 + rng.below(4) << "\n    arrival: {process: "
+      << (rng.one_in(2) ? "poisson" : "constant") << "}\n"
+      << "    input_distribution: " << distribution(rng, 32 + rng.below(1200), 4000) << "\n"
+      << "    output_distribution: " << distribution(rng, 8 + rng.below(400), 2000) << "\n";
+    if (rng.one_in(2)) {
+      y << "    prefix_group: group-" << rng.below(2) << "\n    prefix_length: " << 16 * (1 + rng.below(32)) << "\n";
+    }
+    if (rng.one_in(3)) {
+      y << "    reasoning:\n      reason_ratio_distribution: {type: gaussian, params: {mean: 0, std_dev: 0, "
+           "min: 0, max: 0}}\n      multi_turn:\n        max_rounds: "
+        << 2 + rng.below(3) << "\n        think_time_us: " << rng.below(500000)
+        << "\n        context_growth: accumulate\n";
+    }
+  }
+  return y.str();
+}
+
+Draw draw(Rng& rng, const std::string& dir, int index) {
+  Draw d;
+  std::ostringstream a;
+  static const std::vector<std::string> kModels = {"qwen/qwen3-14b", "meta-llama/llama-3.1-8b-instruct"};
+  a << "--model " << rng.pick(kModels) << " --seed " << 1 + rng.below(1000);
+
+  // Cluster: one to 24 instances, or two pools of different GPUs.
+  int64_t instances = rng.pick(std::vector<int64_t>{1, 1, 2, 3, 4, 8, 16, 24});
+  if (rng.one_in(6)) {
+    const int64_t x = 1 + rng.below(3), y = 1 + rng.below(3);
+    a << " --pool 'name=h count=" << x << " hardware=H100' --pool 'name=a count=" << y << " hardware=A100-80'";
+    instances = x + y;
+  } else {
+    a << " --num-instances " << instances;
+  }
+
+  // KV pressure and the CPU tier.
+  const int64_t block = rng.pick(std::vector<int64_t>{16, 16, 32});
+  a << " --block-size " << block;
+  switch (rng.below(4)) {
+    case 0: a << " --total-kv-blocks " << 40 + rng.below(300); break;  // tight: preemptions, drops
+    case 1: a << " --total-kv-blocks " << 1000 + rng.below(4000); break;
+    default: break;  // from the GPU's memory
+  }
+  if (rng.one_in(3))
+    a << " --kv-cpu-blocks " << 100 + rng.below(5000) << " --kv-offload-threshold 0." << 3 + rng.below(7);
+
+  // Batching, scheduling, priorities, preemption.
+  if (rng.one_in(2)) a << " --max-num-seqs " << 1 + rng.below(256);
+  if (rng.one_in(2)) a << " --max-num-batched-tokens " << 256 + rng.below(8192);
+  if (rng.one_in(3)) a << " --long-prefill-token-threshold " << 16 + rng.below(1024);
+  a << " --scheduler " << rng.pick(std::vector<std::string>{"fcfs", "priority-fcfs", "sjf", "reverse-priority"});
+  a << " --priority-policy " << rng.pick(std::vector<std::string>{"constant", "slo-based", "inverted-slo"});
+  if (rng.one_in(3)) a << " --preemption-policy " << rng.pick(std::vector<std::string>{"fcfs", "priority"});
+
+  // Admission and routing, native and Lua.
+  switch (rng.below(5)) {
+    case 0:
+      a << " --admission-policy token-bucket --token-bucket-capacity " << 2000 + rng.below(50000)
+        << " --token-bucket-refill-rate " << 1000 + rng.below(100000);
+      break;
+    case 1: a << " --admission-policy admission/slo_guard.lua"; break;
+    default: break;
+  }
+  const bool latencies = rng.one_in(2);
+  if (latencies) a << " --admission-latency " << rng.below(20000) << " --routing-latency " << rng.below(20000);
+  switch (rng.below(5)) {
+    case 0: a << " --routing-policy round-robin"; break;
+    case 1: a << " --routing-policy least-loaded"; break;
+    case 2:
+      a << " --routing-policy weighted --routing-scorers "
+        << "scripts/scorers/prefix_affinity.lua:3,scripts/scorers/queue_depth.lua:2,kv-utilization:2";
+      break;
+    case 3: a << " --routing-policy weighted --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2"; break;
+    default: a << " --routing-policy weighted --routing-scorers scripts/scorers/kv_headroom.lua:1,load-balance:1"; break;
+  }
+  if (rng.one_in(4)) a << " --snapshot-refresh-interval " << rng.below(50000);
+
+  // Workload.
+  const int64_t requests = 40 + rng.below(300);
+  switch (rng.below(5)) {
+    case 0:
+    case 1: {
+      d.spec = random_spec(rng, requests);
+      const std::string path = dir + "/spec" + std::to_string(index) + ".yaml";
+      std::ofstream(path) << d.spec;
+      a << " --workload-spec " << path;
+      break;
+    }
+    case 2:
+      d.closed_loop = true;
+      a << " --concurrency " << 1 + rng.below(64) << " --think-time-ms " << rng.below(500)
+        << " --num-requests " << requests;
+      break;
+    default:
+      a << " --rate " << 5 + rng.below(1500) << " --num-requests " << requests << " --arrival-process "
+        << rng.pick(std::vector<std::string>{"constant", "poisson", "gamma"});
+      if (rng.one_in(3)) a << " --prefix-tokens " << 16 * rng.below(64);
+      a << " --prompt-tokens " << 32 + rng.below(2000) << " --output-tokens " << 4 + rng.below(600);
+      d.sent = requests;
+      break;
+  }
+  const bool timeout = rng.one_in(3);
+  if (timeout) a << " --timeout " << 1 + rng.below(4);
+  // Scenario events; a failure is refused with deadlines (docs/cli.md).
+  if (rng.one_in(3)) {
+    d.events = true;
+    const bool may_fail = !timeout && !d.closed_loop;
+    const int64_t n = 1 + rng.below(4);
+    for (int64_t k = 0; k < n; ++k) {
+      a << " --event 'at=" << rng.below(3000) << "ms action=";
+      const int64_t target = rng.below(instances);
+      switch (rng.below(may_fail ? 6 : 4)) {
+        case 0: a << "drain instance=" << target; break;
+        case 1: a << "restore instance=" << target; break;
+        case 2: a << "slow instance=" << target << " factor=" << 1 + rng.below(4); break;
+        case 3: a << "rate factor=0." << 2 + rng.below(8); break;
+        default:
+          a << "fail instance=" << target << " requests=" << (rng.one_in(2) ? "reroute" : "fail");
+          break;
+      }
+      a << "'";
+    }
+  }
+  if (rng.one_in(3) || (latencies && rng.one_in(2))) {
+    d.horizon = true;
+    a << " --horizon " << 100 + rng.below(5000) << "ms";
+  }
+  d.args = a.str();
+  return d;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+struct Counts {
+  double injected = 0, completed = 0, queued = 0, running = 0, dropped = 0, timed_out = 0;
+};
+
+Counts counts(const Json& m) {
+  Counts c;
+  c.injected = m.num("injected_requests");
+  c.completed = m.num("completed_requests");
+  c.queued = m.num("still_queued");
+  c.running = m.num("still_running");
+  c.dropped = m.num("dropped_unservable");
+  // Printed only when requests can time out.
+  c.timed_out = m.has("timed_out_requests") ? m.num("timed_out_requests") : 0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("CLI invariants hold over random configurations of the binary", "[invariant][cli]") {
+  const char* runs_env = std::getenv("BLIS_CLI_INVARIANT_RUNS");
+  const char* seed_env = std::getenv("BLIS_CLI_INVARIANT_SEED");
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 36;
+  Rng rng{seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 3ULL};
+  TempDir dir;
+  const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
+  int64_t total_dropped = 0, total_timed_out = 0, total_rejected = 0, total_preempted = 0, total_queued = 0;
+  int64_t multi_instance = 0, specs = 0, total_failed = 0, with_events = 0;
+  for (int i = 0; i < runs; ++i) {
+    const Draw d = draw(rng, dir.str(), i);
+    const std::string results = dir.str() + "/results" + std::to_string(i) + ".json";
+    const std::string args =
+        "run " + d.args + " --format json --results-path " + results + " --script-dir " + share;
+    INFO("run " << i << ": blis " << args << (d.spec.empty() ? "" : "\nspec:\n" + d.spec));
+    const Result r = run_blis(args, dir.str(), "timeout 120");
+    INFO("status " << r.status << "\nstderr: " << r.err.substr(0, 2000));
+    REQUIRE(r.status == 0);
+    CHECK(r.err.find("internal error") == std::string::npos);
+
+    // Finite, non-negative numbers everywhere (the parser refuses NaN and
+    // infinities).
+    Json doc;
+    REQUIRE_NOTHROW(doc = Json::parse(r.out));
+    std::vector<std::pair<std::string, double>> numbers;
+    doc.numbers("", numbers);
+    for (const auto& [path, value] : numbers) {
+      INFO(path << " = " << value);
+      CHECK(value >= 0);
+    }
+
+    // Conservation, per instance and for the cluster.
+    const Json& cluster = doc["cluster"];
+    const Counts c = counts(cluster);
+    const double rejected = doc.num("rejected_requests");
+    const double failed = doc.has("scenario_events") ? doc["scenario_events"].num("failed") : 0;
+    CHECK(c.injected == c.completed + c.queued + c.running + c.dropped + c.timed_out + failed);
+    Counts sum;
+    for (const Json& m : doc["instances"].items) {
+      const Counts k = counts(m);
+      INFO(m["instance_id"].text);
+      // (A failed instance's losses are counted for the cluster only.)
+      if (failed == 0) CHECK(k.injected == k.completed + k.queued + k.running + k.dropped + k.timed_out);
+      sum.injected += k.injected, sum.completed += k.completed, sum.queued += k.queued;
+      sum.running += k.running, sum.dropped += k.dropped, sum.timed_out += k.timed_out;
+    }
+    CHECK(sum.completed == c.completed);
+    CHECK(sum.running == c.running);
+    CHECK(sum.dropped == c.dropped);
+    CHECK(sum.timed_out == c.timed_out);
+    // The cluster also counts the requests still in its admission/routing
+    // pipeline at the horizon as queued.
+    CHECK(sum.queued <= c.queued);
+    const double in_pipeline = c.queued - sum.queued;
+    if (failed == 0) CHECK(c.injected - sum.injected == in_pipeline);
+    if (!d.horizon) {
+      CHECK(c.queued == 0);
+      CHECK(c.running == 0);
+      CHECK(in_pipeline == 0);
+      if (d.sent > 0) CHECK(c.injected + rejected == static_cast<double>(d.sent));
+    }
+
+    // One causal record per routed request.
+    Json res;
+    REQUIRE_NOTHROW(res = Json::parse(slurp(results)));
+    const auto& records = res["requests"].items;
+    CHECK(static_cast<double>(records.size()) == c.injected - in_pipeline);
+    std::set<std::string> ids, instance_ids;
+    for (const Json& m : doc["instances"].items) instance_ids.insert(m["instance_id"].text);
+    int64_t dropped = 0, timed_out = 0, finished = 0, lost = 0;
+    for (const Json& rec : records) {
+      const std::string id = rec["requestID"].text;
+      INFO(id);
+      CHECK(ids.insert(id).second);
+      CHECK(instance_ids.count(rec["handled_by"].text) == 1);
+      const double sched = rec.num("scheduling_delay_ms"), ttft = rec.num("ttft_ms"), e2e = rec.num("e2e_ms");
+      CHECK(rec.num("arrived_at") >= 0);
+      if (rec.has("dropped_unservable")) {
+        ++dropped;
+        CHECK(ttft == 0);
+        CHECK(e2e == 0);
+      }
+      if (rec.has("timed_out")) {
+        ++timed_out;
+        CHECK(e2e == 0);
+      }
+      if (rec.has("failed")) {
+        ++lost;
+        CHECK(e2e == 0);
+      }
+      if (ttft > 0) CHECK(ttft >= sched);
+      if (e2e > 0) {
+        ++finished;
+        CHECK(ttft > 0);
+        CHECK(e2e >= ttft);
+      }
+    }
+    CHECK(dropped == static_cast<int64_t>(c.dropped));
+    CHECK(timed_out == static_cast<int64_t>(c.timed_out));
+    CHECK(lost == static_cast<int64_t>(failed));
+    CHECK(finished <= static_cast<int64_t>(c.completed));
+
+    // Determinism: the same command prints the same bytes.
+    const std::string first_results = slurp(results);
+    const Result again = run_blis(args, dir.str(), "timeout 120");
+    REQUIRE(again.status == 0);
+    CHECK(again.out == r.out);
+    CHECK(slurp(results) == first_results);
+
+    total_dropped += static_cast<int64_t>(c.dropped);
+    total_timed_out += static_cast<int64_t>(c.timed_out);
+    total_rejected += static_cast<int64_t>(rejected);
+    total_preempted += static_cast<int64_t>(cluster.num("preemption_count"));
+    total_queued += static_cast<int64_t>(c.queued + c.running);
+    if (doc["instances"].items.size() > 1) ++multi_instance;
+    if (!d.spec.empty()) ++specs;
+    if (d.events) ++with_events;
+    total_failed += static_cast<int64_t>(failed);
+  }
+  // The draws do reach the interesting paths.
+  std::cerr << "cli invariants: " << runs << " runs: dropped " << total_dropped << ", timed out " << total_timed_out
+            << ", rejected " << total_rejected << ", preempted " << total_preempted << ", left in flight "
+            << total_queued << ", multi-instance runs " << multi_instance << ", workload specs " << specs << ", with events "
+            << with_events << ", failed " << total_failed << "\n";
+  if (runs >= 36) {
+    CHECK(total_dropped > 0);
+    CHECK(total_timed_out > 0);
+    CHECK(total_rejected > 0);
+    CHECK(total_preempted > 0);
+    CHECK(total_queued > 0);
+    CHECK(multi_instance > runs / 2);
+    CHECK(specs > 0);
+    CHECK(total_failed > 0);
+  }
+}
