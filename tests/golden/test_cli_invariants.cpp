@@ -183,15 +183,14 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   }
   const bool timeout = rng.one_in(3);
   if (timeout) a << " --timeout " << 1 + rng.below(4);
-  // Scenario events; a failure is refused with deadlines (docs/cli.md).
+  // Scenario events.
   if (rng.one_in(3)) {
     d.events = true;
-    const bool may_fail = !timeout && !d.closed_loop;
     const int64_t n = 1 + rng.below(4);
     for (int64_t k = 0; k < n; ++k) {
       a << " --event 'at=" << rng.below(3000) << "ms action=";
       const int64_t target = rng.below(instances);
-      switch (rng.below(may_fail ? 6 : 4)) {
+      switch (rng.below(6)) {
         case 0: a << "drain instance=" << target; break;
         case 1: a << "restore instance=" << target; break;
         case 2: a << "slow instance=" << target << " factor=" << 1 + rng.below(4); break;

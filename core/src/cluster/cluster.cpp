@@ -132,6 +132,7 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Scenario: apply_event(static_cast<size_t>(e.payload)); return;
     case EventKind::Step: break;
+    case EventKind::Timeout: break;  // the instance checks the request is still its own
     default:
       // A request still on its way to an instance that failed meanwhile.
       if (any_down_ && down_[e.target]) {

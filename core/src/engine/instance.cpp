@@ -115,6 +115,10 @@ void Instance::drop(uint32_t slot) {
 void Instance::on_timeout(uint64_t payload) {
   Request& r = pool_[static_cast<uint32_t>(payload)];
   if (r.incarnation != static_cast<uint32_t>(payload >> 32)) return;  // completed or dropped before
+  // Taken from this instance by a failure and routed again: on its way, or
+  // queued or running elsewhere (where its deadline is set again), it is not
+  // this instance's to time out.
+  if (r.instance != index_ || (r.state != RequestState::Queued && r.state != RequestState::Running)) return;
   last_time_ = std::max(last_time_, kernel_.now());
   if (r.state == RequestState::Running) {
     auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& x) { return x.req == &r; });

@@ -93,12 +93,6 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
   for (const std::string& text : c.events) cc.events.push_back(parse_scenario_event(text, c.where("events")));
   if (!c.events.empty()) cc.events_where = c.where("events");
-  // Failing an instance under request deadlines is not supported yet: a
-  // failed instance's requests and their pending timeouts are not reconciled.
-  for (const ScenarioEvent& ev : cc.events)
-    if (ev.action == EventAction::Fail && r.deadlines)
-      throw InputError(cc.events_where, "a 'fail' event together with request deadlines (--timeout, closed-loop users "
-                                        "or spec timeouts) is not supported yet; use 'drain', or leave out the deadlines");
   return cc;
 }
 
