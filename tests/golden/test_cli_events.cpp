@@ -135,3 +135,57 @@ TEST_CASE("requests lost with a failed instance have a record marked failed", "[
   CHECK(on_failed_instance == failed);
   CHECK(r.out.find("\"failed\": " + std::to_string(failed) + ",") != std::string::npos);
 }
+
+TEST_CASE("a workload event changes the traffic mix mid-run", "[golden][events]") {
+  // 60 requests/s of the distribution workload for 5 s, then the 400
+  // long-prompt requests of another spec, counted from 5 s.
+  TempDir dir;
+  std::ofstream(dir.str() + "/evening.yaml") << R"(version: "2"
+seed: 7
+category: language
+aggregate_rate: 40.0
+num_requests: 400
+clients:
+  - id: long-docs
+    slo_class: batch
+    rate_fraction: 1.0
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 3000, std_dev: 500, min: 2000, max: 6000}}
+    output_distribution: {type: gaussian, params: {mean: 100, std_dev: 30, min: 10, max: 300}}
+)";
+  const std::string args =
+      "run --model qwen/qwen3-14b --num-instances 4 --rate 60 --num-requests 600 --prompt-tokens-max 1500 "
+      "--event 'at=5s action=workload spec=evening.yaml' --results-path r.json --timeseries ts.csv";
+  const Result r = run_blis(args, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // 300 arrivals of the first workload before 5 s, all 400 of the second.
+  CHECK(metric(r.out, "completed_requests") == 700);
+  CHECK(r.out.find("5.000000 s: at=5s action=workload spec=evening.yaml (arrivals from now on: evening.yaml)") !=
+        std::string::npos);
+  const std::string text = slurp(dir.str() + "/r.json");
+  size_t before = 0, after = 0, misplaced = 0;
+  for (size_t at = text.find("\"arrived_at\": "); at != std::string::npos; at = text.find("\"arrived_at\": ", at + 1)) {
+    const double t = std::stod(text.substr(at + 14));
+    const size_t p = text.find("\"num_prefill_tokens\": ", at);
+    const int input = std::stoi(text.substr(p + 22));
+    (t < 5.0 ? before : after)++;
+    if ((t < 5.0) != (input <= 1500)) ++misplaced;  // long prompts come from the second workload only
+  }
+  CHECK(before == 300);
+  CHECK(after == 400);
+  CHECK(misplaced == 0);
+  // Ids go on from the first workload's: no two records share one.
+  CHECK(text.find("\"requestID\": \"request_300\"") != std::string::npos);
+  CHECK(text.find("\"requestID\": \"request_699\"") != std::string::npos);
+  CHECK(text.find("\"requestID\": \"request_700\"") == std::string::npos);
+  CHECK(run_blis(args, dir.str()).out == r.out);
+
+  check_refused(kBase + " --event 'when=running>5 action=workload spec=evening.yaml'",
+                "a workload change needs at=TIME, not a threshold trigger", dir.str());
+  check_refused(kBase + " --event 'at=1s action=workload'", "needs spec=FILE", dir.str());
+  check_refused(kBase + " --event 'at=1s action=workload spec=missing.yaml'", "missing.yaml", dir.str());
+  check_refused("run --model qwen/qwen3-14b --concurrency 4 --num-requests 50 "
+                "--event 'at=1s action=workload spec=evening.yaml'",
+                "a workload change cannot follow closed-loop users", dir.str());
+}

@@ -201,6 +201,13 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
       }
       a << "'";
     }
+    // A change of traffic mix: another workload from then on.
+    if (!d.closed_loop && rng.one_in(3)) {
+      const std::string path = dir + "/phase" + std::to_string(index) + ".yaml";
+      std::ofstream(path) << random_spec(rng, 20 + rng.below(200));
+      a << " --event 'at=" << rng.below(4000) << "ms action=workload spec=" << path << "'";
+      d.sent = 0;  // some of the first workload's arrivals never come
+    }
   }
   if (rng.one_in(3) || (latencies && rng.one_in(2))) {
     d.horizon = true;

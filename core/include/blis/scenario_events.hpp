@@ -6,6 +6,7 @@
 // Written as text, one event per item of the `events` setting:
 //   at=30s action=fail instance=2 requests=reroute
 //   when=queue_depth>40 action=rate factor=0.5
+//   at=10m action=workload spec=evening-mix.yaml
 #pragma once
 
 #include <blis/kernel.hpp>
@@ -24,6 +25,7 @@ enum class EventAction {
   Rate,     // the arrival rate is multiplied by `factor` from now on
   Weight,   // the weight of routing scorer `scorer` becomes `weight`
   Routing,  // the routing policy becomes `policy` (the scorers stay)
+  Workload, // from now on, arrivals come from the workload spec `spec` (at= only)
 };
 
 // Cluster metrics a threshold trigger reads, over the routable instances.
@@ -41,6 +43,7 @@ struct ScenarioEvent {
   std::string scorer;
   double weight = 0;
   std::string policy;
+  std::string spec;  // workload: the path of a workload spec (YAML)
   std::string text;  // as given, for the report
 };
 

@@ -11,7 +11,7 @@ namespace blis {
 
 ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                                      const LatencyFactory& latency, ClusterPolicies policies)
-    : cfg_(cfg), source_(source), kernel_(cfg.engine.horizon),
+    : cfg_(cfg), source_(&source), kernel_(cfg.engine.horizon),
       metrics_(static_cast<size_t>(std::max(cfg.num_instances, 1))),
       collector_(cfg.keep_completions),
       records_(cfg.keep_records, metrics_),
@@ -62,11 +62,33 @@ ClusterSimulation::~ClusterSimulation() = default;
 void ClusterSimulation::pull_next_arrival() {
   uint32_t slot = pool_.acquire();
   Request& r = pool_[slot];
-  if (!source_.next(r.spec)) {
-    pool_.release(slot);
-    return;
+  for (;;) {
+    const bool more = source_->next(r.spec);
+    if (more) {
+      r.spec.arrival_us += phase_start_;
+      r.spec.id += id_offset_;
+      if (warped_) r.spec.arrival_us = warp_arrival(r.spec.arrival_us);
+    }
+    // The next workload phase starts before this arrival (or this workload
+    // is exhausted): the arrival never comes, the phase's first one does.
+    if (next_phase_ < phases_.size() && (!more || r.spec.arrival_us >= phases_[next_phase_].first)) {
+      const SimTime at = phases_[next_phase_].first;
+      source_ = phases_[next_phase_++].second;
+      phase_start_ = at;
+      id_offset_ = next_id_;
+      if (warped_) {  // the rate factor applies to the new workload's gaps, from its start
+        warp_src_ = static_cast<double>(at);
+        warp_dst_ = static_cast<double>(at);
+      }
+      continue;
+    }
+    if (!more) {
+      pool_.release(slot);
+      return;
+    }
+    break;
   }
-  if (warped_) r.spec.arrival_us = warp_arrival(r.spec.arrival_us);
+  next_id_ = std::max(next_id_, r.spec.id + 1);
   pending_arrival_ = r.spec.arrival_us;
   if (r.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);  // beyond the horizon: never processed
@@ -81,7 +103,7 @@ void ClusterSimulation::pull_next_arrival() {
 void ClusterSimulation::completed(const Request& r, SimTime t) {
   const uint32_t slot = pool_.acquire();
   Request& next = pool_[slot];
-  if (!source_.follow_up(r.spec, t, next.spec) || next.spec.arrival_us > kernel_.horizon()) {
+  if (!source_->follow_up(r.spec, t, next.spec) || next.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);
     return;
   }

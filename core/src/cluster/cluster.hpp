@@ -90,6 +90,12 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
                     const LatencyFactory& latency, ClusterPolicies policies = {});
   ~ClusterSimulation() override;
 
+  // A scenario's `workload` event (docs/cli.md "Scenario events"): from
+  // virtual time `at` on, arrivals come from `source`, its times counted from
+  // `at`; the current workload's later arrivals never come. Phases are given
+  // in time order, before run(); `source` outlives the simulation.
+  void add_workload_phase(SimTime at, WorkloadSource& source) { phases_.emplace_back(at, &source); }
+
   ClusterResult run();
   void handle(const Event& e) override;
 
@@ -112,7 +118,13 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   SimTime warp_arrival(SimTime source_time);
 
   ClusterConfig cfg_;
-  WorkloadSource& source_;
+  WorkloadSource* source_;
+  // Workload phases still to come, and the offsets of the current one: its
+  // arrival times count from phase_start_, its ids from id_offset_.
+  std::vector<std::pair<SimTime, WorkloadSource*>> phases_;
+  size_t next_phase_ = 0;
+  SimTime phase_start_ = 0;
+  uint64_t id_offset_ = 0, next_id_ = 0;
   Kernel kernel_;
   RequestPool pool_;
   std::vector<InstanceMetrics> metrics_;

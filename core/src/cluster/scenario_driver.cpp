@@ -194,6 +194,7 @@ void ClusterSimulation::apply_event(size_t index) {
     }
     case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
     case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
+    case EventAction::Workload: note = "arrivals from now on: " + e.spec; break;  // pull_next_arrival switches
   }
   series_.scenario_event();
   event_log_.push_back(fmt::format("{:.6f} s: {}{}", static_cast<double>(now) / 1e6, e.text,

@@ -27,7 +27,7 @@ const std::map<std::string, EventAction>& actions() {
   static const std::map<std::string, EventAction> m = {
       {"fail", EventAction::Fail},       {"drain", EventAction::Drain}, {"restore", EventAction::Restore},
       {"slow", EventAction::Slow},       {"rate", EventAction::Rate},   {"weight", EventAction::Weight},
-      {"routing", EventAction::Routing}};
+      {"routing", EventAction::Routing}, {"workload", EventAction::Workload}};
   return m;
 }
 
@@ -133,6 +133,11 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
       e.weight = num("weight", need("weight", "W"));
       break;
     case EventAction::Routing: e.policy = need("policy", "NAME (round-robin, least-loaded, weighted, ...)"); break;
+    case EventAction::Workload:
+      e.spec = need("spec", "FILE (a workload spec, YAML)");
+      // Its arrivals are drawn ahead of time: its start must be known.
+      if (e.at < 0) throw bad("a workload change needs at=TIME, not a threshold trigger");
+      break;
   }
   if (!kv.empty()) throw bad(fmt::format("unknown or unused key '{}' for action {}", kv.begin()->first, action));
   return e;

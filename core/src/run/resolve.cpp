@@ -650,6 +650,48 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   return r;
 }
 
+std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
+                                                const std::string& where, bool& deadlines) {
+  std::vector<const ScenarioEvent*> changes;
+  for (const ScenarioEvent& e : events)
+    if (e.action == EventAction::Workload) changes.push_back(&e);
+  std::stable_sort(changes.begin(), changes.end(), [](auto* a, auto* b) { return a->at < b->at; });
+  auto closed_loop = [](const WorkloadSpec& s) {
+    return std::any_of(s.clients.begin(), s.clients.end(), [](const ClientSpec& c) { return c.concurrency > 0; });
+  };
+  std::vector<WorkloadPhase> out;
+  if (changes.empty()) return out;
+  // A closed-loop user's next request comes from its own workload, which a
+  // change would end under it.
+  if (r.spec && closed_loop(*r.spec))
+    throw InputError(where, "a workload change cannot follow closed-loop users (--concurrency or a spec's "
+                            "concurrency clients): use an open-loop workload, or a 'rate' event");
+  const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
+  for (size_t k = 0; k < changes.size(); ++k) {
+    const ScenarioEvent& e = *changes[k];
+    const std::string at = fmt::format("{}: event '{}'", where, e.text);
+    WorkloadSpec spec = load_workload_spec(e.spec);  // errors name the file (and line)
+    if (closed_loop(spec))
+      throw InputError(at, "the spec has closed-loop (concurrency) clients: a workload change takes open-loop "
+                           "clients only");
+    if (spec.num_requests <= 0 && r.horizon == kNoHorizon)
+      throw InputError(at, "the spec sets no num_requests and the run has no horizon: give the spec a "
+                           "num_requests, or the run a --horizon");
+    // Its own seed, moved by the change's position: two phases never draw
+    // the same random content, whatever their specs' seeds.
+    spec.seed = static_cast<int64_t>((static_cast<uint64_t>(spec.seed) + 1'000'003ULL * (k + 1)) & 0x7fffffffffffffffULL);
+    if (const std::optional<int64_t>& t = r.given.workload.timeout_s) {
+      const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
+      for (auto& c : spec.clients) c.timeout_us = us;
+      for (auto& c : spec.cohorts) c.timeout_us = us;
+    }
+    deadlines = deadlines || has_deadlines(spec) || r.given.workload.timeout_s.has_value();
+    const int64_t horizon = r.horizon == kNoHorizon ? kNoHorizon : std::max<int64_t>(r.horizon - e.at, 0);
+    out.push_back({e.at, make_spec_workload(spec, horizon, spec.num_requests > 0 ? spec.num_requests : 0, block_size)});
+  }
+  return out;
+}
+
 std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r) {
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   if (r.spec) return make_spec_workload(*r.spec, r.horizon, r.request_cap, block_size);

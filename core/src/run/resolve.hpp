@@ -13,6 +13,7 @@
 #include <blis/policy_config.hpp>
 #include <blis/run_config.hpp>
 #include <blis/scenario.hpp>
+#include <blis/scenario_events.hpp>
 #include <blis/workload.hpp>
 
 #include <map>
@@ -86,5 +87,15 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx);
 
 // The workload the resolved run simulates.
 std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run);
+
+// The workloads of the run's `workload` events (docs/cli.md "Scenario
+// events"), in time order: each spec read, checked and bounded by what is
+// left of the horizon. Sets `deadlines` when a phase's requests may time out.
+struct WorkloadPhase {
+  SimTime at = 0;
+  std::unique_ptr<WorkloadSource> source;
+};
+std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& run, const std::vector<ScenarioEvent>& events,
+                                                const std::string& where, bool& deadlines);
 
 }  // namespace blis

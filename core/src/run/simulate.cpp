@@ -352,6 +352,7 @@ RunOutcome simulate(const RunConfig& config) {
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
   ClusterConfig cc = cluster_config(r);
+  const std::vector<WorkloadPhase> phases = make_workload_phases(r, cc.events, cc.events_where, cc.deadlines);
   const std::vector<ResolvedPool> pools = resolve_pools(config, ctx);
 
   // One latency configuration per pool (the run's own without pools), and
@@ -403,6 +404,7 @@ RunOutcome simulate(const RunConfig& config) {
                                               CreateArgs{&latency_cfgs[p], pool_runs[p]->seed});
   }, make_policies(r, ctx));
   for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], latency_cfgs[p]);
+  for (const WorkloadPhase& phase : phases) sim.add_workload_phase(phase.at, *phase.source);
   ClusterResult result = sim.run();
   if (progress) progress->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
