@@ -16,5 +16,7 @@ cmake --build "$build" -j "$(nproc)" >&2
 cd "$build"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# Tests that bound a command's CPU time allow instrumented code this factor.
+export BLIS_TEST_SLOWDOWN="${BLIS_TEST_SLOWDOWN:-4}"
 # Instrumented code runs a few times slower: give each test more time.
 ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@"
