@@ -580,6 +580,8 @@ void apply_policy_file(RunConfig& c) {
   take("routing_policy", p.routing, b.routing_policy);
   take("priority_policy", p.priority, b.priority_policy);
   take("scheduler", p.scheduler, b.scheduler);
+  take("autoscaler", c.autoscaler, b.autoscaler);
+  take("lifecycle", c.lifecycle, b.lifecycle);
   // The file's scorers count only when no other writer listed any.
   if (!b.scorers.empty() && (!p.scorers || p.scorers->empty())) {
     std::vector<std::string> parts;

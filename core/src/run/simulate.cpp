@@ -6,6 +6,7 @@
 #include "util/json_format.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
+#include "run/fleet_config.hpp"
 #include "run/pools.hpp"
 
 #include <blis/lua.hpp>
@@ -99,6 +100,10 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
     if (ev.action == EventAction::Fail && r.deadlines)
       throw InputError(cc.events_where, "a 'fail' event together with request deadlines (--timeout, closed-loop users "
                                         "or spec timeouts) is not supported yet; use 'drain', or leave out the deadlines");
+  for (const ScenarioEvent& ev : cc.events)
+    if (ev.action == EventAction::Remove && ev.drain != DrainMode::Wait && r.deadlines)
+      throw InputError(cc.events_where, "a 'remove' event with drain=redirect or drain=immediate together with request "
+                                        "deadlines is not supported yet; use drain=wait, or leave out the deadlines");
   return cc;
 }
 
@@ -191,7 +196,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   field(false, "hardware", go_string(c.pool().model.hardware.value_or("")));
   field(false, "tp", std::to_string(*c.pool().model.tp));
   field(false, "latency_model", go_string(r.latency_model));
-  field(false, "num_instances", std::to_string(result.instances.size()));
+  field(false, "num_instances", std::to_string(result.initial_instances));
   field(false, "total_kv_blocks", std::to_string(*c.pool().engine.total_kv_blocks));
   field(false, "admission_policy", go_string(*c.policies.admission));
   field(false, "routing_policy", go_string(*c.policies.routing));
@@ -267,7 +272,7 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
           ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
                         *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
                         r.latency_model)
-          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.instances.size(),
+          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.initial_instances,
                         c.pool_specs.size());
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
@@ -328,6 +333,73 @@ std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterRes
   return out;
 }
 
+// What the pools block says of each pool.
+struct PoolLine {
+  std::string name, model, hardware, latency_model;
+  int64_t count = 0;
+  int32_t tp = 1;
+  double cost_per_hour = 0;
+};
+
+// "=== Pools ===" of a run whose instances came and went (run/fleet_config.hpp):
+// each pool's instances at the start and end and at its peak, and GPU-hours
+// and cost over the time each instance was provisioned (from the decision to
+// add it until it drained, or the end of the run).
+std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                        double seconds) {
+  std::string out;
+  if (cc.fleet.autoscaler.enabled()) {
+    out += "=== Autoscaler ===\n";
+    int64_t up = 0, down = 0;
+    for (const ScalingAction& a : result.scaling) {
+      out += fmt::format("{:.6f} s: {} {:+d} ({})\n", static_cast<double>(a.time) / 1e6,
+                         pools[static_cast<size_t>(a.pool)].name, a.delta, a.why);
+      (a.delta > 0 ? up : down) += std::abs(a.delta);
+    }
+    out += fmt::format("Scaling Actions: {}\nInstances Added: {}\nInstances Removed: {}\n", result.scaling.size(), up,
+                       down);
+  }
+  out += "=== Pools ===\n";
+  const SimTime end = static_cast<SimTime>(std::llround(seconds * 1e6));
+  double gpu_hours = 0, cost = 0;
+  int64_t at_start = 0, at_end = 0;
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const PoolLine& pl = pools[p];
+    int64_t completed = 0;
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if ((cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[i])) == p) completed += result.instances[i].completed;
+    double instance_us = 0;
+    int64_t added = 0, removed = 0, open = 0;
+    std::vector<std::pair<SimTime, int>> steps;  // +1 at each start, -1 at each end
+    for (const InstanceSpan& s : result.spans) {
+      if (static_cast<size_t>(s.pool) != p) continue;
+      const SimTime from = std::min(s.start, end), to = s.end < 0 ? end : std::min(s.end, end);
+      instance_us += static_cast<double>(std::max<SimTime>(0, to - from));
+      added += s.start > 0;
+      removed += s.end >= 0;
+      open += s.end < 0;
+      steps.emplace_back(s.start, 1);
+      if (s.end >= 0) steps.emplace_back(s.end, -1);
+    }
+    std::sort(steps.begin(), steps.end());  // at equal times the leaving instance first
+    int64_t live = 0, peak = 0;
+    for (const auto& [t, d] : steps) peak = std::max(peak, live += d);
+    const double hours = instance_us / 3.6e9;
+    const double g = hours * pl.tp;
+    out += fmt::format("{}: {} instance(s) at start, {} at end, peak {} ({} added, {} removed) of {} on {} (TP {}), "
+                       "latency model {}; {} completed; {:.4f} GPU-hours; ${:.4f}\n",
+                       pl.name, pl.count, open, peak, added, removed, pl.model, pl.hardware, pl.tp, pl.latency_model,
+                       completed, g, hours * pl.cost_per_hour);
+    gpu_hours += g;
+    cost += hours * pl.cost_per_hour;
+    at_start += pl.count;
+    at_end += open;
+  }
+  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
+                     at_end, seconds, gpu_hours, cost);
+  return out;
+}
+
 // What a resolved run gives its latency model.
 ConfigTable latency_config(const ResolvedRun& r) {
   ConfigTable base;
@@ -384,6 +456,35 @@ RunOutcome simulate(const RunConfig& config) {
       pool_runs.push_back(&pr);
     }
     if (cc.num_instances > 100000) throw InputError(config.where("pools"), "more than 100000 instances in all");
+  }
+  // Instances added and removed at run time: the fleet, its reserve slots,
+  // and what the pools block says of each pool.
+  std::vector<PoolLine> pool_lines;
+  const bool fleet = wants_fleet(config, cc);
+  if (fleet) {
+    std::vector<FleetPool> fp;
+    std::vector<EngineConfig> engines;
+    if (pools.empty()) {
+      const ModelSettings& m = r.config.pool().model;
+      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, ""});
+      pool_lines.push_back(PoolLine{cc.pool_name, m.name.value_or("?"), m.hardware.value_or("?"), r.latency_model,
+                                    cc.num_instances, static_cast<int32_t>(*m.tp), 0});
+    }
+    for (const ResolvedPool& p : pools) {
+      const ModelSettings& m = p.run.config.pool().model;
+      fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count, p.cost_per_hour,
+                             p.lifecycle});
+      engines.push_back(cluster_config(p.run).engine);
+      pool_lines.push_back(PoolLine{p.name, m.name.value_or("?"), m.hardware.value_or("?"), p.run.latency_model,
+                                    p.count, static_cast<int32_t>(*m.tp), p.cost_per_hour});
+    }
+    configure_fleet(config, fp, engines, r.seed, cc);
+  } else {
+    for (const ResolvedPool& p : pools)
+      if (!p.lifecycle.empty())
+        throw InputError(config.where("pools"), fmt::format("pool '{}': lifecycle keys ({}) need add events or "
+                                                            "--autoscaler",
+                                                            p.name, p.lifecycle));
   }
   std::vector<ConfigTable> latency_cfgs;
   latency_cfgs.reserve(pool_runs.size());
@@ -473,7 +574,10 @@ RunOutcome simulate(const RunConfig& config) {
   }
   if (r.config.outputs.format == "table") {
     outcome.report = table_report(r, result, cluster, fitness);
-    if (!pools.empty()) outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
+    if (fleet)
+      outcome.report += "\n" + fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
+    else if (!pools.empty())
+      outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
     return outcome;
   }
 
@@ -492,7 +596,10 @@ RunOutcome simulate(const RunConfig& config) {
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
   if (!cc.events.empty()) out += events_block(result, cluster);
-  if (!pools.empty()) out += pools_block(pools, result, runtime_seconds(cluster));
+  if (fleet)
+    out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
+  else if (!pools.empty())
+    out += pools_block(pools, result, runtime_seconds(cluster));
   return outcome;
 }
 
