@@ -91,3 +91,51 @@ TEST_CASE("a policy file's autoscaler section runs the autoscaler; the flag wins
   REQUIRE(flag.status == 0);
   CHECK(flag.out.find("=== Autoscaler ===\n20.000000 s: default +") != std::string::npos);
 }
+
+TEST_CASE("your own scaling rule: the queue-target plugin and a Lua autoscaler", "[golden][fleet][plugin][lua]") {
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 1 --rate 60 --num-requests 3000 "
+                           "--lifecycle 'max=4 provisioning_delay=20s' --format table";
+  // The shipped plugin, through the C ABI (plugins/autoscalers/queue-target).
+  const Result plugin = run_blis(base + " --autoscaler 'interval=10s policy=queue-target'");
+  INFO(plugin.err);
+  REQUIRE(plugin.status == 0);
+  CHECK(plugin.out.find(" s: default +1 (queue-target with KV demand ") != std::string::npos);
+  CHECK(plugin.out.find("3000 completed") != std::string::npos);
+  // Its configuration through --plugin-config changes its decisions.
+  const Result strict = run_blis(base + " --autoscaler 'interval=10s policy=queue-target'" +
+                                 " --plugin-config queue-target.queue_per_instance=1000000");
+  REQUIRE(strict.status == 0);
+  CHECK(strict.out.find("Scaling Actions: 0\n") != std::string::npos);
+
+  TempDir dir;
+  const std::string lua = dir.write("step_up.lua", R"(summary = "one more instance per tick up to the pool's max"
+function decide(n, pending_supply)
+  if variants[0].room > 0 then return variants[0].pool, 1 end
+end
+)");
+  const Result script = run_blis(base + " --autoscaler 'interval=10s policy=" + lua + "'");
+  INFO(script.err);
+  REQUIRE(script.status == 0);
+  CHECK(script.out.find("=== Autoscaler ===\n10.000000 s: default +1 (") != std::string::npos);
+  CHECK(script.out.find("20.000000 s: default +1 (") != std::string::npos);
+  CHECK(script.out.find("30.000000 s: default +1 (") != std::string::npos);
+  CHECK(script.out.find("Instances Added: 3\n") != std::string::npos);  // max 4
+
+  const std::string bad = dir.write("bad.lua", "function decide(n) return 7, 1 end\n");
+  check_refused(base + " --autoscaler 'interval=10s policy=" + bad + "'", "returned pool 7");
+  const std::string frac = dir.write("frac.lua", "function decide(n) return 0, 0.5 end\n");
+  check_refused(base + " --autoscaler 'interval=10s policy=" + frac + "'", "whole number of instances");
+  check_refused(base + " --autoscaler 'interval=10s policy=no-such-rule'", "unknown autoscaler 'no-such-rule'");
+}
+
+TEST_CASE("blis plugins list and inspect know the autoscaler kind", "[golden][fleet][plugin]") {
+  const Result list = run_blis("plugins list");
+  REQUIRE(list.status == 0);
+  CHECK(list.out.find("autoscaler") != std::string::npos);
+  CHECK(list.out.find("queue-target") != std::string::npos);
+  const Result inspect =
+      run_blis(std::string("plugins inspect ") + BLIS_TEST_STAGE + "/lib/blis/plugins/libblis-autoscaler-queue-target.so");
+  INFO(inspect.err);
+  CHECK(inspect.status == 0);
+  CHECK(inspect.out.find("queue-target") != std::string::npos);
+}

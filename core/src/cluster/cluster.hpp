@@ -128,6 +128,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void close_span(size_t i);
   void check_drained(size_t i);
   void scaling_tick();
+  std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
   void actuate(size_t decision);
 
   ClusterConfig cfg_;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace blis {
 namespace {
@@ -252,16 +253,25 @@ void ClusterSimulation::scaling_tick() {
       v->demand += static_cast<double>(inst.kv().used_blocks()) * block +
                    static_cast<double>(inst.queue_depth()) * a.avg_input_tokens;
       v->max_supply = std::max(v->max_supply, supply);
+      v->queue_depth += inst.queue_depth();
+      v->in_flight += in_flight_[i];
       ++v->count;
     }
     for (VariantLoad& v : variants) v.above_min = v.count - cfg_.fleet.pools[static_cast<size_t>(v.pool)].min;
-    const ScalingDecision d = decide_scaling(variants, pending_capacity * a.kv_cache_threshold, a);
-    const int32_t pool = d.pool, delta = d.delta;
+    const double pending_supply = pending_capacity * a.kv_cache_threshold;
+    int32_t pool = -1, delta = 0;
     std::string why;
     double demand = 0;
     for (const VariantLoad& v : variants) demand += v.demand;
-    if (delta > 0) why = fmt::format("KV demand {:.0f} tokens needs {:.0f} more", demand, d.required);
-    if (delta < 0) why = fmt::format("KV demand {:.0f} tokens leaves {:.0f} spare", demand, d.spare);
+    if (a.rule) {
+      std::tie(pool, delta) = ask_rule(variants, pending_supply);
+      if (delta != 0) why = fmt::format("{} with KV demand {:.0f} tokens", a.policy, demand);
+    } else {
+      const ScalingDecision d = decide_scaling(variants, pending_supply, a);
+      pool = d.pool, delta = d.delta;
+      if (delta > 0) why = fmt::format("KV demand {:.0f} tokens needs {:.0f} more", demand, d.required);
+      if (delta < 0) why = fmt::format("KV demand {:.0f} tokens leaves {:.0f} spare", demand, d.spare);
+    }
     // Stabilisation (spec head §6.3 step 4).
     SimTime& since = delta > 0 ? g.up_since : g.down_since;
     (delta > 0 ? g.down_since : g.up_since) = -1;
@@ -283,6 +293,32 @@ void ClusterSimulation::scaling_tick() {
   // The loop stops when nothing else can happen before an unbounded horizon.
   if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
   schedule(kernel_, now + a.interval, EventKind::ScalingTick);
+}
+
+// A registered autoscaler's decision over the group's pools (cheapest
+// first), held to the pools' limits; PluginError on a pool outside the group.
+std::pair<int32_t, int32_t> ClusterSimulation::ask_rule(std::vector<VariantLoad> variants, double pending_supply) {
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const VariantLoad& x, const VariantLoad& y) { return x.cost_per_hour < y.cost_per_hour; });
+  std::vector<blis_scaling_variant> in;
+  in.reserve(variants.size());
+  for (const VariantLoad& v : variants)
+    in.push_back(blis_scaling_variant{v.pool, v.count, v.room, v.above_min, v.cost_per_hour, v.supply, v.demand,
+                                      v.max_supply, v.queue_depth, v.in_flight});
+  const blis_scaling_input input{sizeof(blis_scaling_input), sizeof(blis_scaling_variant), kernel_.now(),
+                                 pending_supply, in.data(), static_cast<int64_t>(in.size())};
+  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
+  const blis_scaling_decision d = a.rule->decide(input);
+  if (d.delta == 0) return {-1, 0};
+  const auto v = std::find_if(variants.begin(), variants.end(), [&](const VariantLoad& x) { return x.pool == d.pool; });
+  if (v == variants.end())
+    throw PluginError(a.policy, fmt::format("autoscaler '{}' returned pool {} at {} µs, which is not one of the "
+                                            "pools it was given",
+                                            a.policy, d.pool, kernel_.now()));
+  const int32_t delta = d.delta > 0 ? std::clamp(d.delta, 0, std::max(v->room, 0))
+                                    : -std::clamp(-d.delta, 0, std::max(v->above_min, 0));
+  if (delta == 0) return {-1, 0};
+  return {d.pool, delta};
 }
 
 void ClusterSimulation::actuate(size_t k) {

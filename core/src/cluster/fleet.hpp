@@ -7,9 +7,11 @@
 #pragma once
 
 #include <blis/kernel.hpp>
+#include <blis/policies.hpp>
 #include <blis/scenario_events.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,8 @@ struct AutoscalerConfig {
   DelaySpec actuation;                     // decision -> action (hpa_scrape_delay)
   double kv_cache_threshold = 0.8, scale_up_threshold = 0.8, scale_down_boundary = 0.4;
   double avg_input_tokens = 512;
+  std::string policy;                    // a registered autoscaler's name ("" = the built-in rule)
+  std::shared_ptr<Autoscaler> rule;      // that autoscaler, created for the run
   bool enabled() const { return interval > 0; }
 };
 
@@ -58,6 +62,7 @@ struct VariantLoad {
   int32_t count = 0;                              // active instances taking traffic
   int32_t room = 0;                               // how many more it may start (max - live)
   int32_t above_min = 0;                          // how many it may remove (count - min)
+  int64_t queue_depth = 0, in_flight = 0;         // over its active instances
 };
 
 struct ScalingDecision {

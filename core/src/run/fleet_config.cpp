@@ -98,10 +98,12 @@ AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& wh
       a.scale_down_boundary = number(k, v, where, 0, true, 1e9);
     else if (k == "avg_input_tokens")
       a.avg_input_tokens = number(k, v, where, 0, true, 1e9);
+    else if (k == "policy")
+      a.policy = v;
     else
       throw InputError(where, fmt::format("autoscaler '{}': unknown key '{}'; keys are interval, up_window, "
                                           "down_window, actuation_delay, actuation_stddev, kv_cache_threshold, "
-                                          "scale_up_threshold, scale_down_boundary, avg_input_tokens",
+                                          "scale_up_threshold, scale_down_boundary, avg_input_tokens, policy",
                                           text, k));
   }
   if (a.interval <= 0)

@@ -10,6 +10,7 @@
 #include "run/pools.hpp"
 
 #include <blis/lua.hpp>
+#include <blis/script_lookup.hpp>
 #include <blis/settings.hpp>
 #include <blis/config_keys.h>
 
@@ -460,6 +461,7 @@ RunOutcome simulate(const RunConfig& config) {
   // Instances added and removed at run time: the fleet, its reserve slots,
   // and what the pools block says of each pool.
   std::vector<PoolLine> pool_lines;
+  ConfigTable autoscaler_cfg;
   const bool fleet = wants_fleet(config, cc);
   if (fleet) {
     std::vector<FleetPool> fp;
@@ -479,6 +481,18 @@ RunOutcome simulate(const RunConfig& config) {
                                     p.count, static_cast<int32_t>(*m.tp), p.cost_per_hour});
     }
     configure_fleet(config, fp, engines, r.seed, cc);
+    // A scaling rule of the user's: an autoscaler plugin or Lua script.
+    if (const std::string& name = cc.fleet.autoscaler.policy; !name.empty()) {
+      const auto dirs = script_search_dirs(config.script_dirs, ctx.env.script_dir);
+      const auto found = resolve_plugin_name(*ctx.env.registries, *ctx.vm, PluginKind::Autoscaler, name, dirs);
+      if (!found)
+        throw InputError(config.where("autoscaler"),
+                         fmt::format("unknown autoscaler '{}'; valid: {}", name,
+                                     available_plugin_names(*ctx.env.registries, *ctx.vm, PluginKind::Autoscaler,
+                                                            dirs)));
+      autoscaler_cfg = r.overrides.config_for(*found, ConfigTable{});
+      cc.fleet.autoscaler.rule = ctx.env.registries->autoscalers.create(*found, CreateArgs{&autoscaler_cfg, r.seed});
+    }
   } else {
     for (const ResolvedPool& p : pools)
       if (!p.lifecycle.empty())
