@@ -139,3 +139,16 @@ TEST_CASE("blis plugins list and inspect know the autoscaler kind", "[golden][fl
   CHECK(inspect.status == 0);
   CHECK(inspect.out.find("queue-target") != std::string::npos);
 }
+
+TEST_CASE("the JSON format carries the fleet: pools, GPU-hours, cost and the scaling actions", "[golden][fleet]") {
+  const Result r = run_blis(kBase + " --lifecycle 'max=4 provisioning_delay=5s' --autoscaler 'interval=2s'" +
+                            " --format json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find(",\n  \"fleet\": {\n    \"pools\": [\n      {\"name\": \"default\", \"instances_at_start\": 2, ") !=
+        std::string::npos);
+  CHECK(r.out.find("\"gpu_hours\": ") != std::string::npos);
+  CHECK(r.out.find("\"scaling_actions\": [") != std::string::npos);
+  CHECK(r.out.substr(r.out.size() - 6) == "  }\n}\n");
+  // Without a fleet, no such object.
+  CHECK(run_blis(kBase + " --format json").out.find("\"fleet\"") == std::string::npos);
+}

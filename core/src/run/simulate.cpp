@@ -342,10 +342,46 @@ struct PoolLine {
   double cost_per_hour = 0;
 };
 
-// "=== Pools ===" of a run whose instances came and went (run/fleet_config.hpp):
-// each pool's instances at the start and end and at its peak, and GPU-hours
-// and cost over the time each instance was provisioned (from the decision to
-// add it until it drained, or the end of the run).
+// What each pool of a run whose instances came and went (run/fleet_config.hpp)
+// used: its instances at the start, the end and its peak, and GPU-hours and
+// cost over the time each instance was provisioned (from the decision to add
+// it until it drained, or the end of the run).
+struct PoolUse {
+  int64_t completed = 0, added = 0, removed = 0, at_end = 0, peak = 0;
+  double gpu_hours = 0, cost = 0;
+};
+
+std::vector<PoolUse> pool_use(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                              double seconds) {
+  const SimTime end = static_cast<SimTime>(std::llround(seconds * 1e6));
+  std::vector<PoolUse> out(pools.size());
+  for (size_t p = 0; p < pools.size(); ++p) {
+    PoolUse& u = out[p];
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if ((cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[i])) == p) u.completed += result.instances[i].completed;
+    double instance_us = 0;
+    std::vector<std::pair<SimTime, int>> steps;  // +1 at each start, -1 at each end
+    for (const InstanceSpan& s : result.spans) {
+      if (static_cast<size_t>(s.pool) != p) continue;
+      const SimTime from = std::min(s.start, end), to = s.end < 0 ? end : std::min(s.end, end);
+      instance_us += static_cast<double>(std::max<SimTime>(0, to - from));
+      u.added += s.start > 0;
+      u.removed += s.end >= 0;
+      u.at_end += s.end < 0;
+      steps.emplace_back(s.start, 1);
+      if (s.end >= 0) steps.emplace_back(s.end, -1);
+    }
+    std::sort(steps.begin(), steps.end());  // at equal times the leaving instance first
+    int64_t live = 0;
+    for (const auto& [t, d] : steps) u.peak = std::max(u.peak, live += d);
+    const double hours = instance_us / 3.6e9;
+    u.gpu_hours = hours * pools[p].tp;
+    u.cost = hours * pools[p].cost_per_hour;
+  }
+  return out;
+}
+
+// "=== Autoscaler ===" (with an autoscaler) and "=== Pools ===" of such a run.
 std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
                         double seconds) {
   std::string out;
@@ -361,43 +397,50 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
                        down);
   }
   out += "=== Pools ===\n";
-  const SimTime end = static_cast<SimTime>(std::llround(seconds * 1e6));
   double gpu_hours = 0, cost = 0;
   int64_t at_start = 0, at_end = 0;
+  const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
   for (size_t p = 0; p < pools.size(); ++p) {
     const PoolLine& pl = pools[p];
-    int64_t completed = 0;
-    for (size_t i = 0; i < result.instances.size(); ++i)
-      if ((cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[i])) == p) completed += result.instances[i].completed;
-    double instance_us = 0;
-    int64_t added = 0, removed = 0, open = 0;
-    std::vector<std::pair<SimTime, int>> steps;  // +1 at each start, -1 at each end
-    for (const InstanceSpan& s : result.spans) {
-      if (static_cast<size_t>(s.pool) != p) continue;
-      const SimTime from = std::min(s.start, end), to = s.end < 0 ? end : std::min(s.end, end);
-      instance_us += static_cast<double>(std::max<SimTime>(0, to - from));
-      added += s.start > 0;
-      removed += s.end >= 0;
-      open += s.end < 0;
-      steps.emplace_back(s.start, 1);
-      if (s.end >= 0) steps.emplace_back(s.end, -1);
-    }
-    std::sort(steps.begin(), steps.end());  // at equal times the leaving instance first
-    int64_t live = 0, peak = 0;
-    for (const auto& [t, d] : steps) peak = std::max(peak, live += d);
-    const double hours = instance_us / 3.6e9;
-    const double g = hours * pl.tp;
+    const PoolUse& u = use[p];
     out += fmt::format("{}: {} instance(s) at start, {} at end, peak {} ({} added, {} removed) of {} on {} (TP {}), "
                        "latency model {}; {} completed; {:.4f} GPU-hours; ${:.4f}\n",
-                       pl.name, pl.count, open, peak, added, removed, pl.model, pl.hardware, pl.tp, pl.latency_model,
-                       completed, g, hours * pl.cost_per_hour);
-    gpu_hours += g;
-    cost += hours * pl.cost_per_hour;
+                       pl.name, pl.count, u.at_end, u.peak, u.added, u.removed, pl.model, pl.hardware, pl.tp,
+                       pl.latency_model, u.completed, u.gpu_hours, u.cost);
+    gpu_hours += u.gpu_hours;
+    cost += u.cost;
     at_start += pl.count;
-    at_end += open;
+    at_end += u.at_end;
   }
   out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
                      at_end, seconds, gpu_hours, cost);
+  return out;
+}
+
+// --format json: the same as a "fleet" object, appended to the document.
+std::string fleet_json(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                       double seconds) {
+  std::string out = ",\n  \"fleet\": {\n    \"pools\": [";
+  double gpu_hours = 0, cost = 0;
+  const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const PoolUse& u = use[p];
+    out += fmt::format("{}\n      {{\"name\": {}, \"instances_at_start\": {}, \"instances_at_end\": {}, "
+                       "\"peak_instances\": {}, \"added\": {}, \"removed\": {}, \"completed\": {}, "
+                       "\"gpu_hours\": {}, \"cost\": {}}}",
+                       p ? "," : "", go_string(pools[p].name), pools[p].count, u.at_end, u.peak, u.added, u.removed,
+                       u.completed, go_float(u.gpu_hours), go_float(u.cost));
+    gpu_hours += u.gpu_hours;
+    cost += u.cost;
+  }
+  out += fmt::format("\n    ],\n    \"gpu_hours\": {},\n    \"cost\": {},\n    \"scaling_actions\": [",
+                     go_float(gpu_hours), go_float(cost));
+  for (size_t k = 0; k < result.scaling.size(); ++k) {
+    const ScalingAction& a = result.scaling[k];
+    out += fmt::format("{}\n      {{\"time_us\": {}, \"pool\": {}, \"delta\": {}, \"why\": {}}}", k ? "," : "",
+                       a.time, go_string(pools[static_cast<size_t>(a.pool)].name), a.delta, go_string(a.why));
+  }
+  out += result.scaling.empty() ? "]\n  }" : "\n    ]\n  }";
   return out;
 }
 
@@ -571,7 +614,7 @@ RunOutcome simulate(const RunConfig& config) {
         verdict_name(result.steady.verdict), result.saturation.summary().empty() ? "-" : result.saturation.summary());
     rr.cdf = outcome.cdf;
     rr.series = result.series;
-    rr.kv_capacity = static_cast<double>(cc.engine.total_kv_blocks) * cc.num_instances;
+    rr.kv_capacity = static_cast<double>(cc.engine.total_kv_blocks) * static_cast<double>(result.initial_instances);
     outcome.run_report = std::move(rr);
   }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
@@ -584,6 +627,8 @@ RunOutcome simulate(const RunConfig& config) {
                                   wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
   if (r.config.outputs.format == "json") {
     outcome.report = json_document(r, result, cluster, fitness);
+    if (fleet)  // before the document's closing brace
+      outcome.report.insert(outcome.report.size() - 3, fleet_json(pool_lines, cc, result, runtime_seconds(cluster)));
     return outcome;
   }
   if (r.config.outputs.format == "table") {
