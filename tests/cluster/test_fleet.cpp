@@ -245,6 +245,11 @@ TEST_CASE("the autoscaler's analyzer: the worked example of spec head 6.3", "[cl
   ScalingDecision down = decide_scaling({v}, 0, a);
   CHECK(down.spare == Approx(110000));
   CHECK(down.delta == -1);
+  // No demand at all: spare 160,000 -> floor(2) = 2, but the group keeps
+  // one instance (differences row 32).
+  v.demand = 0;
+  CHECK(decide_scaling({v}, 0, a).delta == -1);
+  v.demand = 20000;
   v.above_min = 0;
   CHECK(decide_scaling({v}, 0, a).delta == 0);
   // Two pools: up on the cheaper one, down on the dearer one.

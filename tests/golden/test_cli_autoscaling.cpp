@@ -152,3 +152,17 @@ TEST_CASE("the JSON format carries the fleet: pools, GPU-hours, cost and the sca
   // Without a fleet, no such object.
   CHECK(run_blis(kBase + " --format json").out.find("\"fleet\"") == std::string::npos);
 }
+
+TEST_CASE("the autoscaler does not act once the run is over, and reserve slots do not dilute averages",
+          "[golden][fleet]") {
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --rate 20 --num-requests 300 --prefix-tokens 512";
+  const Result plain = run_blis(base);
+  // The first tick would come at 1000 s, long after the last request.
+  const Result idle = run_blis(base + " --lifecycle 'max=10' --autoscaler 'interval=1000s'");
+  REQUIRE(idle.status == 0);
+  CHECK(idle.out.find("Scaling Actions: 0\n") != std::string::npos);
+  CHECK(idle.out.find("default: 2 instance(s) at start, 2 at end, peak 2 (0 added, 0 removed)") != std::string::npos);
+  // 18 reserve slots never used: the cache hit rate is that of the 2 instances.
+  const auto hit = [](const std::string& out) { return out.substr(out.find("Cache Hit Rate: "), 22); };
+  CHECK(hit(idle.out) == hit(plain.out));
+}

@@ -67,7 +67,9 @@ ScalingDecision decide_scaling(std::vector<VariantLoad> variants, double pending
     if (v->count == 0 || v->above_min <= 0) continue;
     const int32_t n = std::clamp(static_cast<int32_t>(std::floor(d.spare / (v->supply / v->count))), 1, v->count);
     d.pool = v->pool;
-    d.delta = -std::min(n, v->above_min);
+    // Never the group's last instance: with none left, no demand is seen
+    // and the group could never scale up again (differences row 32).
+    d.delta = -std::min({n, v->above_min, count - 1});
     return d;
   }
   return d;
@@ -224,6 +226,9 @@ void ClusterSimulation::check_drained(size_t i) {
 // stabilise, then actuate (now, or after the actuation delay).
 void ClusterSimulation::scaling_tick() {
   const SimTime now = kernel_.now();
+  // The loop stops when nothing else can happen before an unbounded horizon:
+  // the run is over, there is nothing to scale for.
+  if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
   const AutoscalerConfig& a = cfg_.fleet.autoscaler;
   const double block = static_cast<double>(cfg_.engine.block_size);
   for (ScalingGroup& g : groups_) {
@@ -315,8 +320,10 @@ std::pair<int32_t, int32_t> ClusterSimulation::ask_rule(std::vector<VariantLoad>
     throw PluginError(a.policy, fmt::format("autoscaler '{}' returned pool {} at {} µs, which is not one of the "
                                             "pools it was given",
                                             a.policy, d.pool, kernel_.now()));
+  int32_t active = 0;
+  for (const VariantLoad& x : variants) active += x.count;
   const int32_t delta = d.delta > 0 ? std::clamp(d.delta, 0, std::max(v->room, 0))
-                                    : -std::clamp(-d.delta, 0, std::max(v->above_min, 0));
+                                    : -std::clamp(-d.delta, 0, std::max(std::min(v->above_min, active - 1), 0));
   if (delta == 0) return {-1, 0};
   return {d.pool, delta};
 }

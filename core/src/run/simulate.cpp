@@ -572,8 +572,13 @@ RunOutcome simulate(const RunConfig& config) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
+  // The instances of the run: with a fleet, the slots some instance used
+  // (reserve slots never filled would dilute the per-instance averages).
+  std::vector<uint8_t> used(result.instances.size(), fleet ? 0 : 1);
+  for (const InstanceSpan& s : result.spans) used[static_cast<size_t>(s.instance)] = 1;
   std::vector<const InstanceMetrics*> parts;
-  for (const auto& m : result.instances) parts.push_back(&m);
+  for (size_t i = 0; i < result.instances.size(); ++i)
+    if (used[i]) parts.push_back(&result.instances[i]);
   // Requests still before their admission or routing decision at the horizon
   // count as queued at the cluster (conservation).
   InstanceMetrics cluster = cluster_metrics(result);
