@@ -149,6 +149,9 @@ TEST_CASE("the JSON format carries the fleet: pools, GPU-hours, cost and the sca
   CHECK(r.out.find("\"gpu_hours\": ") != std::string::npos);
   CHECK(r.out.find("\"scaling_actions\": [") != std::string::npos);
   CHECK(r.out.substr(r.out.size() - 6) == "  }\n}\n");
+  // Reserve slots no instance used are not listed (2 initial, max 4: 6 slots).
+  CHECK(r.out.find("\"instance_id\": \"instance_5\"") == std::string::npos);
+  CHECK(r.out.find("\"instance_id\": \"instance_1\"") != std::string::npos);
   // Without a fleet, no such object.
   CHECK(run_blis(kBase + " --format json").out.find("\"fleet\"") == std::string::npos);
 }

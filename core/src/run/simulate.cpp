@@ -213,10 +213,17 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result, r.detectors, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
-  for (size_t i = 0; i < result.instances.size(); ++i)
-    out += (i ? ",\n    " : "\n    ") +
+  // With a fleet, the slots some instance used (cluster/fleet.hpp).
+  std::vector<uint8_t> used(result.instances.size(), result.spans.empty() ? 1 : 0);
+  for (const InstanceSpan& s : result.spans) used[static_cast<size_t>(s.instance)] = 1;
+  bool any = false;
+  for (size_t i = 0; i < result.instances.size(); ++i) {
+    if (!used[i]) continue;
+    out += (any ? ",\n    " : "\n    ") +
            nested(metrics_json(result.instances[i], "instance_" + std::to_string(i), false), 2);
-  out += result.instances.empty() ? "]" : "\n  ]";
+    any = true;
+  }
+  out += any ? "\n  ]" : "]";
   if (fitness) {
     out += fmt::format(",\n  \"fitness\": {{\n    \"score\": {},\n    \"components\": {{", go_float(fitness->score));
     bool first = true;
