@@ -2,10 +2,12 @@
 // source tree and must print exactly its expected.txt.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -84,4 +86,34 @@ TEST_CASE("example prefix-heavy: prefix-aware routing beats round-robin on TTFT"
   const double round_robin = p99_after("\"routing_policy\": \"round-robin\"");
   const double lua = p99_after("sticky_prefix.lua");
   CHECK(lua < round_robin / 2);
+}
+
+TEST_CASE("example diurnal-autoscaler: the instance count follows the load, after the provisioning delay",
+          "[golden][examples][fleet]") {
+  const std::string out = expected_of("diurnal-autoscaler");
+  // The first scale-up is decided at 750 s; its instances serve 150 s later.
+  CHECK(out.find("=== Autoscaler ===\n330.000000 s: h100 -1 ") != std::string::npos);
+  CHECK(out.find("\n750.000000 s: h100 +2 ") != std::string::npos);
+  CHECK(out.find(" GPU-hours; $") != std::string::npos);
+  blis::test::TempDir dir;
+  const std::string csv = dir.str() + "/day.csv";
+  CHECK(run(args_of("diurnal-autoscaler") + " --timeseries " + csv + " --timeseries-interval 1m") == out);
+  const std::string series = read(csv);
+  CHECK(series == read(fs::path(BLIS_TEST_SOURCE_DIR) / "examples" / "diurnal-autoscaler" / "expected-timeseries.csv"));
+  // instances per minute: 1 from the night scale-down until the ready event
+  // at 900 s (the 900 s boundary sees the cluster before it), more after.
+  std::vector<std::pair<double, int>> rows;
+  std::istringstream in(series);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const size_t a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    rows.emplace_back(std::stod(line.substr(0, a)), std::stoi(line.substr(b + 1, c - b - 1)));
+  }
+  for (const auto& [t, n] : rows) {
+    INFO("row at " << t << " s");
+    if (t >= 360 && t <= 900) CHECK(n == 1);
+    if (t >= 960 && t <= 1440) CHECK(n > 1);
+    if (t >= 1800) CHECK(n == 1);
+  }
 }

@@ -59,6 +59,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 1, 0x29259544da36d347ull},
     {1, 2, 0xa9cb54f39bd7611eull},
     {1, 3, 0x880e8a2cfff766bbull},
+    {1, 4, 0xd4bcae32162a3162ull},
 };
 
 }  // namespace
@@ -179,6 +180,30 @@ static_assert(offsetof(blis_admission_policy_vtable, reserved0) == 4);
 static_assert(offsetof(blis_admission_policy_vtable, create) == 8);
 static_assert(offsetof(blis_admission_policy_vtable, destroy) == 16);
 static_assert(offsetof(blis_admission_policy_vtable, admit) == 24);
+static_assert(sizeof(blis_scaling_variant) == 64);
+static_assert(offsetof(blis_scaling_variant, pool) == 0);
+static_assert(offsetof(blis_scaling_variant, count) == 4);
+static_assert(offsetof(blis_scaling_variant, room) == 8);
+static_assert(offsetof(blis_scaling_variant, above_min) == 12);
+static_assert(offsetof(blis_scaling_variant, cost_per_hour) == 16);
+static_assert(offsetof(blis_scaling_variant, supply) == 24);
+static_assert(offsetof(blis_scaling_variant, demand) == 32);
+static_assert(offsetof(blis_scaling_variant, max_supply) == 40);
+static_assert(offsetof(blis_scaling_variant, queue_depth) == 48);
+static_assert(offsetof(blis_scaling_variant, in_flight) == 56);
+static_assert(sizeof(blis_scaling_input) == 40);
+static_assert(offsetof(blis_scaling_input, struct_size) == 0);
+static_assert(offsetof(blis_scaling_input, variant_size) == 4);
+static_assert(offsetof(blis_scaling_input, now_us) == 8);
+static_assert(offsetof(blis_scaling_input, pending_supply) == 16);
+static_assert(offsetof(blis_scaling_input, variants) == 24);
+static_assert(offsetof(blis_scaling_input, count) == 32);
+static_assert(sizeof(blis_scaling_decision) == 8);
+static_assert(offsetof(blis_scaling_decision, delta) == 4);
+static_assert(sizeof(blis_autoscaler_vtable) == 32);
+static_assert(offsetof(blis_autoscaler_vtable, create) == 8);
+static_assert(offsetof(blis_autoscaler_vtable, destroy) == 16);
+static_assert(offsetof(blis_autoscaler_vtable, decide) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

@@ -439,3 +439,29 @@ TEST_CASE("scorer list: a name check runs before the piece's other checks", "[co
   CHECK(error("queue-depth:0,bogus:1") ==
         "--routing-scorers: scorer \"queue-depth\" weight must be a finite positive number, got 0");
 }
+
+TEST_CASE("policy config: the autoscaler and instance_lifecycle keys of spec head 6.1 (YAML)", "[config][fleet]") {
+  blis::test::TempDir dir;
+  const auto b = blis::load_policy_config(dir.write("p.yaml", R"(autoscaler:
+  interval_us: 30000000
+  scale_down_stabilization_window_us: 300000000
+  hpa_scrape_delay: {mean: 2, stddev: 0.5}
+  analyzer: {kv_cache_threshold: 0.9, scale_up_threshold: 0, scale_down_boundary: 0.3}
+instance_lifecycle:
+  loading_delay: {mean: 30, stddev: 0}
+  warm_start_initial_instances: true
+)"));
+  REQUIRE(b.autoscaler);
+  CHECK(*b.autoscaler == "interval=30000000us down_window=300000000us actuation_delay=2000000us "
+                         "actuation_stddev=500000us kv_cache_threshold=0.9 scale_down_boundary=0.3");
+  REQUIRE(b.lifecycle);
+  CHECK(*b.lifecycle == "loading_delay=30000000us loading_stddev=0us");
+  // interval 0 = disabled.
+  CHECK_FALSE(blis::load_policy_config(dir.write("off.yaml", "autoscaler:\n  interval_us: 0\n")).autoscaler);
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("neg.yaml", "autoscaler:\n  interval_us: -5\n")),
+                    Catch::Contains("autoscaler.interval_us must be a finite number >= 0"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("bad.yaml", "autoscaler:\n  analyser: {}\n")),
+                    Catch::Contains("analyser"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n")),
+                    Catch::Contains("warm_start_initial_instances: true"));
+}

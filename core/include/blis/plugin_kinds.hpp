@@ -23,7 +23,8 @@ namespace blis {
 enum class PluginKind {
   LatencyModel = BLIS_KIND_LATENCY_MODEL,
   RoutingScorer = BLIS_KIND_ROUTING_SCORER,
-  AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY
+  AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY,
+  Autoscaler = BLIS_KIND_AUTOSCALER
 };
 
 class Registries;

@@ -35,4 +35,13 @@ class AdmissionPolicy {
   virtual bool admit(const blis_route_input& input, std::string& reason) = 0;
 };
 
+// A scaling rule (docs/autoscaling.md): one scaling group's load at a tick
+// of the autoscaler loop in, how many instances to add to or remove from
+// which pool out (delta 0: nothing).
+class Autoscaler {
+ public:
+  virtual ~Autoscaler() = default;
+  virtual blis_scaling_decision decide(const blis_scaling_input& input) = 0;
+};
+
 }  // namespace blis

@@ -24,6 +24,10 @@ struct PolicyBundle {
   std::vector<ScorerWeight> scorers;  // in file order
   std::optional<std::string> priority_policy;
   std::optional<std::string> scheduler;
+  // spec head §6.1 `autoscaler:` and `instance_lifecycle:` (YAML), as the
+  // texts of the --autoscaler and --lifecycle settings (docs/autoscaling.md).
+  std::optional<std::string> autoscaler;
+  std::optional<std::string> lifecycle;
 };
 
 // Reads a policy file: ".toml" as TOML, ".yaml"/".yml" as the reference's

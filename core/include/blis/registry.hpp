@@ -129,6 +129,7 @@ class Registries {
   Registry<LatencyModel> latency{PluginKind::LatencyModel};
   Registry<RoutingScorer> scorers{PluginKind::RoutingScorer};
   Registry<AdmissionPolicy> admission{PluginKind::AdmissionPolicy};
+  Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

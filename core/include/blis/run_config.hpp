@@ -155,6 +155,11 @@ struct RunConfig {
   std::vector<std::string> pool_specs;
   // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
   std::vector<std::string> events;
+  // Instance lifecycle and the autoscaler (docs/autoscaling.md): key=value
+  // texts, "provisioning_delay=180s loading_delay=30s min=1 max=8" and
+  // "interval=30s scale_up_threshold=0.8" (run/fleet_config.cpp).
+  std::optional<std::string> lifecycle;
+  std::optional<std::string> autoscaler;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;

@@ -26,6 +26,15 @@ enum class EventAction {
   Weight,   // the weight of routing scorer `scorer` becomes `weight`
   Routing,  // the routing policy becomes `policy` (the scorers stay)
   Workload, // from now on, arrivals come from the workload spec `spec` (at= only)
+  Add,      // `count` instances of pool `pool` are added (after its provisioning and loading delays)
+  Remove,   // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
+};
+
+// How a removed instance lets go of its requests (spec head §6.2 drain policies).
+enum class DrainMode : uint8_t {
+  Wait,       // it takes no new traffic; queued and running requests finish there
+  Redirect,   // its queued requests are routed again; running ones finish
+  Immediate,  // all its requests are routed again (failed when already streaming)
 };
 
 // Cluster metrics a threshold trigger reads, over the routable instances.
@@ -44,6 +53,9 @@ struct ScenarioEvent {
   double weight = 0;
   std::string policy;
   std::string spec;  // workload: the path of a workload spec (YAML)
+  std::string pool;   // add, remove: the pool's name ("" = the only pool)
+  int32_t count = 1;  // add, remove: how many instances
+  DrainMode drain = DrainMode::Wait;  // remove
   std::string text;  // as given, for the report
 };
 

@@ -13,7 +13,7 @@
 namespace blis {
 
 // The subfolder of a script directory that holds scripts of `kind`:
-// "scorers", "admission" or "latency".
+// "scorers", "admission", "latency" or "autoscalers".
 const char* script_subdir(PluginKind kind);
 
 // The script search path, in order: each of `script_dirs` (--script-dir),

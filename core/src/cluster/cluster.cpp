@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace blis {
 
 ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
@@ -53,6 +55,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   // spec head §7.2: the delayed view starts as the caches at construction.
   for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
   setup_scenario();
+  setup_fleet();
 }
 
 ClusterSimulation::~ClusterSimulation() = default;
@@ -84,6 +87,7 @@ void ClusterSimulation::pull_next_arrival() {
     }
     if (!more) {
       pool_.release(slot);
+      source_done_ = true;
       return;
     }
     break;
@@ -92,6 +96,7 @@ void ClusterSimulation::pull_next_arrival() {
   pending_arrival_ = r.spec.arrival_us;
   if (r.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);  // beyond the horizon: never processed
+    source_done_ = true;
     return;
   }
   schedule(kernel_, r.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
@@ -134,6 +139,10 @@ ClusterResult ClusterSimulation::run() {
   if (series_.enabled()) out.timeseries = series_.csv();
   out.event_log = std::move(event_log_);
   out.rerouted = rerouted_;
+  out.initial_instances = static_cast<int64_t>(out.instances.size()) -
+                          std::count(cfg_.fleet.absent.begin(), cfg_.fleet.absent.end(), uint8_t{1});
+  out.spans = std::move(spans_);
+  out.scaling = std::move(applied_);
   if (out.instances.empty()) return out;
   int64_t completed = 0;
   for (const auto& m : out.instances) completed += m.completed;
@@ -153,16 +162,21 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Admission: on_admission(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Scenario: apply_event(static_cast<size_t>(e.payload)); return;
+    case EventKind::InstanceReady: on_instance_ready(e.payload); return;
+    case EventKind::ScalingTick: scaling_tick(); return;
+    case EventKind::ScaleActuation: actuate(static_cast<size_t>(e.payload)); return;
     case EventKind::Step: break;
     case EventKind::Timeout: break;  // the instance checks the request is still its own
     default:
       // A request still on its way to an instance that failed meanwhile.
       if (any_down_ && down_[e.target]) {
         lose(static_cast<uint32_t>(e.payload), down_reroutes_[e.target] != 0);
+        if (draining_ > 0) check_drained(e.target);
         return;
       }
   }
   instances_[e.target]->on_event(e);
+  if (draining_ > 0) check_drained(e.target);
 }
 
 void ClusterSimulation::on_cluster_arrival(uint32_t slot) {

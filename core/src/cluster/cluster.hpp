@@ -2,12 +2,14 @@
 // admission, routing, and N instances. Used for every run, N = 1 included.
 #pragma once
 
+#include "cluster/fleet.hpp"
 #include "cluster/request_signals.hpp"
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
 #include "engine/request.hpp"
 #include "metrics/collector.hpp"
 
+#include <blis/go_rand.hpp>
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
 #include <blis/scenario_events.hpp>
@@ -52,6 +54,7 @@ struct ClusterConfig {
   std::vector<std::string> pool_names;
   std::vector<int32_t> pool_tp;  // each pool's TP (snapshots' `tp`); empty: `tp`
   int32_t tp = 1;
+  FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet.hpp); off when it has no pools
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -79,6 +82,9 @@ struct ClusterResult {
   std::string timeseries;               // the --timeseries CSV, "" when off
   std::vector<std::string> event_log;   // scenario events as applied, in time order
   int64_t rerouted = 0;                 // requests moved off failed instances
+  int64_t initial_instances = 0;        // at the start (instances: every slot, reserve ones too)
+  std::vector<InstanceSpan> spans;      // with a fleet: when each instance was provisioned
+  std::vector<ScalingAction> scaling;   // the autoscaler's actions, in time order
 };
 
 // Builds one latency model per instance.
@@ -116,6 +122,20 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void apply_event(size_t index);
   void lose(uint32_t slot, bool reroute);
   SimTime warp_arrival(SimTime source_time);
+  // Instance lifecycle and the autoscaler (cluster/fleet.cpp).
+  void setup_fleet();
+  size_t pool_index(size_t instance) const;
+  int32_t live_instances(size_t pool) const;
+  int32_t add_instances(size_t pool, int32_t count);
+  void on_instance_ready(uint64_t payload);
+  void instance_ready(size_t i);
+  int32_t remove_instances(size_t pool, int32_t count, DrainMode mode);
+  void remove_instance(size_t i, DrainMode mode);
+  void close_span(size_t i);
+  void check_drained(size_t i);
+  void scaling_tick();
+  std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
+  void actuate(size_t decision);
 
   ClusterConfig cfg_;
   WorkloadSource* source_;
@@ -173,6 +193,25 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::vector<uint32_t> evicted_;
   std::vector<std::string> event_log_;
   int64_t rerouted_ = 0;
+
+  // Instance lifecycle (cluster/fleet.hpp): each slot's state, the
+  // generation of its current start (stale ready events are ignored), its
+  // open provisioning span, the pool of each add/remove event, and the
+  // autoscaler's scaling groups and decisions.
+  struct ScalingGroup {
+    std::vector<int32_t> pools;
+    SimTime up_since = -1, down_since = -1;
+  };
+  std::vector<Life> life_;
+  std::vector<uint32_t> generation_;
+  std::vector<int64_t> open_span_;
+  std::vector<InstanceSpan> spans_;
+  std::vector<int32_t> event_pool_;
+  std::vector<ScalingGroup> groups_;
+  std::vector<ScalingAction> decisions_, applied_;
+  std::unique_ptr<GoRand> lifecycle_rng_, autoscaler_rng_;
+  int64_t draining_ = 0;
+  bool source_done_ = false;
 };
 
 // The cluster's metrics: the instances' merged (spec cluster §7.2), with the

@@ -29,6 +29,8 @@ void ClusterSimulation::setup_scenario() {
       throw InputError(cfg_.events_where, fmt::format("event '{}': instance {} does not exist (the cluster has {} "
                                              "instance(s), indexed from 0)",
                                              e.text, e.instance, n));
+    if ((e.action == EventAction::Add || e.action == EventAction::Remove) && !cfg_.fleet.enabled())
+      throw InputError(cfg_.events_where, fmt::format("event '{}': internal: instance lifecycle is off", e.text));
     if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer))
       throw InputError(cfg_.events_where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
                                              "--routing-scorers",
@@ -93,7 +95,7 @@ std::vector<PoolGauges> ClusterSimulation::gauges() const {
     g.instances += routable_[i];
     g.queue_depth += inst.queue_depth();
     g.running += inst.batch_size();
-    if (down_[i]) continue;
+    if (down_[i] || life_[i] == Life::Starting || life_[i] == Life::Absent) continue;
     g.used_kv_blocks += inst.kv().used_blocks();
     g.total_kv_blocks += inst.kv().total_blocks();
   }
@@ -103,7 +105,7 @@ std::vector<PoolGauges> ClusterSimulation::gauges() const {
 double ClusterSimulation::trigger_value(TriggerMetric m) const {
   double sum = 0, used = 0, total = 0;
   for (size_t i = 0; i < instances_.size(); ++i) {
-    if (down_[i]) continue;
+    if (down_[i] || life_[i] == Life::Starting || life_[i] == Life::Absent) continue;
     const Instance& inst = *instances_[i];
     switch (m) {
       case TriggerMetric::QueueDepth: sum += inst.queue_depth(); break;
@@ -175,6 +177,10 @@ void ClusterSimulation::apply_event(size_t index) {
                          instances_[i]->batch_size());
       break;
     case EventAction::Restore:
+      if (life_[i] != Life::Active) {
+        note = "not in service: removed or not started";
+        break;
+      }
       routable_[i] = 1;
       down_[i] = 0;
       any_down_ = std::find(down_.begin(), down_.end(), 1) != down_.end();
@@ -195,7 +201,28 @@ void ClusterSimulation::apply_event(size_t index) {
     case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
     case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
     case EventAction::Workload: note = "arrivals from now on: " + e.spec; break;  // pull_next_arrival switches
+    case EventAction::Add: {
+      const int32_t n = add_instances(static_cast<size_t>(event_pool_[index]), e.count);
+      note = n == e.count ? fmt::format("{} instance(s) starting", n)
+                          : fmt::format("{} of {} instance(s) starting: no free slot", n, e.count);
+      break;
+    }
+    case EventAction::Remove: {
+      const int64_t before = rerouted_;
+      int32_t n = 0;
+      if (e.instance >= 0) {
+        if (life_[i] == Life::Active || life_[i] == Life::Starting) {
+          remove_instance(i, e.drain);
+          n = 1;
+        }
+      } else {
+        n = remove_instances(static_cast<size_t>(event_pool_[index]), e.count, e.drain);
+      }
+      note = fmt::format("{} instance(s) leaving; {} request(s) re-routed", n, rerouted_ - before);
+      break;
+    }
   }
+  if (draining_ > 0 && e.action == EventAction::Fail) check_drained(i);
   series_.scenario_event();
   event_log_.push_back(fmt::format("{:.6f} s: {}{}", static_cast<double>(now) / 1e6, e.text,
                                    note.empty() ? "" : " (" + note + ")"));

@@ -27,7 +27,8 @@ const std::map<std::string, EventAction>& actions() {
   static const std::map<std::string, EventAction> m = {
       {"fail", EventAction::Fail},       {"drain", EventAction::Drain}, {"restore", EventAction::Restore},
       {"slow", EventAction::Slow},       {"rate", EventAction::Rate},   {"weight", EventAction::Weight},
-      {"routing", EventAction::Routing}, {"workload", EventAction::Workload}};
+      {"routing", EventAction::Routing}, {"add", EventAction::Add},       {"remove", EventAction::Remove},
+      {"workload", EventAction::Workload}};
   return m;
 }
 
@@ -138,6 +139,34 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
       // Its arrivals are drawn ahead of time: its start must be known.
       if (e.at < 0) throw bad("a workload change needs at=TIME, not a threshold trigger");
       break;
+    case EventAction::Add:
+    case EventAction::Remove: {
+      e.pool = take("pool").value_or("");
+      if (auto c = take("count")) {
+        const auto x = number(*c);
+        if (!x || *x < 1 || *x != std::floor(*x) || *x > 100000)
+          throw bad(fmt::format("count={} is not an instance count in [1, 100000]", *c));
+        e.count = static_cast<int32_t>(*x);
+      }
+      if (e.action == EventAction::Add) break;
+      if (auto i = take("instance")) {
+        const auto x = number(*i);
+        if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e6) throw bad(fmt::format("instance={} is not an instance index", *i));
+        if (!e.pool.empty() || kv.count("count") != 0 || e.count != 1)
+          throw bad("instance= names one instance: leave out pool= and count=");
+        e.instance = static_cast<int32_t>(*x);
+      }
+      const std::string drain = take("drain").value_or("wait");
+      if (drain == "wait")
+        e.drain = DrainMode::Wait;
+      else if (drain == "redirect")
+        e.drain = DrainMode::Redirect;
+      else if (drain == "immediate")
+        e.drain = DrainMode::Immediate;
+      else
+        throw bad(fmt::format("drain={} must be wait, redirect or immediate", drain));
+      break;
+    }
   }
   if (!kv.empty()) throw bad(fmt::format("unknown or unused key '{}' for action {}", kv.begin()->first, action));
   return e;

@@ -9,6 +9,8 @@
 
 #include <toml++/toml.h>
 
+#include <fmt/format.h>
+
 #include "config/strict_yaml.hpp"
 #include "config/toml_input.hpp"
 
@@ -76,6 +78,16 @@ constexpr std::string_view kAdmissionKeys[] = {
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
 constexpr std::string_view kPriorityKeys[] = {"policy"};
 constexpr std::string_view kScorerKeys[] = {"name", "weight"};
+// spec head §6.1, YAML only.
+constexpr std::string_view kYamlTopKeys[] = {"admission", "routing", "priority", "scheduler", "autoscaler",
+                                             "instance_lifecycle"};
+constexpr std::string_view kAutoscalerKeys[] = {"interval_us", "scale_up_stabilization_window_us",
+                                                "scale_down_stabilization_window_us", "hpa_scrape_delay",
+                                                "analyzer"};
+constexpr std::string_view kAnalyzerKeys[] = {"kv_cache_threshold", "scale_up_threshold", "scale_down_boundary",
+                                              "avg_input_tokens"};
+constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances"};
+constexpr std::string_view kDelayKeys[] = {"mean", "stddev"};
 
 // Where each validated value was written, so that a validation error after
 // parsing still points into the file. Each is a ready "file:line[:col]".
@@ -261,8 +273,12 @@ class YamlReader {
     if (root.IsNull()) return b;
     if (!root.IsMap()) throw ConfigError(y_.where(root.Mark()), "policy config must be a mapping");
 
-    walk(root, "", kTopKeys, [&](const std::string& key, const YAML::Node& v) {
-      if (key == "scheduler") {
+    walk(root, "", kYamlTopKeys, [&](const std::string& key, const YAML::Node& v) {
+      if (key == "autoscaler") {
+        read_autoscaler(v, b);
+      } else if (key == "instance_lifecycle") {
+        read_lifecycle(v, b);
+      } else if (key == "scheduler") {
         set_name(b.scheduler, y_.string(v, "scheduler"));
       } else if (key == "admission") {
         walk(y_.mapping(v, "admission"), "admission", kAdmissionKeys,
@@ -302,6 +318,69 @@ class YamlReader {
   void walk(const YAML::Node& map, std::string_view prefix, KeyList allowed, F&& on) const {
     for (const auto& [key, value] : y_.entries(map, prefix, allowed))
       if (!value.IsNull()) on(key, value);
+  }
+
+  // A finite number >= 0 (spec head §6.1: intervals, windows and delays).
+  double non_negative(const YAML::Node& v, const std::string& key_path) const {
+    const double d = y_.number(v, key_path);
+    if (!std::isfinite(d) || d < 0)
+      throw ConfigError(y_.where(v.Mark()), key_path + " must be a finite number >= 0, got " + shortest_text(d));
+    return d;
+  }
+
+  // {mean: s, stddev: s} into " <name>_delay=..us <name>_stddev=..us" (or
+  // <name>=.. for the mean when `mean_key` is given).
+  std::string delay(const YAML::Node& v, const std::string& key_path, const std::string& mean_key,
+                    const std::string& stddev_key) const {
+    std::string out;
+    walk(y_.mapping(v, key_path), key_path, kDelayKeys, [&](const std::string& k, const YAML::Node& w) {
+      const double us = std::trunc(non_negative(w, key_path + "." + k) * 1e6);
+      out += fmt::format(" {}={}us", k == "mean" ? mean_key : stddev_key, static_cast<int64_t>(us));
+    });
+    return out;
+  }
+
+  void read_autoscaler(const YAML::Node& v, PolicyBundle& b) const {
+    std::string text;
+    double interval = 0;
+    walk(y_.mapping(v, "autoscaler"), "autoscaler", kAutoscalerKeys, [&](const std::string& k, const YAML::Node& w) {
+      const std::string key_path = "autoscaler." + k;
+      if (k == "interval_us") {
+        interval = non_negative(w, key_path);
+      } else if (k == "scale_up_stabilization_window_us") {
+        text += fmt::format(" up_window={}us", static_cast<int64_t>(non_negative(w, key_path)));
+      } else if (k == "scale_down_stabilization_window_us") {
+        text += fmt::format(" down_window={}us", static_cast<int64_t>(non_negative(w, key_path)));
+      } else if (k == "hpa_scrape_delay") {
+        text += delay(w, key_path, "actuation_delay", "actuation_stddev");
+      } else {
+        walk(y_.mapping(w, key_path), key_path, kAnalyzerKeys, [&](const std::string& a, const YAML::Node& x) {
+          const double d = y_.number(x, key_path + "." + a);
+          if (d != 0) text += fmt::format(" {}={}", a, shortest_text(d));  // 0: the default
+        });
+      }
+    });
+    if (interval < 1) return;  // 0 = disabled (spec head §6.1)
+    b.autoscaler = fmt::format("interval={}us", static_cast<int64_t>(interval)) + text;
+  }
+
+  void read_lifecycle(const YAML::Node& v, PolicyBundle& b) const {
+    std::string text;
+    bool warm = false;
+    walk(y_.mapping(v, "instance_lifecycle"), "instance_lifecycle", kLifecycleKeys,
+         [&](const std::string& k, const YAML::Node& w) {
+           if (k == "loading_delay")
+             text += delay(w, "instance_lifecycle.loading_delay", "loading_delay", "loading_stddev");
+           else
+             warm = y_.boolean(w, "instance_lifecycle.warm_start_initial_instances");
+         });
+    // blis's initial instances always start loaded (the reference's default
+    // makes them load first): say so rather than simulate something else.
+    if (!warm && !text.empty())
+      throw ConfigError(y_.where(v.Mark()), "instance_lifecycle: initial instances that load first are not "
+                                            "supported yet; set warm_start_initial_instances: true (blis "
+                                            "starts them loaded) or leave out loading_delay");
+    if (!text.empty()) b.lifecycle = text.substr(1);
   }
 
   void read_scorers(const YAML::Node& v, PolicyBundle& b, Sources& src) const {

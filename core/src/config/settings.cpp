@@ -210,7 +210,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("events", {"--event"}, "simulation",
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
                   "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
-                  "actions fail, drain, restore, slow, rate, weight, routing (docs/cli.md)",
+                  "actions fail, drain, restore, slow, rate, weight, routing, add, remove (docs/cli.md)",
                   [](RunConfig& c) -> auto& { return c.events; }));
   // model and latency
   t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
@@ -342,6 +342,17 @@ std::vector<SettingDef> make_table() {
                   "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
                   "batching setting of its own (docs/scenarios.md)",
                   [](RunConfig& c) -> auto& { return c.pool_specs; }));
+  t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
+                  "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "
+                  "loading_delay=30s min=1 max=8' (also provisioning_stddev, loading_stddev); delays apply "
+                  "to instances added by 'add' events or the autoscaler (docs/autoscaling.md)",
+                  [](RunConfig& c) -> auto& { return c.lifecycle; }));
+  t.push_back(row("autoscaler", {"--autoscaler"}, "cluster",
+                  "Scale pools between their min and max (--lifecycle) every interval from KV demand, spec "
+                  "head 6.3: 'interval=30s up_window=0s down_window=120s actuation_delay=0s "
+                  "kv_cache_threshold=0.8 scale_up_threshold=0.8 scale_down_boundary=0.4 avg_input_tokens=512' "
+                  "(docs/autoscaling.md)",
+                  [](RunConfig& c) -> auto& { return c.autoscaler; }));
   t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },

@@ -430,6 +430,17 @@ void Instance::evict(std::vector<uint32_t>& out) {
   }
 }
 
+void Instance::evict_waiting(std::vector<uint32_t>& out) {
+  while (!waiting_.empty()) {
+    Request& q = pool_[waiting_.front()];
+    waiting_.pop_front();
+    kv_.release(q.step.kv);
+    q.step.entry.new_tokens = 0;
+    q.step.entry.cached_tokens = 0;
+    out.push_back(q.slot);
+  }
+}
+
 void Instance::finalize() {
   for (const Running& r : running_) r.req->step = r.s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),

@@ -54,6 +54,8 @@ class Instance {
   // appends their slots (batch order, then queue order); the instance is left
   // empty. `set_slowdown` multiplies every later step's duration.
   void evict(std::vector<uint32_t>& out);
+  // Takes the wait queue's requests out (running ones stay), appending their slots to `out`.
+  void evict_waiting(std::vector<uint32_t>& out);
   void set_slowdown(double factor) { slowdown_ = factor; }
 
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }

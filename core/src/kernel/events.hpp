@@ -8,6 +8,9 @@
 //   Routing          | 2                               | admissions, then routings (spec cluster §1.4)
 //   Scenario         | 3                               | a scenario event: after the cluster's own
 //                    |                                 | decisions at that time, before instances
+//   InstanceReady    | 4                               | an added instance takes traffic, then the
+//   ScalingTick      | 5                               | autoscaler looks (spec head §6.3: tick,
+//   ScaleActuation   | 6                               | then actuation), all before instances
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -33,6 +36,9 @@ enum class EventKind : uint32_t {
   Step,             // an instance runs one step of its batch
   Timeout,          // a request's deadline passes (payload: timeout_payload)
   Scenario,         // a scenario event (blis/scenario_events.hpp); payload: its index
+  InstanceReady,    // an added instance is loaded (cluster/fleet.cpp); payload: its slot
+  ScalingTick,      // the autoscaler's collect -> analyze -> optimize step
+  ScaleActuation,   // an autoscaler decision is applied; payload: its index
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -46,6 +52,9 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::Admission: return 1;
     case EventKind::Routing: return 2;
     case EventKind::Scenario: return 3;
+    case EventKind::InstanceReady: return 4;
+    case EventKind::ScalingTick: return 5;
+    case EventKind::ScaleActuation: return 6;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

@@ -311,7 +311,63 @@ class LuaLatencyModel final : public LatencyModel {
   int post_decode_overhead_ = LUA_NOREF;
 };
 
+// An autoscaler script: decide(n, pending_supply) over `variants[0 .. n-1]`
+// returns the pool and the delta (nothing, or delta 0, for no change).
+class LuaAutoscaler final : public Autoscaler {
+ public:
+  LuaAutoscaler(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
+    require_kind(script_, PluginKind::Autoscaler);
+    decide_ = script_.function_ref("decide");
+    variants_.resize(16);
+    view_.set(variants_.data(), 0);
+    script_.bind_pointer("variants", &view_);
+    script_.run_init(config);
+  }
+
+  blis_scaling_decision decide(const blis_scaling_input& in) override {
+    const int64_t n = std::clamp<int64_t>(in.count, 0, 100000);
+    if (n > static_cast<int64_t>(variants_.size())) {
+      variants_.resize(static_cast<size_t>(n));
+    }
+    copy_strided(variants_.data(), in.variants, n, in.variant_size);
+    view_.set(variants_.data(), n);
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(decide_);
+    lua_pushnumber(L, static_cast<double>(n));
+    lua_pushnumber(L, in.pending_supply);
+    script_.end_call(base, 2, 2);
+    const int tp = lua_type(L, base + 2), td = lua_type(L, base + 3);
+    blis_scaling_decision out{-1, 0};
+    if (tp == LUA_TNIL && td == LUA_TNIL) {
+      lua_settop(L, base);
+      return out;
+    }
+    const double pool = lua_tonumber(L, base + 2), delta = lua_tonumber(L, base + 3);
+    lua_settop(L, base);
+    if (tp != LUA_TNUMBER || td != LUA_TNUMBER || pool != std::floor(pool) || delta != std::floor(delta) ||
+        std::abs(delta) > 100000 || std::abs(pool) > 100000)
+      throw ScriptError(fmt::format("{}: decide({}) must return nothing, or a pool index and a whole number "
+                                    "of instances to add (> 0) or remove (< 0), got ({}, {})",
+                                    script_.path(), n, lua_typename(L, tp), lua_typename(L, td)), 2);
+    out.pool = static_cast<int32_t>(pool);
+    out.delta = static_cast<int32_t>(delta);
+    return out;
+  }
+
+ private:
+  ScriptInstance script_;
+  std::vector<blis_scaling_variant> variants_;
+  ArrayView view_;
+  int decide_ = LUA_NOREF;
+};
+
 }  // namespace
+
+std::unique_ptr<Autoscaler> make_autoscaler_from_source(LuaVm& vm, const ScriptSource& source,
+                                                        const ConfigTable& config) {
+  return std::make_unique<LuaAutoscaler>(vm, source, config);
+}
 
 std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config) {

@@ -60,6 +60,7 @@ typedef struct blis_lua_hashes { const uintptr_t _p; const int32_t _n; const int
 typedef struct blis_lua_request { const uintptr_t _p; const blis_lua_hashes _hashes; } blis_lua_request;
 typedef struct blis_lua_route { const uintptr_t _p; const uintptr_t _request; const uintptr_t _instances; } blis_lua_route;
 typedef struct blis_lua_batch { const uintptr_t _p; const uintptr_t _entries; } blis_lua_batch;
+typedef struct blis_lua_variants { const uintptr_t _p; const int32_t _n; const int32_t _r; } blis_lua_variants;
 )";
 
 static_assert(sizeof(ArrayView) == 16 && offsetof(ArrayView, count) == 8);

@@ -78,6 +78,7 @@ array("blis_lua_scores", "double", "scores", true)
 array("blis_lua_instances", "const blis_instance_snapshot", "instances", false)
 array("blis_lua_entries", "const blis_batch_entry", "entries", false)
 array("blis_lua_hashes", "const uint64_t", "request.block_hashes", false)
+array("blis_lua_variants", "const blis_scaling_variant", "variants", false)
 
 local request_ptr = ffi.typeof("const blis_request_view *")
 local request_view = ffi.typeof("const blis_lua_request *")
@@ -115,6 +116,7 @@ local view_types = {
   scores = ffi.typeof("blis_lua_scores *"),
   batch = ffi.typeof("const blis_lua_batch *"),
   entries = entries_view,
+  variants = ffi.typeof("const blis_lua_variants *"),
 }
 
 local function on_error(err)

@@ -201,7 +201,31 @@ class SharedAdmission final : public AdmissionPolicy {
   void* self_;
 };
 
+class SharedAutoscaler final : public Autoscaler {
+ public:
+  SharedAutoscaler(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::Autoscaler, a.seed),
+        vt_(static_cast<const blis_autoscaler_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedAutoscaler() override { vt_->destroy(self_); }
+
+  blis_scaling_decision decide(const blis_scaling_input& in) override {
+    blis_scaling_decision out{-1, 0};
+    ctx_.call("decide", [&](char* buf, size_t n) { return vt_->decide(self_, &in, &out, buf, n); });
+    return out;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_autoscaler_vtable* vt_;
+  void* self_;
+};
+
 }  // namespace
+
+std::unique_ptr<Autoscaler> make_library_autoscaler(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedAutoscaler>(p, args);
+}
 
 std::unique_ptr<LatencyModel> make_library_latency_model(const LibraryPlugin& p, const CreateArgs& args) {
   return std::make_unique<SharedLatencyModel>(p, args);

@@ -78,9 +78,16 @@ void smoke_admission(Registries& reg, const std::string& name, const ConfigTable
   reg.admission.create(name, CreateArgs{&config, 42})->admit(in.route, reason);
 }
 
+void smoke_autoscaler(Registries& reg, const std::string& name, const ConfigTable& config) {
+  const blis_scaling_variant variants[2] = {{0, 2, 3, 2, 1.0, 160000, 150240, 80000, 20, 40},
+                                            {1, 1, 0, 1, 3.0, 80000, 10000, 80000, 0, 2}};
+  const blis_scaling_input in{sizeof(blis_scaling_input), sizeof(blis_scaling_variant), 0, 0, variants, 2};
+  reg.autoscalers.create(name, CreateArgs{&config, 42})->decide(in);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 3> kKinds = {{
+const std::array<PluginKindRow, 4> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -97,6 +104,11 @@ const std::array<PluginKindRow, 3> kKinds = {{
      &add_library_plugin<AdmissionPolicy, &Registries::admission, &make_library_admission>,
      &add_script<AdmissionPolicy, &Registries::admission, &lua::make_admission_from_source>,
      &smoke_admission},
+    {PluginKind::Autoscaler, "autoscaler", "autoscalers", "decide", "decide(n)",
+     end_of(offsetof(blis_autoscaler_vtable, decide)), "decide", 3, false,
+     &registry_of<Autoscaler, &Registries::autoscalers>,
+     &add_library_plugin<Autoscaler, &Registries::autoscalers, &make_library_autoscaler>,
+     &add_script<Autoscaler, &Registries::autoscalers, &lua::make_autoscaler_from_source>, &smoke_autoscaler},
 }};
 
 }  // namespace

@@ -49,11 +49,15 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
         if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
           throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
         p.cost_per_hour = d;
+      } else if (key == "min" || key == "max" || key == "provisioning_delay" || key == "provisioning_stddev" ||
+                 key == "loading_delay" || key == "loading_stddev") {
+        p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
       } else {
         const SettingDef* def = find_setting(key);
         if (def == nullptr || !per_pool(*def))
-          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, or a model, latency, "
-                                "KV-cache or batching setting",
+          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, a lifecycle key (min, max, "
+                                "provisioning_delay, loading_delay, ...), or a model, latency, KV-cache or batching "
+                                "setting",
                                 key));
         settings.push_back(Setting{def->key, value, fmt::format("{}: pool {}: {}", where, p.name, key)});
       }

@@ -15,6 +15,7 @@ struct ResolvedPool {
   std::string name;
   int64_t count = 0;
   double cost_per_hour = 0;  // $ per instance-hour
+  std::string lifecycle;     // its lifecycle keys (min, max, delays), for run/fleet_config.cpp
   ResolvedRun run;           // the run's configuration with this pool's settings
 };
 

@@ -3,6 +3,8 @@
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
 
+#include "run/fleet_config.hpp"
+
 #include "metrics/fitness.hpp"
 #include "metrics/saturation.hpp"
 #include "run/memory_budget.hpp"
@@ -580,6 +582,8 @@ void apply_policy_file(RunConfig& c) {
   take("routing_policy", p.routing, b.routing_policy);
   take("priority_policy", p.priority, b.priority_policy);
   take("scheduler", p.scheduler, b.scheduler);
+  take("autoscaler", c.autoscaler, b.autoscaler);
+  take("lifecycle", c.lifecycle, b.lifecycle);
   // The file's scorers count only when no other writer listed any.
   if (!b.scorers.empty() && (!p.scorers || p.scorers->empty())) {
     std::vector<std::string> parts;
@@ -627,6 +631,10 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
+  if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
+    const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.where("autoscaler"));
+    if (!a.policy.empty()) used.push_back(a.policy);
+  }
   r.overrides.check_plugins(used);
   // The profile set's plugin keys: for the plugins of this run, under a writer's.
   const auto given_keys = r.overrides.values();

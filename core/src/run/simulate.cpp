@@ -6,9 +6,11 @@
 #include "util/json_format.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
+#include "run/fleet_config.hpp"
 #include "run/pools.hpp"
 
 #include <blis/lua.hpp>
+#include <blis/script_lookup.hpp>
 #include <blis/settings.hpp>
 #include <blis/config_keys.h>
 
@@ -185,7 +187,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   field(false, "hardware", go_string(c.pool().model.hardware.value_or("")));
   field(false, "tp", std::to_string(*c.pool().model.tp));
   field(false, "latency_model", go_string(r.latency_model));
-  field(false, "num_instances", std::to_string(result.instances.size()));
+  field(false, "num_instances", std::to_string(result.initial_instances));
   field(false, "total_kv_blocks", std::to_string(*c.pool().engine.total_kv_blocks));
   field(false, "admission_policy", go_string(*c.policies.admission));
   field(false, "routing_policy", go_string(*c.policies.routing));
@@ -201,10 +203,17 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
   out += ",\n  \"cluster\": " + nested(cluster_block(cluster, result, r.detectors, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", result.rejected);
   out += ",\n  \"instances\": [";
-  for (size_t i = 0; i < result.instances.size(); ++i)
-    out += (i ? ",\n    " : "\n    ") +
+  // With a fleet, the slots some instance used (cluster/fleet.hpp).
+  std::vector<uint8_t> used(result.instances.size(), result.spans.empty() ? 1 : 0);
+  for (const InstanceSpan& s : result.spans) used[static_cast<size_t>(s.instance)] = 1;
+  bool any = false;
+  for (size_t i = 0; i < result.instances.size(); ++i) {
+    if (!used[i]) continue;
+    out += (any ? ",\n    " : "\n    ") +
            nested(metrics_json(result.instances[i], "instance_" + std::to_string(i), false), 2);
-  out += result.instances.empty() ? "]" : "\n  ]";
+    any = true;
+  }
+  out += any ? "\n  ]" : "]";
   if (fitness) {
     out += fmt::format(",\n  \"fitness\": {{\n    \"score\": {},\n    \"components\": {{", go_float(fitness->score));
     bool first = true;
@@ -261,7 +270,7 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
           ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
                         *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
                         r.latency_model)
-          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.instances.size(),
+          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.initial_instances,
                         c.pool_specs.size());
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
@@ -319,6 +328,116 @@ std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterRes
   }
   out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", instances, seconds, gpu_hours,
                      cost);
+  return out;
+}
+
+// What the pools block says of each pool.
+struct PoolLine {
+  std::string name, model, hardware, latency_model;
+  int64_t count = 0;
+  int32_t tp = 1;
+  double cost_per_hour = 0;
+};
+
+// What each pool of a run whose instances came and went (run/fleet_config.hpp)
+// used: its instances at the start, the end and its peak, and GPU-hours and
+// cost over the time each instance was provisioned (from the decision to add
+// it until it drained, or the end of the run).
+struct PoolUse {
+  int64_t completed = 0, added = 0, removed = 0, at_end = 0, peak = 0;
+  double gpu_hours = 0, cost = 0;
+};
+
+std::vector<PoolUse> pool_use(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                              double seconds) {
+  const SimTime end = static_cast<SimTime>(std::llround(seconds * 1e6));
+  std::vector<PoolUse> out(pools.size());
+  for (size_t p = 0; p < pools.size(); ++p) {
+    PoolUse& u = out[p];
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if ((cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[i])) == p) u.completed += result.instances[i].completed;
+    double instance_us = 0;
+    std::vector<std::pair<SimTime, int>> steps;  // +1 at each start, -1 at each end
+    for (const InstanceSpan& s : result.spans) {
+      if (static_cast<size_t>(s.pool) != p) continue;
+      const SimTime from = std::min(s.start, end), to = s.end < 0 ? end : std::min(s.end, end);
+      instance_us += static_cast<double>(std::max<SimTime>(0, to - from));
+      u.added += s.start > 0;
+      u.removed += s.end >= 0;
+      u.at_end += s.end < 0;
+      steps.emplace_back(s.start, 1);
+      if (s.end >= 0) steps.emplace_back(s.end, -1);
+    }
+    std::sort(steps.begin(), steps.end());  // at equal times the leaving instance first
+    int64_t live = 0;
+    for (const auto& [t, d] : steps) u.peak = std::max(u.peak, live += d);
+    const double hours = instance_us / 3.6e9;
+    u.gpu_hours = hours * pools[p].tp;
+    u.cost = hours * pools[p].cost_per_hour;
+  }
+  return out;
+}
+
+// "=== Autoscaler ===" (with an autoscaler) and "=== Pools ===" of such a run.
+std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                        double seconds) {
+  std::string out;
+  if (cc.fleet.autoscaler.enabled()) {
+    out += "=== Autoscaler ===\n";
+    int64_t up = 0, down = 0;
+    for (const ScalingAction& a : result.scaling) {
+      out += fmt::format("{:.6f} s: {} {:+d} ({})\n", static_cast<double>(a.time) / 1e6,
+                         pools[static_cast<size_t>(a.pool)].name, a.delta, a.why);
+      (a.delta > 0 ? up : down) += std::abs(a.delta);
+    }
+    out += fmt::format("Scaling Actions: {}\nInstances Added: {}\nInstances Removed: {}\n", result.scaling.size(), up,
+                       down);
+  }
+  out += "=== Pools ===\n";
+  double gpu_hours = 0, cost = 0;
+  int64_t at_start = 0, at_end = 0;
+  const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const PoolLine& pl = pools[p];
+    const PoolUse& u = use[p];
+    out += fmt::format("{}: {} instance(s) at start, {} at end, peak {} ({} added, {} removed) of {} on {} (TP {}), "
+                       "latency model {}; {} completed; {:.4f} GPU-hours; ${:.4f}\n",
+                       pl.name, pl.count, u.at_end, u.peak, u.added, u.removed, pl.model, pl.hardware, pl.tp,
+                       pl.latency_model, u.completed, u.gpu_hours, u.cost);
+    gpu_hours += u.gpu_hours;
+    cost += u.cost;
+    at_start += pl.count;
+    at_end += u.at_end;
+  }
+  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
+                     at_end, seconds, gpu_hours, cost);
+  return out;
+}
+
+// --format json: the same as a "fleet" object, appended to the document.
+std::string fleet_json(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
+                       double seconds) {
+  std::string out = ",\n  \"fleet\": {\n    \"pools\": [";
+  double gpu_hours = 0, cost = 0;
+  const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const PoolUse& u = use[p];
+    out += fmt::format("{}\n      {{\"name\": {}, \"instances_at_start\": {}, \"instances_at_end\": {}, "
+                       "\"peak_instances\": {}, \"added\": {}, \"removed\": {}, \"completed\": {}, "
+                       "\"gpu_hours\": {}, \"cost\": {}}}",
+                       p ? "," : "", go_string(pools[p].name), pools[p].count, u.at_end, u.peak, u.added, u.removed,
+                       u.completed, go_float(u.gpu_hours), go_float(u.cost));
+    gpu_hours += u.gpu_hours;
+    cost += u.cost;
+  }
+  out += fmt::format("\n    ],\n    \"gpu_hours\": {},\n    \"cost\": {},\n    \"scaling_actions\": [",
+                     go_float(gpu_hours), go_float(cost));
+  for (size_t k = 0; k < result.scaling.size(); ++k) {
+    const ScalingAction& a = result.scaling[k];
+    out += fmt::format("{}\n      {{\"time_us\": {}, \"pool\": {}, \"delta\": {}, \"why\": {}}}", k ? "," : "",
+                       a.time, go_string(pools[static_cast<size_t>(a.pool)].name), a.delta, go_string(a.why));
+  }
+  out += result.scaling.empty() ? "]\n  }" : "\n    ]\n  }";
   return out;
 }
 
@@ -380,6 +499,48 @@ RunOutcome simulate(const RunConfig& config) {
     }
     if (cc.num_instances > 100000) throw InputError(config.where("pools"), "more than 100000 instances in all");
   }
+  // Instances added and removed at run time: the fleet, its reserve slots,
+  // and what the pools block says of each pool.
+  std::vector<PoolLine> pool_lines;
+  ConfigTable autoscaler_cfg;
+  const bool fleet = wants_fleet(config, cc);
+  if (fleet) {
+    std::vector<FleetPool> fp;
+    std::vector<EngineConfig> engines;
+    if (pools.empty()) {
+      const ModelSettings& m = r.config.pool().model;
+      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, ""});
+      pool_lines.push_back(PoolLine{cc.pool_name, m.name.value_or("?"), m.hardware.value_or("?"), r.latency_model,
+                                    cc.num_instances, static_cast<int32_t>(*m.tp), 0});
+    }
+    for (const ResolvedPool& p : pools) {
+      const ModelSettings& m = p.run.config.pool().model;
+      fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count, p.cost_per_hour,
+                             p.lifecycle});
+      engines.push_back(cluster_config(p.run).engine);
+      pool_lines.push_back(PoolLine{p.name, m.name.value_or("?"), m.hardware.value_or("?"), p.run.latency_model,
+                                    p.count, static_cast<int32_t>(*m.tp), p.cost_per_hour});
+    }
+    configure_fleet(config, fp, engines, r.seed, cc);
+    // A scaling rule of the user's: an autoscaler plugin or Lua script.
+    if (const std::string& name = cc.fleet.autoscaler.policy; !name.empty()) {
+      const auto dirs = script_search_dirs(config.script_dirs, ctx.env.script_dir);
+      const auto found = resolve_plugin_name(*ctx.env.registries, *ctx.vm, PluginKind::Autoscaler, name, dirs);
+      if (!found)
+        throw InputError(config.where("autoscaler"),
+                         fmt::format("unknown autoscaler '{}'; valid: {}", name,
+                                     available_plugin_names(*ctx.env.registries, *ctx.vm, PluginKind::Autoscaler,
+                                                            dirs)));
+      autoscaler_cfg = r.overrides.config_for(*found, ConfigTable{});
+      cc.fleet.autoscaler.rule = ctx.env.registries->autoscalers.create(*found, CreateArgs{&autoscaler_cfg, r.seed});
+    }
+  } else {
+    for (const ResolvedPool& p : pools)
+      if (!p.lifecycle.empty())
+        throw InputError(config.where("pools"), fmt::format("pool '{}': lifecycle keys ({}) need add events or "
+                                                            "--autoscaler",
+                                                            p.name, p.lifecycle));
+  }
   std::vector<ConfigTable> latency_cfgs;
   latency_cfgs.reserve(pool_runs.size());
   for (const ResolvedRun* pr : pool_runs) latency_cfgs.push_back(latency_config(*pr));
@@ -410,8 +571,13 @@ RunOutcome simulate(const RunConfig& config) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
+  // The instances of the run: with a fleet, the slots some instance used
+  // (reserve slots never filled would dilute the per-instance averages).
+  std::vector<uint8_t> used(result.instances.size(), fleet ? 0 : 1);
+  for (const InstanceSpan& s : result.spans) used[static_cast<size_t>(s.instance)] = 1;
   std::vector<const InstanceMetrics*> parts;
-  for (const auto& m : result.instances) parts.push_back(&m);
+  for (size_t i = 0; i < result.instances.size(); ++i)
+    if (used[i]) parts.push_back(&result.instances[i]);
   // Requests still before their admission or routing decision at the horizon
   // count as queued at the cluster (conservation).
   InstanceMetrics cluster = cluster_metrics(result);
@@ -452,7 +618,7 @@ RunOutcome simulate(const RunConfig& config) {
         verdict_name(result.steady.verdict), result.saturation.summary().empty() ? "-" : result.saturation.summary());
     rr.cdf = outcome.cdf;
     rr.series = result.series;
-    rr.kv_capacity = static_cast<double>(cc.engine.total_kv_blocks) * cc.num_instances;
+    rr.kv_capacity = static_cast<double>(cc.engine.total_kv_blocks) * static_cast<double>(result.initial_instances);
     outcome.run_report = std::move(rr);
   }
   if (cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + "\n";
@@ -465,11 +631,16 @@ RunOutcome simulate(const RunConfig& config) {
                                   wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
   if (r.config.outputs.format == "json") {
     outcome.report = json_document(r, result, cluster, fitness);
+    if (fleet)  // before the document's closing brace
+      outcome.report.insert(outcome.report.size() - 3, fleet_json(pool_lines, cc, result, runtime_seconds(cluster)));
     return outcome;
   }
   if (r.config.outputs.format == "table") {
     outcome.report = table_report(r, result, cluster, fitness);
-    if (!pools.empty()) outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
+    if (fleet)
+      outcome.report += "\n" + fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
+    else if (!pools.empty())
+      outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
     return outcome;
   }
 
@@ -488,7 +659,10 @@ RunOutcome simulate(const RunConfig& config) {
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
   if (!cc.events.empty()) out += events_block(result, cluster);
-  if (!pools.empty()) out += pools_block(pools, result, runtime_seconds(cluster));
+  if (fleet)
+    out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
+  else if (!pools.empty())
+    out += pools_block(pools, result, runtime_seconds(cluster));
   return outcome;
 }
 

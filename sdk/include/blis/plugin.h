@@ -46,14 +46,15 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 3 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 4 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
- * routing-scorer, admission-policy. */
+ * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
-  BLIS_KIND_ADMISSION_POLICY = 3
+  BLIS_KIND_ADMISSION_POLICY = 3,
+  BLIS_KIND_AUTOSCALER = 4
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -260,6 +261,48 @@ typedef struct blis_admission_policy_vtable {
   int32_t (*admit)(void *self, const blis_route_input *input, int32_t *admitted, char *reason,
                    size_t reason_len);
 } blis_admission_policy_vtable;
+
+/* Autoscaler (ABI 1.4): at each tick of the autoscaler loop, one scaling
+ * group (the pools serving one model) as the host collected it, one entry per
+ * pool; the autoscaler answers how many instances to start in (delta > 0) or
+ * remove from (delta < 0) which pool, or delta 0 for nothing. The host keeps
+ * a pool within its limits (room, above_min) whatever the answer. KV figures
+ * are in tokens; supply is capacity x kv_cache_threshold. */
+typedef struct blis_scaling_variant {
+  int32_t pool;            /* the pool's index, to name it in the decision */
+  int32_t count;           /* active instances taking traffic */
+  int32_t room;            /* how many more it may start: its max minus live instances */
+  int32_t above_min;       /* how many it may remove: active minus its min */
+  double cost_per_hour;    /* $ per instance-hour */
+  double supply;           /* over its active instances */
+  double demand;           /* KV tokens in use + queued requests x avg_input_tokens */
+  double max_supply;       /* of its largest instance */
+  int64_t queue_depth;     /* requests waiting, over its active instances */
+  int64_t in_flight;       /* requests routed and not finished, over its active instances */
+} blis_scaling_variant;
+
+typedef struct blis_scaling_input {
+  uint32_t struct_size;
+  uint32_t variant_size;   /* stride of `variants` */
+  int64_t now_us;
+  double pending_supply;   /* of the instances asked for and not serving yet */
+  const blis_scaling_variant *variants; /* `count` entries, cheapest pool first */
+  int64_t count;
+} blis_scaling_input;
+
+typedef struct blis_scaling_decision {
+  int32_t pool;   /* a `pool` of the input's variants; ignored when delta is 0 */
+  int32_t delta;
+} blis_scaling_decision;
+
+typedef struct blis_autoscaler_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  int32_t (*decide)(void *self, const blis_scaling_input *input, blis_scaling_decision *out,
+                    char *errbuf, size_t errlen);
+} blis_autoscaler_vtable;
 
 /* One plugin of a library. `vtable` points to the vtable of `kind`. */
 typedef struct blis_plugin_info {

@@ -18,7 +18,8 @@
 //
 // Scorers implement `void score(const blis_route_input&, double* scores)` and
 // optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
-// policies implement `bool admit(const blis_route_input&, std::string& reason)`.
+// policies implement `bool admit(const blis_route_input&, std::string& reason)`;
+// autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`.
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -293,6 +294,16 @@ struct AdmissionTrampolines {
       sizeof(blis_admission_policy_vtable), 0, &create<T>, &destroy<T>, &admit};
 };
 
+template <class T>
+struct AutoscalerTrampolines {
+  static int32_t decide(void* self, const blis_scaling_input* in, blis_scaling_decision* out, char* err,
+                        size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->decide(*in); });
+  }
+  static constexpr blis_autoscaler_vtable vtable{sizeof(blis_autoscaler_vtable), 0, &create<T>, &destroy<T>,
+                                                 &decide};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -312,6 +323,12 @@ constexpr blis_plugin_info admission_policy(const char* name, const char* versio
                                             const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ADMISSION_POLICY, name, version, summary,
           &detail::AdmissionTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info autoscaler(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_AUTOSCALER, name, version, summary,
+          &detail::AutoscalerTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk

@@ -1,0 +1,348 @@
+// The cluster's side of instance lifecycle and autoscaling (cluster/fleet.hpp,
+// docs/autoscaling.md): instances added (after their provisioning and loading
+// delays) and removed (drained) by scenario events and by the autoscaler's
+// loop of spec head §6.3. All of it runs as kernel events.
+#include "cluster/cluster.hpp"
+
+#include "kernel/events.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+namespace blis {
+namespace {
+
+// spec head §6.1 delay sampling: the mean without a spread, else a normal
+// draw around it, clamped at 0; whole microseconds.
+SimTime sample_delay(const DelaySpec& d, GoRand& rng) {
+  double s = d.mean_s;
+  if (d.stddev_s > 0) s = rng.norm_float64() * d.stddev_s + d.mean_s;
+  if (!std::isfinite(s) || s < 0) s = 0;
+  return static_cast<SimTime>(s * 1e6);
+}
+
+}  // namespace
+
+ScalingDecision decide_scaling(std::vector<VariantLoad> variants, double pending_supply, const AutoscalerConfig& a) {
+  ScalingDecision d;
+  // Cheapest first (cost, then pool order).
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const VariantLoad& x, const VariantLoad& y) { return x.cost_per_hour < y.cost_per_hour; });
+  double supply = 0, demand = 0, max_supply = 0;
+  int32_t count = 0;
+  for (const VariantLoad& v : variants) {
+    supply += v.supply, demand += v.demand, count += v.count;
+    max_supply = std::max(max_supply, v.max_supply);
+  }
+  if (count == 0) return d;  // no instance to judge by: pending supply is not evaluated
+  d.required = demand / a.scale_up_threshold - (supply + pending_supply);
+  if (d.required > 0) {
+    double each = 0;
+    for (const VariantLoad& v : variants)
+      if (v.count > 0 && v.supply > 0) {
+        each = v.supply / v.count;
+        break;
+      }
+    const int32_t n = each > 0 ? std::max(1, static_cast<int32_t>(std::ceil(d.required / each))) : 1;
+    for (const VariantLoad& v : variants)
+      if (v.room > 0) {
+        d.pool = v.pool;
+        d.delta = std::min(n, v.room);
+        return d;
+      }
+    return d;
+  }
+  if (count <= 1) return d;
+  d.spare = supply - demand / a.scale_down_boundary;
+  if (d.spare <= 0 || supply - max_supply <= demand / a.scale_down_boundary) return d;
+  for (auto v = variants.rbegin(); v != variants.rend(); ++v) {
+    if (v->count == 0 || v->above_min <= 0) continue;
+    const int32_t n = std::clamp(static_cast<int32_t>(std::floor(d.spare / (v->supply / v->count))), 1, v->count);
+    d.pool = v->pool;
+    // Never the group's last instance: with none left, no demand is seen
+    // and the group could never scale up again (differences row 32).
+    d.delta = -std::min({n, v->above_min, count - 1});
+    return d;
+  }
+  return d;
+}
+
+size_t ClusterSimulation::pool_index(size_t i) const {
+  return cfg_.pool_of.empty() ? 0 : static_cast<size_t>(cfg_.pool_of[i]);
+}
+
+void ClusterSimulation::setup_fleet() {
+  const size_t n = instances_.size();
+  life_.assign(n, Life::Active);
+  if (!cfg_.fleet.enabled()) return;
+  const FleetConfig& f = cfg_.fleet;
+  generation_.assign(n, 0);
+  open_span_.assign(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (i < f.absent.size() && f.absent[i]) {
+      life_[i] = Life::Absent;
+      routable_[i] = 0;
+      continue;
+    }
+    open_span_[i] = static_cast<int64_t>(spans_.size());
+    spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(pool_index(i)), 0, -1});
+  }
+  // The pools named by add and remove events.
+  const std::vector<std::string> names = cfg_.pool_names.empty() ? std::vector<std::string>{cfg_.pool_name}
+                                                                 : cfg_.pool_names;
+  event_pool_.assign(cfg_.events.size(), 0);
+  for (size_t k = 0; k < cfg_.events.size(); ++k) {
+    const ScenarioEvent& e = cfg_.events[k];
+    if (e.action != EventAction::Add && e.action != EventAction::Remove) continue;
+    if (e.action == EventAction::Remove && e.instance >= 0) continue;
+    if (e.pool.empty()) {
+      if (names.size() > 1)
+        throw InputError(cfg_.events_where, fmt::format("event '{}': the cluster has {} pools; name one with pool=NAME",
+                                                        e.text, names.size()));
+      continue;
+    }
+    const auto it = std::find(names.begin(), names.end(), e.pool);
+    if (it == names.end())
+      throw InputError(cfg_.events_where,
+                       fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
+    event_pool_[k] = static_cast<int32_t>(it - names.begin());
+  }
+  lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
+  autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
+  if (f.autoscaler.enabled()) {
+    // Scaling groups: the pools of one model, in pool order.
+    for (size_t p = 0; p < f.pools.size(); ++p) {
+      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const ScalingGroup& x) {
+        return f.pools[static_cast<size_t>(x.pools.front())].model == f.pools[p].model;
+      });
+      if (g == groups_.end()) g = groups_.insert(groups_.end(), ScalingGroup{});
+      g->pools.push_back(static_cast<int32_t>(p));
+    }
+    schedule(kernel_, f.autoscaler.interval, EventKind::ScalingTick);
+  }
+}
+
+// Live instances of pool p: taking traffic or on their way to it.
+int32_t ClusterSimulation::live_instances(size_t p) const {
+  int32_t n = 0;
+  for (size_t i = 0; i < instances_.size(); ++i)
+    if (pool_index(i) == p && (life_[i] == Life::Active || life_[i] == Life::Starting)) ++n;
+  return n;
+}
+
+// Starts up to `count` instances of pool p in free slots; how many started.
+int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
+  const SimTime now = kernel_.now();
+  const PoolLifecycle& pl = cfg_.fleet.pools[p];
+  int32_t started = 0;
+  for (size_t i = 0; i < instances_.size() && started < count; ++i) {
+    if (pool_index(i) != p || life_[i] != Life::Absent) continue;
+    life_[i] = Life::Starting;
+    routable_[i] = 0;
+    down_[i] = 0;
+    any_down_ = std::find(down_.begin(), down_.end(), 1) != down_.end();
+    instances_[i]->set_slowdown(1.0);
+    ++generation_[i];
+    open_span_[i] = static_cast<int64_t>(spans_.size());
+    spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(p), now, -1});
+    const SimTime delay = sample_delay(pl.provisioning, *lifecycle_rng_) + sample_delay(pl.loading, *lifecycle_rng_);
+    ++started;
+    if (delay == 0) {
+      instance_ready(i);
+      continue;
+    }
+    schedule(kernel_, now + delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
+  }
+  return started;
+}
+
+void ClusterSimulation::on_instance_ready(uint64_t payload) {
+  const size_t i = static_cast<size_t>(payload & 0xffffffffu);
+  if (life_[i] != Life::Starting || generation_[i] != static_cast<uint32_t>(payload >> 32)) return;  // cancelled
+  instance_ready(i);
+}
+
+void ClusterSimulation::instance_ready(size_t i) {
+  life_[i] = Life::Active;
+  routable_[i] = 1;
+  last_refresh_[i] = std::numeric_limits<SimTime>::min() / 2;  // its first snapshot is fresh
+}
+
+// Removes up to `count` instances of pool p, the lowest-indexed (oldest)
+// active ones first; how many.
+int32_t ClusterSimulation::remove_instances(size_t p, int32_t count, DrainMode mode) {
+  int32_t removed = 0;
+  for (size_t i = 0; i < instances_.size() && removed < count; ++i) {
+    if (pool_index(i) != p || life_[i] != Life::Active) continue;
+    remove_instance(i, mode);
+    ++removed;
+  }
+  return removed;
+}
+
+void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
+  if (life_[i] == Life::Starting) {  // not there yet: cancelled
+    close_span(i);
+    life_[i] = Life::Absent;
+    return;
+  }
+  life_[i] = Life::Draining;
+  routable_[i] = 0;
+  ++draining_;
+  if (mode != DrainMode::Wait) {
+    evicted_.clear();
+    if (mode == DrainMode::Redirect)
+      instances_[i]->evict_waiting(evicted_);
+    else
+      instances_[i]->evict(evicted_);
+    for (uint32_t slot : evicted_) lose(slot, true);
+  }
+  check_drained(i);
+}
+
+void ClusterSimulation::close_span(size_t i) {
+  if (open_span_[i] < 0) return;
+  spans_[static_cast<size_t>(open_span_[i])].end = kernel_.now();
+  open_span_[i] = -1;
+}
+
+// A draining instance leaves once nothing routed to it remains.
+void ClusterSimulation::check_drained(size_t i) {
+  if (life_[i] != Life::Draining || in_flight_[i] != 0) return;
+  life_[i] = Life::Absent;
+  --draining_;
+  close_span(i);
+}
+
+// spec head §6.3, one tick: collect, analyze, optimize per scaling group,
+// stabilise, then actuate (now, or after the actuation delay).
+void ClusterSimulation::scaling_tick() {
+  const SimTime now = kernel_.now();
+  // The loop stops when nothing else can happen before an unbounded horizon:
+  // the run is over, there is nothing to scale for.
+  if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
+  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
+  const double block = static_cast<double>(cfg_.engine.block_size);
+  for (ScalingGroup& g : groups_) {
+    std::vector<VariantLoad> variants;
+    for (int32_t p : g.pools) {
+      const PoolLifecycle& pl = cfg_.fleet.pools[static_cast<size_t>(p)];
+      VariantLoad v;
+      v.pool = p;
+      v.cost_per_hour = pl.cost_per_hour;
+      v.room = pl.max - live_instances(static_cast<size_t>(p));
+      variants.push_back(v);
+    }
+    double pending_capacity = 0;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      auto v = std::find_if(variants.begin(), variants.end(),
+                            [&](const VariantLoad& x) { return static_cast<size_t>(x.pool) == pool_index(i); });
+      if (v == variants.end()) continue;
+      const Instance& inst = *instances_[i];
+      const double capacity = static_cast<double>(inst.kv().total_blocks()) * block;
+      if (life_[i] == Life::Starting) {
+        pending_capacity += capacity;
+        continue;
+      }
+      if (life_[i] != Life::Active || !routable_[i] || capacity <= 0) continue;
+      const double supply = capacity * a.kv_cache_threshold;
+      v->supply += supply;
+      v->demand += static_cast<double>(inst.kv().used_blocks()) * block +
+                   static_cast<double>(inst.queue_depth()) * a.avg_input_tokens;
+      v->max_supply = std::max(v->max_supply, supply);
+      v->queue_depth += inst.queue_depth();
+      v->in_flight += in_flight_[i];
+      ++v->count;
+    }
+    for (VariantLoad& v : variants) v.above_min = v.count - cfg_.fleet.pools[static_cast<size_t>(v.pool)].min;
+    const double pending_supply = pending_capacity * a.kv_cache_threshold;
+    int32_t pool = -1, delta = 0;
+    std::string why;
+    double demand = 0;
+    for (const VariantLoad& v : variants) demand += v.demand;
+    if (a.rule) {
+      std::tie(pool, delta) = ask_rule(variants, pending_supply);
+      if (delta != 0) why = fmt::format("{} with KV demand {:.0f} tokens", a.policy, demand);
+    } else {
+      const ScalingDecision d = decide_scaling(variants, pending_supply, a);
+      pool = d.pool, delta = d.delta;
+      if (delta > 0) why = fmt::format("KV demand {:.0f} tokens needs {:.0f} more", demand, d.required);
+      if (delta < 0) why = fmt::format("KV demand {:.0f} tokens leaves {:.0f} spare", demand, d.spare);
+    }
+    // Stabilisation (spec head §6.3 step 4).
+    SimTime& since = delta > 0 ? g.up_since : g.down_since;
+    (delta > 0 ? g.down_since : g.up_since) = -1;
+    if (delta == 0) {
+      g.up_since = g.down_since = -1;
+      continue;
+    }
+    const SimTime window = delta > 0 ? a.up_window : a.down_window;
+    if (since < 0) since = now;
+    if (now - since < window) continue;
+    since = -1;
+    decisions_.push_back(ScalingAction{now, pool, delta, why});
+    const SimTime delay = sample_delay(a.actuation, *autoscaler_rng_);
+    if (delay == 0)
+      actuate(decisions_.size() - 1);
+    else
+      schedule(kernel_, now + delay, EventKind::ScaleActuation, 0, decisions_.size() - 1);
+  }
+  // The loop stops when nothing else can happen before an unbounded horizon.
+  if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
+  schedule(kernel_, now + a.interval, EventKind::ScalingTick);
+}
+
+// A registered autoscaler's decision over the group's pools (cheapest
+// first), held to the pools' limits; PluginError on a pool outside the group.
+std::pair<int32_t, int32_t> ClusterSimulation::ask_rule(std::vector<VariantLoad> variants, double pending_supply) {
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const VariantLoad& x, const VariantLoad& y) { return x.cost_per_hour < y.cost_per_hour; });
+  std::vector<blis_scaling_variant> in;
+  in.reserve(variants.size());
+  for (const VariantLoad& v : variants)
+    in.push_back(blis_scaling_variant{v.pool, v.count, v.room, v.above_min, v.cost_per_hour, v.supply, v.demand,
+                                      v.max_supply, v.queue_depth, v.in_flight});
+  const blis_scaling_input input{sizeof(blis_scaling_input), sizeof(blis_scaling_variant), kernel_.now(),
+                                 pending_supply, in.data(), static_cast<int64_t>(in.size())};
+  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
+  const blis_scaling_decision d = a.rule->decide(input);
+  if (d.delta == 0) return {-1, 0};
+  const auto v = std::find_if(variants.begin(), variants.end(), [&](const VariantLoad& x) { return x.pool == d.pool; });
+  if (v == variants.end())
+    throw PluginError(a.policy, fmt::format("autoscaler '{}' returned pool {} at {} µs, which is not one of the "
+                                            "pools it was given",
+                                            a.policy, d.pool, kernel_.now()));
+  int32_t active = 0;
+  for (const VariantLoad& x : variants) active += x.count;
+  const int32_t delta = d.delta > 0 ? std::clamp(d.delta, 0, std::max(v->room, 0))
+                                    : -std::clamp(-d.delta, 0, std::max(std::min(v->above_min, active - 1), 0));
+  if (delta == 0) return {-1, 0};
+  return {d.pool, delta};
+}
+
+void ClusterSimulation::actuate(size_t k) {
+  ScalingAction& d = decisions_[k];
+  const size_t p = static_cast<size_t>(d.pool);
+  const int32_t want = d.delta;
+  if (want > 0) {
+    const int32_t room = cfg_.fleet.pools[p].max - live_instances(p);
+    d.delta = add_instances(p, std::min(want, std::max(room, 0)));
+  } else {
+    d.delta = -remove_instances(p, -want, DrainMode::Wait);
+  }
+  if (d.delta != want) d.why += fmt::format("; {} of {} possible", std::abs(d.delta), std::abs(want));
+  d.time = kernel_.now();
+  applied_.push_back(d);
+  series_.scenario_event();
+  spdlog::info("autoscaler at {} µs: pool {} {:+d} ({})", d.time, d.pool, d.delta, d.why);
+}
+
+}  // namespace blis

@@ -1,0 +1,96 @@
+// Instance lifecycle and the autoscaler (docs/autoscaling.md, spec head §6):
+// instances added and removed at run time, by scenario events (`add`,
+// `remove`) or by the autoscaler's collect -> analyze -> optimize -> actuate
+// loop. The cluster keeps a fixed set of instance slots: the initial
+// instances, then per pool the slots that additions may fill; a removed
+// instance's slot is free again once it has drained.
+#pragma once
+
+#include <blis/kernel.hpp>
+#include <blis/policies.hpp>
+#include <blis/scenario_events.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blis {
+
+// A delay drawn per use: mean, and a normal spread around it (clamped at 0).
+struct DelaySpec {
+  double mean_s = 0, stddev_s = 0;
+  bool zero() const { return mean_s <= 0 && stddev_s <= 0; }
+};
+
+// One pool's lifecycle settings (the [[pools]] keys min, max,
+// provisioning_delay, loading_delay).
+struct PoolLifecycle {
+  std::string model;       // instances of the same model are one scaling group
+  int32_t tp = 1;          // GPUs per instance (GPU-hours)
+  double cost_per_hour = 0;  // $ per instance-hour (orders scale-up/down)
+  int32_t min = 0, max = 0;  // autoscaler limits on live instances (max 0: no autoscaling of the pool)
+  DelaySpec provisioning;    // until the node is there
+  DelaySpec loading;         // until the model is loaded and the instance takes traffic
+};
+
+// The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.
+struct AutoscalerConfig {
+  SimTime interval = 0;
+  SimTime up_window = 0, down_window = 0;  // stabilisation windows
+  DelaySpec actuation;                     // decision -> action (hpa_scrape_delay)
+  double kv_cache_threshold = 0.8, scale_up_threshold = 0.8, scale_down_boundary = 0.4;
+  double avg_input_tokens = 512;
+  std::string policy;                    // a registered autoscaler's name ("" = the built-in rule)
+  std::shared_ptr<Autoscaler> rule;      // that autoscaler, created for the run
+  bool enabled() const { return interval > 0; }
+};
+
+struct FleetConfig {
+  std::vector<PoolLifecycle> pools;  // one per pool (empty: no lifecycle)
+  std::vector<uint8_t> absent;       // per instance slot: 1 = starts absent (a reserve slot)
+  AutoscalerConfig autoscaler;
+  int64_t seed = 0;
+  bool enabled() const { return !pools.empty(); }
+};
+
+// One pool's load in a scaling group, as the autoscaler collected it.
+struct VariantLoad {
+  int32_t pool = 0;
+  double cost_per_hour = 0;
+  double supply = 0, demand = 0, max_supply = 0;  // KV tokens, over its active instances
+  int32_t count = 0;                              // active instances taking traffic
+  int32_t room = 0;                               // how many more it may start (max - live)
+  int32_t above_min = 0;                          // how many it may remove (count - min)
+  int64_t queue_depth = 0, in_flight = 0;         // over its active instances
+};
+
+struct ScalingDecision {
+  int32_t pool = -1, delta = 0;  // delta 0: nothing to do
+  double required = 0, spare = 0;
+};
+
+// spec head §6.3 analyze and optimize for one scaling group: `pending_supply`
+// is the supply of the instances still starting. Scale up on the cheapest
+// pool with room, down on the most expensive above its minimum.
+ScalingDecision decide_scaling(std::vector<VariantLoad> variants, double pending_supply, const AutoscalerConfig& a);
+
+// Where an instance slot is in its life (spec head §6.2 states, without the
+// node placement): Starting covers provisioning and loading.
+enum class Life : uint8_t { Active, Starting, Draining, Absent };
+
+// A span of time an instance slot was provisioned (billed), for GPU-hours.
+struct InstanceSpan {
+  int32_t instance = 0, pool = 0;
+  SimTime start = 0, end = -1;  // end -1: still provisioned when the run ended
+};
+
+// One autoscaler decision as applied.
+struct ScalingAction {
+  SimTime time = 0;
+  int32_t pool = 0;
+  int32_t delta = 0;  // +n added, -n removed
+  std::string why;
+};
+
+}  // namespace blis

@@ -1,0 +1,176 @@
+#include "run/fleet_config.hpp"
+
+#include "util/text.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace blis {
+namespace {
+
+// "key=value key=value" into a map; InputError on a malformed or repeated pair.
+std::map<std::string, std::string> pairs(const std::string& text, const std::string& where, const char* what) {
+  std::map<std::string, std::string> kv;
+  for (const std::string& part : text::split(text, ' ')) {
+    if (part.empty()) continue;
+    const auto eq = part.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(where, fmt::format("{} '{}': '{}' is not key=value", what, text, part));
+    if (!kv.emplace(part.substr(0, eq), part.substr(eq + 1)).second)
+      throw InputError(where, fmt::format("{} '{}': '{}' is given twice", what, text, part.substr(0, eq)));
+  }
+  return kv;
+}
+
+double number(const std::string& key, const std::string& v, const std::string& where, double lo, bool open_lo,
+              double hi) {
+  double d = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(d) || d < lo || (open_lo && d == lo) ||
+      d > hi)
+    throw InputError(where, fmt::format("{}={} must be a number in {}{}, {}]", key, v, open_lo ? "(" : "[", lo, hi));
+  return d;
+}
+
+int32_t count(const std::string& key, const std::string& v, const std::string& where) {
+  const double d = number(key, v, where, 0, false, 100000);
+  if (d != std::floor(d)) throw InputError(where, fmt::format("{}={} must be a whole instance count", key, v));
+  return static_cast<int32_t>(d);
+}
+
+// Seconds of a duration text (30s, 500ms, 3m).
+double seconds(const std::string& key, const std::string& v, const std::string& where) {
+  auto us = duration_text_us(v);
+  if (!us || *us < 0) throw InputError(where, fmt::format("{}={} is not a duration >= 0 (30s, 500ms, 3m)", key, v));
+  return static_cast<double>(*us) / 1e6;
+}
+
+}  // namespace
+
+PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where, PoolLifecycle base) {
+  for (const auto& [k, v] : pairs(text, where, "lifecycle")) {
+    if (k == "min") {
+      base.min = count(k, v, where);
+    } else if (k == "max") {
+      base.max = count(k, v, where);
+    } else if (k == "provisioning_delay") {
+      base.provisioning.mean_s = seconds(k, v, where);
+    } else if (k == "provisioning_stddev") {
+      base.provisioning.stddev_s = seconds(k, v, where);
+    } else if (k == "loading_delay") {
+      base.loading.mean_s = seconds(k, v, where);
+    } else if (k == "loading_stddev") {
+      base.loading.stddev_s = seconds(k, v, where);
+    } else {
+      throw InputError(where, fmt::format("lifecycle '{}': unknown key '{}'; keys are min, max, provisioning_delay, "
+                                          "provisioning_stddev, loading_delay, loading_stddev",
+                                          text, k));
+    }
+  }
+  return base;
+}
+
+AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& where) {
+  AutoscalerConfig a;
+  for (const auto& [k, v] : pairs(text, where, "autoscaler")) {
+    auto us = [&]() { return static_cast<SimTime>(std::llround(seconds(k, v, where) * 1e6)); };
+    if (k == "interval")
+      a.interval = us();
+    else if (k == "up_window")
+      a.up_window = us();
+    else if (k == "down_window")
+      a.down_window = us();
+    else if (k == "actuation_delay")
+      a.actuation.mean_s = seconds(k, v, where);
+    else if (k == "actuation_stddev")
+      a.actuation.stddev_s = seconds(k, v, where);
+    else if (k == "kv_cache_threshold")
+      a.kv_cache_threshold = number(k, v, where, 0, true, 1);
+    else if (k == "scale_up_threshold")
+      a.scale_up_threshold = number(k, v, where, 0, true, 1e9);
+    else if (k == "scale_down_boundary")
+      a.scale_down_boundary = number(k, v, where, 0, true, 1e9);
+    else if (k == "avg_input_tokens")
+      a.avg_input_tokens = number(k, v, where, 0, true, 1e9);
+    else if (k == "policy")
+      a.policy = v;
+    else
+      throw InputError(where, fmt::format("autoscaler '{}': unknown key '{}'; keys are interval, up_window, "
+                                          "down_window, actuation_delay, actuation_stddev, kv_cache_threshold, "
+                                          "scale_up_threshold, scale_down_boundary, avg_input_tokens, policy",
+                                          text, k));
+  }
+  if (a.interval <= 0)
+    throw InputError(where, fmt::format("autoscaler '{}': needs interval=DURATION > 0 (e.g. interval=30s)", text));
+  // spec head §6.1: the boundary below which it scales down must lie below the one above which it scales up.
+  if (a.scale_down_boundary >= a.scale_up_threshold)
+    throw InputError(where, fmt::format("autoscaler '{}': scale_down_boundary {} must be below scale_up_threshold {}",
+                                        text, a.scale_down_boundary, a.scale_up_threshold));
+  return a;
+}
+
+bool wants_fleet(const RunConfig& c, const ClusterConfig& cc) {
+  if (c.lifecycle || c.autoscaler) return true;
+  for (const ScenarioEvent& e : cc.events)
+    if (e.action == EventAction::Add || e.action == EventAction::Remove) return true;
+  return false;
+}
+
+void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, const std::vector<EngineConfig>& engines,
+                     int64_t seed, ClusterConfig& cc) {
+  FleetConfig& f = cc.fleet;
+  f.seed = seed;
+  if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
+  for (const FleetPool& p : pools) {
+    PoolLifecycle pl;
+    pl.model = p.model;
+    pl.tp = p.tp;
+    pl.cost_per_hour = p.cost_per_hour;
+    pl.min = 0;
+    pl.max = static_cast<int32_t>(p.count);
+    if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.where("lifecycle"), pl);
+    const std::string where = fmt::format("{}: pool {}", c.where("pools"), p.name);
+    if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, where, pl);
+    if (pl.min > pl.max)
+      throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,
+                       fmt::format("pool {}: min {} is above max {}", p.name, pl.min, pl.max));
+    f.pools.push_back(pl);
+  }
+  // Reserve slots per pool: every instance that add events may start, and
+  // for the autoscaler room to reach its maximum twice over (instances still
+  // draining hold their slots while new ones start).
+  std::vector<int64_t> reserve(pools.size(), 0);
+  for (const ScenarioEvent& e : cc.events) {
+    if (e.action != EventAction::Add) continue;
+    size_t p = 0;
+    for (size_t k = 0; k < pools.size(); ++k)
+      if (pools[k].name == e.pool) p = k;
+    reserve[p] += e.count;
+  }
+  if (f.autoscaler.enabled())
+    for (size_t p = 0; p < pools.size(); ++p)
+      reserve[p] += std::max<int64_t>(0, 2 * static_cast<int64_t>(f.pools[p].max) - pools[p].count);
+  f.absent.assign(static_cast<size_t>(cc.num_instances), 0);
+  for (size_t p = 0; p < pools.size(); ++p)
+    for (int64_t k = 0; k < reserve[p]; ++k) {
+      if (!engines.empty()) {
+        cc.engines.push_back(engines[p]);
+        cc.pool_of.push_back(static_cast<int32_t>(p));
+      }
+      f.absent.push_back(1);
+      ++cc.num_instances;
+    }
+  if (cc.num_instances > 100000)
+    throw InputError(c.where(c.autoscaler ? "autoscaler" : "events"),
+                     fmt::format("{} instance slots in all (the initial ones, those add events start and twice "
+                                 "the autoscaler's maxima): more than 100000",
+                                 cc.num_instances));
+}
+
+}  // namespace blis
