@@ -2,6 +2,7 @@
 // admission, routing, and N instances. Used for every run, N = 1 included.
 #pragma once
 
+#include "cluster/pd.hpp"
 #include "cluster/request_signals.hpp"
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
@@ -14,6 +15,7 @@
 #include <blis/workload.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -52,6 +54,7 @@ struct ClusterConfig {
   std::vector<std::string> pool_names;
   std::vector<int32_t> pool_tp;  // each pool's TP (snapshots' `tp`); empty: `tp`
   int32_t tp = 1;
+  PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -59,6 +62,8 @@ struct ClusterConfig {
 struct ClusterPolicies {
   std::unique_ptr<AdmissionPolicy> admission;
   std::unique_ptr<Router> router;
+  // P/D: the routers of the prefill and decode pools (null: `router`).
+  std::unique_ptr<Router> prefill_router, decode_router;
 };
 
 // Every request that arrived by the end of the run is in exactly one of:
@@ -79,6 +84,7 @@ struct ClusterResult {
   std::string timeseries;               // the --timeseries CSV, "" when off
   std::vector<std::string> event_log;   // scenario events as applied, in time order
   int64_t rerouted = 0;                 // requests moved off failed instances
+  std::optional<PdMetrics> pd;          // with P/D pools (spec head §5.4)
 };
 
 // Builds one latency model per instance.
@@ -110,6 +116,15 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void apply_event(size_t index);
   void lose(uint32_t slot, bool reroute);
   SimTime warp_arrival(SimTime source_time);
+  // P/D disaggregation (cluster/pd_flow.cpp).
+  const blis_route_input& pd_pool_state(uint32_t slot, uint8_t role);
+  void pd_route(uint32_t slot);
+  void pd_prefill_route(uint32_t slot);
+  void pd_prefilled(uint64_t payload);
+  void pd_check(uint64_t generation);
+  void pd_transfer_done(uint64_t payload);
+  bool pd_timeout(const Event& e);
+  void pd_schedule();
 
   ClusterConfig cfg_;
   WorkloadSource& source_;
@@ -127,6 +142,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;
   TimeSeries series_;
+  PdMetrics pd_metrics_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
@@ -161,6 +177,12 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::vector<uint32_t> evicted_;
   std::vector<std::string> event_log_;
   int64_t rerouted_ = 0;
+
+  // P/D: the link between the pools, its checks' generation (older checks
+  // are stale), and scratch for the transfers it reports done.
+  std::optional<KvTransferLink> pd_link_;
+  uint64_t pd_generation_ = 0;
+  std::vector<KvTransferLink::Done> pd_done_;
 };
 
 // The cluster's metrics: the instances' merged (spec cluster §7.2), with the

@@ -8,6 +8,10 @@
 //   Routing          | 2                               | admissions, then routings (spec cluster §1.4)
 //   Scenario         | 3                               | a scenario event: after the cluster's own
 //                    |                                 | decisions at that time, before instances
+//   PdPrefillRouting | 4                               | P/D (spec head §5.2): the prefill routing,
+//   PdPrefilled      | 5                               | a prefill's end (its transfer starts),
+//   PdTransferCheck  | 6                               | shares of the link settled,
+//   PdTransferDone   | 7                               | a transfer's end: the reference's order
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -33,6 +37,12 @@ enum class EventKind : uint32_t {
   Step,             // an instance runs one step of its batch
   Timeout,          // a request's deadline passes (payload: timeout_payload)
   Scenario,         // a scenario event (blis/scenario_events.hpp); payload: its index
+  // P/D disaggregation (cluster/pd_flow.cpp); payload: a request's slot, or
+  // (incarnation << 32) | slot where the request may have left meanwhile.
+  PdPrefillRouting,
+  PdPrefilled,
+  PdTransferCheck,  // payload: the link's generation
+  PdTransferDone,
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -46,6 +56,10 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::Admission: return 1;
     case EventKind::Routing: return 2;
     case EventKind::Scenario: return 3;
+    case EventKind::PdPrefillRouting: return 4;
+    case EventKind::PdPrefilled: return 5;
+    case EventKind::PdTransferCheck: return 6;
+    case EventKind::PdTransferDone: return 7;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

@@ -6,6 +6,7 @@
 #include "util/json_format.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
+#include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 
 #include <blis/lua.hpp>
@@ -353,7 +354,9 @@ void check_latency_read(const ResolvedRun& r, const ConfigTable& cfg) {
 
 }  // namespace
 
-RunOutcome simulate(const RunConfig& config) {
+RunOutcome simulate(const RunConfig& given) {
+  // P/D pools (spec head §5.1) are pools by role.
+  const RunConfig config = with_pd_pools(given);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
@@ -401,13 +404,15 @@ RunOutcome simulate(const RunConfig& config) {
                        fmt::format("{:.1f} s simulated", static_cast<double>(now) / 1e6));
     };
   }
+  ClusterPolicies policies = make_policies(r, ctx);
+  setup_pd(config, pools, r, ctx, cc, policies);
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t i) {
     const size_t p = cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[static_cast<size_t>(i)]);
     return ctx.env.registries->latency.create(pool_runs[p]->latency_model,
                                               CreateArgs{&latency_cfgs[p], pool_runs[p]->seed});
-  }, make_policies(r, ctx));
+  }, std::move(policies));
   for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], latency_cfgs[p]);
   ClusterResult result = sim.run();
   if (progress) progress->finish();
@@ -474,6 +479,7 @@ RunOutcome simulate(const RunConfig& config) {
   if (r.config.outputs.format == "table") {
     outcome.report = table_report(r, result, cluster, fitness);
     if (!pools.empty()) outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
+    if (result.pd) outcome.report += "\n" + result.pd->block(result.instances, runtime_seconds(cluster));
     return outcome;
   }
 
@@ -493,6 +499,7 @@ RunOutcome simulate(const RunConfig& config) {
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
   if (!cc.events.empty()) out += events_block(result, cluster);
   if (!pools.empty()) out += pools_block(pools, result, runtime_seconds(cluster));
+  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster));
   return outcome;
 }
 
