@@ -85,7 +85,7 @@ void ClusterSimulation::pd_prefilled(uint64_t payload) {
   in_flight_.add(d);
   pd_metrics_.transfer_started();
   if (!routable_[d] || !instances_[d]->reserve_transfer(r, now)) {
-    spdlog::warn("instance_{}: dropping request_{} after its prefill: no room for its {} prompt tokens' KV", d,
+    spdlog::debug("instance_{}: dropping request_{} after its prefill: no room for its {} prompt tokens' KV", d,
                  r.spec.id, r.spec.input_tokens);
     pd_metrics_.dropped_at_decode();
     signals_.dropped(r, now);

@@ -247,15 +247,22 @@ void Instance::form_batch(SimTime now) {
     StepState& qs = q.step;
     if (qs.kv.count > 0) {
       // P/D: its prompt's KV came from a prefill instance; it joins decoding.
-      if (!kv_.append_in_place(qs.kv, 1) && !kv_.allocate(qs.kv, {}, 1)) break;
-      waiting_.pop_front();
-      q.state = RequestState::Running;
-      qs.entry.new_tokens = 1;
-      qs.entry.cached_tokens = 0;
-      budget -= 1;
-      signals_.scheduled(q, now);
-      running_.push_back(Running{qs, &q});
-      continue;
+      bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
+      if (!fits && running_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
+      if (fits) {
+        waiting_.pop_front();
+        q.state = RequestState::Running;
+        qs.entry.new_tokens = 1;
+        qs.entry.cached_tokens = 0;
+        budget -= 1;
+        signals_.scheduled(q, now);
+        running_.push_back(Running{qs, &q});
+        continue;
+      }
+      if (!running_.empty()) break;
+      // Its own blocks fill the cache: it computes its prompt here instead.
+      kv_.release(qs.kv, KVCache::Release::MayReturn);
+      qs.set_progress(0, q.spec.input_tokens);
     }
     // At least one token is always computed, so a fully cached prompt still
     // gets a prefill step (the reference admitted it with no work: quirk Q2).
@@ -277,6 +284,10 @@ void Instance::form_batch(SimTime now) {
       plan();  // reloaded content may extend the cached prefix
       ok = n > 0 && try_allocate();
     }
+    if (!ok && running_.empty() && reclaim_queued_kv(slot)) {
+      plan();
+      ok = n > 0 && try_allocate();
+    }
     if (!ok) {
       if (running_.empty() && kv_.used_blocks() == 0) {
         // Nothing else holds memory and it still does not fit: it never will.
@@ -294,6 +305,23 @@ void Instance::form_batch(SimTime now) {
     signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
+}
+
+// P/D: requests queued with their transferred KV hold blocks while they
+// wait. When nothing runs and the queue's head does not fit, nothing else
+// would ever free them: the others give theirs up and will compute their
+// prompt here. False if none held any.
+bool Instance::reclaim_queued_kv(uint32_t head) {
+  std::vector<uint32_t> holders;
+  waiting_.for_each([&](uint32_t s) {
+    if (s != head && pool_[s].step.kv.count > 0) holders.push_back(s);
+  });
+  for (uint32_t s : holders) {
+    Request& q = pool_[s];
+    kv_.release(q.step.kv, KVCache::Release::MayReturn);
+    q.step.set_progress(0, q.spec.input_tokens + q.step.emitted);
+  }
+  return !holders.empty();
 }
 
 // spec engine §3.3: allocate n tokens for running_[pos], preempting from the

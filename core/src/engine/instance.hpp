@@ -102,6 +102,7 @@ class Instance {
   // `r.step` must hold its step state.
   void complete(Request& r, bool capped, SimTime end);
   void drop(uint32_t slot);
+  bool reclaim_queued_kv(uint32_t head);
   // Passes the enqueue guards of spec engine §2.7 on this instance.
   bool servable(const Request& r) const;
   // `r` holds its step state and no KV; it leaves the instance.
