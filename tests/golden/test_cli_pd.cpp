@@ -2,6 +2,7 @@
 // the flags, the PD block, and the settings refused with a reason.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <string>
 
@@ -43,6 +44,19 @@ TEST_CASE("a P/D run prints its pools and the PD block, a run without P/D neithe
   const Result never = run_blis(kBase + " --prefill-decode-instances 2");
   REQUIRE(never.status == 0);
   CHECK(never.out.find("Disaggregated Requests: 0\n") != std::string::npos);
+}
+
+TEST_CASE("a P/D run's --dump-config runs again with the same result", "[golden][pd]") {
+  blis::test::TempDir dir;
+  const std::string flags = kBase + " --prefill-instances 1 --decode-instances 2 --pd-decider always";
+  const Result dump = run_blis(flags + " --dump-config");
+  REQUIRE(dump.status == 0);
+  CHECK(dump.out.find("num_instances = 3\n") != std::string::npos);
+  const std::string path = dir.write("pd.toml", dump.out);
+  const Result again = run_blis("run '" + path + "' --trust-scenario");
+  INFO(again.err);
+  REQUIRE(again.status == 0);
+  CHECK(again.out == run_blis(flags).out);
 }
 
 TEST_CASE("P/D settings that cannot work are refused with the reason", "[golden][pd]") {

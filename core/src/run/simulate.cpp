@@ -503,7 +503,12 @@ RunOutcome simulate(const RunConfig& given) {
   return outcome;
 }
 
-std::string dump_config(const RunConfig& config) {
+std::string dump_config(const RunConfig& given) {
+  // The P/D pools' instances are the run's (a dump runs again as it is).
+  RunConfig config = given;
+  if (config.pd.configured())
+    config.pool().instances = config.pd.prefill_instances.value_or(0) + config.pd.decode_instances.value_or(0) +
+                              config.pd.prefill_decode_instances.value_or(0);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   return dump_toml(r);
