@@ -59,6 +59,17 @@ TEST_CASE("a P/D run's --dump-config runs again with the same result", "[golden]
   CHECK(again.out == run_blis(flags).out);
 }
 
+TEST_CASE("P/D: the JSON format carries the PD figures under its pd member", "[golden][pd]") {
+  const Result r = run_blis(kBase + " --prefill-instances 1 --decode-instances 1 --pd-decider always --format json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find(",\n  \"pd\": {\n    \"disaggregated_requests\": 60,\n    \"kv_transfers\": 60,\n") !=
+        std::string::npos);
+  CHECK(r.out.find("\"load_imbalance_ratio\": 1,\n") != std::string::npos);
+  CHECK(r.out.find("\"kv_transfer_us\": {\"mean\": ") != std::string::npos);
+  CHECK(r.out.substr(r.out.size() - 6) == "  }\n}\n");
+  CHECK(run_blis(kBase + " --format json").out.find("\"pd\"") == std::string::npos);
+}
+
 TEST_CASE("P/D settings that cannot work are refused with the reason", "[golden][pd]") {
   // docs/differences.md: the reference leaves instances beyond the pools idle.
   check_refused(kBase + " --num-instances 4 --prefill-instances 1 --decode-instances 2",

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blis {
@@ -52,8 +53,14 @@ class PdMetrics : public LifecycleSubscriber {
   // "=== PD Metrics ===" over `seconds` of simulated time; `instances` are
   // the run's, in index order.
   std::string block(const std::vector<InstanceMetrics>& instances, double seconds) const;
+  // The same figures as a JSON object (--format json), indented for its
+  // place as a top-level member; an idle pool's ratio is null.
+  std::string json(const std::vector<InstanceMetrics>& instances, double seconds) const;
 
  private:
+  // Sub-requests per second of the prefill and the decode pool.
+  std::pair<double, double> throughputs(const std::vector<InstanceMetrics>& instances, double seconds) const;
+
   std::vector<uint8_t> roles_;
   std::vector<int64_t> prefills_;  // prefills finished, per instance
   std::vector<int64_t> parent_ttft_, durations_;

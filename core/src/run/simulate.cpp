@@ -249,6 +249,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
     }
     out += t.rejection_reasons.empty() ? "}\n  }" : "\n    }\n  }";
   }
+  if (result.pd) out += ",\n  \"pd\": " + result.pd->json(result.instances, runtime_seconds(cluster));
   return out + "\n}\n";
 }
 
