@@ -130,6 +130,26 @@ struct OutputSettings {
   bool quiet = false;                    // no progress on stderr
 };
 
+// Prefill/decode disaggregation (spec head §5.1; docs/disaggregation.md):
+// the pools by role, the decider, the KV link, and each role's own model
+// settings. All optional, so that a configuration without them dumps as it did.
+struct PdSettings {
+  std::optional<int64_t> prefill_instances, decode_instances, prefill_decode_instances;
+  std::optional<std::string> decider;           // never (default), always, prefix-threshold
+  std::optional<int64_t> prefix_threshold;      // tokens; default 16
+  std::optional<double> transfer_bandwidth;     // GB/s; default 25
+  std::optional<double> transfer_base_latency;  // ms; default 0.05
+  std::optional<bool> transfer_contention;      // default false
+  std::optional<std::string> prefill_routing_scorers, decode_routing_scorers;
+  std::optional<int64_t> prefill_tp, decode_tp;
+  std::optional<std::string> prefill_hardware, decode_hardware;
+  std::optional<std::string> prefill_latency_model, decode_latency_model;
+  std::optional<int64_t> prefill_max_model_len, decode_max_model_len;
+  bool configured() const {
+    return prefill_instances.value_or(0) + decode_instances.value_or(0) + prefill_decode_instances.value_or(0) > 0;
+  }
+};
+
 // One `--plugin-config NAME.KEY=VALUE` (or a scenario's plugin-config table
 // entry), kept as text until resolution types it.
 struct PluginSetting {
@@ -149,6 +169,7 @@ struct RunConfig {
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;
+  PdSettings pd;
   // Heterogeneous pools (`[[pools]]`), one text each: "name=NAME count=N
   // cost_per_hour=D" and any model, latency, KV-cache or batching setting
   // (run/pools.cpp). Empty: one pool, `pools.front()`, as the flags set it.

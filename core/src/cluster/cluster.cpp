@@ -27,8 +27,9 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
               cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name} : cfg.pool_names,
               cfg.pool_of.empty() ? std::vector<int32_t>(static_cast<size_t>(std::max(cfg.num_instances, 1)), 0)
                                   : cfg.pool_of),
+      pd_metrics_(cfg.pd.roles),
       signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, step_series_, closed_loop_,
-               series_),
+               series_, pd_metrics_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
@@ -56,6 +57,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
   setup_scenario();
   setup_fleet();
+  if (cfg.pd.enabled()) pd_link_.emplace(cfg.pd.bytes_per_us, cfg.pd.base_latency_us, cfg.pd.contention);
 }
 
 ClusterSimulation::~ClusterSimulation() = default;
@@ -143,6 +145,10 @@ ClusterResult ClusterSimulation::run() {
                           std::count(cfg_.fleet.absent.begin(), cfg_.fleet.absent.end(), uint8_t{1});
   out.spans = std::move(spans_);
   out.scaling = std::move(applied_);
+  if (pd_metrics_.enabled()) {
+    if (cfg_.pd.contention) pd_metrics_.contention(pd_link_->peak(), pd_link_->mean_depth());
+    out.pd = std::move(pd_metrics_);
+  }
   if (out.instances.empty()) return out;
   int64_t completed = 0;
   for (const auto& m : out.instances) completed += m.completed;
@@ -165,8 +171,14 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::InstanceReady: on_instance_ready(e.payload); return;
     case EventKind::ScalingTick: scaling_tick(); return;
     case EventKind::ScaleActuation: actuate(static_cast<size_t>(e.payload)); return;
+    case EventKind::PdPrefillRouting: pd_prefill_route(static_cast<uint32_t>(e.payload)); return;
+    case EventKind::PdPrefilled: pd_prefilled(e.payload); return;
+    case EventKind::PdTransferCheck: pd_check(e.payload); return;
+    case EventKind::PdTransferDone: pd_transfer_done(e.payload); return;
     case EventKind::Step: break;
-    case EventKind::Timeout: break;  // the instance checks the request is still its own
+    case EventKind::Timeout:  // the instance checks the request is still its own
+      if (pd_link_ && pd_timeout(e)) return;
+      break;
     default:
       // A request still on its way to an instance that failed meanwhile.
       if (any_down_ && down_[e.target]) {
@@ -256,6 +268,10 @@ void ClusterSimulation::on_admission(uint32_t slot) {
 }
 
 void ClusterSimulation::on_routing(uint32_t slot) {
+  if (pd_link_) {
+    pd_route(slot);
+    return;
+  }
   const blis_route_input& in = router_state(slot);
   if (in.count == 0) {  // every instance failed or drained (scenario events)
     signals_.rejected(pool_[slot], "no instance takes traffic");

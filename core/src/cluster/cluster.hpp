@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cluster/fleet.hpp"
+#include "cluster/pd.hpp"
 #include "cluster/request_signals.hpp"
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
@@ -16,6 +17,7 @@
 #include <blis/workload.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -55,6 +57,7 @@ struct ClusterConfig {
   std::vector<int32_t> pool_tp;  // each pool's TP (snapshots' `tp`); empty: `tp`
   int32_t tp = 1;
   FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet.hpp); off when it has no pools
+  PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
@@ -62,6 +65,8 @@ struct ClusterConfig {
 struct ClusterPolicies {
   std::unique_ptr<AdmissionPolicy> admission;
   std::unique_ptr<Router> router;
+  // P/D: the routers of the prefill and decode pools (null: `router`).
+  std::unique_ptr<Router> prefill_router, decode_router;
 };
 
 // Every request that arrived by the end of the run is in exactly one of:
@@ -85,6 +90,7 @@ struct ClusterResult {
   int64_t initial_instances = 0;        // at the start (instances: every slot, reserve ones too)
   std::vector<InstanceSpan> spans;      // with a fleet: when each instance was provisioned
   std::vector<ScalingAction> scaling;   // the autoscaler's actions, in time order
+  std::optional<PdMetrics> pd;          // with P/D pools (spec head §5.4)
 };
 
 // Builds one latency model per instance.
@@ -136,6 +142,15 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void scaling_tick();
   std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
   void actuate(size_t decision);
+  // P/D disaggregation (cluster/pd_flow.cpp).
+  const blis_route_input& pd_pool_state(uint32_t slot, uint8_t role);
+  void pd_route(uint32_t slot);
+  void pd_prefill_route(uint32_t slot);
+  void pd_prefilled(uint64_t payload);
+  void pd_check(uint64_t generation);
+  void pd_transfer_done(uint64_t payload);
+  bool pd_timeout(const Event& e);
+  void pd_schedule();
 
   ClusterConfig cfg_;
   WorkloadSource* source_;
@@ -159,6 +174,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;
   TimeSeries series_;
+  PdMetrics pd_metrics_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;
@@ -212,6 +228,11 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::unique_ptr<GoRand> lifecycle_rng_, autoscaler_rng_;
   int64_t draining_ = 0;
   bool source_done_ = false;
+  // P/D: the link between the pools, its checks' generation (older checks
+  // are stale), and scratch for the transfers it reports done.
+  std::optional<KvTransferLink> pd_link_;
+  uint64_t pd_generation_ = 0;
+  std::vector<KvTransferLink::Done> pd_done_;
 };
 
 // The cluster's metrics: the instances' merged (spec cluster §7.2), with the

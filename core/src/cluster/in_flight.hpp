@@ -17,6 +17,9 @@ class InFlight : public LifecycleSubscriber {
   void on_routed(Request& r, const RoutingChoice&) { ++counts_[static_cast<size_t>(r.instance)]; }
   void on_departed(Request& r, SimTime) { --counts_[static_cast<size_t>(r.instance)]; }
 
+  // P/D: a request whose KV is on its way to `instance` (spec head §5.2).
+  void add(size_t instance) { ++counts_[instance]; }
+
   int64_t operator[](size_t instance) const { return counts_[instance]; }
 
  private:

@@ -10,6 +10,7 @@
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/goodput.hpp"
+#include "metrics/pd_metrics.hpp"
 #include "metrics/request_records.hpp"
 #include "metrics/saturation.hpp"
 #include "metrics/steady_state.hpp"
@@ -23,7 +24,7 @@ namespace blis {
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
     : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
-                SaturationProbe, TimeSeriesProbe, ClosedLoop, TimeSeries> {
+                SaturationProbe, TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics> {
   using Lifecycle::Lifecycle;
 };
 

@@ -487,6 +487,70 @@ std::vector<SettingDef> make_table() {
                       return fmt::format("must be a finite value in (0, 1], got {}", x);
                     return std::nullopt;
                   }));
+  // prefill/decode disaggregation (spec head §5.1; docs/disaggregation.md)
+  t.push_back(row("prefill_instances", {"--prefill-instances"}, "disaggregation",
+                  "Instances that only prefill (P/D disaggregation; with --decode-instances, or "
+                  "--prefill-decode-instances); the P/D pools replace --num-instances [default: 0]",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_instances; }, int_range(0, 100000)));
+  t.push_back(row("decode_instances", {"--decode-instances"}, "disaggregation",
+                  "Instances that only decode (P/D disaggregation) [default: 0]",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_instances; }, int_range(0, 100000)));
+  t.push_back(row("prefill_decode_instances", {"--prefill-decode-instances"}, "disaggregation",
+                  "Instances of both P/D pools: they prefill and decode [default: 0]",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_decode_instances; }, int_range(0, 100000)));
+  t.push_back(row("pd_decider", {"--pd-decider"}, "disaggregation",
+                  "Which requests are split into a prefill on the prefill pool and a decode on the decode "
+                  "pool: never, always, prefix-threshold (when the chosen decode instance would compute "
+                  "more than --pd-prefix-threshold prompt tokens itself) [default: never]",
+                  [](RunConfig& c) -> auto& { return c.pd.decider; },
+                  one_of("P/D decider", {"always", "never", "prefix-threshold"})));
+  t.push_back(row("pd_prefix_threshold", {"--pd-prefix-threshold"}, "disaggregation",
+                  "Prompt tokens not cached on the decode instance above which prefix-threshold splits a "
+                  "request [default: 16]",
+                  [](RunConfig& c) -> auto& { return c.pd.prefix_threshold; }, int_between(0, kMaxTokens)));
+  t.push_back(row("pd_transfer_bandwidth", {"--pd-transfer-bandwidth"}, "disaggregation",
+                  "Bandwidth of the KV transfer from prefill to decode instances, GB/s [default: 25]",
+                  [](RunConfig& c) -> auto& { return c.pd.transfer_bandwidth; }, finite_positive()));
+  t.push_back(row("pd_transfer_base_latency", {"--pd-transfer-base-latency"}, "disaggregation",
+                  "Fixed latency of each KV transfer, ms [default: 0.05]",
+                  [](RunConfig& c) -> auto& { return c.pd.transfer_base_latency; },
+                  [](const SettingValue& v) -> std::optional<std::string> {
+                    const double x = std::get<double>(v);
+                    if (!std::isfinite(x) || x < 0 || x > 1e9) return fmt::format("must be a finite value in [0, 1e9] ms, got {}", x);
+                    return std::nullopt;
+                  }));
+  t.push_back(row("pd_transfer_contention", {"--pd-transfer-contention"}, "disaggregation",
+                  "KV transfers share the bandwidth equally while they overlap (else each has all of it)",
+                  [](RunConfig& c) -> auto& { return c.pd.transfer_contention; }));
+  t.push_back(row("prefill_routing_scorers", {"--prefill-routing-scorers"}, "disaggregation",
+                  "Scorers of the prefill pool's weighted router, \"name:weight,...\" (default: the run's routing)",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_routing_scorers; }));
+  t.push_back(row("decode_routing_scorers", {"--decode-routing-scorers"}, "disaggregation",
+                  "Scorers of the decode pool's weighted router, \"name:weight,...\" (default: the run's routing)",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_routing_scorers; }));
+  t.push_back(row("prefill_tp", {"--prefill-tp"}, "disaggregation",
+                  "TP of the prefill instances (0 = --tp); also sets the KV bytes per token on the wire",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_tp; }, int_range(0, 1024)));
+  t.push_back(row("decode_tp", {"--decode-tp"}, "disaggregation", "TP of the decode instances (0 = --tp)",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_tp; }, int_range(0, 1024)));
+  t.push_back(row("prefill_hardware", {"--prefill-hardware"}, "disaggregation",
+                  "GPU of the prefill instances (default: --hardware)",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_hardware; }));
+  t.push_back(row("decode_hardware", {"--decode-hardware"}, "disaggregation",
+                  "GPU of the decode instances (default: --hardware)",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_hardware; }));
+  t.push_back(row("prefill_latency_model", {"--prefill-latency-model"}, "disaggregation",
+                  "Latency model of the prefill instances (default: --latency-model)",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_latency_model; }, {}, kLibraryRef));
+  t.push_back(row("decode_latency_model", {"--decode-latency-model"}, "disaggregation",
+                  "Latency model of the decode instances (default: --latency-model)",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_latency_model; }, {}, kLibraryRef));
+  t.push_back(row("prefill_max_model_len", {"--prefill-max-model-len"}, "disaggregation",
+                  "Max model length of the prefill instances (0 = --max-model-len)",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_max_model_len; }, int_between(0, kMaxTokens)));
+  t.push_back(row("decode_max_model_len", {"--decode-max-model-len"}, "disaggregation",
+                  "Max model length of the decode instances (0 = --max-model-len)",
+                  [](RunConfig& c) -> auto& { return c.pd.decode_max_model_len; }, int_between(0, kMaxTokens)));
   // per-request deadlines (spec head §4.1)
   t.push_back(row("timeout", {"--timeout"}, "workload",
                   "Seconds after its arrival at which a request is abandoned, queued or running "

@@ -62,13 +62,7 @@ void Instance::on_arrival(uint32_t slot) {
 void Instance::on_queued(uint32_t slot) {
   Request& r = pool_[slot];
   const int64_t in = r.spec.input_tokens;
-  const int64_t m = cfg_.max_model_len;
-  int64_t budget = r.spec.max_output_tokens;
-  if (budget == 0 && m > 0 && in < m) budget = m - in;
-  bool servable = budget >= 0;
-  if (servable && m > 0) servable = in < m && !(budget > 0 && in + budget > m);
-  if (servable) servable = (in + cfg_.block_size - 1) / cfg_.block_size <= cfg_.total_kv_blocks;
-  if (!servable) {
+  if (!servable(r)) {
     drop(slot);
     return;
   }
@@ -86,7 +80,8 @@ void Instance::on_queued(uint32_t slot) {
   r.state = RequestState::Queued;
   StepState& st = r.step;
   st.entry.input_tokens = in;
-  st.output_tokens = r.spec.output_tokens;
+  // A P/D prefill computes the prompt's KV and delivers no token (spec head §5.2).
+  st.output_tokens = r.pd == PdStage::Prefill ? 0 : r.spec.output_tokens;
   st.kv.hashes = r.spec.block_hashes.data();
   st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
   st.kv.shareable = r.spec.shareable_blocks;
@@ -96,6 +91,54 @@ void Instance::on_queued(uint32_t slot) {
   if (!step_pending_) {
     step_pending_ = true;
     schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+  }
+}
+
+bool Instance::servable(const Request& r) const {
+  const int64_t in = r.spec.input_tokens;
+  const int64_t m = cfg_.max_model_len;
+  int64_t budget = r.spec.max_output_tokens;
+  if (budget == 0 && m > 0 && in < m) budget = m - in;
+  bool ok = budget >= 0;
+  if (ok && m > 0) ok = in < m && !(budget > 0 && in + budget > m);
+  if (ok) ok = (in + cfg_.block_size - 1) / cfg_.block_size <= cfg_.total_kv_blocks;
+  return ok;
+}
+
+// spec head §5.2 step 5: blocks for the whole prompt, reusing what the cache
+// holds of it; the rest arrives over the wire.
+bool Instance::reserve_transfer(Request& r, SimTime now) {
+  if (!servable(r)) return false;
+  kv_.set_clock(now);
+  StepState& st = r.step;
+  st = StepState{};
+  const int64_t in = r.spec.input_tokens;
+  st.entry.input_tokens = in;
+  st.output_tokens = r.spec.output_tokens;
+  st.kv.hashes = r.spec.block_hashes.data();
+  st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
+  st.kv.shareable = r.spec.shareable_blocks;
+  const int64_t b = cfg_.block_size;
+  const int64_t max_hits = std::min<int64_t>(std::max<int64_t>(in - 1, 0) / b, st.kv.num_hashes);
+  const int64_t start = kv_.cached_prefix(st.kv.hashes, max_hits, hits_) * b;
+  if (!kv_.allocate(st.kv, hits_, in - start)) return false;
+  st.set_progress(in, in);
+  return true;
+}
+
+void Instance::release_transfer(Request& r) { kv_.release(r.step.kv); }
+
+// spec head §5.2 step 6: queued with its KV in place; its first step decodes.
+void Instance::enqueue_transferred(uint32_t slot, SimTime now) {
+  Request& r = pool_[slot];
+  r.instance = index_;
+  r.state = RequestState::Queued;
+  last_time_ = std::max(last_time_, now);
+  waiting_.push_back(slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+  signals_.queued(r, now);
+  if (!step_pending_) {
+    step_pending_ = true;
+    schedule(kernel_, now, EventKind::Step, index_);
   }
 }
 
@@ -127,6 +170,7 @@ void Instance::on_timeout(uint64_t payload) {
     kv_.release(r.step.kv);
   } else {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+    if (r.step.kv.count > 0) kv_.release(r.step.kv);  // P/D: KV transferred for its decode
   }
   time_out(r);
   if (!step_pending_ && !waiting_.empty()) {
@@ -205,6 +249,25 @@ void Instance::form_batch(SimTime now) {
     uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
     StepState& qs = q.step;
+    if (qs.kv.count > 0) {
+      // P/D: its prompt's KV came from a prefill instance; it joins decoding.
+      bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
+      if (!fits && running_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
+      if (fits) {
+        waiting_.pop_front();
+        q.state = RequestState::Running;
+        qs.entry.new_tokens = 1;
+        qs.entry.cached_tokens = 0;
+        budget -= 1;
+        signals_.scheduled(q, now);
+        running_.push_back(Running{qs, &q});
+        continue;
+      }
+      if (!running_.empty()) break;
+      // Its own blocks fill the cache: it computes its prompt here instead.
+      kv_.release(qs.kv, KVCache::Release::MayReturn);
+      qs.set_progress(0, q.spec.input_tokens);
+    }
     // At least one token is always computed, so a fully cached prompt still
     // gets a prefill step (the reference admitted it with no work: quirk Q2).
     const int64_t b = cfg_.block_size;
@@ -225,6 +288,10 @@ void Instance::form_batch(SimTime now) {
       plan();  // reloaded content may extend the cached prefix
       ok = n > 0 && try_allocate();
     }
+    if (!ok && running_.empty() && reclaim_queued_kv(slot)) {
+      plan();
+      ok = n > 0 && try_allocate();
+    }
     if (!ok) {
       if (running_.empty() && kv_.used_blocks() == 0) {
         // Nothing else holds memory and it still does not fit: it never will.
@@ -242,6 +309,23 @@ void Instance::form_batch(SimTime now) {
     signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
+}
+
+// P/D: requests queued with their transferred KV hold blocks while they
+// wait. When nothing runs and the queue's head does not fit, nothing else
+// would ever free them: the others give theirs up and will compute their
+// prompt here. False if none held any.
+bool Instance::reclaim_queued_kv(uint32_t head) {
+  std::vector<uint32_t> holders;
+  waiting_.for_each([&](uint32_t s) {
+    if (s != head && pool_[s].step.kv.count > 0) holders.push_back(s);
+  });
+  for (uint32_t s : holders) {
+    Request& q = pool_[s];
+    kv_.release(q.step.kv, KVCache::Release::MayReturn);
+    q.step.set_progress(0, q.spec.input_tokens + q.step.emitted);
+  }
+  return !holders.empty();
 }
 
 // spec engine §3.3: allocate n tokens for running_[pos], preempting from the
@@ -383,7 +467,7 @@ void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
   StepState& r = rr.s;
   Request& q = *rr.req;
   if (r.emitted == 0) {
-    signals_.first_token(q, end);
+    if (q.pd != PdStage::Prefill) signals_.first_token(q, end);
   } else if (r.last_token_step + 1 == s) {
     // One step after the previous token, starting a new run of standard values.
     if (r.run_end > r.run_begin) signals_.token_run(q, r.run_begin, r.run_end);
@@ -397,6 +481,16 @@ void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
 
 void Instance::complete(Request& r, bool capped, SimTime end) {
   StepState& s = r.step;
+  if (r.pd == PdStage::Prefill && !capped) {
+    // spec head §5.2 step 5: the prompt's KV leaves for the decode instance;
+    // the cluster takes the request over at the end of the step.
+    kv_.release(s.kv);
+    s = StepState{};
+    r.state = RequestState::Transfer;
+    last_time_ = std::max(last_time_, std::min(end, cfg_.horizon));
+    schedule(kernel_, end, EventKind::PdPrefilled, 0, (static_cast<uint64_t>(r.incarnation) << 32) | r.slot);
+    return;
+  }
   if (!capped && s.output_tokens > 0) {
     // The final token's KV (the reference allocates it before releasing).
     if (!kv_.allocate(s.kv, {}, 1)) ++kv_allocation_failures_;

@@ -58,6 +58,13 @@ class Instance {
   void evict_waiting(std::vector<uint32_t>& out);
   void set_slowdown(double factor) { slowdown_ = factor; }
 
+  // P/D (spec head §5.2): the decode instance reserves KV for a request's
+  // whole prompt (false: it can never hold it, or not now), releases it if
+  // the transfer is abandoned, and queues the request once its KV is in.
+  bool reserve_transfer(Request& r, SimTime now);
+  void release_transfer(Request& r);
+  void enqueue_transferred(uint32_t slot, SimTime now);
+
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
   const KVCache& kv() const { return kv_; }
@@ -97,6 +104,9 @@ class Instance {
   // `r.step` must hold its step state.
   void complete(Request& r, bool capped, SimTime end);
   void drop(uint32_t slot);
+  bool reclaim_queued_kv(uint32_t head);
+  // Passes the enqueue guards of spec engine §2.7 on this instance.
+  bool servable(const Request& r) const;
   // `r` holds its step state and no KV; it leaves the instance.
   void time_out(Request& r);
 

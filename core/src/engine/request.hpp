@@ -25,7 +25,18 @@ enum class RequestState : uint8_t {
   Queued,     // in the wait queue (again after a preemption)
   Running,    // in the running batch
   Completed,
+  Transfer,   // P/D: its KV on the wire from the prefill to the decode instance
 };
+
+// Where a request is in prefill/decode disaggregation (spec head §5.2).
+enum class PdStage : uint8_t {
+  None,     // served by one instance (always, without P/D)
+  Prefill,  // on a prefill instance, which computes its prompt's KV and no token
+  Decode,   // handed to its decode instance (in transfer, then queued there)
+};
+
+// P/D roles of an instance (bits): a prefill-decode instance has both.
+inline constexpr uint8_t kPdPrefill = 1, kPdDecode = 2;
 
 // What every step of the running batch reads and writes of a request. While
 // the request runs, this lives in its instance's batch (Instance::Running),
@@ -68,6 +79,9 @@ struct Request {
   // when they no longer match.
   uint32_t incarnation = 0;
   bool length_capped = false;
+  PdStage pd = PdStage::None;
+  int32_t pd_decode = -1;    // P/D: the decode instance chosen for it
+  int64_t pd_transfer_start = 0;  // µs
 
   StepState step;
   RequestTiming timing;  // the metrics' slot: the engine never reads it

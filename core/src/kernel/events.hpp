@@ -11,6 +11,10 @@
 //   InstanceReady    | 4                               | an added instance takes traffic, then the
 //   ScalingTick      | 5                               | autoscaler looks (spec head §6.3: tick,
 //   ScaleActuation   | 6                               | then actuation), all before instances
+//   PdPrefillRouting | 7                               | P/D (spec head §5.2): the prefill routing,
+//   PdPrefilled      | 8                               | a prefill's end (its transfer starts),
+//   PdTransferCheck  | 9                               | shares of the link settled,
+//   PdTransferDone   | 10                              | a transfer's end: the reference's order
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -39,6 +43,12 @@ enum class EventKind : uint32_t {
   InstanceReady,    // an added instance is loaded (cluster/fleet.cpp); payload: its slot
   ScalingTick,      // the autoscaler's collect -> analyze -> optimize step
   ScaleActuation,   // an autoscaler decision is applied; payload: its index
+  // P/D disaggregation (cluster/pd_flow.cpp); payload: a request's slot, or
+  // (incarnation << 32) | slot where the request may have left meanwhile.
+  PdPrefillRouting,
+  PdPrefilled,
+  PdTransferCheck,  // payload: the link's generation
+  PdTransferDone,
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -55,6 +65,10 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::InstanceReady: return 4;
     case EventKind::ScalingTick: return 5;
     case EventKind::ScaleActuation: return 6;
+    case EventKind::PdPrefillRouting: return 7;
+    case EventKind::PdPrefilled: return 8;
+    case EventKind::PdTransferCheck: return 9;
+    case EventKind::PdTransferDone: return 10;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

@@ -7,6 +7,7 @@
 #include "util/progress.hpp"
 #include "run/dump.hpp"
 #include "run/fleet_config.hpp"
+#include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 
 #include <blis/lua.hpp>
@@ -251,6 +252,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
     }
     out += t.rejection_reasons.empty() ? "}\n  }" : "\n    }\n  }";
   }
+  if (result.pd) out += ",\n  \"pd\": " + result.pd->json(result.instances, runtime_seconds(cluster));
   return out + "\n}\n";
 }
 
@@ -466,7 +468,9 @@ void check_latency_read(const ResolvedRun& r, const ConfigTable& cfg) {
 
 }  // namespace
 
-RunOutcome simulate(const RunConfig& config) {
+RunOutcome simulate(const RunConfig& given) {
+  // P/D pools (spec head §5.1) are pools by role.
+  const RunConfig config = with_pd_pools(given);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
@@ -557,13 +561,15 @@ RunOutcome simulate(const RunConfig& config) {
                        fmt::format("{:.1f} s simulated", static_cast<double>(now) / 1e6));
     };
   }
+  ClusterPolicies policies = make_policies(r, ctx);
+  setup_pd(config, pools, r, ctx, cc, policies);
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t i) {
     const size_t p = cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[static_cast<size_t>(i)]);
     return ctx.env.registries->latency.create(pool_runs[p]->latency_model,
                                               CreateArgs{&latency_cfgs[p], pool_runs[p]->seed});
-  }, make_policies(r, ctx));
+  }, std::move(policies));
   for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], latency_cfgs[p]);
   for (const WorkloadPhase& phase : phases) sim.add_workload_phase(phase.at, *phase.source);
   ClusterResult result = sim.run();
@@ -641,6 +647,7 @@ RunOutcome simulate(const RunConfig& config) {
       outcome.report += "\n" + fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
     else if (!pools.empty())
       outcome.report += "\n" + pools_block(pools, result, runtime_seconds(cluster));
+    if (result.pd) outcome.report += "\n" + result.pd->block(result.instances, runtime_seconds(cluster));
     return outcome;
   }
 
@@ -663,10 +670,16 @@ RunOutcome simulate(const RunConfig& config) {
     out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
   else if (!pools.empty())
     out += pools_block(pools, result, runtime_seconds(cluster));
+  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster));
   return outcome;
 }
 
-std::string dump_config(const RunConfig& config) {
+std::string dump_config(const RunConfig& given) {
+  // The P/D pools' instances are the run's (a dump runs again as it is).
+  RunConfig config = given;
+  if (config.pd.configured())
+    config.pool().instances = config.pd.prefill_instances.value_or(0) + config.pd.decode_instances.value_or(0) +
+                              config.pd.prefill_decode_instances.value_or(0);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   return dump_toml(r);

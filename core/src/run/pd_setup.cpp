@@ -1,0 +1,148 @@
+#include "run/pd_setup.hpp"
+
+#include <blis/config_keys.h>
+#include <blis/errors.hpp>
+#include <blis/policy_config.hpp>
+#include <blis/settings.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace blis {
+namespace {
+
+constexpr const char* kPrefill = "prefill";
+constexpr const char* kDecode = "decode";
+constexpr const char* kShared = "prefill-decode";
+
+// " key=value" when the role's own setting is given (0 = the run's).
+template <class T>
+std::string pool_key(const char* key, const std::optional<T>& v) {
+  if (!v) return "";
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (*v == 0) return "";
+    return fmt::format(" {}={}", key, *v);
+  } else {
+    return fmt::format(" {}={}", key, *v);
+  }
+}
+
+std::unique_ptr<Router> pool_router(const std::string& list, const std::string& where, const ResolvedRun& r,
+                                    RunContext& ctx, bool& cache_query) {
+  std::vector<ScorerWeight> scorers = parse_scorer_list(list);
+  if (scorers.empty()) throw InputError(where, "no scorer given; use \"name:weight,...\" (blis plugins list)");
+  std::vector<WeightedScorer> weighted;
+  ConfigTable base;
+  base.set(BLIS_KEY_BLOCK_SIZE, r.config.pool().engine.block_size);
+  for (const auto& sw : scorers) {
+    const auto* entry = ctx.env.registries->scorers.find(sw.name);
+    if (entry == nullptr)
+      throw InputError(where, fmt::format("unknown scorer '{}'; blis plugins list shows the scorers", sw.name));
+    cache_query = cache_query || (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0;
+    const ConfigTable cfg = r.overrides.config_for(sw.name, base);
+    weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&cfg, r.seed})});
+  }
+  return std::make_unique<Router>(RoutingPolicy::Weighted, std::move(weighted), r.seed);
+}
+
+}  // namespace
+
+RunConfig with_pd_pools(const RunConfig& config) {
+  const PdSettings& pd = config.pd;
+  const std::string decider = pd.decider.value_or("never");
+  if (!pd.configured()) {
+    // Settings that would change nothing without the pools are refused
+    // rather than ignored (the reference warns on `run`).
+    for (const char* key : {"pd_decider", "pd_transfer_contention", "prefill_routing_scorers",
+                            "decode_routing_scorers", "prefill_tp", "decode_tp", "prefill_hardware",
+                            "decode_hardware", "prefill_latency_model", "decode_latency_model",
+                            "prefill_max_model_len", "decode_max_model_len"}) {
+      if (!config.origins.count(key)) continue;
+      if (std::string(key) == "pd_decider" && decider == "never") continue;
+      if (std::string(key) == "pd_transfer_contention" && !pd.transfer_contention.value_or(false)) continue;
+      throw InputError(config.where(key), "needs P/D pools: give --prefill-instances and --decode-instances "
+                                          "(or --prefill-decode-instances)");
+    }
+    for (const char* key : {"pd_prefix_threshold", "pd_transfer_bandwidth", "pd_transfer_base_latency"})
+      if (config.origins.count(key))
+        spdlog::warn("{} has no effect without P/D pools (--prefill-instances, --decode-instances)", config.where(key));
+    return config;
+  }
+  const int64_t p = pd.prefill_instances.value_or(0), d = pd.decode_instances.value_or(0),
+                s = pd.prefill_decode_instances.value_or(0);
+  const std::string where = config.where(p > 0 ? "prefill_instances" : s > 0 ? "prefill_decode_instances"
+                                                                             : "decode_instances");
+  if (s == 0 && (p == 0 || d == 0))
+    throw InputError(where, fmt::format("P/D pools of {} prefill and {} decode instance(s): both need at least one "
+                                        "(or add --prefill-decode-instances)",
+                                        p, d));
+  if (p + d + s > 100000) throw InputError(where, "more than 100000 instances in all");
+  if (!config.pool_specs.empty())
+    throw InputError(config.where("pools"), "--pool and the P/D pools (--prefill-instances, ...) cannot be combined");
+  // docs/differences.md: the cluster is the P/D pools; the reference leaves
+  // the instances beyond them idle.
+  if (config.origins.count("num_instances") && config.pool().instances != p + d + s)
+    throw InputError(config.where("num_instances"),
+                     fmt::format("{} instance(s), but the P/D pools have {} ({} prefill + {} decode + {} "
+                                 "prefill-decode); leave --num-instances out, or make them agree",
+                                 config.pool().instances, p + d + s, p, d, s));
+  if (!config.events.empty())
+    throw InputError(config.where("events"), "scenario events together with P/D pools are not supported yet");
+  if (config.autoscaler || config.lifecycle)
+    throw InputError(config.where(config.autoscaler ? "autoscaler" : "lifecycle"),
+                     "instance lifecycle and autoscaling together with P/D pools are not supported yet");
+  if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
+    spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
+  RunConfig out = config;
+  if (p > 0)
+    out.pool_specs.push_back(fmt::format("name={} count={}", kPrefill, p) + pool_key("tp", pd.prefill_tp) +
+                             pool_key("hardware", pd.prefill_hardware) +
+                             pool_key("latency_model", pd.prefill_latency_model) +
+                             pool_key("max_model_len", pd.prefill_max_model_len));
+  if (d > 0)
+    out.pool_specs.push_back(fmt::format("name={} count={}", kDecode, d) + pool_key("tp", pd.decode_tp) +
+                             pool_key("hardware", pd.decode_hardware) +
+                             pool_key("latency_model", pd.decode_latency_model) +
+                             pool_key("max_model_len", pd.decode_max_model_len));
+  if (s > 0) out.pool_specs.push_back(fmt::format("name={} count={}", kShared, s));
+  out.pool().instances = p + d + s;
+  return out;
+}
+
+void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, const ResolvedRun& r, RunContext& ctx,
+              ClusterConfig& cc, ClusterPolicies& policies) {
+  const PdSettings& pd = config.pd;
+  if (!pd.configured()) return;
+  PdConfig& out = cc.pd;
+  const ResolvedPool* prefill = nullptr;
+  for (const ResolvedPool& pool : pools) {
+    const uint8_t role = pool.name == kPrefill ? kPdPrefill : pool.name == kDecode ? kPdDecode : kPdPrefill | kPdDecode;
+    if (prefill == nullptr && (role & kPdPrefill)) prefill = &pool;
+    out.roles.insert(out.roles.end(), static_cast<size_t>(pool.count), role);
+  }
+  parse_pd_decider(pd.decider.value_or("never"), out.decider);
+  out.prefix_threshold = pd.prefix_threshold.value_or(16);
+  out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
+  out.base_latency_us = pd.transfer_base_latency.value_or(0.05) * 1000;
+  out.contention = pd.transfer_contention.value_or(false);
+  // spec head §5.3: the KV on the wire is the prefill instances' (their TP).
+  const ResolvedRun& pr = prefill->run;
+  if (!pr.arch)
+    throw InputError(config.where("prefill_instances"),
+                     fmt::format("P/D needs the architecture of '{}' for the KV bytes on the wire, and blis has none; "
+                                 "give --model-config-folder (a HuggingFace config.json)",
+                                 pr.config.pool().model.name.value_or("?")));
+  const ModelArch& a = *pr.arch;
+  out.kv_bytes_per_token = pd_kv_bytes_per_token(a.num_layers, a.hidden_size, a.num_heads, a.num_kv_heads,
+                                                 a.bytes_per_param, *pr.config.pool().model.tp);
+  // prefix-threshold asks the decode instance's cache (spec head §5.2).
+  if (out.decider == PdDecider::PrefixThreshold) cc.cache_query = true;
+  if (pd.prefill_routing_scorers && !pd.prefill_routing_scorers->empty())
+    policies.prefill_router = pool_router(*pd.prefill_routing_scorers, config.where("prefill_routing_scorers"), r, ctx,
+                                          cc.cache_query);
+  if (pd.decode_routing_scorers && !pd.decode_routing_scorers->empty())
+    policies.decode_router =
+        pool_router(*pd.decode_routing_scorers, config.where("decode_routing_scorers"), r, ctx, cc.cache_query);
+}
+
+}  // namespace blis

@@ -1,0 +1,93 @@
+// Prefill/decode disaggregation from the command line (docs/disaggregation.md):
+// the flags, the PD block, and the settings refused with a reason.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <string>
+
+namespace {
+
+const std::string kBase = "run --model qwen/qwen3-14b --rate 10 --num-requests 60";
+
+}  // namespace
+
+TEST_CASE("P/D flags are in --help", "[golden][pd]") {
+  const Result r = run_blis("run --help");
+  for (const char* flag : {"--prefill-instances", "--decode-instances", "--prefill-decode-instances", "--pd-decider",
+                           "--pd-prefix-threshold", "--pd-transfer-bandwidth", "--pd-transfer-base-latency",
+                           "--pd-transfer-contention", "--prefill-routing-scorers", "--decode-routing-scorers",
+                           "--prefill-tp", "--decode-tp", "--prefill-hardware", "--decode-hardware",
+                           "--prefill-latency-model", "--decode-latency-model", "--prefill-max-model-len",
+                           "--decode-max-model-len"})
+    CHECK(r.out.find(flag) != std::string::npos);
+}
+
+TEST_CASE("a P/D run prints its pools and the PD block, a run without P/D neither", "[golden][pd]") {
+  const Result pd = run_blis(kBase + " --prefill-instances 1 --decode-instances 2 --pd-decider always "
+                                     "--pd-transfer-contention --decode-tp 2");
+  INFO(pd.err);
+  REQUIRE(pd.status == 0);
+  CHECK(pd.out.find("\nprefill: 1 instance(s) of qwen/qwen3-14b on H100 (TP 1)") != std::string::npos);
+  CHECK(pd.out.find("\ndecode: 2 instance(s) of qwen/qwen3-14b on H100 (TP 2)") != std::string::npos);
+  CHECK(pd.out.find("=== PD Metrics ===\nDisaggregated Requests: 60\nKV Transfers: 60\nDropped at Decode KV: 0\n"
+                    "Still in KV Transfer: 0\n") != std::string::npos);
+  CHECK(pd.out.find("\nPeak Concurrent Transfers: ") != std::string::npos);
+  CHECK(pd.out.find("\nMean Transfer Queue Depth: ") != std::string::npos);
+  CHECK(metric(pd.out, "completed_requests") == 60);
+  // Deterministic.
+  CHECK(run_blis(kBase + " --prefill-instances 1 --decode-instances 2 --pd-decider always "
+                         "--pd-transfer-contention --decode-tp 2").out == pd.out);
+  const Result plain = run_blis(kBase + " --num-instances 3");
+  CHECK(plain.out.find("=== PD Metrics ===") == std::string::npos);
+  // never: the decode pool serves everything, the block says so.
+  const Result never = run_blis(kBase + " --prefill-decode-instances 2");
+  REQUIRE(never.status == 0);
+  CHECK(never.out.find("Disaggregated Requests: 0\n") != std::string::npos);
+}
+
+TEST_CASE("a P/D run's --dump-config runs again with the same result", "[golden][pd]") {
+  blis::test::TempDir dir;
+  const std::string flags = kBase + " --prefill-instances 1 --decode-instances 2 --pd-decider always";
+  const Result dump = run_blis(flags + " --dump-config");
+  REQUIRE(dump.status == 0);
+  CHECK(dump.out.find("num_instances = 3\n") != std::string::npos);
+  const std::string path = dir.write("pd.toml", dump.out);
+  const Result again = run_blis("run '" + path + "' --trust-scenario");
+  INFO(again.err);
+  REQUIRE(again.status == 0);
+  CHECK(again.out == run_blis(flags).out);
+}
+
+TEST_CASE("P/D: the JSON format carries the PD figures under its pd member", "[golden][pd]") {
+  const Result r = run_blis(kBase + " --prefill-instances 1 --decode-instances 1 --pd-decider always --format json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find(",\n  \"pd\": {\n    \"disaggregated_requests\": 60,\n    \"kv_transfers\": 60,\n") !=
+        std::string::npos);
+  CHECK(r.out.find("\"load_imbalance_ratio\": 1,\n") != std::string::npos);
+  CHECK(r.out.find("\"kv_transfer_us\": {\"mean\": ") != std::string::npos);
+  CHECK(r.out.substr(r.out.size() - 6) == "  }\n}\n");
+  CHECK(run_blis(kBase + " --format json").out.find("\"pd\"") == std::string::npos);
+}
+
+TEST_CASE("P/D settings that cannot work are refused with the reason", "[golden][pd]") {
+  // docs/differences.md: the reference leaves instances beyond the pools idle.
+  check_refused(kBase + " --num-instances 4 --prefill-instances 1 --decode-instances 2",
+                "--num-instances: 4 instance(s), but the P/D pools have 3");
+  check_refused(kBase + " --prefill-instances 2", "both need at least one");
+  check_refused(kBase + " --pd-decider always", "--pd-decider: needs P/D pools");
+  check_refused(kBase + " --pd-transfer-contention", "--pd-transfer-contention: needs P/D pools");
+  check_refused(kBase + " --decode-tp 2", "--decode-tp: needs P/D pools");
+  check_refused(kBase + " --pd-decider sometimes", "unknown P/D decider 'sometimes'");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-bandwidth 0", "must be a finite value > 0");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-base-latency -1", "[0, 1e9]");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pool 'name=a count=1'", "cannot be combined");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --event 'at=1s action=drain instance=0'",
+                "not supported yet");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --autoscaler 'interval=10s'",
+                "--autoscaler: instance lifecycle and autoscaling together with P/D pools are not supported yet");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --lifecycle 'min=1 max=3'",
+                "--lifecycle: instance lifecycle and autoscaling together with P/D pools");
+  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --decode-routing-scorers nope:1",
+                "unknown scorer 'nope'");
+}
