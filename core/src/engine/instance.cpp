@@ -51,7 +51,7 @@ void Instance::on_event(const Event& e) {
 
 // spec engine §2.2: the request is enqueued after the model's queueing time.
 void Instance::on_arrival(uint32_t slot) {
-  blis_request_view v = request_view(pool_[slot], cfg_.block_size);
+  blis_request_view v = request_view(pool_[slot], cfg_.block_size, view_hashes_);
   int64_t delay = model_->queueing_time(v);
   schedule(kernel_, kernel_.now() + delay, EventKind::Queued, index_, slot);
 }
@@ -87,9 +87,7 @@ void Instance::on_queued(uint32_t slot) {
   StepState& st = r.step;
   st.entry.input_tokens = in;
   st.output_tokens = r.spec.output_tokens;
-  st.kv.hashes = r.spec.block_hashes.data();
-  st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
-  st.kv.shareable = r.spec.shareable_blocks;
+  st.kv.shareable = r.spec.shareable_blocks;  // kv.hashes: when first scheduled
   st.set_progress(0, in);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
   signals_.queued(r, kernel_.now());
@@ -201,6 +199,10 @@ void Instance::form_batch(SimTime now) {
     uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
     StepState& qs = q.step;
+    // Lazy content is made now, and stays until the request leaves.
+    pool_.complete_content(q, cfg_.block_size);
+    qs.kv.hashes = q.spec.block_hashes.data();
+    qs.kv.num_hashes = static_cast<int64_t>(q.spec.block_hashes.size());
     // At least one token is always computed, so a fully cached prompt still
     // gets a prefill step (the reference admitted it with no work: quirk Q2).
     const int64_t b = cfg_.block_size;
