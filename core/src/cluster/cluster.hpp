@@ -142,7 +142,6 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   SimTime last_cache_refresh_ = 0;
   int64_t arrived_ = 0;
   blis_request_view view_{};
-  std::vector<uint64_t> view_hashes_;  // scratch of request_view()
   blis_route_input input_{};
   std::vector<double> scores_;
   int64_t routable_count_ = 0;  // instances in state_ (those taking traffic)

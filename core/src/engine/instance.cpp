@@ -51,7 +51,7 @@ void Instance::on_event(const Event& e) {
 
 // spec engine §2.2: the request is enqueued after the model's queueing time.
 void Instance::on_arrival(uint32_t slot) {
-  blis_request_view v = request_view(pool_[slot], cfg_.block_size, view_hashes_);
+  blis_request_view v = request_view(pool_[slot], cfg_.block_size, pool_);
   int64_t delay = model_->queueing_time(v);
   schedule(kernel_, kernel_.now() + delay, EventKind::Queued, index_, slot);
 }

@@ -115,7 +115,6 @@ class Instance {
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
-  std::vector<uint64_t> view_hashes_;  // scratch of request_view()
 };
 
 }  // namespace blis
