@@ -107,3 +107,21 @@ TEST_CASE("fnv1a64 and derive_seed partition the master seed", "[workload][go_ra
   const std::vector<int64_t> ids = {113163, 118499, 119750, 122608, 81772};
   for (const int64_t e : ids) CHECK(w2.intn(128000) == e);
 }
+
+TEST_CASE("skip_int31n advances the stream exactly as the draws it skips", "[workload][go_rand]") {
+  // 2^30 + 1 rejects about half of the values (more than one value per
+  // draw); 128000 is the token-id bound; 1024 is a power of two (no
+  // rejection); counts cross the register's batches of 273 and 607 slots.
+  for (const int32_t bound : {128000, (1 << 30) + 1, 1024, 7}) {
+    for (const int64_t count : {0, 1, 5, 272, 273, 274, 607, 1000, 5000}) {
+      GoRand drawn(1234 + count), skipped(1234 + count);
+      drawn.int63();  // start inside a batch
+      skipped.int63();
+      for (int64_t i = 0; i < count; ++i) drawn.int31n(bound);
+      skipped.skip_int31n(bound, count);
+      for (int i = 0; i < 700; ++i) REQUIRE(drawn.uint64() == skipped.uint64());
+    }
+  }
+  GoRand r(1);
+  CHECK_THROWS(r.skip_int31n(0, 3));
+}

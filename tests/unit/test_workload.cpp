@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,17 +29,29 @@ using blis::WorkloadRequest;
 
 namespace {
 
-std::vector<WorkloadRequest> drain(blis::WorkloadSource& src, size_t limit = 10'000'000) {
+// The requests of a source, their lazy content made complete (as the engine
+// makes it when it schedules them).
+std::vector<WorkloadRequest> drain(blis::WorkloadSource& src, size_t limit = 10'000'000, int32_t block_size = 16) {
   std::vector<WorkloadRequest> out;
   WorkloadRequest r;
-  while (out.size() < limit && src.next(r)) out.push_back(r);
+  while (out.size() < limit && src.next(r)) {
+    out.push_back(r);
+    blis::extend_content(r, out.back().block_hashes, blis::content_blocks(r, block_size));
+  }
   return out;
 }
 
 std::vector<WorkloadRequest> run_spec(const blis::WorkloadSpec& spec, int64_t horizon,
                                       int64_t max_requests, int32_t block_size = 16) {
   auto src = blis::make_spec_workload(spec, horizon, max_requests, block_size);
-  return drain(*src);
+  return drain(*src, 10'000'000, block_size);
+}
+
+// The own part of lazy content: blocks [first, blocks) chained from `prev`.
+std::vector<uint64_t> own_chain(uint64_t prev, uint64_t seed, int64_t first, int64_t blocks) {
+  std::vector<uint64_t> out;
+  for (int64_t k = first; k < blocks; ++k) out.push_back(prev = blis::own_block_hash(prev, seed, k));
+  return out;
 }
 
 std::vector<WorkloadRequest> run_default(double rate, int64_t n, int64_t prefix = 0,
@@ -291,7 +304,13 @@ TEST_CASE("default workload content hashes follow the client stream", "[workload
   CHECK(tokens[1] == 106002);
   CHECK(tokens[2] == 43089);
   CHECK(reqs[0].block_hashes.size() == (185 + 1208) / 16);
-  CHECK(reqs[0].block_hashes == hash_blocks(tokens, block));
+  // Those tokens are the client's own: drawn (request_1's lengths below come
+  // after them in the stream) but not hashed. The content is a chain seeded
+  // by the request's own seed.
+  CHECK(reqs[0].shareable_blocks == 0);
+  REQUIRE(reqs[0].own_content != 0);
+  CHECK(reqs[1].own_content != reqs[0].own_content);
+  CHECK(reqs[0].block_hashes == own_chain(blis::kEmptyPrefixHash, reqs[0].own_content, 0, (185 + 1208) / 16));
   // Different block sizes give (I+O)/B hashes.
   const auto coarse = run_default(1.0, 1, 0, 64);
   CHECK(coarse[0].block_hashes.size() == (185 + 1208) / 64);
@@ -318,13 +337,13 @@ TEST_CASE("prefix tokens are shared by every request", "[workload][default][pref
   }
   // Block 6 holds 4 prefix tokens and 12 own tokens: it differs.
   CHECK(reqs[0].block_hashes[6] != reqs[1].block_hashes[6]);
-  // Full content of request_0: prefix, then the client's draws.
-  GoRand c(w.int63());
-  c.norm_float64();
-  c.norm_float64();
-  std::vector<uint32_t> tokens = prefix;
-  for (int i = 0; i < 502 + 561; ++i) tokens.push_back(static_cast<uint32_t>(c.intn(128000)));
-  CHECK(reqs[0].block_hashes == hash_blocks(tokens, block));
+  // Full content of request_0: the prefix's complete blocks (shareable),
+  // then its own part from its seed, from block 6 on.
+  CHECK(reqs[0].shareable_blocks == 6);
+  auto content = prefix_hashes;
+  const auto own = own_chain(prefix_hashes.back(), reqs[0].own_content, 6, (602 + 561) / block);
+  content.insert(content.end(), own.begin(), own.end());
+  CHECK(reqs[0].block_hashes == content);
 }
 
 TEST_CASE("num_requests 0 with a horizon yields all arrivals before it", "[workload][default]") {
@@ -787,4 +806,48 @@ TEST_CASE("a client's own blocks are its own only if no other stream shares its 
   blis::WorkloadRequest r;
   REQUIRE(source->next(r));
   CHECK(r.shareable_blocks == 2);  // 40 prefix tokens: 2 complete blocks
+}
+
+TEST_CASE("own content is lazy: a generated request holds only its shareable hashes", "[workload][kv]") {
+  blis::WorkloadSpec spec;
+  spec.seed = 3;
+  spec.aggregate_rate = 10;
+  spec.num_requests = 50;
+  blis::ClientSpec client;
+  client.id = "c";
+  client.rate_fraction = 0.5;
+  client.prefix_group = "g";
+  client.prefix_length = 40;
+  client.input_distribution = {"constant", {{"value", 100}}};
+  client.output_distribution = {"constant", {{"value", 20}}};
+  spec.clients.push_back(client);
+  client.id = "d";
+  client.prefix_group.clear();
+  client.prefix_length = 0;
+  spec.clients.push_back(client);
+  auto source = blis::make_spec_workload(spec, blis::kNoHorizon, 50, 16);
+  blis::WorkloadRequest r;
+  std::set<uint64_t> seeds, own_hashes;
+  int with_prefix = 0;
+  while (source->next(r)) {
+    const int64_t shareable = r.input_tokens == 140 ? 2 : 0;
+    with_prefix += shareable > 0 ? 1 : 0;
+    CHECK(r.shareable_blocks == shareable);
+    CHECK(static_cast<int64_t>(r.block_hashes.size()) == shareable);
+    REQUIRE(r.own_content != 0);
+    CHECK(seeds.insert(r.own_content).second);  // unique to the request
+    // Completing it keeps the shareable part and adds unique own blocks.
+    std::vector<uint64_t> content = r.block_hashes;
+    blis::extend_content(r, content, blis::content_blocks(r, 16));
+    REQUIRE(static_cast<int64_t>(content.size()) == (r.input_tokens + 20) / 16);
+    CHECK(std::equal(r.block_hashes.begin(), r.block_hashes.end(), content.begin()));
+    for (size_t k = static_cast<size_t>(shareable); k < content.size(); ++k) CHECK(own_hashes.insert(content[k]).second);
+    // A part of it (the router's view of the input) is a prefix of it.
+    std::vector<uint64_t> input = r.block_hashes;
+    blis::extend_content(r, input, r.input_tokens / 16);
+    CHECK(std::equal(input.begin(), input.end(), content.begin()));
+  }
+  CHECK(seeds.size() == 50);
+  CHECK(with_prefix > 10);
+  CHECK(with_prefix < 40);
 }

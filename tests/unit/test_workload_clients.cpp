@@ -37,7 +37,10 @@ std::vector<WorkloadRequest> generate(const WorkloadSpec& spec, int64_t horizon,
   auto src = blis::make_spec_workload(spec, horizon, max_requests, block_size);
   std::vector<WorkloadRequest> out;
   WorkloadRequest r;
-  while (src->next(r)) out.push_back(r);
+  while (src->next(r)) {
+    out.push_back(r);
+    blis::extend_content(r, out.back().block_hashes, blis::content_blocks(r, block_size));  // as when scheduled
+  }
   return out;
 }
 

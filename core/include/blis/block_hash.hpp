@@ -32,4 +32,14 @@ class BlockHasher {
   uint64_t h_;
 };
 
+// Content of a block holding a request's own tokens, when the generator did
+// not hash them (WorkloadRequest::own_content): a chain like real content,
+// from the previous block's hash, the request's content seed and the block's
+// position (mix64 is a bijection). Own tokens are random draws no other
+// request makes, so any hash unique to the request stands for them
+// (docs/design/performance.md "Lazy request content").
+inline constexpr uint64_t own_block_hash(uint64_t prev, uint64_t seed, int64_t k) {
+  return mix64((prev ^ seed) + static_cast<uint64_t>(k));
+}
+
 }  // namespace blis

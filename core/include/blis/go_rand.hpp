@@ -22,6 +22,9 @@ class GoRand {
   int64_t intn(int64_t n);
   int64_t int63n(int64_t n);
   int32_t int31n(int32_t n);
+  // Advances the stream exactly as `count` calls of int31n(n) would, without
+  // computing their values (0 < n; count >= 0): token ids nobody keeps.
+  void skip_int31n(int32_t n, int64_t count);
   double float64();       // [0, 1)
   double norm_float64();  // standard normal, ziggurat
   double exp_float64();   // exponential with rate 1, ziggurat

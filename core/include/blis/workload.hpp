@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "blis/block_hash.hpp"
+
 namespace blis {
 
 inline constexpr int64_t kNoHorizon = std::numeric_limits<int64_t>::max();
@@ -44,7 +46,34 @@ struct WorkloadRequest {
   // performance.md "Own blocks"). All of them unless the generator knows.
   int32_t shareable_blocks = kAllShareable;
   static constexpr int32_t kAllShareable = INT32_MAX;
+  // Lazy content: when nonzero, block_hashes may stop after the shareable
+  // blocks; the rest of the sequence's blocks are own_block_hash() chains
+  // seeded by this value (unique to the request), made when needed
+  // (complete_content()). The generator then only advances its random
+  // stream past the own tokens, and a queued request holds no own hashes.
+  uint64_t own_content = 0;
 };
+
+// Blocks of the request's whole sequence (input ++ output).
+inline int64_t content_blocks(const WorkloadRequest& r, int32_t block_size) {
+  return (static_cast<int64_t>(r.input_tokens) + r.output_tokens) / block_size;
+}
+
+// Makes `out`, which holds the first out.size() block hashes of r's content
+// (at least r.shareable_blocks of them when the content is lazy), hold the
+// first `blocks` of them (no more than content_blocks()). Does nothing for
+// content that is complete already.
+inline void extend_content(const WorkloadRequest& r, std::vector<uint64_t>& out, int64_t blocks) {
+  if (r.own_content == 0) return;
+  auto k = static_cast<int64_t>(out.size());
+  if (k >= blocks) return;
+  out.reserve(static_cast<size_t>(blocks));
+  uint64_t prev = k == 0 ? kEmptyPrefixHash : out.back();
+  for (; k < blocks; ++k) {
+    prev = own_block_hash(prev, r.own_content, k);
+    out.push_back(prev);
+  }
+}
 
 class WorkloadSource {
  public:

@@ -222,7 +222,7 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
     ++k;
   }
   routable_count_ = static_cast<int64_t>(k);
-  view_ = request_view(pool_[slot], cfg_.engine.block_size);
+  view_ = request_view(pool_[slot], cfg_.engine.block_size, pool_);
   fill_cached_blocks(now);
   input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
                             state_.data(), routable_count_};

@@ -51,7 +51,7 @@ void Instance::on_event(const Event& e) {
 
 // spec engine §2.2: the request is enqueued after the model's queueing time.
 void Instance::on_arrival(uint32_t slot) {
-  blis_request_view v = request_view(pool_[slot], cfg_.block_size);
+  blis_request_view v = request_view(pool_[slot], cfg_.block_size, pool_);
   int64_t delay = model_->queueing_time(v);
   schedule(kernel_, kernel_.now() + delay, EventKind::Queued, index_, slot);
 }
@@ -82,9 +82,7 @@ void Instance::on_queued(uint32_t slot) {
   st.entry.input_tokens = in;
   // A P/D prefill computes the prompt's KV and delivers no token (spec head §5.2).
   st.output_tokens = r.pd == PdStage::Prefill ? 0 : r.spec.output_tokens;
-  st.kv.hashes = r.spec.block_hashes.data();
-  st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
-  st.kv.shareable = r.spec.shareable_blocks;
+  st.kv.shareable = r.spec.shareable_blocks;  // kv.hashes: when first scheduled
   st.set_progress(0, in);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
   signals_.queued(r, kernel_.now());
@@ -115,6 +113,8 @@ bool Instance::reserve_transfer(Request& r, SimTime now) {
   const int64_t in = r.spec.input_tokens;
   st.entry.input_tokens = in;
   st.output_tokens = r.spec.output_tokens;
+  // Its blocks hold its content from now on: lazy content is made here.
+  pool_.complete_content(r, cfg_.block_size);
   st.kv.hashes = r.spec.block_hashes.data();
   st.kv.num_hashes = static_cast<int64_t>(r.spec.block_hashes.size());
   st.kv.shareable = r.spec.shareable_blocks;
@@ -249,6 +249,10 @@ void Instance::form_batch(SimTime now) {
     uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
     StepState& qs = q.step;
+    // Lazy content is made now, and stays until the request leaves.
+    pool_.complete_content(q, cfg_.block_size);
+    qs.kv.hashes = q.spec.block_hashes.data();
+    qs.kv.num_hashes = static_cast<int64_t>(q.spec.block_hashes.size());
     if (qs.kv.count > 0) {
       // P/D: its prompt's KV came from a prefill instance; it joins decoding.
       bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);

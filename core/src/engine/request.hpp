@@ -87,24 +87,6 @@ struct Request {
   RequestTiming timing;  // the metrics' slot: the engine never reads it
 };
 
-// What policies may see of a request (never its output length). The view
-// points into `r`: valid while r is unchanged.
-inline blis_request_view request_view(const Request& r, int32_t block_size) {
-  blis_request_view v{};
-  v.struct_size = sizeof(blis_request_view);
-  v.block_size = static_cast<uint32_t>(block_size);
-  v.id = r.spec.id;
-  v.arrival_time_us = r.spec.arrival_us;
-  v.input_tokens = r.spec.input_tokens;
-  v.max_output_tokens = r.spec.max_output_tokens;
-  v.block_hashes = r.spec.block_hashes.data();
-  v.num_blocks = r.spec.input_tokens / block_size;
-  v.slo_class = r.spec.slo_class;
-  v.slo_class_name = workload::slo_class_name(r.spec.slo_class);
-  v.tenant_id = r.spec.tenant_id.c_str();
-  return v;
-}
-
 class RequestPool {
  public:
   uint32_t acquire() {
@@ -120,26 +102,91 @@ class RequestPool {
     slots_.back().state = RequestState::Pipeline;
     return slots_.back().slot;
   }
+
   // The slot starts clean but keeps the capacity of its content hashes, so
-  // a steady stream of requests allocates little.
+  // a steady stream of requests allocates little. Lazy content (made when
+  // scheduled) goes to a few spare buffers instead: a slot keeping it would
+  // give its next request, perhaps one that waits for long, memory it does
+  // not need yet.
   void release(uint32_t slot) {
     Request& r = slots_[slot];
     std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+    const bool lazy = r.spec.own_content != 0;
     const uint32_t incarnation = r.incarnation + 1;
     r = Request();
     hashes.clear();
-    r.spec.block_hashes = std::move(hashes);
+    if (!lazy) {
+      r.spec.block_hashes = std::move(hashes);
+    } else if (spares_.size() < kMaxSpares && hashes.capacity() > 0) {
+      spares_.push_back(std::move(hashes));
+    }
     r.incarnation = incarnation;
     free_.push_back(slot);
   }
+
+  // Makes the request's content complete (spec.block_hashes holds every
+  // block of its sequence), in a spare buffer if it has none; the hashes
+  // stay until the request leaves. For the engine, when it first schedules
+  // the request.
+  void complete_content(Request& r, int32_t block_size) {
+    WorkloadRequest& s = r.spec;
+    const int64_t blocks = content_blocks(s, block_size);
+    if (s.own_content == 0 || static_cast<int64_t>(s.block_hashes.size()) >= blocks) return;
+    if (s.block_hashes.capacity() < static_cast<size_t>(blocks) && !spares_.empty()) {
+      std::vector<uint64_t> buffer = std::move(spares_.back());
+      spares_.pop_back();
+      buffer.assign(s.block_hashes.begin(), s.block_hashes.end());
+      s.block_hashes.swap(buffer);
+    }
+    extend_content(s, s.block_hashes, blocks);
+  }
+
+  // The first n block hashes of r's content: its own, or, for lazy content
+  // not made yet, made in a scratch buffer that keeps the last request's
+  // (admission, routing and the instance's arrival ask in turn).
+  const uint64_t* input_hashes(const Request& r, int64_t n) {
+    const WorkloadRequest& s = r.spec;
+    if (s.own_content == 0 || static_cast<int64_t>(s.block_hashes.size()) >= n) return s.block_hashes.data();
+    if (scratch_seed_ != s.own_content || static_cast<int64_t>(scratch_.size()) < n) {
+      scratch_.assign(s.block_hashes.begin(), s.block_hashes.end());
+      extend_content(s, scratch_, n);
+      scratch_seed_ = s.own_content;
+    }
+    return scratch_.data();
+  }
+
   Request& operator[](uint32_t slot) { return slots_[slot]; }
   const Request& operator[](uint32_t slot) const { return slots_[slot]; }
   size_t capacity() const { return slots_.size(); }
   size_t in_use() const { return slots_.size() - free_.size(); }
 
  private:
+  static constexpr size_t kMaxSpares = 256;
   std::deque<Request> slots_;  // stable addresses
   std::vector<uint32_t> free_;
+  std::vector<std::vector<uint64_t>> spares_;  // content buffers of released lazy requests
+  std::vector<uint64_t> scratch_;  // input_hashes() of the request whose seed is scratch_seed_
+  uint64_t scratch_seed_ = 0;
 };
+
+// What policies may see of a request (never its output length). The view
+// points into `r`, or into the pool's scratch for the input blocks of lazy
+// content (WorkloadRequest::own_content) not made yet: valid while r is
+// unchanged and until the next view of another request.
+inline blis_request_view request_view(const Request& r, int32_t block_size, RequestPool& pool) {
+  blis_request_view v{};
+  v.struct_size = sizeof(blis_request_view);
+  v.block_size = static_cast<uint32_t>(block_size);
+  v.id = r.spec.id;
+  v.arrival_time_us = r.spec.arrival_us;
+  v.input_tokens = r.spec.input_tokens;
+  v.max_output_tokens = r.spec.max_output_tokens;
+  v.num_blocks = r.spec.input_tokens / block_size;
+  v.block_hashes = pool.input_hashes(r, v.num_blocks);
+  v.slo_class = r.spec.slo_class;
+  v.slo_class_name = workload::slo_class_name(r.spec.slo_class);
+  v.tenant_id = r.spec.tenant_id.c_str();
+  return v;
+}
 
 }  // namespace blis

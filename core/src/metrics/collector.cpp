@@ -18,11 +18,13 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
           (r.spec.output_tokens > 0 ? i.alpha_post_decode : 0);
   m.e2e.push_back(t.e2e);
   m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
-  for (const auto& [b, e] : t.runs) {
-    m.run_delta[b] += 1;
-    m.run_delta[e] -= 1;
+  if (t.itls) {
+    for (const auto& [b, e] : t.itls->runs) {
+      m.run_delta[b] += 1;
+      m.run_delta[e] -= 1;
+    }
+    m.extra_itls.insert(m.extra_itls.end(), t.itls->gaps.begin(), t.itls->gaps.end());
   }
-  m.extra_itls.insert(m.extra_itls.end(), t.gaps.begin(), t.gaps.end());
   if (keep_completions_) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});
   if (r.spec.output_tokens > 0) {
     // The decode time over the decode tokens; a capped request over the

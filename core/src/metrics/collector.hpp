@@ -112,8 +112,8 @@ class MetricsCollector : public LifecycleSubscriber {
     i.metrics->ttft.push_back(r.timing.ttft);
     i.metrics->ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   }
-  void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.runs.emplace_back(first, end); }
-  void on_token_gap(Request& r, int64_t gap) { r.timing.gaps.push_back(gap + of(r).alpha_output); }
+  void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.token_itls().runs.emplace_back(first, end); }
+  void on_token_gap(Request& r, int64_t gap) { r.timing.token_itls().gaps.push_back(gap + of(r).alpha_output); }
   void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
   void on_completed(Request& r, SimTime end);
   void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -19,9 +20,18 @@ struct RequestTiming {
   bool admitted = false;          // passed admission (goodput counts arrivals)
   bool input_counted = false;     // its input tokens are in its instance's metrics
   // Inter-token latencies, counted only if the request completes: closed
-  // runs of standard values (steps [first, end)) and individual gaps.
-  std::vector<std::pair<uint64_t, uint64_t>> runs;
-  std::vector<int64_t> gaps;
+  // runs of standard values (steps [first, end)) and individual gaps. Made
+  // at the first of them: a request waiting in a queue holds one pointer,
+  // not two empty vectors.
+  struct Itls {
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    std::vector<int64_t> gaps;
+  };
+  std::unique_ptr<Itls> itls;
+  Itls& token_itls() {
+    if (!itls) itls = std::make_unique<Itls>();
+    return *itls;
+  }
 };
 
 }  // namespace blis

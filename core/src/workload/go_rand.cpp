@@ -2,6 +2,7 @@
 // (spec workload §7.1), plus the partitioned-seed helpers (§7.2).
 #include "blis/go_rand.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -75,6 +76,28 @@ void GoRand::refill() {
   for (int p = lo > split ? lo : split; p < hi; ++p) add(p, p - split);
   pos_ = hi;
   stop_ = lo;
+}
+
+void GoRand::skip_int31n(int32_t n, int64_t count) {
+  if (n <= 0) bad_bound(n);
+  // int31n draws one value per result, and again while the value lies above
+  // `max` (never for a power of two): consume values in order, slot by slot
+  // of the register, until `count` of them were accepted. Each pass takes at
+  // most `count` values, so it never consumes past the last accepted one.
+  const bool pow2 = (n & (n - 1)) == 0;
+  const uint64_t max = pow2 ? 0x7fffffffULL : 0x7fffffffU - (0x80000000U % static_cast<uint32_t>(n));
+  while (count > 0) {
+    if (pos_ == stop_) refill();
+    const int take = static_cast<int>(std::min<int64_t>(count, pos_ - stop_));
+    int rejected = 0;
+    if (!pow2) {
+      // int31(): bits 32..62 of the value.
+      for (int p = pos_ - take; p < pos_; ++p)
+        rejected += ((static_cast<uint64_t>(vec_[p]) & 0x7fffffffffffffffULL) >> 32) > max ? 1 : 0;
+    }
+    pos_ -= take;
+    count -= take - rejected;
+  }
 }
 
 void GoRand::bad_bound(int64_t n) {

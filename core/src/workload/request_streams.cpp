@@ -90,6 +90,7 @@ class ClientStreamBase : public RequestStream {
         horizon_(s.horizon),
         block_size_(s.block_size),
         own_stream_(s.own_stream),
+        seed_(s.seed),
         windows_(s.client->lifecycle) {}
 
   // Draws inter-arrival times until one lands in a window; false once the
@@ -124,6 +125,7 @@ class ClientStreamBase : public RequestStream {
   int64_t horizon_;
   int32_t block_size_;
   bool own_stream_;  // StreamSetup::own_stream
+  int64_t seed_;     // of rng_
   Windows windows_;
   int64_t t_ = 0;
 };
@@ -193,34 +195,57 @@ class SingleRequestStream final : public ClientStreamBase {
     ContentHasher hasher(hashes, block_size_);
     const int64_t prefix_len = prefix_length();
     if (prefix_) prefix_->begin(hashes, hasher, prefix_len);
+    // Every block after the prefix's complete ones holds tokens drawn from
+    // this client's own stream, which no other request draws again: those
+    // tokens are drawn (the stream must advance as the reference's does) but
+    // not hashed, and the request's content past the prefix is lazy
+    // (WorkloadRequest::own_content).
+    const auto tokens = [&](int64_t n) {
+      if (own_stream_)
+        rng_.skip_int31n(kMaxTokenId, n);
+      else
+        hasher.draw(rng_, n);
+    };
     int64_t in_len = 0, out_len = 0;
     // Draw order: input length, output length, input ids, output ids; a
     // multimodal input draws its ids before the output length.
     if (multimodal_) {
       in_len = checked_tokens(multimodal_->sample(rng_), where_ + ".multimodal", "an input");
-      hasher.draw(rng_, in_len);
+      tokens(in_len);
       out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
-      hasher.draw(rng_, out_len);
+      tokens(out_len);
     } else {
       in_len = checked_tokens(input_.sample(rng_), where_ + ".input_distribution", "an input");
       out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
-      hashes.reserve(static_cast<size_t>((prefix_len + in_len + out_len) / block_size_));
-      hasher.draw(rng_, in_len);   // the client's own prompt tokens
-      hasher.draw(rng_, out_len);  // the pre-determined response
+      if (!own_stream_) hashes.reserve(static_cast<size_t>((prefix_len + in_len + out_len) / block_size_));
+      tokens(in_len);   // the client's own prompt tokens
+      tokens(out_len);  // the pre-determined response
     }
     pending_.arrival_us = t_;
     pending_.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
     pending_.output_tokens = static_cast<int32_t>(out_len);
     pending_.max_output_tokens = static_cast<int32_t>(out_len);  // spec workload §1.3
-    // Every block after the prefix's complete ones holds tokens drawn from
-    // this client's own stream, which no other request draws again.
-    pending_.shareable_blocks =
-        own_stream_ ? static_cast<int32_t>(prefix_len / block_size_) : WorkloadRequest::kAllShareable;
+    if (own_stream_) {
+      pending_.shareable_blocks = static_cast<int32_t>(hashes.size());
+      pending_.own_content = content_seed(++requests_);
+    } else {
+      pending_.shareable_blocks = WorkloadRequest::kAllShareable;
+      pending_.own_content = 0;
+    }
     return true;
   }
 
  private:
+  // A seed unique to the client's n-th request (n >= 1): the client's
+  // stream (distinct from every other stream's, own_stream_) and n side by
+  // side, through a bijective mix, so no two requests of the workload share
+  // one while n < 2^33, and none is 0.
+  uint64_t content_seed(uint64_t n) const {
+    return mix64((static_cast<uint64_t>(static_cast<uint32_t>(GoRand::state_seed(seed_))) << 33) | (n & ((1ULL << 33) - 1)));
+  }
+
   std::optional<ModalityLengths> multimodal_;
+  uint64_t requests_ = 0;
 };
 
 // A multi-turn client (spec workload §6.8). The reference draws a session
@@ -529,6 +554,7 @@ void RequestStream::take(WorkloadRequest& out) {
   out.round = pending_.round;
   std::swap(out.block_hashes, pending_.block_hashes);
   out.shareable_blocks = pending_.shareable_blocks;
+  out.own_content = pending_.own_content;
 }
 
 std::vector<bool> own_streams(const std::vector<int64_t>& seeds, int64_t also_taken) {
