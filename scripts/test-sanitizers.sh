@@ -18,5 +18,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_stri
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # Tests that bound a command's CPU time allow instrumented code this factor.
 export BLIS_TEST_SLOWDOWN="${BLIS_TEST_SLOWDOWN:-4}"
+# Tests that bound a command's memory with a data limit skip it (ASan maps its shadow memory).
+export BLIS_TEST_SANITIZED=1
 # Instrumented code runs a few times slower: give each test more time.
 ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@"

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <charconv>
 #include <cmath>
 #include <exception>
@@ -618,12 +619,14 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
   };
   std::vector<Candidate> rows;
   std::vector<std::unique_ptr<Planner>> planners;
+  // Each planner keeps a reference to its request: they live as long as it.
+  std::deque<PlanRequest> requests;
   Progress progress(request.quiet, "blis plan");
   std::string model;
   double rate = 0;
   for (const std::string& gpu : gpus)
     for (int64_t tp : tps) {
-      PlanRequest one = request;
+      PlanRequest& one = requests.emplace_back(request);
       one.hardware.clear();
       one.tp.clear();
       if (!gpu.empty()) one.command_line.push_back(Setting{"hardware", gpu, "--hardware"});
