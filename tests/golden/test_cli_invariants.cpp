@@ -1,11 +1,13 @@
 // Invariants at scale, through the binary a user runs (issue 13, item 5):
-// random `blis run` configurations over cluster sizes and pools, KV pressure
+// random `blis run` configurations over cluster sizes, pools, prefill/decode
+// pools and autoscaled fleets, KV pressure
 // and the CPU tier, schedulers and priorities, preemption, admission and
 // routing latency with and without a horizon, token-bucket admission,
 // timeouts, closed-loop clients, workload specs (prefix groups, multi-turn
 // sessions, SLO classes), the shipped Lua scorers and admission script, and
 // scenario events (failures with re-routing or losses, drains, restores,
-// stragglers, rate changes).
+// stragglers, rate changes, instances added and removed, a change of
+// workload mix).
 // Every run must:
 // - exit 0 with a JSON document on stdout in which every number is finite
 //   and none is negative;
@@ -60,6 +62,7 @@ struct Draw {
   bool horizon = false;   // a finite --horizon
   bool closed_loop = false;
   bool events = false;    // scenario events (failures, drains, slowdowns, rate changes)
+  bool pd = false;        // prefill/decode pools
   int64_t sent = 0;       // requests the workload sends (0: unknown)
 };
 
@@ -105,15 +108,28 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   static const std::vector<std::string> kModels = {"qwen/qwen3-14b", "meta-llama/llama-3.1-8b-instruct"};
   a << "--model " << rng.pick(kModels) << " --seed " << 1 + rng.below(1000);
 
-  // Cluster: one to 24 instances, or two pools of different GPUs.
+  // Cluster: one to 24 instances, two pools of different GPUs, or a
+  // prefill pool and a decode pool; sometimes an autoscaled fleet.
   int64_t instances = rng.pick(std::vector<int64_t>{1, 1, 2, 3, 4, 8, 16, 24});
-  if (rng.one_in(6)) {
+  const int64_t shape = rng.below(8);
+  const bool pools = shape == 0;
+  if (pools) {
     const int64_t x = 1 + rng.below(3), y = 1 + rng.below(3);
     a << " --pool 'name=h count=" << x << " hardware=H100' --pool 'name=a count=" << y << " hardware=A100-80'";
     instances = x + y;
+  } else if (shape == 1) {
+    d.pd = true;
+    const int64_t p = 1 + rng.below(3), q = 1 + rng.below(3);
+    a << " --prefill-instances " << p << " --decode-instances " << q << " --pd-decider "
+      << rng.pick(std::vector<std::string>{"always", "prefix-threshold", "never"});
+    if (rng.one_in(2)) a << " --pd-transfer-contention";
+    instances = p + q;
   } else {
     a << " --num-instances " << instances;
   }
+  if (!d.pd && rng.one_in(6))
+    a << " --lifecycle 'provisioning_delay=" << rng.below(3000) << "ms loading_delay=" << rng.below(2000)
+      << "ms min=1 max=" << instances + 4 << "' --autoscaler 'interval=" << 1 + rng.below(5) << "s'";
 
   // KV pressure and the CPU tier.
   const int64_t block = rng.pick(std::vector<int64_t>{16, 16, 32});
@@ -184,13 +200,18 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   const bool timeout = rng.one_in(3);
   if (timeout) a << " --timeout " << 1 + rng.below(4);
   // Scenario events.
-  if (rng.one_in(3)) {
+  if (!d.pd && rng.one_in(3)) {
     d.events = true;
     const int64_t n = 1 + rng.below(4);
     for (int64_t k = 0; k < n; ++k) {
       a << " --event 'at=" << rng.below(3000) << "ms action=";
       const int64_t target = rng.below(instances);
-      switch (rng.below(6)) {
+      switch (rng.below(8)) {
+        case 6: a << "add count=" << 1 + rng.below(3) << (pools ? " pool=h" : ""); break;
+        case 7:
+          a << "remove instance=" << target << " drain="
+            << rng.pick(std::vector<std::string>{"wait", "redirect", "immediate"});
+          break;
         case 0: a << "drain instance=" << target; break;
         case 1: a << "restore instance=" << target; break;
         case 2: a << "slow instance=" << target << " factor=" << 1 + rng.below(4); break;
@@ -268,6 +289,10 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     doc.numbers("", numbers);
     for (const auto& [path, value] : numbers) {
       INFO(path << " = " << value);
+      // (An autoscaler's scale-down is a negative change of instances.)
+      if (path.rfind(".fleet.scaling_actions[", 0) == 0 && path.size() > 6 &&
+          path.compare(path.size() - 6, 6, ".delta") == 0)
+        continue;
       CHECK(value >= 0);
     }
 
@@ -282,7 +307,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
       const Counts k = counts(m);
       INFO(m["instance_id"].text);
       // (A failed instance's losses are counted for the cluster only.)
-      if (failed == 0) CHECK(k.injected == k.completed + k.queued + k.running + k.dropped + k.timed_out);
+      // (A P/D request is injected where it is prefilled, and ends where it is decoded.)
+      if (failed == 0 && !d.pd) CHECK(k.injected == k.completed + k.queued + k.running + k.dropped + k.timed_out);
       sum.injected += k.injected, sum.completed += k.completed, sum.queued += k.queued;
       sum.running += k.running, sum.dropped += k.dropped, sum.timed_out += k.timed_out;
     }
