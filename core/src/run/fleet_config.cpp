@@ -78,7 +78,10 @@ PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where,
 
 AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& where) {
   AutoscalerConfig a;
-  for (const auto& [k, v] : pairs(text, where, "autoscaler")) {
+  for (const auto& item : pairs(text, where, "autoscaler")) {
+    // Named references: clang 14 does not let a lambda capture structured bindings.
+    const auto& k = item.first;
+    const auto& v = item.second;
     auto us = [&]() { return static_cast<SimTime>(std::llround(seconds(k, v, where) * 1e6)); };
     if (k == "interval")
       a.interval = us();
