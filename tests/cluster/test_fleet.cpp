@@ -18,15 +18,7 @@ using namespace blis::test;
 
 namespace {
 
-std::vector<WorkloadRequest> every(int64_t gap, int count, int32_t input = 256, int32_t output = 200) {
-  std::vector<WorkloadRequest> out;
-  for (int i = 0; i < count; ++i)
-    out.push_back(make_request(static_cast<uint64_t>(i), i * gap, input, output, static_cast<uint32_t>(i) * 1000));
-  return out;
-}
-
-// Step time 1000 µs + 10 µs per prefill token + 5 µs per decode token.
-ConfigTable model() { return blackbox_config({0, 0, 0}, {1000, 10, 5}); }
+const ConfigTable& model() { return step_1000_10_5(); }
 
 ScenarioEvent ev(const std::string& text) { return parse_scenario_event(text, "test"); }
 
@@ -91,7 +83,7 @@ TEST_CASE("an added instance takes traffic after its provisioning and loading de
   pl.loading.mean_s = 0.010;
   fleet(cfg, 1, 2, pl);
   cfg.events = {ev("at=50ms action=add count=2")};
-  VectorSource src(every(5000, 40));  // one request per 5 ms, to 195 ms
+  VectorSource src(evenly_spaced(5000, 40));  // one request per 5 ms, to 195 ms
   auto out = run_cluster(cfg, src, "blackbox", model());
   CHECK(out.cluster.completed == 40);
   for (const auto& r : out.cluster.records) {
@@ -122,7 +114,7 @@ TEST_CASE("a removed instance takes no new traffic, finishes its requests and st
   cfg.keep_records = true;
   fleet(cfg, 3, 0);
   cfg.events = {ev("at=50ms action=remove")};
-  VectorSource src(every(5000, 40));
+  VectorSource src(evenly_spaced(5000, 40));
   auto out = run_cluster(cfg, src, "blackbox", model());
   CHECK(out.cluster.completed == 40);
   CHECK(out.result.rerouted == 0);
@@ -145,7 +137,7 @@ TEST_CASE("remove with drain=redirect and drain=immediate moves the instance's r
     cfg.engine.max_running = 4;
     fleet(cfg, 2, 0);
     cfg.events = {ev(fmt::format("at=1ms action=remove instance=1 drain={}", mode))};
-    VectorSource src(every(0, 40));  // 20 per instance at once; 4 running each
+    VectorSource src(evenly_spaced(0, 40));  // 20 per instance at once; 4 running each
     auto out = run_cluster(cfg, src, "blackbox", model());
     INFO(mode);
     CHECK(injected(out) == 40);
@@ -197,7 +189,7 @@ TEST_CASE("conservation over random add/remove scripts", "[cluster][events][flee
     fleet(cfg, initial, adds, pl);
     cfg.events = events;
     const int count = 50 + static_cast<int>(rng.intn(100));
-    VectorSource src(every(2000 + rng.intn(8000), count, 64 + static_cast<int32_t>(rng.intn(512)),
+    VectorSource src(evenly_spaced(2000 + rng.intn(8000), count, 64 + static_cast<int32_t>(rng.intn(512)),
                            1 + static_cast<int32_t>(rng.intn(300))));
     INFO("script " << script << ": " << script_text);
     auto out = run_cluster(cfg, src, "blackbox", model());
@@ -279,7 +271,7 @@ RunOutcome scaled_run(double provisioning_s, SimTime up_window = 0, int64_t gap 
   fleet(cfg, 1, 40, pl);
   cfg.fleet.autoscaler.interval = 10000;
   cfg.fleet.autoscaler.up_window = up_window;
-  VectorSource src(every(gap, count));
+  VectorSource src(evenly_spaced(gap, count));
   return run_cluster(cfg, src, "blackbox", model());
 }
 

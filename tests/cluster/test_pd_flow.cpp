@@ -19,10 +19,7 @@ using namespace blis::test;
 
 namespace {
 
-const ConfigTable& model() {
-  static const ConfigTable c = blackbox_config({0, 0, 0}, {1000, 10, 5});
-  return c;
-}
+const ConfigTable& model() { return step_1000_10_5(); }
 
 // Instances with these roles, the decider, a link of 1000 bytes/µs and 50 µs.
 ClusterConfig pd_config(std::vector<uint8_t> roles, PdDecider decider) {

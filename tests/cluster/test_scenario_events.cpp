@@ -17,15 +17,7 @@ using namespace blis::test;
 
 namespace {
 
-std::vector<WorkloadRequest> every(int64_t gap, int count, int32_t input = 256, int32_t output = 200) {
-  std::vector<WorkloadRequest> out;
-  for (int i = 0; i < count; ++i)
-    out.push_back(make_request(static_cast<uint64_t>(i), i * gap, input, output, static_cast<uint32_t>(i) * 1000));
-  return out;
-}
-
-// Step time 1000 µs + 10 µs per prefill token + 5 µs per decode token.
-ConfigTable model() { return blackbox_config({0, 0, 0}, {1000, 10, 5}); }
+const ConfigTable& model() { return step_1000_10_5(); }
 
 ScenarioEvent ev(const std::string& text) { return parse_scenario_event(text, "test"); }
 
@@ -100,7 +92,7 @@ TEST_CASE("an event naming an instance the cluster does not have is refused", "[
   cfg.num_instances = 2;
   cfg.engine.total_kv_blocks = 1000;
   cfg.events = {ev("at=1s action=drain instance=2")};
-  VectorSource src(every(1000, 3));
+  VectorSource src(evenly_spaced(1000, 3));
   CHECK_THROWS_AS(run_cluster(cfg, src, "blackbox", model()), InputError);
 }
 
@@ -134,7 +126,7 @@ TEST_CASE("conservation over random event scripts: injected = completed + failed
       script_text += text + "; ";
     }
     const int count = 50 + static_cast<int>(rng.intn(100));
-    VectorSource src(every(2000 + rng.intn(8000), count, 64 + static_cast<int32_t>(rng.intn(512)),
+    VectorSource src(evenly_spaced(2000 + rng.intn(8000), count, 64 + static_cast<int32_t>(rng.intn(512)),
                            1 + static_cast<int32_t>(rng.intn(300))));
     INFO("script " << script << ": " << script_text);
     auto out = run_cluster(cfg, src, "blackbox", model());
@@ -173,7 +165,7 @@ TEST_CASE("a failed instance's requests are re-routed, or failed, as the event s
     cfg.engine.max_running = 4;
     cfg.trace_decisions = true;
     cfg.events = {ev(std::string("at=1ms action=fail instance=1 requests=") + (reroute ? "reroute" : "fail"))};
-    VectorSource src(every(0, 40));
+    VectorSource src(evenly_spaced(0, 40));
     auto out = run_cluster(cfg, src, "blackbox", model());
     const Totals t = totals(out.result);
     if (reroute) {
@@ -200,7 +192,7 @@ TEST_CASE("requests already streaming tokens fail with their instance even when 
   // Request 0 to instance 0, request 1 to instance 1; instance 1 fails after
   // its request's first token (prefill: 1000 + 256*10 µs = 3.56 ms).
   cfg.events = {ev("at=10ms action=fail instance=1 requests=reroute")};
-  VectorSource src(every(0, 2));
+  VectorSource src(evenly_spaced(0, 2));
   auto out = run_cluster(cfg, src, "blackbox", model());
   CHECK(out.result.rerouted == 0);
   CHECK(out.result.instances[1].failed == 1);
@@ -216,7 +208,7 @@ TEST_CASE("a drained instance takes no new requests and finishes its own; restor
   cfg.keep_records = true;
   // One request per 10 ms; instance 1 drained at 95 ms, back at 195 ms.
   cfg.events = {ev("at=95ms action=drain instance=1"), ev("at=195ms action=restore instance=1")};
-  VectorSource src(every(10000, 30));
+  VectorSource src(evenly_spaced(10000, 30));
   auto out = run_cluster(cfg, src, "blackbox", model());
   int64_t on1_while_drained = 0;
   for (const auto& r : out.cluster.records)
@@ -234,7 +226,7 @@ TEST_CASE("a slow event multiplies the instance's step times", "[cluster][events
     ClusterConfig cfg;
     cfg.engine.total_kv_blocks = 100000;
     if (event) cfg.events = {ev(event)};
-    VectorSource src(every(0, 1, 256, 100));
+    VectorSource src(evenly_spaced(0, 1, 256, 100));
     auto out = run_cluster(cfg, src, "blackbox", model());
     return out.cluster.e2e.at(0);
   };
@@ -255,7 +247,7 @@ TEST_CASE("a rate event changes the arrival spacing from the arrival after the p
   // rate doubles: 30, 35, 40, ...; at 52 ms (pending: 55) it is x0.25 of
   // that... i.e. half the base rate: 55, 75, 95.
   cfg.events = {ev("at=25ms action=rate factor=2"), ev("at=52ms action=rate factor=0.25")};
-  VectorSource src(every(10000, 10));
+  VectorSource src(evenly_spaced(10000, 10));
   auto out = run_cluster(cfg, src, "blackbox", model());
   CHECK(arrivals(out.cluster) ==
         std::vector<int64_t>{0, 10000, 20000, 30000, 35000, 40000, 45000, 50000, 55000, 75000});
@@ -270,7 +262,7 @@ TEST_CASE("a threshold trigger fires once, when its metric crosses the value", "
   // trigger adds a second... drain is the only thing to see: it fires at the
   // first check (100 ms) and logs once.
   cfg.events = {ev("when=queue_depth>10 action=slow instance=0 factor=1")};
-  VectorSource src(every(0, 20));
+  VectorSource src(evenly_spaced(0, 20));
   auto out = run_cluster(cfg, src, "blackbox", model());
   REQUIRE(out.result.event_log.size() == 1);
   CHECK(out.result.event_log[0].rfind("0.1", 0) == 0);
@@ -283,7 +275,7 @@ TEST_CASE("the time series: rows per interval, counts that add up, gauges at eac
   cfg.engine.total_kv_blocks = 100000;
   cfg.timeseries_interval = 100000;
   cfg.events = {ev("at=150ms action=drain instance=1")};
-  VectorSource src(every(10000, 30));
+  VectorSource src(evenly_spaced(10000, 30));
   auto out = run_cluster(cfg, src, "blackbox", model());
   std::istringstream csv(out.result.timeseries);
   std::string line;
@@ -309,7 +301,7 @@ TEST_CASE("the time series: rows per interval, counts that add up, gauges at eac
   // Off: nothing kept.
   ClusterConfig off = cfg;
   off.timeseries_interval = 0;
-  VectorSource src2(every(10000, 30));
+  VectorSource src2(evenly_spaced(10000, 30));
   CHECK(run_cluster(off, src2, "blackbox", model()).result.timeseries.empty());
 }
 
@@ -321,7 +313,7 @@ TEST_CASE("a routing event switches the routing policy from then on", "[cluster]
   // Round-robin for the requests of 0..50 ms (3 each), then always-busiest:
   // every later request joins the busier instance, which stays the busier.
   cfg.events = {ev("at=55ms action=routing policy=always-busiest")};
-  VectorSource src(every(10000, 30, 256, 2000));
+  VectorSource src(evenly_spaced(10000, 30, 256, 2000));
   auto out = run_cluster(cfg, src, "blackbox", model());
   const auto& t = out.result.trace.targets;
   CHECK(std::max(t[0], t[1]) == 27);
@@ -329,6 +321,6 @@ TEST_CASE("a routing event switches the routing policy from then on", "[cluster]
   CHECK(ev("at=1s action=routing policy=least-loaded").policy == "least-loaded");
   ClusterConfig bad = cfg;
   bad.events = {ev("at=1s action=routing policy=fastest")};
-  VectorSource src2(every(10000, 3));
+  VectorSource src2(evenly_spaced(10000, 3));
   CHECK_THROWS_AS(run_cluster(bad, src2, "blackbox", model()), InputError);
 }

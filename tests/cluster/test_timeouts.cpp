@@ -19,10 +19,7 @@ using namespace blis::test;
 
 namespace {
 
-const ConfigTable& model() {
-  static const ConfigTable c = blackbox_config({0, 0, 0}, {1000, 10, 5});
-  return c;
-}
+const ConfigTable& model() { return step_1000_10_5(); }
 
 WorkloadRequest with_deadline(WorkloadRequest r, int64_t deadline) {
   r.deadline_us = deadline;

@@ -99,4 +99,19 @@ inline ConfigTable blackbox_config(std::vector<double> alpha, std::vector<double
   return c;
 }
 
+// The cluster tests' model: a step takes 1000 µs + 10 µs per prefill token +
+// 5 µs per decode token, with no queueing or output overhead.
+inline const ConfigTable& step_1000_10_5() {
+  static const ConfigTable c = blackbox_config({0, 0, 0}, {1000, 10, 5});
+  return c;
+}
+
+// `count` requests `gap` µs apart (the first at 0), each with its own prompt.
+inline std::vector<WorkloadRequest> evenly_spaced(int64_t gap, int count, int32_t input = 256, int32_t output = 200) {
+  std::vector<WorkloadRequest> out;
+  for (int i = 0; i < count; ++i)
+    out.push_back(make_request(static_cast<uint64_t>(i), i * gap, input, output, static_cast<uint32_t>(i) * 1000));
+  return out;
+}
+
 }  // namespace blis::test

@@ -4,6 +4,7 @@
 // memory, prints nothing on stdout when it refuses, and leaves no partial file.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "splitmix.hpp"
 #include "temp_dir.hpp"
 
 #include <blis/settings.hpp>
@@ -17,16 +18,9 @@ using blis::test::TempDir;
 
 namespace {
 
-// splitmix64: a fixed, portable stream, so a failure replays exactly.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+// A fixed, portable stream, so a failure replays exactly.
+struct Rng : blis::test::SplitMix {
+  size_t below(size_t n) { return static_cast<size_t>(SplitMix::below(n)); }
 };
 
 const std::vector<std::string> kValues = {
@@ -51,7 +45,7 @@ std::string quoted(const std::string& s) {
 TEST_CASE("CLI fuzz: any flags and values get exit 0/1/2 and no partial output", "[cli][fuzz]") {
   TempDir dir;
   const auto& table = blis::setting_table();
-  Rng rng{20261124};
+  Rng rng{{20261124}};
   int ran = 0, refused = 0;
   for (int i = 0; i < 300; ++i) {
     std::string args = "run";

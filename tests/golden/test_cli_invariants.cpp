@@ -23,6 +23,7 @@
 #include "catch.hpp"
 #include "cli.hpp"
 #include "json_lite.hpp"
+#include "splitmix.hpp"
 #include "temp_dir.hpp"
 
 #include <cstdint>
@@ -39,16 +40,9 @@ using blis::test::TempDir;
 
 namespace {
 
-// splitmix64: a fixed, portable stream, so a failure replays exactly.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+// A fixed, portable stream, so a failure replays exactly.
+struct Rng : blis::test::SplitMix {
+  int64_t below(int64_t n) { return static_cast<int64_t>(SplitMix::below(static_cast<uint64_t>(n))); }
   bool one_in(int64_t n) { return below(n) == 0; }
   template <class T>
   const T& pick(const std::vector<T>& v) {
@@ -265,7 +259,7 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
   const char* runs_env = std::getenv("BLIS_CLI_INVARIANT_RUNS");
   const char* seed_env = std::getenv("BLIS_CLI_INVARIANT_SEED");
   const int runs = runs_env != nullptr ? std::atoi(runs_env) : 36;
-  Rng rng{seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 3ULL};
+  Rng rng{{seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 3ULL}};
   TempDir dir;
   const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
   int64_t total_dropped = 0, total_timed_out = 0, total_rejected = 0, total_preempted = 0, total_queued = 0;
