@@ -8,6 +8,8 @@
 #include <blis/errors.hpp>
 #include <blis/lua.hpp>
 
+#include "lua/lua_host.hpp"
+
 #include <lua.hpp>
 
 #include <algorithm>
@@ -199,4 +201,33 @@ TEST_CASE("limits: in the interpreter the count hook spends the budget", "[lua]"
          f.message == run.path + ":4: exceeded 100000000 instructions"));
   CHECK(f.exit_code == 2);
   CHECK(f.seconds < 20);
+}
+
+TEST_CASE("limits: a call whose iterations are expensive stops at its CPU-time limit", "[lua]") {
+  // Compiled code spends one instruction of the budget per iteration, and
+  // this iteration copies a 64 KiB string: 10^8 of them would take minutes.
+  // Found by fuzz/lua_script (a loop building a table per iteration ran 4 s).
+  blis::test::TempDir dir{"blis-lua-cpu"};
+  blis::LuaVm vm{42};
+  const std::string path =
+      dir.write("slow.lua", "local s = string.rep('x', 65536)\nlocal t = {}\n"
+                            "for i = 1, 1e9 do t[1] = s .. i end\nreturn {}\n");
+  const Failure f = failure_of([&] { blis::lua::ScriptInstance(vm, path, "slow", blis::lua::read_script(path),
+                                                              blis::lua::kPluginInstructionLimit, 0.25); });
+  CHECK(f.message == path + ":3: exceeded 0.25 s of CPU time in one call");
+  CHECK(f.exit_code == 2);
+  CHECK(f.seconds < 3);
+  CHECK(lua_gettop(vm.state()) == 0);
+  // The VM is still usable, with its limits armed afresh.
+  const std::string ok = dir.write("ok.lua", "local k = 0\nfor i = 1, 1e6 do k = k + 1 end\nreturn k\n");
+  blis::lua::ScriptInstance next(vm, ok, "ok", blis::lua::read_script(ok), blis::lua::kPluginInstructionLimit, 0.25);
+  CHECK(next.result_ref() != LUA_NOREF);
+}
+
+TEST_CASE("limits: a long call within its budget and CPU time runs to the end", "[lua]") {
+  // 4 * 10^7 iterations refill the budget thousands of times (a chunk at a
+  // time): the count stays exact, so the script ends where it would without chunks.
+  ScorerRun run("function score(n)\n  local k = 0\n  for i = 1, 4e7 do k = k + 1 end\n"
+                "  for i = 0, n - 1 do scores[i] = k / 4e7 end\nend\n");
+  CHECK(run.score() == std::vector<double>{1, 1, 1});
 }

@@ -28,6 +28,13 @@ std::string_view ffi_declarations();
 // budget; a scenario's top level and each search call get the scenario one.
 inline constexpr int32_t kPluginInstructionLimit = 100'000'000;
 inline constexpr int32_t kScenarioInstructionLimit = 1'000'000'000;
+// CPU seconds one call may take, whatever its instruction count: compiled
+// code spends one instruction of the budget per loop iteration, however much
+// the iteration does (a table built per iteration, a string copied), so the
+// budget alone can let a call run for seconds. Not deterministic (it is
+// time), and far above what a call within its budget normally takes.
+inline constexpr double kPluginCpuLimit = 2.0;
+inline constexpr double kScenarioCpuLimit = 30.0;  // simulations a search runs do not count
 // Bytes the Lua heap of one VM may hold (every script of a run shares it).
 inline constexpr size_t kMemoryLimit = size_t{256} << 20;
 
@@ -52,6 +59,12 @@ struct VmCore {
   int64_t live_scripts = 0;      // ScriptInstances alive; must be 0 when the VM dies
 
   Budget budget;               // of the guarded call in progress
+  // The budget is handed to `budget` a chunk at a time (kBudgetChunk): the
+  // rest waits here, and each refill also checks the call's CPU time.
+  int64_t budget_reserve = 0;
+  int64_t cpu_limit_ns = 0;     // of the call in progress (0: none)
+  int64_t cpu_start_ns = -1;    // the thread's CPU clock at the first refill (-1: none yet)
+  int64_t cpu_excluded_ns = 0;  // spent in host work the call asked for (a search's simulations)
   std::string budget_error;    // "script:line: exceeded N instructions", once exceeded
   // The heap: LuaJIT's own allocator, wrapped to count and cap.
   lua_Alloc base_alloc = nullptr;
@@ -66,9 +79,31 @@ struct VmCore {
   ~VmCore();
 };
 
-// __blis_o of the instrumented code (a lua_CFunction): records and raises
-// "script:line: exceeded N instructions" at the calling script function.
+// __blis_o of the instrumented code (a lua_CFunction), called when the
+// budget's chunk is spent: refills it from the reserve (checking the CPU
+// time), or records and raises "script:line: exceeded N instructions" (or
+// "... exceeded S s of CPU time") at the calling script function.
 int budget_exceeded(lua_State* L);
+
+// Instructions handed to Budget::left at a time.
+inline constexpr int32_t kBudgetChunk = 1 << 14;
+
+// The calling thread's CPU time in nanoseconds.
+int64_t thread_cpu_ns();
+
+// While alive, the CPU time of the current thread does not count against
+// the guarded call in progress (a search's simulations run inside one).
+class CpuClockPause {
+ public:
+  explicit CpuClockPause(VmCore& core) : core_(core), start_(thread_cpu_ns()) {}
+  ~CpuClockPause() { core_.cpu_excluded_ns += thread_cpu_ns() - start_; }
+  CpuClockPause(const CpuClockPause&) = delete;
+  CpuClockPause& operator=(const CpuClockPause&) = delete;
+
+ private:
+  VmCore& core_;
+  int64_t start_;
+};
 
 // Reads a script file; ScriptError names the path if it cannot.
 std::string read_script(const std::string& path);
@@ -89,8 +124,10 @@ class ScriptInstance {
   // the script's registry name, so where the file lives does not change the
   // draws. Throws ScriptError (exit code 2) with path:line (and a traceback).
   // `instruction_limit` is the budget of each call (the top level included).
+  // `cpu_limit` (seconds) bounds each call's CPU time the same way.
   ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                 const std::string& source, int32_t instruction_limit = kPluginInstructionLimit);
+                 const std::string& source, int32_t instruction_limit = kPluginInstructionLimit,
+                 double cpu_limit = kPluginCpuLimit);
   ~ScriptInstance();
   ScriptInstance(const ScriptInstance&) = delete;
   ScriptInstance& operator=(const ScriptInstance&) = delete;
@@ -138,6 +175,7 @@ class ScriptInstance {
 
   VmCore* core_;
   int32_t instruction_limit_;
+  double cpu_limit_;
   std::string path_;
   GoRand rand_;
   std::string log_name_;

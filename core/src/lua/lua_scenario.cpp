@@ -316,7 +316,11 @@ struct LuaScenario::Impl {
       } else {
         points.push_back(reader.settings_only(L, 1, "sim.run argument"));
       }
-      std::vector<NamedValues> results = runner->run(points);
+      std::vector<NamedValues> results;
+      {
+        lua::CpuClockPause pause(lua::core_of(vm));  // the simulations are not the script's CPU time
+        results = runner->run(points);
+      }
       if (many) lua_createtable(L, static_cast<int>(results.size()), 0);
       for (size_t i = 0; i < results.size(); ++i) {
         lua_createtable(L, 0, static_cast<int>(results[i].size() + points[i].size()));
@@ -355,7 +359,7 @@ LuaScenario::LuaScenario(const std::string& path, int64_t seed)
     : impl_(std::make_unique<Impl>(seed)) {
   impl_->scenario.path = path;
   impl_->script = std::make_unique<lua::ScriptInstance>(impl_->vm, path, "scenario", lua::read_script(path),
-                                                        lua::kScenarioInstructionLimit);
+                                                        lua::kScenarioInstructionLimit, lua::kScenarioCpuLimit);
   lua_State* L = impl_->vm.state();
   const int ref = impl_->script->result_ref();
   if (ref == LUA_NOREF)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <variant>
@@ -93,7 +94,12 @@ std::string read_script(const std::string& path) {
 
 int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int reset_to) const {
   lua_State* L = core_->L;
-  core_->budget.left = core_->budget.limit = instruction_limit_;  // one call: no nesting
+  core_->budget.limit = instruction_limit_;  // one call: no nesting
+  core_->budget.left = std::min(instruction_limit_, kBudgetChunk);
+  core_->budget_reserve = int64_t{instruction_limit_} - core_->budget.left;
+  core_->cpu_limit_ns = static_cast<int64_t>(cpu_limit_ * 1e9);
+  core_->cpu_start_ns = -1;
+  core_->cpu_excluded_ns = 0;
 
   core_->budget_error.clear();
   core_->heap_refused = false;
@@ -112,9 +118,10 @@ int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int rese
 }
 
 ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                               const std::string& source, int32_t instruction_limit)
+                               const std::string& source, int32_t instruction_limit, double cpu_limit)
     : core_(&core_of(vm)),
       instruction_limit_(instruction_limit),
+      cpu_limit_(cpu_limit),
       path_(std::move(path)),
       rand_(derive_seed(core_->seed, "lua:" + name)),
       log_name_(file_name(path_)) {

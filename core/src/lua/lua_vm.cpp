@@ -7,9 +7,13 @@
 #include "lua/lua_host.hpp"
 #include "lua/lua_views.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <string>
 
@@ -211,27 +215,52 @@ VmCore* core_from(lua_State* L) {
 }
 
 // Records the exceeded budget, placed at `level` of the stack, and raises it.
-int raise_budget(lua_State* L, VmCore& core, int level) {
+// `what` is the limit that ran out ("100000000 instructions").
+int raise_budget(lua_State* L, VmCore& core, int level, const std::string& what) {
   if (core.budget_error.empty()) {
     // The full path (luaL_where would shorten a long one) and the line.
     lua_Debug ar{};
     if (lua_getstack(L, level, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr &&
         ar.source[0] == '@' && ar.currentline > 0)
       core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
-    core.budget_error += "exceeded " + std::to_string(core.budget.limit) + " instructions";
+    core.budget_error += "exceeded " + what;
   }
   lua_pushstring(L, core.budget_error.c_str());  // [-0, +1] the error value
   return lua_error(L);
 }
 
+int raise_instructions(lua_State* L, VmCore& core, int level) {
+  return raise_budget(L, core, level, std::to_string(core.budget.limit) + " instructions");
+}
+
+// Moves the next chunk of the budget from the reserve into Budget::left and
+// checks the call's CPU time (raising at `level` when it is over). The clock
+// starts at the first refill, so a call shorter than one chunk never reads it.
+void refill(lua_State* L, VmCore& core, int level) {
+  const int64_t take = std::min<int64_t>(core.budget_reserve, kBudgetChunk);
+  core.budget_reserve -= take;
+  core.budget.left = static_cast<int32_t>(core.budget.left + take);
+  if (core.cpu_limit_ns <= 0) return;
+  const int64_t now = thread_cpu_ns() - core.cpu_excluded_ns;
+  if (core.cpu_start_ns < 0) {
+    core.cpu_start_ns = now;
+  } else if (now - core.cpu_start_ns > core.cpu_limit_ns) {
+    core.budget.left = -1;
+    core.budget_reserve = 0;
+    raise_budget(L, core, level, fmt::format("{:g} s of CPU time in one call", static_cast<double>(core.cpu_limit_ns) / 1e9));
+  }
+}
+
 // The count hook: the interpreter spends the budget kHookEvery instructions
 // at a time. Level 0 is the interrupted function.
 constexpr int kHookEvery = 1000;
+static_assert(kBudgetChunk >= kHookEvery);
 void count_hook(lua_State* L, lua_Debug*) {
   VmCore& core = *core_from(L);
   if (core.budget.left == kNoBudget) return;
+  if (core.budget.left < kHookEvery) refill(L, core, 0);
   core.budget.left = core.budget.left >= kHookEvery ? core.budget.left - kHookEvery : -1;
-  if (core.budget.left < 0) raise_budget(L, core, 0);
+  if (core.budget.left < 0) raise_instructions(L, core, 0);
 }
 
 std::string pop_message(lua_State* L) {
@@ -270,7 +299,17 @@ VmCore::~VmCore() {
 
 VmCore& core_of(LuaVm& vm) { return *vm.core_; }
 
-int budget_exceeded(lua_State* L) { return raise_budget(L, *core_from(L), 1); }
+int budget_exceeded(lua_State* L) {
+  VmCore& core = *core_from(L);
+  refill(L, core, 1);
+  return core.budget.left >= 0 ? 0 : raise_instructions(L, core, 1);
+}
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 }  // namespace blis::lua
 
