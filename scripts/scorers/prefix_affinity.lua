@@ -9,9 +9,9 @@
 -- hashes found in the instance's set (a request with no complete block, or an
 -- instance never chosen, scores 0). Matching does not refresh recency.
 summary = "share of the request's leading blocks already routed to the instance (router-side LRU)"
-version = "1.1"
+version = "1.2"
 
-local band, rshift, tohex = bit.band, bit.rshift, bit.tohex
+local band, rshift = bit.band, bit.rshift
 
 -- Block hashes per instance set; the oldest hash is evicted beyond this.
 local capacity = 10000
@@ -27,125 +27,37 @@ function init(config)
   end
 end
 
--- A 64-bit hash is cdata, which a table keys by identity, not value. The
--- index keys it by a Lua number instead: its low 52 bits plus 0.5 (exact in
--- a double; not an integer, because LuaJIT does not compile lookups of
--- integer keys in a table's hash part); the entry's value holds the slot and
--- the hash's high 12 bits, as slot * 4096 + high, so one table read tells a
--- hit from another hash with the same low bits. Such a second hash (about
--- one in 2^52 pairs) is keyed by its 16 hex digits in a side table, so the
--- set stays exact. Arrays are 1-based for the same reason.
-local LOW_BITS = 0xFFFFFFFFFFFFFULL
-local HIGH = 4096
-
--- instance index -> set. A set is a doubly linked list over slots 1..size
--- (prev/next, 0 = none; least recent at the head) with each slot's low bits
--- in `low`; `map` finds a slot by low bits, `spill` by hex digits (the
--- slot's hex digits are in `hex` while it is there).
+-- instance index -> its set: an lru_set of the block hashes routed there
+-- (the host's LRU set of 64-bit keys, docs/lua.md), and what its last score
+-- found. `version` counts the observations that changed it; `seen`,
+-- `seen_version` and `seen_matched` remember its last score (see score()).
 local sets = {}
 
--- `version` counts the observations that changed the set; `seen`,
--- `seen_version` and `seen_matched` remember its last score (see score()).
-local function new_set()
-  return { map = {}, spill = {}, nspill = 0, hex = {}, low = {},
-           prev = {}, next = {}, head = 0, tail = 0, size = 0,
-           version = 0, seen = -1, seen_version = -1, seen_matched = 0 }
-end
-
--- The current request's hashes as numbers (block b at b + 1), converted
--- once: score() and observe() of one routing decision share them.
-local hashes, lows, highs = nil, {}, {}
-local converted_id, converted_n = -1, -1
-
--- Request ids are below 2^53, so tonumber keeps them exact.
-local function convert()
-  local id, n = tonumber(request.id), tonumber(request.num_blocks)
-  hashes = request.block_hashes
-  if id == converted_id and n == converted_n then return n end
-  for b = 0, n - 1 do
-    local h = hashes[b]
-    lows[b + 1] = tonumber(band(h, LOW_BITS)) + 0.5
-    highs[b + 1] = tonumber(rshift(h, 52))
-  end
-  converted_id, converted_n = id, n
-  return n
-end
-
--- The slot holding block b's hash, or nil.
-local function find(set, b)
-  local v, high = set.map[lows[b + 1]], highs[b + 1]
-  if v and v % HIGH == high then return (v - high) / HIGH end
-  if set.nspill > 0 then return set.spill[tohex(hashes[b])] end
-  return nil
-end
-
-local function unlink(set, s)
-  local prev, next = set.prev, set.next
-  local p, n = prev[s], next[s]
-  if p ~= 0 then next[p] = n else set.head = n end
-  if n ~= 0 then prev[n] = p else set.tail = p end
-end
-
-local function link_back(set, s)
-  local t = set.tail
-  set.prev[s], set.next[s] = t, 0
-  if t ~= 0 then set.next[t] = s else set.head = s end
-  set.tail = s
-end
-
--- Block b's hash becomes the most recent; a new one evicts the least recent
--- first when the set is full, then goes in as the most recent.
-local function touch(set, b)
-  local s = find(set, b)
-  if s then
-    if s ~= set.tail then
-      unlink(set, s)
-      link_back(set, s)
-    end
-    return
-  end
-  if set.size >= capacity then
-    s = set.head
-    unlink(set, s)
-    local hx = set.hex[s]
-    if hx then
-      set.spill[hx], set.hex[s] = nil, nil
-      set.nspill = set.nspill - 1
-    else
-      set.map[set.low[s]] = nil
-    end
-  else
-    s = set.size + 1
-    set.size = s
-  end
-  local low = lows[b + 1]
-  set.low[s] = low
-  if set.map[low] == nil then
-    set.map[low] = s * HIGH + highs[b + 1]
-  else
-    local hx = tohex(hashes[b])
-    set.spill[hx], set.hex[s] = s, hx
-    set.nspill = set.nspill + 1
-  end
-  link_back(set, s)
-end
-
--- The request scored last: its hashes, and the number of score() calls.
-local last_lows, last_highs, last_n, scored = {}, {}, 0, 0
+-- The request scored last: its first `last_n` block hashes, each as two
+-- 32-bit halves (Lua numbers, so keeping them allocates nothing), and the
+-- number of score() calls so far.
+local last_lo, last_hi, last_n, scored = {}, {}, 0, 0
 
 -- Most requests share a prefix with the one before, and most sets did not
 -- change since it was scored (only the chosen one is observed). Such a set
 -- matched `m` leading blocks of the last request; if the two requests share
 -- their first `common` blocks, this one matches the same m when m < common
 -- (its block m is the last one's, not in the set), and at least `common`
--- otherwise, so the walk starts there.
+-- otherwise, so the walk starts there. Only the last request's blocks up to
+-- one past the longest match are kept: `common` never needs to exceed that.
 function score(n)
-  local total = convert()
+  local hashes = request.block_hashes
+  local total = tonumber(request.num_blocks)
   scored = scored + 1
   local common, limit = 0, total < last_n and total or last_n
-  while common < limit and lows[common + 1] == last_lows[common + 1] and highs[common + 1] == last_highs[common + 1] do
+  while common < limit do
+    local h = hashes[common]
+    if tonumber(band(h, 0xFFFFFFFF)) ~= last_lo[common + 1] or tonumber(rshift(h, 32)) ~= last_hi[common + 1] then
+      break
+    end
     common = common + 1
   end
+  local longest = 0
   for i = 0, n - 1 do
     local matched = 0
     local set = sets[instances[i].index]
@@ -156,21 +68,20 @@ function score(n)
         if matched < common then walk = false else matched = common end
       end
       if walk then
-        local map = set.map
-        while matched < total do
-          local v = map[lows[matched + 1]]
-          if not (v and v % HIGH == highs[matched + 1]) and not find(set, matched) then break end
-          matched = matched + 1
-        end
+        local contains = set.hashes.contains
+        while matched < total and contains(hashes[matched]) do matched = matched + 1 end
       end
       set.seen, set.seen_version, set.seen_matched = scored, set.version, matched
+      if matched > longest then longest = matched end
     end
     scores[i] = total > 0 and matched / total or 0
   end
-  for b = 0, total - 1 do
-    last_lows[b + 1], last_highs[b + 1] = lows[b + 1], highs[b + 1]
+  local keep = longest < total and longest + 1 or total
+  for b = 0, keep - 1 do
+    local h = hashes[b]
+    last_lo[b + 1], last_hi[b + 1] = tonumber(band(h, 0xFFFFFFFF)), tonumber(rshift(h, 32))
   end
-  last_n = total
+  last_n = keep
   return n
 end
 
@@ -182,11 +93,12 @@ function observe(chosen)
   if index < 0 then return end
   local set = sets[index]
   if set == nil then
-    set = new_set()
+    set = { hashes = lru_set(capacity), version = 0, seen = -1, seen_version = -1, seen_matched = 0 }
     sets[index] = set
   end
   set.version = set.version + 1
-  for b = 0, convert() - 1 do
-    touch(set, b)
+  local touch, hashes = set.hashes.touch, request.block_hashes
+  for b = 0, tonumber(request.num_blocks) - 1 do
+    touch(hashes[b])
   end
 end

@@ -5,6 +5,7 @@
 #include <blis/lua.hpp>
 
 #include "lua/lua_host.hpp"
+#include "lua/lua_lru.hpp"
 #include "lua/lua_views.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +28,7 @@ constexpr std::string_view kEndMarker = "/* BLIS_FFI_END */";
 // FFI declarations and returns the three host helpers. Scripts only ever get
 // tables built by new_env, so ffi, io, os and friends stay out of their reach.
 constexpr const char* kBootstrap = R"lua(
-local abi, views = ...
+local abi, views, lru_api, core = ...
 local ffi = require("ffi")
 ffi.cdef(abi)
 ffi.cdef(views)
@@ -123,6 +124,48 @@ local view_types = {
   variants = ffi.typeof("const blis_lua_variants *"),
 }
 
+-- lru_set(capacity): a set of 64-bit keys (block hashes) that keeps the
+-- `capacity` most recently touched, for scorers that index what they routed
+-- where (scripts/scorers/prefix_affinity.lua). The set is the host's (the
+-- native prefix-affinity scorer's index, lua_lru.cpp), called through FFI
+-- function pointers that JIT-compiled code calls directly; the script gets
+-- three functions closing over the set's handle, never the handle. Keys
+-- are compared as uint64_t values: a hash needs no conversion.
+local lru = cast("const blis_lua_lru_api *", lru_api)
+local lru_make, lru_contains, lru_touch, lru_count, lru_release = lru.make, lru.contains, lru.touch, lru.count, lru.release
+local vm_core = cast("void *", core)
+local floor = math.floor
+
+local function key_of(h)
+  local t = type(h)
+  if t == "cdata" or t == "number" then return h end
+  error(format("lru_set: a key must be a number or a block hash, got %s", t), 3)
+end
+
+local function heap_full()
+  error("lru_set: the set would grow past the Lua heap limit", 3)
+end
+
+local function lru_set(capacity)
+  if type(capacity) ~= "number" or capacity ~= floor(capacity) or capacity < 1 or capacity > 2147483647 then
+    error("lru_set(capacity): capacity must be an integer between 1 and 2147483647, got " .. tostring(capacity), 2)
+  end
+  local handle = lru_make(vm_core, capacity)
+  if handle == nil then heap_full() end
+  handle = ffi.gc(handle, lru_release)
+  local set = {}
+  -- Whether `h` is in the set; does not change its recency.
+  function set.contains(h) return lru_contains(handle, key_of(h)) end
+  -- `h` becomes the most recent key; a new key first evicts the least
+  -- recent one when the set is full.
+  function set.touch(h)
+    if lru_touch(handle, key_of(h)) ~= 0 then heap_full() end
+  end
+  -- The number of keys held.
+  function set.count() return lru_count(handle) end
+  return set
+end
+
 local function on_error(err)
   if type(err) ~= "string" then
     err = "error object is a " .. type(err) .. " value (" .. tostring(err) .. ")"
@@ -172,6 +215,7 @@ local function new_env(random, log, budget, over)
   m.random, m.randomseed = random, nil
   env.math = m
   env.cstring = cstring
+  env.lru_set = lru_set
   env.print = function(...)
     local n = select("#", ...)
     local parts = { ... }
@@ -333,8 +377,10 @@ LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
     throw Error("internal error: the Lua host bootstrap does not compile: " + lua::pop_message(L));
   std::string_view decl = lua::ffi_declarations();
   lua_pushlstring(L, decl.data(), decl.size());
-  lua_pushstring(L, lua::kViewDeclarations);
-  if (lua_pcall(L, 2, 3, 0) != 0)
+  lua_pushstring(L, (std::string(lua::kViewDeclarations) + lua::kLruApiDeclaration).c_str());
+  lua_pushlightuserdata(L, const_cast<lua::LruApi*>(lua::lru_api()));
+  lua_pushlightuserdata(L, core_.get());
+  if (lua_pcall(L, 4, 3, 0) != 0)
     throw ScriptError("LuaJIT's ffi.cdef rejected the plugin ABI (sdk/include/blis/plugin.h): " +
                       lua::pop_message(L));
   // Results are on the stack in order; luaL_ref pops the top one.
