@@ -62,3 +62,20 @@ TEST_CASE("steady state: a burst the batch absorbs is too short to judge", "[met
   // And under 100 completions nothing is said either.
   CHECK(judge(50, 1'000'000, [](int) { return 40'000; }, 1'000'000).verdict == Verdict::TooShort);
 }
+
+TEST_CASE("steady state: saturation whose TTFT does not grow says why instead of 'grew'", "[metrics]") {
+  // The grown case names the growth; when TTFT stays flat or falls (requests
+  // that waited too long timed out), the advice must not say it grew.
+  SteadyState s;
+  s.verdict = Verdict::Saturated;
+  s.offered_rps = 30;
+  s.started_rps = 12;
+  s.ttft_middle_ms = 4000;
+  s.ttft_last_ms = 9000;
+  CHECK(s.advice().find("TTFT grew from 4000 ms to 9000 ms") != std::string::npos);
+  s.ttft_last_ms = 3900;
+  const std::string flat = s.advice();
+  CHECK(flat.find("grew") == std::string::npos);
+  CHECK(flat.find("TTFT did not grow (4000 ms in the middle third, 3900 ms in the last)") != std::string::npos);
+  CHECK(flat.find("timed out or were dropped") != std::string::npos);
+}

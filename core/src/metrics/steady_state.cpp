@@ -19,6 +19,13 @@ const char* verdict_name(Verdict v) {
 std::string SteadyState::advice() const {
   switch (verdict) {
     case Verdict::Saturated:
+      if (ttft_last_ms <= ttft_middle_ms)  // timeouts or drops cut the wait short
+        return fmt::format(
+            "the run is saturated: over its last third it started {:.1f} req/s of the {:.1f} req/s that "
+            "arrived. TTFT did not grow ({:.0f} ms in the middle third, {:.0f} ms in the last) only because "
+            "requests that waited too long timed out or were dropped; its percentiles describe a queue that "
+            "keeps growing, not a steady state. Give more instances (or a lower rate)",
+            started_rps, offered_rps, ttft_middle_ms, ttft_last_ms);
       return fmt::format(
           "the run is saturated: over its last third it started {:.1f} req/s of the {:.1f} req/s that "
           "arrived, and TTFT grew from {:.0f} ms to {:.0f} ms; its percentiles describe a queue that keeps "
