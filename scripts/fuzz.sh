@@ -41,10 +41,12 @@ corpus="$build/corpus/$target"
 artifacts="$build/artifacts/$target"
 mkdir -p "$corpus" "$artifacts"
 echo "blis: fuzzing $target for ${seconds}s" >&2
-# -timeout: one input taking longer is a hang. -rss_limit_mb: the Lua heap
-# alone may take 256 MB, and ASan doubles what it costs.
+# -timeout: one input taking longer is a hang (a Lua call may spend 2 s of
+# CPU before its limit stops it, and libFuzzer runs an input twice when it
+# checks for leaks). -rss_limit_mb: the Lua heap alone may take 256 MB, and
+# ASan doubles what it costs.
 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
 UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-  "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=3072 \
+  "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$@" \
     "$corpus" "$root/fuzz/corpus/$target"
