@@ -223,7 +223,7 @@ TEST_CASE("policy config: TOML strictness with line and column", "[config]") {
   const std::string top = dir.write("b.toml", "schedular = \"sjf\"\n");
   CHECK(config_error(top) == top +
                                  ":1:1: unknown key \"schedular\" (expected one of: admission, "
-                                 "routing, priority, scheduler)");
+                                 "routing, priority, scheduler, pools)");
 
   const std::string in_scorer = dir.write(
       "c.toml", "[routing]\nscorers = [\n  { name = \"queue-depth\", weight = 1 },\n"
@@ -464,4 +464,54 @@ instance_lifecycle:
                     Catch::Contains("analyser"));
   CHECK_THROWS_WITH(blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n")),
                     Catch::Contains("warm_start_initial_instances: true"));
+}
+
+TEST_CASE("policy config: pools in TOML and YAML become --pool texts, strictly", "[config][pools]") {
+  blis::test::TempDir dir;
+  const auto t = blis::load_policy_config(dir.write("p.toml", R"([[pools]]
+name = "h100"
+count = 2
+cost_per_hour = 4.5
+hardware = "H100"
+max = 4
+
+[[pools]]
+name = "a100"
+count = 1
+tp = 2
+hardware = "A100-80"
+)"));
+  REQUIRE(t.pools.size() == 2);
+  CHECK(t.pools[0].text == "name=h100 cost_per_hour=4.5 count=2 hardware=H100 max=4");
+  CHECK(t.pools[0].where.find("p.toml:1:") != std::string::npos);
+  CHECK(t.pools[1].text == "name=a100 count=1 hardware=A100-80 tp=2");
+  const auto y = blis::load_policy_config(dir.write("p.yaml", R"(pools:
+  - name: h100
+    count: 2
+    cost_per_hour: 4.5
+    hardware: H100
+    max: 4
+  - {name: a100, count: 1, tp: 2, hardware: A100-80}
+)"));
+  REQUIRE(y.pools.size() == 2);
+  CHECK(y.pools[0].text == t.pools[0].text);
+  CHECK(y.pools[1].text == t.pools[1].text);
+  CHECK(y.pools[1].where == dir.str() + "/p.yaml:7");
+
+  // Unknown keys and bad values name the file and the line.
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("k.toml", "[[pools]]\nname = \"a\"\ncount = 1\ncolour = 3\n")),
+                    Catch::StartsWith(dir.str() + "/k.toml:4:1: pools[0]: 'colour' is not a pool key"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("k.yaml", "pools:\n  - name: a\n    count: 1\n    colour: 3\n")),
+                    Catch::StartsWith(dir.str() + "/k.yaml:4: pools[0]: 'colour' is not a pool key"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("c.yaml", "pools:\n  - name: a\n    count: 0\n")),
+                    Catch::StartsWith(dir.str() + "/c.yaml:2: pool 'name=a count=0': count=0 is not an instance count"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("n.toml", "[[pools]]\ncount = 2\n")),
+                    Catch::Contains("n.toml:1:1: pool 'count=2': needs name=NAME"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("tp.yaml", "pools:\n  - name: a\n    count: 1\n    tp: many\n")),
+                    Catch::StartsWith(dir.str() + "/tp.yaml:4"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("s.yaml", "pools:\n  - name: a b\n    count: 1\n")),
+                    Catch::Contains("without spaces"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("m.yaml", "pools:\n  - name: a\n    count: {x: 1}\n")),
+                    Catch::Contains("pools[0].count must be a string, number or boolean"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("l.toml", "pools = 3\n")), Catch::Contains("pools must be"));
 }

@@ -389,7 +389,8 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.snapshot_refresh_interval; },
                   int_between(0, kMaxMicros), kDuration));
   t.push_back(row("policy_config", {"--policy-config"}, "routing",
-                  "Policy file (TOML, or the reference's YAML); every other writer wins over it",
+                  "Policy file (TOML, or the reference's YAML): policies, scorers, pools, autoscaler, lifecycle; "
+                  "every other writer wins over it",
                   [](RunConfig& c) -> auto& { return c.policies.policy_file; }, {}, kInputPath));
   // tracing and fitness
   t.push_back(row("trace_level", {"--trace-level"}, "tracing", "Decision tracing: none or decisions",

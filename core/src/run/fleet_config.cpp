@@ -1,5 +1,6 @@
 #include "run/fleet_config.hpp"
 
+#include "run/pools.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -130,7 +131,8 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
   FleetConfig& f = cc.fleet;
   f.seed = seed;
   if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
-  for (const FleetPool& p : pools) {
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const FleetPool& p = pools[i];
     PoolLifecycle pl;
     pl.model = p.model;
     pl.tp = p.tp;
@@ -138,7 +140,8 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     pl.min = 0;
     pl.max = static_cast<int32_t>(p.count);
     if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.where("lifecycle"), pl);
-    const std::string where = fmt::format("{}: pool {}", c.where("pools"), p.name);
+    const std::string where = fmt::format(
+        "{}: pool {}", i < c.pool_specs.size() ? pool_where(c, i) : c.where("pools"), p.name);
     if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, where, pl);
     if (pl.min > pl.max)
       throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,
