@@ -515,3 +515,20 @@ hardware = "A100-80"
                     Catch::Contains("pools[0].count must be a string, number or boolean"));
   CHECK_THROWS_WITH(blis::load_policy_config(dir.write("l.toml", "pools = 3\n")), Catch::Contains("pools must be"));
 }
+
+TEST_CASE("policy config: instance_lifecycle warm_up keys (YAML, a blis addition)", "[config][fleet]") {
+  blis::test::TempDir dir;
+  const auto b = blis::load_policy_config(
+      dir.write("w.yaml", "instance_lifecycle:\n  warm_up_request_count: 5\n  warm_up_ttft_factor: 2\n"));
+  REQUIRE(b.lifecycle);
+  CHECK(*b.lifecycle == "warm_up_request_count=5 warm_up_ttft_factor=2");
+  // Warm-up needs no loading delay, so it is not refused with warm_start_initial_instances false.
+  const auto both = blis::load_policy_config(dir.write(
+      "b.yaml", "instance_lifecycle:\n  loading_delay: {mean: 1}\n  warm_start_initial_instances: true\n"
+                "  warm_up_request_count: 1\n"));
+  CHECK(*both.lifecycle == "loading_delay=1000000us warm_up_request_count=1");
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("n.yaml", "instance_lifecycle:\n  warm_up_request_count: -1\n")),
+                    Catch::StartsWith(dir.str() + "/n.yaml:2: instance_lifecycle.warm_up_request_count must be in"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("f.yaml", "instance_lifecycle:\n  warm_up_ttft_factor: 0.9\n")),
+                    Catch::StartsWith(dir.str() + "/f.yaml:2: instance_lifecycle.warm_up_ttft_factor must be 0"));
+}

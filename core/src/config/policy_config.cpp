@@ -87,7 +87,10 @@ constexpr std::string_view kAutoscalerKeys[] = {"interval_us", "scale_up_stabili
                                                 "analyzer"};
 constexpr std::string_view kAnalyzerKeys[] = {"kv_cache_threshold", "scale_up_threshold", "scale_down_boundary",
                                               "avg_input_tokens"};
-constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances"};
+// warm_up_*: blis reads them here too (docs/differences.md); the reference's
+// bundle has only the first two.
+constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances",
+                                               "warm_up_request_count", "warm_up_ttft_factor"};
 constexpr std::string_view kDelayKeys[] = {"mean", "stddev"};
 
 // Where each validated value was written, so that a validation error after
@@ -431,14 +434,27 @@ class YamlReader {
   }
 
   void read_lifecycle(const YAML::Node& v, PolicyBundle& b) const {
-    std::string text;
+    std::string text, warm_up;
     bool warm = false;
     walk(y_.mapping(v, "instance_lifecycle"), "instance_lifecycle", kLifecycleKeys,
          [&](const std::string& k, const YAML::Node& w) {
-           if (k == "loading_delay")
-             text += delay(w, "instance_lifecycle.loading_delay", "loading_delay", "loading_stddev");
-           else
-             warm = y_.boolean(w, "instance_lifecycle.warm_start_initial_instances");
+           const std::string key_path = "instance_lifecycle." + k;
+           if (k == "loading_delay") {
+             text += delay(w, key_path, "loading_delay", "loading_stddev");
+           } else if (k == "warm_up_request_count") {
+             const int64_t n = y_.integer(w, key_path);
+             if (n < 0 || n > 100000)
+               throw ConfigError(y_.where(w.Mark()), key_path + " must be in [0, 100000], got " + std::to_string(n));
+             warm_up += fmt::format(" warm_up_request_count={}", n);
+           } else if (k == "warm_up_ttft_factor") {
+             const double f = y_.number(w, key_path);
+             if (!std::isfinite(f) || (f != 0 && f < 1) || f > 1e6)
+               throw ConfigError(y_.where(w.Mark()),
+                                 key_path + " must be 0 (no penalty) or a number >= 1, got " + shortest_text(f));
+             warm_up += fmt::format(" warm_up_ttft_factor={}", shortest_text(f));
+           } else {
+             warm = y_.boolean(w, key_path);
+           }
          });
     // blis's initial instances always start loaded (the reference's default
     // makes them load first): say so rather than simulate something else.
@@ -446,6 +462,7 @@ class YamlReader {
       throw ConfigError(y_.where(v.Mark()), "instance_lifecycle: initial instances that load first are not "
                                             "supported yet; set warm_start_initial_instances: true (blis "
                                             "starts them loaded) or leave out loading_delay");
+    text += warm_up;
     if (!text.empty()) b.lifecycle = text.substr(1);
   }
 

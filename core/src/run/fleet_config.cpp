@@ -68,9 +68,18 @@ PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where,
       base.loading.mean_s = seconds(k, v, where);
     } else if (k == "loading_stddev") {
       base.loading.stddev_s = seconds(k, v, where);
+    } else if (k == "warm_up_request_count") {
+      base.warm_up_requests = count(k, v, where);
+    } else if (k == "warm_up_ttft_factor") {
+      // spec head §6.1: 0 means no penalty (1.0); any other factor is at least 1.
+      const double f = number(k, v, where, 0, false, 1e6);
+      if (f != 0 && f < 1)
+        throw InputError(where, fmt::format("lifecycle '{}': warm_up_ttft_factor={} must be 0 (none) or >= 1", text, v));
+      base.warm_up_ttft_factor = f == 0 ? 1.0 : f;
     } else {
       throw InputError(where, fmt::format("lifecycle '{}': unknown key '{}'; keys are min, max, provisioning_delay, "
-                                          "provisioning_stddev, loading_delay, loading_stddev",
+                                          "provisioning_stddev, loading_delay, loading_stddev, "
+                                          "warm_up_request_count, warm_up_ttft_factor",
                                           text, k));
     }
   }
@@ -121,6 +130,9 @@ AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& wh
 
 bool wants_fleet(const RunConfig& c, const ClusterConfig& cc) {
   if (c.lifecycle || c.autoscaler) return true;
+  // A pool's own warm-up (its other lifecycle keys act with a fleet only).
+  for (const std::string& text : c.pool_specs)
+    if (text.find("warm_up_") != std::string::npos) return true;
   for (const ScenarioEvent& e : cc.events)
     if (e.action == EventAction::Add || e.action == EventAction::Remove) return true;
   return false;
