@@ -364,3 +364,32 @@ TEST_CASE("warm-up: the first N requests routed to each instance have their TTFT
   CHECK(penalised == 6);
   CHECK(seen.size() == 2);
 }
+
+TEST_CASE("warm_start=false: the initial instances load first, billed from t=0, refusing traffic until loaded",
+          "[cluster][fleet]") {
+  ClusterConfig cfg;
+  cfg.engine.total_kv_blocks = 100000;
+  cfg.keep_records = true;
+  PoolLifecycle pl;
+  pl.max = 2;
+  pl.provisioning.mean_s = 1.0;  // their nodes exist: no provisioning delay for them
+  pl.loading.mean_s = 0.020;
+  pl.warm_start = false;
+  fleet(cfg, 2, 0, pl);
+  VectorSource src(evenly_spaced(5000, 20));  // one request per 5 ms from 0
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  // Arrivals at 0 to 20 ms find no instance taking traffic (a routing rejection, as the
+  // reference); at 20 ms too, since an instance becomes ready after the routings of its µs.
+  CHECK(out.result.rejected == 5);
+  CHECK(out.cluster.completed == 15);
+  for (const auto& r : out.cluster.records) CHECK(r.arrival_us > 20000);
+  REQUIRE(out.result.spans.size() == 2);
+  CHECK(out.result.spans[0].start == 0);
+  CHECK(out.result.spans[1].start == 0);
+  CHECK(injected(out) == 20);
+  // With warm_start (the default) the same run serves everything.
+  pl.warm_start = true;
+  fleet(cfg, 2, 0, pl);
+  VectorSource again(evenly_spaced(5000, 20));
+  CHECK(run_cluster(cfg, again, "blackbox", model()).cluster.completed == 20);
+}

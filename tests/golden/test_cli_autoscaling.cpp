@@ -229,3 +229,25 @@ TEST_CASE("warm-up: --lifecycle, a pool's keys and the policy file's instance_li
                     dir.write("bad.yaml", "instance_lifecycle:\n  warm_up_ttft_factor: 0.5\n"),
                 dir.str() + "/bad.yaml:2");
 }
+
+TEST_CASE("initial instances that load first: the policy file's loading_delay without warm_start_initial_instances",
+          "[golden][fleet]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --rate 10 --num-requests 100";
+  const Result cold = run_blis(base + " --policy-config " +
+                               dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 2}\n"));
+  INFO(cold.err);
+  REQUIRE(cold.status == 0);
+  // The 20 requests of the first 2 s (10/s) find no instance loaded: refused by routing, as the reference.
+  CHECK(cold.out.find("Rejected Requests: 20\n") != std::string::npos);
+  CHECK(cold.out.find("; 80 completed; 0.0091 GPU-hours;") != std::string::npos);  // 2 x 16.368 s, from t=0
+  CHECK(run_blis(base + " --lifecycle 'loading_delay=2s warm_start=false'").out == cold.out);
+  // warm_start_initial_instances: true starts them loaded.
+  const Result warm = run_blis(base + " --policy-config " +
+                               dir.write("warm.yaml", "instance_lifecycle:\n  loading_delay: {mean: 2}\n"
+                                                      "  warm_start_initial_instances: true\n"));
+  REQUIRE(warm.status == 0);
+  CHECK(warm.out.find("Rejected Requests: 20") == std::string::npos);
+  CHECK(warm.out.find("; 100 completed;") != std::string::npos);
+  check_refused(base + " --lifecycle 'warm_start=maybe'", "warm_start=maybe must be true or false");
+}

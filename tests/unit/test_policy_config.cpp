@@ -462,8 +462,10 @@ instance_lifecycle:
                     Catch::Contains("autoscaler.interval_us must be a finite number >= 0"));
   CHECK_THROWS_WITH(blis::load_policy_config(dir.write("bad.yaml", "autoscaler:\n  analyser: {}\n")),
                     Catch::Contains("analyser"));
-  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n")),
-                    Catch::Contains("warm_start_initial_instances: true"));
+  // The reference's default: the initial instances load first too.
+  const auto cold = blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n"));
+  REQUIRE(cold.lifecycle);
+  CHECK(*cold.lifecycle == "loading_delay=5000000us warm_start=false");
 }
 
 TEST_CASE("policy config: pools in TOML and YAML become --pool texts, strictly", "[config][pools]") {

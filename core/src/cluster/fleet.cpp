@@ -125,6 +125,18 @@ void ClusterSimulation::setup_fleet() {
   }
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
+  // Initial instances that load first (warm_start=false): billed from t=0,
+  // taking traffic once loaded, in slot order of their draws.
+  for (size_t i = 0; i < n; ++i) {
+    if (life_[i] != Life::Active) continue;
+    const PoolLifecycle& pl = f.pools[pool_index(i)];
+    if (pl.warm_start) continue;
+    const SimTime delay = sample_delay(pl.loading, *lifecycle_rng_);
+    if (delay == 0) continue;
+    life_[i] = Life::Starting;
+    routable_[i] = 0;
+    schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
+  }
   if (f.autoscaler.enabled()) {
     // Scaling groups: the pools of one model, in pool order.
     for (size_t p = 0; p < f.pools.size(); ++p) {

@@ -37,6 +37,10 @@ struct PoolLifecycle {
   // `warm_up_ttft_factor` in the metrics; scheduling is unaffected.
   int32_t warm_up_requests = 0;
   double warm_up_ttft_factor = 1.0;
+  // false: the initial instances load first too (spec head §6.1
+  // warm_start_initial_instances false): they take traffic after a loading
+  // delay from t=0 (their nodes exist, so no provisioning delay).
+  bool warm_start = true;
 };
 
 // The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.

@@ -456,12 +456,8 @@ class YamlReader {
              warm = y_.boolean(w, key_path);
            }
          });
-    // blis's initial instances always start loaded (the reference's default
-    // makes them load first): say so rather than simulate something else.
-    if (!warm && !text.empty())
-      throw ConfigError(y_.where(v.Mark()), "instance_lifecycle: initial instances that load first are not "
-                                            "supported yet; set warm_start_initial_instances: true (blis "
-                                            "starts them loaded) or leave out loading_delay");
+    // The reference's default: the initial instances load first too.
+    if (!warm && !text.empty()) text += " warm_start=false";
     text += warm_up;
     if (!text.empty()) b.lifecycle = text.substr(1);
   }

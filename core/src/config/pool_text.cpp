@@ -21,7 +21,7 @@ bool per_pool(const SettingDef& def) {
 
 bool is_pool_lifecycle_key(const std::string& key) {
   return key == "min" || key == "max" || key == "provisioning_delay" || key == "provisioning_stddev" ||
-         key == "loading_delay" || key == "loading_stddev" || key == "warm_up_request_count" ||
+         key == "loading_delay" || key == "loading_stddev" || key == "warm_start" || key == "warm_up_request_count" ||
          key == "warm_up_ttft_factor";
 }
 

@@ -345,7 +345,8 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
                   "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "
                   "loading_delay=30s min=1 max=8' (also provisioning_stddev, loading_stddev); delays apply "
-                  "to instances added by 'add' events or the autoscaler; warm_up_request_count=N "
+                  "to instances added by 'add' events or the autoscaler (warm_start=false: the initial ones load "
+                  "first too); warm_up_request_count=N "
                   "warm_up_ttft_factor=F multiplies the TTFT of each instance's first N requests (docs/autoscaling.md)",
                   [](RunConfig& c) -> auto& { return c.lifecycle; }));
   t.push_back(row("autoscaler", {"--autoscaler"}, "cluster",

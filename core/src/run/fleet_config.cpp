@@ -68,6 +68,10 @@ PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where,
       base.loading.mean_s = seconds(k, v, where);
     } else if (k == "loading_stddev") {
       base.loading.stddev_s = seconds(k, v, where);
+    } else if (k == "warm_start") {
+      if (v != "true" && v != "false")
+        throw InputError(where, fmt::format("lifecycle '{}': warm_start={} must be true or false", text, v));
+      base.warm_start = v == "true";
     } else if (k == "warm_up_request_count") {
       base.warm_up_requests = count(k, v, where);
     } else if (k == "warm_up_ttft_factor") {
@@ -79,7 +83,7 @@ PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where,
     } else {
       throw InputError(where, fmt::format("lifecycle '{}': unknown key '{}'; keys are min, max, provisioning_delay, "
                                           "provisioning_stddev, loading_delay, loading_stddev, "
-                                          "warm_up_request_count, warm_up_ttft_factor",
+                                          "warm_start, warm_up_request_count, warm_up_ttft_factor",
                                           text, k));
     }
   }
