@@ -4,6 +4,8 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 
@@ -187,4 +189,65 @@ TEST_CASE("the autoscaler does not act once the run is over, and reserve slots d
   // 18 reserve slots never used: the cache hit rate is that of the 2 instances.
   const auto hit = [](const std::string& out) { return out.substr(out.find("Cache Hit Rate: "), 22); };
   CHECK(hit(idle.out) == hit(plain.out));
+}
+
+TEST_CASE("warm-up: --lifecycle, a pool's keys and the policy file's instance_lifecycle multiply the first TTFTs",
+          "[golden][fleet]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --rate 1 --num-requests 5";
+  const Result cold = run_blis(base + " --num-instances 1 --lifecycle 'warm_up_request_count=0'");
+  REQUIRE(cold.status == 0);
+  // Worked numbers: the first two TTFTs, 8.048 and 21.952 ms, become 12.072 and 32.928 ms;
+  // the mean rises by (4.024 + 10.976) / 5 = 3 ms.
+  CHECK(cold.out.find("\"ttft_mean_ms\": 17.383,") != std::string::npos);
+  const std::string records = dir.str() + "/r.json";
+  const Result warm = run_blis(base + " --num-instances 1 --lifecycle 'warm_up_request_count=2 warm_up_ttft_factor=1.5'"
+                               " --results-path " + records);
+  REQUIRE(warm.status == 0);
+  CHECK(warm.out.find("\"ttft_mean_ms\": 20.383,") != std::string::npos);
+  CHECK(warm.out.find("\"e2e_mean_ms\": 3947.9976,") != std::string::npos);  // only TTFT changes
+  std::ifstream f(records);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"ttft_ms\": 12.072") != std::string::npos);
+  CHECK(text.find("\"ttft_ms\": 32.928") != std::string::npos);
+  CHECK(text.find("\"ttft_ms\": 17.777") != std::string::npos);  // the third is not penalised
+  // The same from a pool's own keys and from the YAML policy file.
+  const Result pool = run_blis(base + " --pool 'name=default count=1 warm_up_request_count=2 warm_up_ttft_factor=1.5'");
+  REQUIRE(pool.status == 0);
+  CHECK(pool.out.find("\"ttft_mean_ms\": 20.383,") != std::string::npos);
+  const std::string yaml =
+      dir.write("w.yaml", "instance_lifecycle:\n  warm_up_request_count: 2\n  warm_up_ttft_factor: 1.5\n");
+  const Result file = run_blis(base + " --num-instances 1 --policy-config " + yaml);
+  REQUIRE(file.status == 0);
+  CHECK(file.out == warm.out);
+  // A factor of 0 means none; below 1 is refused.
+  const Result zero = run_blis(base + " --num-instances 1 --lifecycle 'warm_up_request_count=2 warm_up_ttft_factor=0'");
+  CHECK(zero.out.find("\"ttft_mean_ms\": 17.383,") != std::string::npos);
+  check_refused(base + " --num-instances 1 --lifecycle 'warm_up_request_count=2 warm_up_ttft_factor=0.5'",
+                "warm_up_ttft_factor=0.5 must be 0 (none) or >= 1");
+  check_refused(base + " --num-instances 1 --policy-config " +
+                    dir.write("bad.yaml", "instance_lifecycle:\n  warm_up_ttft_factor: 0.5\n"),
+                dir.str() + "/bad.yaml:2");
+}
+
+TEST_CASE("initial instances that load first: the policy file's loading_delay without warm_start_initial_instances",
+          "[golden][fleet]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --num-instances 2 --rate 10 --num-requests 100";
+  const Result cold = run_blis(base + " --policy-config " +
+                               dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 2}\n"));
+  INFO(cold.err);
+  REQUIRE(cold.status == 0);
+  // The 20 requests of the first 2 s (10/s) find no instance loaded: refused by routing, as the reference.
+  CHECK(cold.out.find("Rejected Requests: 20\n") != std::string::npos);
+  CHECK(cold.out.find("; 80 completed; 0.0091 GPU-hours;") != std::string::npos);  // 2 x 16.368 s, from t=0
+  CHECK(run_blis(base + " --lifecycle 'loading_delay=2s warm_start=false'").out == cold.out);
+  // warm_start_initial_instances: true starts them loaded.
+  const Result warm = run_blis(base + " --policy-config " +
+                               dir.write("warm.yaml", "instance_lifecycle:\n  loading_delay: {mean: 2}\n"
+                                                      "  warm_start_initial_instances: true\n"));
+  REQUIRE(warm.status == 0);
+  CHECK(warm.out.find("Rejected Requests: 20") == std::string::npos);
+  CHECK(warm.out.find("; 100 completed;") != std::string::npos);
+  check_refused(base + " --lifecycle 'warm_start=maybe'", "warm_start=maybe must be true or false");
 }

@@ -119,3 +119,57 @@ TEST_CASE("the table and JSON formats count the instances of every pool", "[gold
   const Result j = run_blis(kBase + pools + " --format json");
   CHECK(j.out.find("\"num_instances\": 3,") != std::string::npos);
 }
+
+TEST_CASE("pools from the policy file run as --pool does; pools given elsewhere replace them", "[golden][pools]") {
+  TempDir dir;
+  const std::string flags = " --pool 'name=h100 count=2 hardware=H100 cost_per_hour=4.5'"
+                            " --pool 'name=a100 count=2 hardware=A100-80 tp=2 cost_per_hour=2.2'";
+  const Result want = run_blis(kBase + flags);
+  REQUIRE(want.status == 0);
+  const std::string toml = dir.write("policy.toml", R"([routing]
+policy = "least-loaded"
+
+[[pools]]
+name = "h100"
+count = 2
+hardware = "H100"
+cost_per_hour = 4.5
+
+[[pools]]
+name = "a100"
+count = 2
+hardware = "A100-80"
+tp = 2
+cost_per_hour = 2.2
+)");
+  const std::string yaml = dir.write("policy.yaml", R"(pools:
+  - {name: h100, count: 2, hardware: H100, cost_per_hour: 4.5}
+  - name: a100
+    count: 2
+    hardware: A100-80
+    tp: 2
+    cost_per_hour: 2.2
+)");
+  const Result from_yaml = run_blis(kBase + " --policy-config " + yaml);
+  REQUIRE(from_yaml.status == 0);
+  CHECK(from_yaml.out == want.out);
+  const Result from_toml = run_blis(kBase + " --routing-policy least-loaded --policy-config " + toml);
+  CHECK(from_toml.out == run_blis(kBase + flags + " --routing-policy least-loaded").out);
+  // A --pool replaces the file's pools, all of them (as --routing-scorers replaces its scorers).
+  const Result over = run_blis(kBase + " --policy-config " + yaml + " --pool 'name=x count=3'");
+  REQUIRE(over.status == 0);
+  CHECK(over.out.find("\nx: 3 instance(s) of qwen/qwen3-14b") != std::string::npos);
+  CHECK(over.out.find("a100:") == std::string::npos);
+  // --dump-config reproduces the run.
+  const Result dumped = run_blis(kBase + " --policy-config " + yaml + " --dump-config");
+  REQUIRE(dumped.status == 0);
+  CHECK(dumped.out.find("name=a100") != std::string::npos);
+  CHECK(run_blis("run " + dir.write("dumped.toml", dumped.out)).out == want.out);
+  // Bad values name the file and the pool's line, also those checked at resolution.
+  check_refused(kBase + " --policy-config " +
+                    dir.write("bad.yaml", "pools:\n  - {name: a, count: 1}\n  - {name: b, count: 1, max: lots}\n"),
+                dir.str() + "/bad.yaml:3: pool b: max=lots must be a number");
+  check_refused(kBase + " --policy-config " +
+                    dir.write("mr.yaml", "pools:\n  - {name: a, count: 1}\n  - {name: b, count: 1, max-num-running-reqs: 0}\n"),
+                dir.str() + "/mr.yaml:3");
+}

@@ -223,7 +223,7 @@ TEST_CASE("policy config: TOML strictness with line and column", "[config]") {
   const std::string top = dir.write("b.toml", "schedular = \"sjf\"\n");
   CHECK(config_error(top) == top +
                                  ":1:1: unknown key \"schedular\" (expected one of: admission, "
-                                 "routing, priority, scheduler)");
+                                 "routing, priority, scheduler, pools)");
 
   const std::string in_scorer = dir.write(
       "c.toml", "[routing]\nscorers = [\n  { name = \"queue-depth\", weight = 1 },\n"
@@ -462,6 +462,75 @@ instance_lifecycle:
                     Catch::Contains("autoscaler.interval_us must be a finite number >= 0"));
   CHECK_THROWS_WITH(blis::load_policy_config(dir.write("bad.yaml", "autoscaler:\n  analyser: {}\n")),
                     Catch::Contains("analyser"));
-  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n")),
-                    Catch::Contains("warm_start_initial_instances: true"));
+  // The reference's default: the initial instances load first too.
+  const auto cold = blis::load_policy_config(dir.write("cold.yaml", "instance_lifecycle:\n  loading_delay: {mean: 5}\n"));
+  REQUIRE(cold.lifecycle);
+  CHECK(*cold.lifecycle == "loading_delay=5000000us warm_start=false");
+}
+
+TEST_CASE("policy config: pools in TOML and YAML become --pool texts, strictly", "[config][pools]") {
+  blis::test::TempDir dir;
+  const auto t = blis::load_policy_config(dir.write("p.toml", R"([[pools]]
+name = "h100"
+count = 2
+cost_per_hour = 4.5
+hardware = "H100"
+max = 4
+
+[[pools]]
+name = "a100"
+count = 1
+tp = 2
+hardware = "A100-80"
+)"));
+  REQUIRE(t.pools.size() == 2);
+  CHECK(t.pools[0].text == "name=h100 cost_per_hour=4.5 count=2 hardware=H100 max=4");
+  CHECK(t.pools[0].where.find("p.toml:1:") != std::string::npos);
+  CHECK(t.pools[1].text == "name=a100 count=1 hardware=A100-80 tp=2");
+  const auto y = blis::load_policy_config(dir.write("p.yaml", R"(pools:
+  - name: h100
+    count: 2
+    cost_per_hour: 4.5
+    hardware: H100
+    max: 4
+  - {name: a100, count: 1, tp: 2, hardware: A100-80}
+)"));
+  REQUIRE(y.pools.size() == 2);
+  CHECK(y.pools[0].text == t.pools[0].text);
+  CHECK(y.pools[1].text == t.pools[1].text);
+  CHECK(y.pools[1].where == dir.str() + "/p.yaml:7");
+
+  // Unknown keys and bad values name the file and the line.
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("k.toml", "[[pools]]\nname = \"a\"\ncount = 1\ncolour = 3\n")),
+                    Catch::StartsWith(dir.str() + "/k.toml:4:1: pools[0]: 'colour' is not a pool key"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("k.yaml", "pools:\n  - name: a\n    count: 1\n    colour: 3\n")),
+                    Catch::StartsWith(dir.str() + "/k.yaml:4: pools[0]: 'colour' is not a pool key"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("c.yaml", "pools:\n  - name: a\n    count: 0\n")),
+                    Catch::StartsWith(dir.str() + "/c.yaml:2: pool 'name=a count=0': count=0 is not an instance count"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("n.toml", "[[pools]]\ncount = 2\n")),
+                    Catch::Contains("n.toml:1:1: pool 'count=2': needs name=NAME"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("tp.yaml", "pools:\n  - name: a\n    count: 1\n    tp: many\n")),
+                    Catch::StartsWith(dir.str() + "/tp.yaml:4"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("s.yaml", "pools:\n  - name: a b\n    count: 1\n")),
+                    Catch::Contains("without spaces"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("m.yaml", "pools:\n  - name: a\n    count: {x: 1}\n")),
+                    Catch::Contains("pools[0].count must be a string, number or boolean"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("l.toml", "pools = 3\n")), Catch::Contains("pools must be"));
+}
+
+TEST_CASE("policy config: instance_lifecycle warm_up keys (YAML, a blis addition)", "[config][fleet]") {
+  blis::test::TempDir dir;
+  const auto b = blis::load_policy_config(
+      dir.write("w.yaml", "instance_lifecycle:\n  warm_up_request_count: 5\n  warm_up_ttft_factor: 2\n"));
+  REQUIRE(b.lifecycle);
+  CHECK(*b.lifecycle == "warm_up_request_count=5 warm_up_ttft_factor=2");
+  // Warm-up needs no loading delay, so it is not refused with warm_start_initial_instances false.
+  const auto both = blis::load_policy_config(dir.write(
+      "b.yaml", "instance_lifecycle:\n  loading_delay: {mean: 1}\n  warm_start_initial_instances: true\n"
+                "  warm_up_request_count: 1\n"));
+  CHECK(*both.lifecycle == "loading_delay=1000000us warm_up_request_count=1");
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("n.yaml", "instance_lifecycle:\n  warm_up_request_count: -1\n")),
+                    Catch::StartsWith(dir.str() + "/n.yaml:2: instance_lifecycle.warm_up_request_count must be in"));
+  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("f.yaml", "instance_lifecycle:\n  warm_up_ttft_factor: 0.9\n")),
+                    Catch::StartsWith(dir.str() + "/f.yaml:2: instance_lifecycle.warm_up_ttft_factor must be 0"));
 }

@@ -15,6 +15,13 @@ struct ScorerWeight {
   double weight = 0;
 };
 
+// One pool of the file, as the text --pool takes ("name=a100 count=4 ..."),
+// and where it was written ("file:line[:col]").
+struct PolicyPool {
+  std::string text;
+  std::string where;
+};
+
 // Every key is optional; a key absent from the file stays unset.
 struct PolicyBundle {
   std::optional<std::string> admission_policy;
@@ -28,6 +35,9 @@ struct PolicyBundle {
   // texts of the --autoscaler and --lifecycle settings (docs/autoscaling.md).
   std::optional<std::string> autoscaler;
   std::optional<std::string> lifecycle;
+  // The pools (TOML `[[pools]]`, YAML `pools:`), in file order; their keys
+  // and name, count and cost values are checked, the rest at resolution.
+  std::vector<PolicyPool> pools;
 };
 
 // Reads a policy file: ".toml" as TOML, ".yaml"/".yml" as the reference's

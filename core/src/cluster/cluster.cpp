@@ -280,6 +280,11 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   }
   const int32_t position = policies_.router->route(in, scores_);
   const int32_t target = state_[static_cast<size_t>(position)].index;
+  if (!warm_left_.empty()) {  // spec head §6.2 warm-up
+    int32_t& left = warm_left_[static_cast<size_t>(target)];
+    pool_[slot].timing.warm_up = left > 0;
+    if (left > 0) --left;
+  }
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
   signals_.routed(pool_[slot], RoutingChoice{target, scores_, in, position});
 }

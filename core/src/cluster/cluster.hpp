@@ -219,6 +219,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
     SimTime up_since = -1, down_since = -1;
   };
   std::vector<Life> life_;
+  std::vector<int32_t> warm_left_;  // per instance: requests still routed to it while it warms up
   std::vector<uint32_t> generation_;
   std::vector<int64_t> open_span_;
   std::vector<InstanceSpan> spans_;

@@ -86,6 +86,13 @@ void ClusterSimulation::setup_fleet() {
   const FleetConfig& f = cfg_.fleet;
   generation_.assign(n, 0);
   open_span_.assign(n, -1);
+  bool warm_up = false;
+  for (size_t i = 0; i < n; ++i) {
+    const PoolLifecycle& pl = f.pools[std::min(pool_index(i), f.pools.size() - 1)];
+    if (pl.warm_up_requests > 0) warm_up = true;
+    collector_.set_warm_up_factor(i, pl.warm_up_ttft_factor);
+  }
+  if (warm_up) warm_left_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (i < f.absent.size() && f.absent[i]) {
       life_[i] = Life::Absent;
@@ -94,6 +101,7 @@ void ClusterSimulation::setup_fleet() {
     }
     open_span_[i] = static_cast<int64_t>(spans_.size());
     spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(pool_index(i)), 0, -1});
+    if (!warm_left_.empty()) warm_left_[i] = f.pools[pool_index(i)].warm_up_requests;
   }
   // The pools named by add and remove events.
   const std::vector<std::string> names = cfg_.pool_names.empty() ? std::vector<std::string>{cfg_.pool_name}
@@ -117,6 +125,18 @@ void ClusterSimulation::setup_fleet() {
   }
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
+  // Initial instances that load first (warm_start=false): billed from t=0,
+  // taking traffic once loaded, in slot order of their draws.
+  for (size_t i = 0; i < n; ++i) {
+    if (life_[i] != Life::Active) continue;
+    const PoolLifecycle& pl = f.pools[pool_index(i)];
+    if (pl.warm_start) continue;
+    const SimTime delay = sample_delay(pl.loading, *lifecycle_rng_);
+    if (delay == 0) continue;
+    life_[i] = Life::Starting;
+    routable_[i] = 0;
+    schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
+  }
   if (f.autoscaler.enabled()) {
     // Scaling groups: the pools of one model, in pool order.
     for (size_t p = 0; p < f.pools.size(); ++p) {
@@ -172,6 +192,7 @@ void ClusterSimulation::on_instance_ready(uint64_t payload) {
 
 void ClusterSimulation::instance_ready(size_t i) {
   life_[i] = Life::Active;
+  if (!warm_left_.empty()) warm_left_[i] = cfg_.fleet.pools[pool_index(i)].warm_up_requests;
   routable_[i] = 1;
   last_refresh_[i] = std::numeric_limits<SimTime>::min() / 2;  // its first snapshot is fresh
 }

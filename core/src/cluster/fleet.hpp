@@ -32,6 +32,15 @@ struct PoolLifecycle {
   int32_t min = 0, max = 0;  // autoscaler limits on live instances (max 0: no autoscaling of the pool)
   DelaySpec provisioning;    // until the node is there
   DelaySpec loading;         // until the model is loaded and the instance takes traffic
+  // spec head §6.2 warm-up: the first `warm_up_requests` requests routed to
+  // each instance (in each of its lives) have their TTFT multiplied by
+  // `warm_up_ttft_factor` in the metrics; scheduling is unaffected.
+  int32_t warm_up_requests = 0;
+  double warm_up_ttft_factor = 1.0;
+  // false: the initial instances load first too (spec head §6.1
+  // warm_start_initial_instances false): they take traffic after a loading
+  // delay from t=0 (their nodes exist, so no provisioning delay).
+  bool warm_start = true;
 };
 
 // The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.

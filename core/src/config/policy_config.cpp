@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "config/pool_text.hpp"
+#include "config/scenario_common.hpp"
 #include "config/strict_yaml.hpp"
 #include "config/toml_input.hpp"
 
@@ -71,8 +73,7 @@ std::string shortest_text(double v) {
   return std::string(buf, r.ptr);
 }
 
-constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
-                                                             "scheduler"};
+constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority", "scheduler", "pools"};
 constexpr std::string_view kAdmissionKeys[] = {
     "policy", "token_bucket_capacity", "token_bucket_refill_rate"};
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
@@ -80,13 +81,16 @@ constexpr std::string_view kPriorityKeys[] = {"policy"};
 constexpr std::string_view kScorerKeys[] = {"name", "weight"};
 // spec head §6.1, YAML only.
 constexpr std::string_view kYamlTopKeys[] = {"admission", "routing", "priority", "scheduler", "autoscaler",
-                                             "instance_lifecycle"};
+                                             "instance_lifecycle", "pools"};
 constexpr std::string_view kAutoscalerKeys[] = {"interval_us", "scale_up_stabilization_window_us",
                                                 "scale_down_stabilization_window_us", "hpa_scrape_delay",
                                                 "analyzer"};
 constexpr std::string_view kAnalyzerKeys[] = {"kv_cache_threshold", "scale_up_threshold", "scale_down_boundary",
                                               "avg_input_tokens"};
-constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances"};
+// warm_up_*: blis reads them here too (docs/differences.md); the reference's
+// bundle has only the first two.
+constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances",
+                                               "warm_up_request_count", "warm_up_ttft_factor"};
 constexpr std::string_view kDelayKeys[] = {"mean", "stddev"};
 
 // Where each validated value was written, so that a validation error after
@@ -142,6 +146,34 @@ void validate(const PolicyBundle& b, const Sources& src) {
   }
 }
 
+// One pool of the file: its (key, value text, where) entries become the
+// text --pool takes, read by the one reader of pool texts; the values of its
+// model, latency, KV-cache and batching settings are checked here, each at
+// its own line (lifecycle values are checked by run/resolve.cpp).
+struct PoolField {
+  std::string key, value, where;
+};
+
+PolicyPool make_pool(const std::vector<PoolField>& fields, const std::string& where) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const PoolField& f : fields) {
+    if (f.value.empty() || f.value.find_first_of(" \t\n") != std::string::npos)
+      throw ConfigError(f.where, fmt::format("pools: {} = {}: a pool value must be non-empty and without spaces",
+                                             f.key, in_quotes(f.value)));
+    pairs.emplace_back(f.key, f.value);
+  }
+  PolicyPool p{scenario::event_text(std::move(pairs)), where};
+  try {
+    config::read_pool_text(p.text, "");
+  } catch (const InputError& e) {
+    throw ConfigError(where, e.what());
+  }
+  for (const PoolField& f : fields)
+    if (const SettingDef* def = find_setting(f.key); def != nullptr && !config::is_pool_lifecycle_key(f.key))
+      parse_setting(*def, f.value, f.where + ": pools: " + f.key);
+  return p;
+}
+
 // ---------------------------------------------------------------- TOML
 
 class TomlReader {
@@ -174,6 +206,7 @@ class TomlReader {
       if (const auto* n = t->get("policy")) set_name(b.priority_policy, string(*n, "priority.policy"));
     }
     if (const auto* n = root.get("scheduler")) set_name(b.scheduler, string(*n, "scheduler"));
+    if (const auto* n = root.get("pools")) read_pools(*n, b);
     return b;
   }
 
@@ -252,6 +285,40 @@ class TomlReader {
     }
   }
 
+  // [[pools]]: tables of scalars (a list of scalars, coefficients, is
+  // written comma-separated as on the command line).
+  void read_pools(const toml::node& n, PolicyBundle& b) const {
+    const auto* arr = n.as_array();
+    if (arr == nullptr) wrong_type(n, "pools", "an array of tables ([[pools]])");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& e = (*arr)[i];
+      const std::string key_path = "pools[" + std::to_string(i) + "]";
+      const auto* t = e.as_table();
+      if (t == nullptr) wrong_type(e, key_path, "a table");
+      std::vector<PoolField> fields;
+      for (const auto& [k, v] : *t) {
+        const std::string key(k.str());
+        if (!config::is_pool_key(key)) throw ConfigError(where(k.source()), key_path + ": " + config::not_a_pool_key(key));
+        std::string text;
+        if (const auto* a = v.as_array()) {
+          for (const auto& x : *a) text += (text.empty() ? "" : ",") + scalar(x, key_path + "." + key);
+        } else {
+          text = scalar(v, key_path + "." + key);
+        }
+        fields.push_back({key, text, where(v.source())});
+      }
+      b.pools.push_back(make_pool(fields, where(t->source())));
+    }
+  }
+
+  std::string scalar(const toml::node& n, const std::string& key_path) const {
+    if (const auto* v = n.as_string()) return v->get();
+    if (const auto* v = n.as_integer()) return std::to_string(v->get());
+    if (const auto* v = n.as_floating_point()) return scenario::number_text(v->get());
+    if (const auto* v = n.as_boolean()) return v->get() ? "true" : "false";
+    wrong_type(n, key_path, "a string, number or boolean");
+  }
+
   std::string path_;
 };
 
@@ -280,6 +347,8 @@ class YamlReader {
         read_lifecycle(v, b);
       } else if (key == "scheduler") {
         set_name(b.scheduler, y_.string(v, "scheduler"));
+      } else if (key == "pools") {
+        read_pools(v, b);
       } else if (key == "admission") {
         walk(y_.mapping(v, "admission"), "admission", kAdmissionKeys,
              [&](const std::string& k, const YAML::Node& w) {
@@ -365,22 +434,60 @@ class YamlReader {
   }
 
   void read_lifecycle(const YAML::Node& v, PolicyBundle& b) const {
-    std::string text;
+    std::string text, warm_up;
     bool warm = false;
     walk(y_.mapping(v, "instance_lifecycle"), "instance_lifecycle", kLifecycleKeys,
          [&](const std::string& k, const YAML::Node& w) {
-           if (k == "loading_delay")
-             text += delay(w, "instance_lifecycle.loading_delay", "loading_delay", "loading_stddev");
-           else
-             warm = y_.boolean(w, "instance_lifecycle.warm_start_initial_instances");
+           const std::string key_path = "instance_lifecycle." + k;
+           if (k == "loading_delay") {
+             text += delay(w, key_path, "loading_delay", "loading_stddev");
+           } else if (k == "warm_up_request_count") {
+             const int64_t n = y_.integer(w, key_path);
+             if (n < 0 || n > 100000)
+               throw ConfigError(y_.where(w.Mark()), key_path + " must be in [0, 100000], got " + std::to_string(n));
+             warm_up += fmt::format(" warm_up_request_count={}", n);
+           } else if (k == "warm_up_ttft_factor") {
+             const double f = y_.number(w, key_path);
+             if (!std::isfinite(f) || (f != 0 && f < 1) || f > 1e6)
+               throw ConfigError(y_.where(w.Mark()),
+                                 key_path + " must be 0 (no penalty) or a number >= 1, got " + shortest_text(f));
+             warm_up += fmt::format(" warm_up_ttft_factor={}", shortest_text(f));
+           } else {
+             warm = y_.boolean(w, key_path);
+           }
          });
-    // blis's initial instances always start loaded (the reference's default
-    // makes them load first): say so rather than simulate something else.
-    if (!warm && !text.empty())
-      throw ConfigError(y_.where(v.Mark()), "instance_lifecycle: initial instances that load first are not "
-                                            "supported yet; set warm_start_initial_instances: true (blis "
-                                            "starts them loaded) or leave out loading_delay");
+    // The reference's default: the initial instances load first too.
+    if (!warm && !text.empty()) text += " warm_start=false";
+    text += warm_up;
     if (!text.empty()) b.lifecycle = text.substr(1);
+  }
+
+  // pools: a list of mappings of scalars (a list of scalars is written
+  // comma-separated, as on the command line).
+  void read_pools(const YAML::Node& v, PolicyBundle& b) const {
+    if (!v.IsSequence()) throw ConfigError(y_.where(v.Mark()), "pools must be a list");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node e = v[i];
+      const std::string key_path = "pools[" + std::to_string(i) + "]";
+      if (!e.IsMap()) throw ConfigError(y_.where(e.Mark()), key_path + " must be a mapping");
+      std::vector<PoolField> fields;
+      for (const auto& [key, w] : y_.entries(e, key_path, {})) {
+        if (!config::is_pool_key(key)) throw ConfigError(y_.where(w.Mark()), key_path + ": " + config::not_a_pool_key(key));
+        std::string text;
+        if (w.IsSequence()) {
+          for (size_t j = 0; j < w.size(); ++j) text += (text.empty() ? "" : ",") + scalar(w[j], key_path + "." + key);
+        } else {
+          text = scalar(w, key_path + "." + key);
+        }
+        fields.push_back({key, text, y_.where(w.Mark())});
+      }
+      b.pools.push_back(make_pool(fields, y_.where(e.Mark())));
+    }
+  }
+
+  std::string scalar(const YAML::Node& w, const std::string& key_path) const {
+    if (!w.IsScalar()) throw ConfigError(y_.where(w.Mark()), key_path + " must be a string, number or boolean");
+    return w.Scalar();
   }
 
   void read_scorers(const YAML::Node& v, PolicyBundle& b, Sources& src) const {

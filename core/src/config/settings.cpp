@@ -345,7 +345,9 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
                   "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "
                   "loading_delay=30s min=1 max=8' (also provisioning_stddev, loading_stddev); delays apply "
-                  "to instances added by 'add' events or the autoscaler (docs/autoscaling.md)",
+                  "to instances added by 'add' events or the autoscaler (warm_start=false: the initial ones load "
+                  "first too); warm_up_request_count=N "
+                  "warm_up_ttft_factor=F multiplies the TTFT of each instance's first N requests (docs/autoscaling.md)",
                   [](RunConfig& c) -> auto& { return c.lifecycle; }));
   t.push_back(row("autoscaler", {"--autoscaler"}, "cluster",
                   "Scale pools between their min and max (--lifecycle) every interval from KV demand, spec "
@@ -389,7 +391,8 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.snapshot_refresh_interval; },
                   int_between(0, kMaxMicros), kDuration));
   t.push_back(row("policy_config", {"--policy-config"}, "routing",
-                  "Policy file (TOML, or the reference's YAML); every other writer wins over it",
+                  "Policy file (TOML, or the reference's YAML): policies, scorers, pools, autoscaler, lifecycle; "
+                  "every other writer wins over it",
                   [](RunConfig& c) -> auto& { return c.policies.policy_file; }, {}, kInputPath));
   // tracing and fitness
   t.push_back(row("trace_level", {"--trace-level"}, "tracing", "Decision tracing: none or decisions",

@@ -8,6 +8,7 @@
 #include "engine/request.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -89,6 +90,9 @@ class MetricsCollector : public LifecycleSubscriber {
   void add_instance(InstanceMetrics& metrics, int64_t alpha_output, int64_t alpha_post_decode) {
     instances_.push_back({&metrics, alpha_output, alpha_post_decode});
   }
+  // spec head §6.2: the TTFT of a request routed while its instance warmed
+  // up is multiplied by this factor (rounded to the µs).
+  void set_warm_up_factor(size_t instance, double factor) { instances_[instance].warm_up_factor = factor; }
   int64_t rejected() const { return rejected_; }
   int64_t in_pipeline() const { return in_pipeline_; }
 
@@ -108,6 +112,7 @@ class MetricsCollector : public LifecycleSubscriber {
   void on_first_token(Request& r, SimTime end) {
     const Slot& i = of(r);
     r.timing.ttft = end + i.alpha_output - r.spec.arrival_us;
+    if (r.timing.warm_up) r.timing.ttft = std::llround(static_cast<double>(r.timing.ttft) * i.warm_up_factor);
     r.timing.first_token_end = end;
     i.metrics->ttft.push_back(r.timing.ttft);
     i.metrics->ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
@@ -144,6 +149,7 @@ class MetricsCollector : public LifecycleSubscriber {
   struct Slot {
     InstanceMetrics* metrics;
     int64_t alpha_output, alpha_post_decode;
+    double warm_up_factor = 1.0;
   };
   const Slot& of(const Request& r) const { return instances_[static_cast<size_t>(r.instance)]; }
   // Output tokens of `r` so far: every token but that of a request without

@@ -19,6 +19,7 @@ struct RequestTiming {
   int64_t first_token_end = 0;    // end of the step that produced the first token
   bool admitted = false;          // passed admission (goodput counts arrivals)
   bool input_counted = false;     // its input tokens are in its instance's metrics
+  bool warm_up = false;           // routed to an instance still warming up (spec head §6.2)
   // Inter-token latencies, counted only if the request completes: closed
   // runs of standard values (steps [first, end)) and individual gaps. Made
   // at the first of them: a request waiting in a queue holds one pointer,

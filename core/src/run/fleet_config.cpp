@@ -1,5 +1,6 @@
 #include "run/fleet_config.hpp"
 
+#include "run/pools.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -67,9 +68,22 @@ PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where,
       base.loading.mean_s = seconds(k, v, where);
     } else if (k == "loading_stddev") {
       base.loading.stddev_s = seconds(k, v, where);
+    } else if (k == "warm_start") {
+      if (v != "true" && v != "false")
+        throw InputError(where, fmt::format("lifecycle '{}': warm_start={} must be true or false", text, v));
+      base.warm_start = v == "true";
+    } else if (k == "warm_up_request_count") {
+      base.warm_up_requests = count(k, v, where);
+    } else if (k == "warm_up_ttft_factor") {
+      // spec head §6.1: 0 means no penalty (1.0); any other factor is at least 1.
+      const double f = number(k, v, where, 0, false, 1e6);
+      if (f != 0 && f < 1)
+        throw InputError(where, fmt::format("lifecycle '{}': warm_up_ttft_factor={} must be 0 (none) or >= 1", text, v));
+      base.warm_up_ttft_factor = f == 0 ? 1.0 : f;
     } else {
       throw InputError(where, fmt::format("lifecycle '{}': unknown key '{}'; keys are min, max, provisioning_delay, "
-                                          "provisioning_stddev, loading_delay, loading_stddev",
+                                          "provisioning_stddev, loading_delay, loading_stddev, "
+                                          "warm_start, warm_up_request_count, warm_up_ttft_factor",
                                           text, k));
     }
   }
@@ -120,6 +134,9 @@ AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& wh
 
 bool wants_fleet(const RunConfig& c, const ClusterConfig& cc) {
   if (c.lifecycle || c.autoscaler) return true;
+  // A pool's own warm-up (its other lifecycle keys act with a fleet only).
+  for (const std::string& text : c.pool_specs)
+    if (text.find("warm_up_") != std::string::npos) return true;
   for (const ScenarioEvent& e : cc.events)
     if (e.action == EventAction::Add || e.action == EventAction::Remove) return true;
   return false;
@@ -130,7 +147,8 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
   FleetConfig& f = cc.fleet;
   f.seed = seed;
   if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
-  for (const FleetPool& p : pools) {
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const FleetPool& p = pools[i];
     PoolLifecycle pl;
     pl.model = p.model;
     pl.tp = p.tp;
@@ -138,7 +156,8 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     pl.min = 0;
     pl.max = static_cast<int32_t>(p.count);
     if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.where("lifecycle"), pl);
-    const std::string where = fmt::format("{}: pool {}", c.where("pools"), p.name);
+    const std::string where = fmt::format(
+        "{}: pool {}", i < c.pool_specs.size() ? pool_where(c, i) : c.where("pools"), p.name);
     if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, where, pl);
     if (pl.min > pl.max)
       throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,

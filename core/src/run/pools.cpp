@@ -1,73 +1,39 @@
 #include "run/pools.hpp"
 
-#include "util/text.hpp"
+#include "config/pool_text.hpp"
 
 #include <blis/errors.hpp>
 #include <blis/settings.hpp>
 
 #include <fmt/format.h>
 
-#include <charconv>
-#include <cmath>
 #include <set>
 
 namespace blis {
-namespace {
 
-// The settings a pool may set for its own instances.
-bool per_pool(const SettingDef& def) {
-  return def.group == "model" || def.group == "latency" || def.group == "kv-cache" || def.group == "batching";
+std::string pool_where(const RunConfig& config, size_t i) {
+  // A policy file's pools each name their own line (run/resolve.cpp:apply_policy_file).
+  auto it = config.origins.find(fmt::format("pools#{}", i));
+  return it != config.origins.end() ? it->second : config.where("pools");
 }
-
-}  // namespace
 
 std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx) {
   std::vector<ResolvedPool> out;
   std::set<std::string> names;
-  const std::string where = config.where("pools");
-  for (const std::string& text : config.pool_specs) {
-    auto bad = [&](const std::string& what) { return InputError(where, fmt::format("pool '{}': {}", text, what)); };
+  for (size_t i = 0; i < config.pool_specs.size(); ++i) {
+    const std::string& text = config.pool_specs[i];
+    const std::string where = pool_where(config, i);
+    config::PoolText t = config::read_pool_text(text, where);
+    if (!names.insert(t.name).second)
+      throw InputError(where, fmt::format("pool '{}': the name '{}' is taken by another pool", text, t.name));
     ResolvedPool p;
-    p.count = -1;
-    Settings settings;
-    for (const std::string& part : text::split(text, ' ')) {
-      if (part.empty()) continue;
-      const auto eq = part.find('=');
-      if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
-      const std::string key = part.substr(0, eq), value = part.substr(eq + 1);
-      if (key == "name") {
-        p.name = value;
-      } else if (key == "count") {
-        int64_t n = 0;
-        auto r = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (r.ec != std::errc() || r.ptr != value.data() + value.size() || n < 1 || n > 100000)
-          throw bad(fmt::format("count={} is not an instance count in [1, 100000]", value));
-        p.count = n;
-      } else if (key == "cost_per_hour") {
-        double d = 0;
-        auto r = std::from_chars(value.data(), value.data() + value.size(), d);
-        if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
-          throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
-        p.cost_per_hour = d;
-      } else if (key == "min" || key == "max" || key == "provisioning_delay" || key == "provisioning_stddev" ||
-                 key == "loading_delay" || key == "loading_stddev") {
-        p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
-      } else {
-        const SettingDef* def = find_setting(key);
-        if (def == nullptr || !per_pool(*def))
-          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, a lifecycle key (min, max, "
-                                "provisioning_delay, loading_delay, ...), or a model, latency, KV-cache or batching "
-                                "setting",
-                                key));
-        settings.push_back(Setting{def->key, value, fmt::format("{}: pool {}: {}", where, p.name, key)});
-      }
-    }
-    if (p.name.empty()) throw bad("needs name=NAME");
-    if (p.count < 0) throw bad("needs count=N");
-    if (!names.insert(p.name).second) throw bad(fmt::format("the name '{}' is taken by another pool", p.name));
+    p.name = t.name;
+    p.count = t.count;
+    p.cost_per_hour = t.cost_per_hour;
+    p.lifecycle = t.lifecycle;
     RunConfig c = config;
     c.pool_specs.clear();
-    apply_settings(c, settings);
+    apply_settings(c, t.settings);
     c.pool().instances = p.count;
     p.run = resolve(c, ctx);
     out.push_back(std::move(p));

@@ -3,6 +3,7 @@
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
 
+#include "config/pool_text.hpp"
 #include "run/fleet_config.hpp"
 
 #include "metrics/fitness.hpp"
@@ -590,6 +591,17 @@ void apply_policy_file(RunConfig& c) {
     for (const auto& sw : b.scorers) parts.push_back(sw.name + ":" + setting_text(SettingValue{sw.weight}));
     p.scorers = text::join(parts, ",");
     c.origins["routing_scorers"] = path;
+  }
+  // The file's pools count only when no other writer gave any, as its scorers.
+  if (!b.pools.empty() && c.pool_specs.empty()) {
+    for (size_t i = 0; i < b.pools.size(); ++i) {
+      const PolicyPool& pool = b.pools[i];
+      const config::PoolText t = config::read_pool_text(pool.text, pool.where);
+      parse_lifecycle(t.lifecycle, fmt::format("{}: pool {}", pool.where, t.name), PoolLifecycle{});
+      c.pool_specs.push_back(pool.text);
+      c.origins[fmt::format("pools#{}", i)] = pool.where;
+    }
+    c.origins["pools"] = path;
   }
   // Values from the file are checked like any other writer's.
   for (const char* key : {"priority_policy", "scheduler", "routing_policy"}) {

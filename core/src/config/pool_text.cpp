@@ -1,0 +1,79 @@
+#include "config/pool_text.hpp"
+
+#include "util/text.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace blis::config {
+namespace {
+
+// The settings a pool may set for its own instances.
+bool per_pool(const SettingDef& def) {
+  return def.group == "model" || def.group == "latency" || def.group == "kv-cache" || def.group == "batching";
+}
+
+}  // namespace
+
+bool is_pool_lifecycle_key(const std::string& key) {
+  return key == "min" || key == "max" || key == "provisioning_delay" || key == "provisioning_stddev" ||
+         key == "loading_delay" || key == "loading_stddev" || key == "warm_start" || key == "warm_up_request_count" ||
+         key == "warm_up_ttft_factor";
+}
+
+bool is_pool_key(const std::string& key) {
+  if (key == "name" || key == "count" || key == "cost_per_hour" || is_pool_lifecycle_key(key)) return true;
+  const SettingDef* def = find_setting(key);
+  return def != nullptr && per_pool(*def);
+}
+
+std::string not_a_pool_key(const std::string& key) {
+  return fmt::format("'{}' is not a pool key: name, count, cost_per_hour, a lifecycle key (min, max, "
+                     "provisioning_delay, loading_delay, ...), or a model, latency, KV-cache or batching setting",
+                     key);
+}
+
+PoolText read_pool_text(const std::string& text, const std::string& where) {
+  auto bad = [&](const std::string& what) { return InputError(where, fmt::format("pool '{}': {}", text, what)); };
+  PoolText p;
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const std::string& part : text::split(text, ' ')) {
+    if (part.empty()) continue;
+    const auto eq = part.find('=');
+    if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
+    const std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+    if (key == "name") {
+      p.name = value;
+    } else if (key == "count") {
+      int64_t n = 0;
+      auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || n < 1 || n > 100000)
+        throw bad(fmt::format("count={} is not an instance count in [1, 100000]", value));
+      p.count = n;
+    } else if (key == "cost_per_hour") {
+      double d = 0;
+      auto r = std::from_chars(value.data(), value.data() + value.size(), d);
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
+        throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
+      p.cost_per_hour = d;
+    } else if (is_pool_lifecycle_key(key)) {
+      p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
+    } else {
+      const SettingDef* def = find_setting(key);
+      if (def == nullptr || !per_pool(*def)) throw bad(not_a_pool_key(key));
+      settings.emplace_back(def->key, value);
+    }
+  }
+  if (p.name.empty()) throw bad("needs name=NAME");
+  if (p.count < 0) throw bad("needs count=N");
+  // The origin names the pool, which is only known once the whole text is read.
+  for (auto& [key, value] : settings)
+    p.settings.push_back(Setting{key, value, fmt::format("{}: pool {}: {}", where, p.name, key), {}});
+  return p;
+}
+
+}  // namespace blis::config
