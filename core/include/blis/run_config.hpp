@@ -181,6 +181,9 @@ struct RunConfig {
   // "interval=30s scale_up_threshold=0.8" (run/fleet_config.cpp).
   std::optional<std::string> lifecycle;
   std::optional<std::string> autoscaler;
+  // Node pools (`[[node_pools]]`, docs/autoscaling.md), one text each:
+  // "name=h100-nodes gpu_type=H100 gpus_per_node=8 max_nodes=4 ...".
+  std::vector<std::string> node_pool_specs;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;

@@ -145,6 +145,9 @@ ClusterResult ClusterSimulation::run() {
                           std::count(cfg_.fleet.absent.begin(), cfg_.fleet.absent.end(), uint8_t{1});
   out.spans = std::move(spans_);
   out.scaling = std::move(applied_);
+  out.nodes = std::move(nodes_);
+  out.unplaced_waits = unplaced_waits_;
+  out.unplaced_at_end = static_cast<int64_t>(unplaced_.size());
   if (pd_metrics_.enabled()) {
     if (cfg_.pd.contention) pd_metrics_.contention(pd_link_->peak(), pd_link_->mean_depth());
     out.pd = std::move(pd_metrics_);
@@ -169,6 +172,7 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Scenario: apply_event(static_cast<size_t>(e.payload)); return;
     case EventKind::InstanceReady: on_instance_ready(e.payload); return;
+    case EventKind::NodeReady: on_node_ready(e.payload); return;
     case EventKind::ScalingTick: scaling_tick(); return;
     case EventKind::ScaleActuation: actuate(static_cast<size_t>(e.payload)); return;
     case EventKind::PdPrefillRouting: pd_prefill_route(static_cast<uint32_t>(e.payload)); return;

@@ -90,6 +90,9 @@ struct ClusterResult {
   int64_t initial_instances = 0;        // at the start (instances: every slot, reserve ones too)
   std::vector<InstanceSpan> spans;      // with a fleet: when each instance was provisioned
   std::vector<ScalingAction> scaling;   // the autoscaler's actions, in time order
+  std::vector<NodeSpan> nodes;          // with node pools: every node of the run
+  int64_t unplaced_waits = 0;           // instances that waited for GPUs no node pool could give
+  int64_t unplaced_at_end = 0;          // of them, still waiting when the run ended
   std::optional<PdMetrics> pd;          // with P/D pools (spec head §5.4)
 };
 
@@ -133,6 +136,15 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   size_t pool_index(size_t instance) const;
   int32_t live_instances(size_t pool) const;
   int32_t add_instances(size_t pool, int32_t count);
+  // Node pools (spec head §6.2): placement of an instance on a node, the
+  // node's readiness, and the release of GPUs and of idle nodes.
+  void setup_nodes();
+  bool place(size_t instance);
+  int32_t provision_node(int32_t node_pool);
+  void start_loading(size_t instance);
+  void on_node_ready(uint64_t node);
+  void release_gpus(size_t instance);
+  void warn_unplaced(size_t instance) const;
   void on_instance_ready(uint64_t payload);
   void instance_ready(size_t i);
   int32_t remove_instances(size_t pool, int32_t count, DrainMode mode);
@@ -227,6 +239,16 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::vector<ScalingGroup> groups_;
   std::vector<ScalingAction> decisions_, applied_;
   std::unique_ptr<GoRand> lifecycle_rng_, autoscaler_rng_;
+  // Node pools: every node (its span and free GPUs), each slot's node (-1:
+  // none), whether it waits for its node to be ready, and the slots no node
+  // could take yet, in the order they asked.
+  std::vector<NodeSpan> nodes_;
+  std::vector<int32_t> node_free_;
+  std::vector<int32_t> node_of_;
+  std::vector<uint8_t> awaits_node_;
+  std::vector<size_t> unplaced_;
+  int64_t unplaced_waits_ = 0;
+  std::unique_ptr<GoRand> node_rng_;
   int64_t draining_ = 0;
   bool source_done_ = false;
   // P/D: the link between the pools, its checks' generation (older checks

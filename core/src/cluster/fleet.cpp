@@ -125,6 +125,7 @@ void ClusterSimulation::setup_fleet() {
   }
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
+  setup_nodes();
   // Initial instances that load first (warm_start=false): billed from t=0,
   // taking traffic once loaded, in slot order of their draws.
   for (size_t i = 0; i < n; ++i) {
@@ -147,6 +148,135 @@ void ClusterSimulation::setup_fleet() {
       g->pools.push_back(static_cast<int32_t>(p));
     }
     schedule(kernel_, f.autoscaler.interval, EventKind::ScalingTick);
+  }
+}
+
+// Node pools (spec head §6.2): the initial nodes, ready at t=0, then the
+// initial instances placed on them in slot order. An initial instance that
+// finds no room asks for a node (it then starts once the node is ready and
+// it has loaded) or, with its node pool at its maximum, waits for GPUs.
+void ClusterSimulation::setup_nodes() {
+  const FleetConfig& f = cfg_.fleet;
+  if (f.node_pools.empty()) return;
+  const size_t n = instances_.size();
+  node_of_.assign(n, -1);
+  awaits_node_.assign(n, 0);
+  node_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "node-provisioning"));
+  for (size_t np = 0; np < f.node_pools.size(); ++np)
+    for (int32_t k = 0; k < f.node_pools[np].initial_nodes; ++k) {
+      nodes_.push_back(NodeSpan{static_cast<int32_t>(np), 0, 0, -1});
+      node_free_.push_back(f.node_pools[np].gpus_per_node);
+    }
+  for (size_t i = 0; i < n; ++i) {
+    if (life_[i] != Life::Active || f.pools[pool_index(i)].node_pool < 0) continue;
+    const bool placed = place(i);
+    if (placed && !awaits_node_[i]) continue;
+    life_[i] = Life::Starting;
+    routable_[i] = 0;
+    if (placed) continue;
+    unplaced_.push_back(i);
+    ++unplaced_waits_;
+    warn_unplaced(i);
+  }
+}
+
+// Puts instance i on the first node of its pool's node pool with TP free
+// GPUs, ready nodes before those still provisioning; else asks for a node
+// when the node pool is below its maximum. False: no room (it must wait).
+bool ClusterSimulation::place(size_t i) {
+  const PoolLifecycle& pl = cfg_.fleet.pools[pool_index(i)];
+  if (pl.node_pool < 0) return true;
+  const SimTime now = kernel_.now();
+  int32_t chosen = -1;
+  for (int pass = 0; pass < 2 && chosen < 0; ++pass)
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      const NodeSpan& node = nodes_[k];
+      if (node.node_pool != pl.node_pool || node.end >= 0 || node_free_[k] < pl.tp) continue;
+      if ((pass == 0) != (node.ready <= now)) continue;
+      chosen = static_cast<int32_t>(k);
+      break;
+    }
+  if (chosen < 0) chosen = provision_node(pl.node_pool);
+  if (chosen < 0) return false;
+  node_free_[static_cast<size_t>(chosen)] -= pl.tp;
+  node_of_[i] = chosen;
+  awaits_node_[i] = nodes_[static_cast<size_t>(chosen)].ready > now;
+  return true;
+}
+
+// A new node of node pool np, ready after its provisioning delay; its index,
+// or -1 at the node pool's maximum.
+int32_t ClusterSimulation::provision_node(int32_t np) {
+  const NodePoolConfig& c = cfg_.fleet.node_pools[static_cast<size_t>(np)];
+  int32_t live = 0;
+  for (const NodeSpan& node : nodes_) live += node.node_pool == np && node.end < 0;
+  if (live >= c.max_nodes) return -1;
+  const SimTime now = kernel_.now();
+  const SimTime ready = now + sample_delay(c.provisioning, *node_rng_);
+  const auto k = static_cast<int32_t>(nodes_.size());
+  nodes_.push_back(NodeSpan{np, now, ready, -1});
+  node_free_.push_back(c.gpus_per_node);
+  if (ready > now) schedule(kernel_, ready, EventKind::NodeReady, 0, static_cast<uint64_t>(k));
+  spdlog::info("node pool {}: node {} provisioned at {} µs, ready at {} µs", c.name, k, now, ready);
+  return k;
+}
+
+void ClusterSimulation::warn_unplaced(size_t i) const {
+  const PoolLifecycle& pl = cfg_.fleet.pools[pool_index(i)];
+  const NodePoolConfig& c = cfg_.fleet.node_pools[static_cast<size_t>(pl.node_pool)];
+  spdlog::warn("at {} µs instance {} waits for {} free GPU(s): node pool {} has no room and is at its maximum of {} "
+               "node(s)",
+               kernel_.now(), i, pl.tp, c.name, c.max_nodes);
+}
+
+// Instance i is on a ready node: it loads, then takes traffic.
+void ClusterSimulation::start_loading(size_t i) {
+  awaits_node_[i] = 0;
+  const SimTime delay = sample_delay(cfg_.fleet.pools[pool_index(i)].loading, *lifecycle_rng_);
+  if (delay == 0) {
+    instance_ready(i);
+    return;
+  }
+  schedule(kernel_, kernel_.now() + delay, EventKind::InstanceReady, 0,
+           (static_cast<uint64_t>(generation_[i]) << 32) | i);
+}
+
+void ClusterSimulation::on_node_ready(uint64_t k) {
+  if (nodes_[static_cast<size_t>(k)].end >= 0) return;  // released before it was ready
+  for (size_t i = 0; i < node_of_.size(); ++i)
+    if (node_of_[i] == static_cast<int32_t>(k) && awaits_node_[i] && life_[i] == Life::Starting) start_loading(i);
+}
+
+// Instance i has left (drained or cancelled): its GPUs are free again, the
+// instances waiting for GPUs are placed in the order they asked, and the
+// nodes left without instances are released, newest first, down to the node
+// pool's minimum.
+void ClusterSimulation::release_gpus(size_t i) {
+  if (node_of_.empty()) return;
+  if (const auto u = std::find(unplaced_.begin(), unplaced_.end(), i); u != unplaced_.end()) unplaced_.erase(u);
+  if (node_of_[i] < 0) return;
+  const int32_t np = nodes_[static_cast<size_t>(node_of_[i])].node_pool;
+  node_free_[static_cast<size_t>(node_of_[i])] += cfg_.fleet.pools[pool_index(i)].tp;
+  node_of_[i] = -1;
+  awaits_node_[i] = 0;
+  std::vector<size_t> waiting;
+  waiting.swap(unplaced_);
+  for (size_t w : waiting) {
+    if (!place(w)) {
+      unplaced_.push_back(w);
+      continue;
+    }
+    if (!awaits_node_[w]) start_loading(w);
+  }
+  const NodePoolConfig& c = cfg_.fleet.node_pools[static_cast<size_t>(np)];
+  int32_t live = 0;
+  for (const NodeSpan& node : nodes_) live += node.node_pool == np && node.end < 0;
+  for (size_t k = nodes_.size(); k-- > 0 && live > c.min_nodes;) {
+    NodeSpan& node = nodes_[k];
+    if (node.node_pool != np || node.end >= 0 || node_free_[k] != c.gpus_per_node) continue;
+    node.end = kernel_.now();
+    --live;
+    spdlog::info("node pool {}: node {} released at {} µs", c.name, k, node.end);
   }
 }
 
@@ -173,8 +303,18 @@ int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
     ++generation_[i];
     open_span_[i] = static_cast<int64_t>(spans_.size());
     spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(p), now, -1});
-    const SimTime delay = sample_delay(pl.provisioning, *lifecycle_rng_) + sample_delay(pl.loading, *lifecycle_rng_);
     ++started;
+    if (pl.node_pool >= 0) {  // its node's provisioning delay, not its own
+      if (!place(i)) {
+        unplaced_.push_back(i);
+        ++unplaced_waits_;
+        warn_unplaced(i);
+      } else if (!awaits_node_[i]) {
+        start_loading(i);
+      }
+      continue;
+    }
+    const SimTime delay = sample_delay(pl.provisioning, *lifecycle_rng_) + sample_delay(pl.loading, *lifecycle_rng_);
     if (delay == 0) {
       instance_ready(i);
       continue;
@@ -213,6 +353,7 @@ void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
   if (life_[i] == Life::Starting) {  // not there yet: cancelled
     close_span(i);
     life_[i] = Life::Absent;
+    release_gpus(i);
     return;
   }
   life_[i] = Life::Draining;
@@ -241,6 +382,7 @@ void ClusterSimulation::check_drained(size_t i) {
   life_[i] = Life::Absent;
   --draining_;
   close_span(i);
+  release_gpus(i);
 }
 
 // spec head §6.3, one tick: collect, analyze, optimize per scaling group,

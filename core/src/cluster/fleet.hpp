@@ -41,6 +41,29 @@ struct PoolLifecycle {
   // warm_start_initial_instances false): they take traffic after a loading
   // delay from t=0 (their nodes exist, so no provisioning delay).
   bool warm_start = true;
+  // The node pool its instances are placed on (spec head §6.2), -1: none
+  // (each instance provisioned and billed on its own).
+  int32_t node_pool = -1;
+};
+
+// A pool of nodes of `gpus_per_node` GPUs each (spec head §6.1
+// `node_pools:`): instances of the pools on its GPU type are placed on its
+// nodes; nodes are provisioned (after a delay) when no node has room, and
+// billed per node from the request to provision until release.
+struct NodePoolConfig {
+  std::string name, gpu_type;
+  int32_t gpus_per_node = 1;
+  double gpu_memory_gib = 0;
+  int32_t initial_nodes = 0, min_nodes = 0, max_nodes = 0;
+  DelaySpec provisioning;
+  double cost_per_hour = 0;  // $ per node-hour
+};
+
+// One node's life: asked for at `start`, ready at `ready`, released at `end`
+// (-1: still held when the run ended).
+struct NodeSpan {
+  int32_t node_pool = 0;
+  SimTime start = 0, ready = 0, end = -1;
 };
 
 // The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.
@@ -59,6 +82,7 @@ struct FleetConfig {
   std::vector<PoolLifecycle> pools;  // one per pool (empty: no lifecycle)
   std::vector<uint8_t> absent;       // per instance slot: 1 = starts absent (a reserve slot)
   AutoscalerConfig autoscaler;
+  std::vector<NodePoolConfig> node_pools;  // empty: no node model
   int64_t seed = 0;
   bool enabled() const { return !pools.empty(); }
 };

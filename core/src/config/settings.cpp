@@ -355,6 +355,13 @@ std::vector<SettingDef> make_table() {
                   "kv_cache_threshold=0.8 scale_up_threshold=0.8 scale_down_boundary=0.4 avg_input_tokens=512' "
                   "(docs/autoscaling.md)",
                   [](RunConfig& c) -> auto& { return c.autoscaler; }));
+  t.push_back(row("node_pools", {"--node-pool"}, "cluster",
+                  "A pool of nodes the instances are placed on (repeatable): 'name=h100-nodes gpu_type=H100 "
+                  "gpus_per_node=8 gpu_memory_gib=80 initial_nodes=1 min_nodes=0 max_nodes=4 "
+                  "provisioning_delay=30s provisioning_stddev=5s cost_per_hour=98.32'; an instance takes TP GPUs "
+                  "of a node of its hardware's GPU type, and cost and GPU-hours are billed per node "
+                  "(docs/autoscaling.md)",
+                  [](RunConfig& c) -> auto& { return c.node_pool_specs; }));
   t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },

@@ -8,13 +8,15 @@
 //   Routing          | 2                               | admissions, then routings (spec cluster §1.4)
 //   Scenario         | 3                               | a scenario event: after the cluster's own
 //                    |                                 | decisions at that time, before instances
-//   InstanceReady    | 4                               | an added instance takes traffic, then the
-//   ScalingTick      | 5                               | autoscaler looks (spec head §6.3: tick,
-//   ScaleActuation   | 6                               | then actuation), all before instances
-//   PdPrefillRouting | 7                               | P/D (spec head §5.2): the prefill routing,
-//   PdPrefilled      | 8                               | a prefill's end (its transfer starts),
-//   PdTransferCheck  | 9                               | shares of the link settled,
-//   PdTransferDone   | 10                              | a transfer's end: the reference's order
+//   NodeReady        | 4                               | a node is ready (spec head §6.2: before
+//                    |                                 | instance readiness, as -2 before -1 there)
+//   InstanceReady    | 5                               | an added instance takes traffic, then the
+//   ScalingTick      | 6                               | autoscaler looks (spec head §6.3: tick,
+//   ScaleActuation   | 7                               | then actuation), all before instances
+//   PdPrefillRouting | 8                               | P/D (spec head §5.2): the prefill routing,
+//   PdPrefilled      | 9                               | a prefill's end (its transfer starts),
+//   PdTransferCheck  | 10                              | shares of the link settled,
+//   PdTransferDone   | 11                              | a transfer's end: the reference's order
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -49,6 +51,7 @@ enum class EventKind : uint32_t {
   PdPrefilled,
   PdTransferCheck,  // payload: the link's generation
   PdTransferDone,
+  NodeReady,        // a provisioned node is ready (cluster/fleet.cpp); payload: its index
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -62,13 +65,14 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::Admission: return 1;
     case EventKind::Routing: return 2;
     case EventKind::Scenario: return 3;
-    case EventKind::InstanceReady: return 4;
-    case EventKind::ScalingTick: return 5;
-    case EventKind::ScaleActuation: return 6;
-    case EventKind::PdPrefillRouting: return 7;
-    case EventKind::PdPrefilled: return 8;
-    case EventKind::PdTransferCheck: return 9;
-    case EventKind::PdTransferDone: return 10;
+    case EventKind::NodeReady: return 4;
+    case EventKind::InstanceReady: return 5;
+    case EventKind::ScalingTick: return 6;
+    case EventKind::ScaleActuation: return 7;
+    case EventKind::PdPrefillRouting: return 8;
+    case EventKind::PdPrefilled: return 9;
+    case EventKind::PdTransferCheck: return 10;
+    case EventKind::PdTransferDone: return 11;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

@@ -108,7 +108,7 @@ class TableReader {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
-      } else if ((flag == scenario::kEvents || flag == scenario::kPools) && lua_type(L, v) == LUA_TTABLE &&
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) && lua_type(L, v) == LUA_TTABLE &&
                  is_list(L, v)) {
         table_list(L, v, flag, out);
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {

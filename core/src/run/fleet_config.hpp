@@ -19,6 +19,7 @@ struct FleetPool {
   int64_t count = 0;
   double cost_per_hour = 0;
   std::string lifecycle;  // the pool's own lifecycle keys, "" for none
+  std::string hardware;   // its GPU type, matched against the node pools' gpu_type
 };
 
 // True when the run adds or removes instances: add/remove events, an
@@ -36,5 +37,7 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
 // pool's lifecycle, over `base`.
 PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where, PoolLifecycle base);
 AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& where);
+// "name=... gpu_type=... gpus_per_node=8 ..." (a --node-pool text).
+NodePoolConfig parse_node_pool(const std::string& text, const std::string& where);
 
 }  // namespace blis

@@ -380,6 +380,44 @@ std::vector<PoolUse> pool_use(const std::vector<PoolLine>& pools, const ClusterC
   return out;
 }
 
+// What each node pool (spec head §6.1) held: nodes at the start, the end and
+// their peak, how many were provisioned and released, and node-hours, GPU-hours
+// and cost over the time each node was held (from the request to provision
+// it until its release, or the end of the run).
+struct NodeUse {
+  int64_t at_start = 0, at_end = 0, peak = 0, provisioned = 0, released = 0;
+  double node_hours = 0, gpu_hours = 0, cost = 0;
+};
+
+std::vector<NodeUse> node_use(const ClusterConfig& cc, const ClusterResult& result, double seconds) {
+  const SimTime end = static_cast<SimTime>(std::llround(seconds * 1e6));
+  std::vector<NodeUse> out(cc.fleet.node_pools.size());
+  for (size_t np = 0; np < out.size(); ++np) {
+    NodeUse& u = out[np];
+    std::vector<std::pair<SimTime, int>> steps;
+    double node_us = 0;
+    for (const NodeSpan& n : result.nodes) {
+      if (static_cast<size_t>(n.node_pool) != np) continue;
+      const SimTime from = std::min(n.start, end), to = n.end < 0 ? end : std::min(n.end, end);
+      node_us += static_cast<double>(std::max<SimTime>(0, to - from));
+      u.at_start += n.start == 0 && n.ready == 0;
+      u.provisioned += !(n.start == 0 && n.ready == 0);
+      u.released += n.end >= 0;
+      u.at_end += n.end < 0;
+      steps.emplace_back(n.start, 1);
+      if (n.end >= 0) steps.emplace_back(n.end, -1);
+    }
+    std::sort(steps.begin(), steps.end());
+    int64_t live = 0;
+    for (const auto& [t, d] : steps) u.peak = std::max(u.peak, live += d);
+    const NodePoolConfig& c = cc.fleet.node_pools[np];
+    u.node_hours = node_us / 3.6e9;
+    u.gpu_hours = u.node_hours * c.gpus_per_node;
+    u.cost = u.node_hours * c.cost_per_hour;
+  }
+  return out;
+}
+
 // "=== Autoscaler ===" (with an autoscaler) and "=== Pools ===" of such a run.
 std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig& cc, const ClusterResult& result,
                         double seconds) {
@@ -411,6 +449,25 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
     at_start += pl.count;
     at_end += u.at_end;
   }
+  // With node pools the nodes are what is paid for: the total is theirs.
+  if (!cc.fleet.node_pools.empty()) {
+    gpu_hours = cost = 0;
+    const std::vector<NodeUse> nodes = node_use(cc, result, seconds);
+    for (size_t np = 0; np < nodes.size(); ++np) {
+      const NodePoolConfig& c = cc.fleet.node_pools[np];
+      const NodeUse& u = nodes[np];
+      out += fmt::format("node pool {}: {} node(s) of {} x {} at start, {} at end, peak {} ({} provisioned, {} "
+                         "released); {:.4f} node-hours; {:.4f} GPU-hours; ${:.4f}\n",
+                         c.name, u.at_start, c.gpus_per_node, c.gpu_type, u.at_end, u.peak, u.provisioned, u.released,
+                         u.node_hours, u.gpu_hours, u.cost);
+      gpu_hours += u.gpu_hours;
+      cost += u.cost;
+    }
+    if (result.unplaced_waits > 0)
+      out += fmt::format("Instances that waited for GPUs (node pools at their maximum): {}, {} still waiting at the "
+                         "end\n",
+                         result.unplaced_waits, result.unplaced_at_end);
+  }
   out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
                      at_end, seconds, gpu_hours, cost);
   return out;
@@ -432,8 +489,28 @@ std::string fleet_json(const std::vector<PoolLine>& pools, const ClusterConfig& 
     gpu_hours += u.gpu_hours;
     cost += u.cost;
   }
-  out += fmt::format("\n    ],\n    \"gpu_hours\": {},\n    \"cost\": {},\n    \"scaling_actions\": [",
-                     go_float(gpu_hours), go_float(cost));
+  std::string waits;
+  if (!cc.fleet.node_pools.empty()) {
+    gpu_hours = cost = 0;
+    out += "\n    ],\n    \"node_pools\": [";
+    const std::vector<NodeUse> nodes = node_use(cc, result, seconds);
+    for (size_t np = 0; np < nodes.size(); ++np) {
+      const NodePoolConfig& c = cc.fleet.node_pools[np];
+      const NodeUse& u = nodes[np];
+      out += fmt::format("{}\n      {{\"name\": {}, \"gpu_type\": {}, \"gpus_per_node\": {}, \"nodes_at_start\": {}, "
+                         "\"nodes_at_end\": {}, \"peak_nodes\": {}, \"provisioned\": {}, \"released\": {}, "
+                         "\"node_hours\": {}, \"gpu_hours\": {}, \"cost\": {}}}",
+                         np ? "," : "", go_string(c.name), go_string(c.gpu_type), c.gpus_per_node, u.at_start,
+                         u.at_end, u.peak, u.provisioned, u.released, go_float(u.node_hours), go_float(u.gpu_hours),
+                         go_float(u.cost));
+      gpu_hours += u.gpu_hours;
+      cost += u.cost;
+    }
+    waits = fmt::format(",\n    \"instances_waited_for_gpus\": {},\n    \"instances_waiting_at_end\": {}",
+                        result.unplaced_waits, result.unplaced_at_end);
+  }
+  out += fmt::format("\n    ],\n    \"gpu_hours\": {},\n    \"cost\": {}{},\n    \"scaling_actions\": [",
+                     go_float(gpu_hours), go_float(cost), waits);
   for (size_t k = 0; k < result.scaling.size(); ++k) {
     const ScalingAction& a = result.scaling[k];
     out += fmt::format("{}\n      {{\"time_us\": {}, \"pool\": {}, \"delta\": {}, \"why\": {}}}", k ? "," : "",
@@ -513,14 +590,15 @@ RunOutcome simulate(const RunConfig& given) {
     std::vector<EngineConfig> engines;
     if (pools.empty()) {
       const ModelSettings& m = r.config.pool().model;
-      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, ""});
+      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, "",
+                             m.hardware.value_or("")});
       pool_lines.push_back(PoolLine{cc.pool_name, m.name.value_or("?"), m.hardware.value_or("?"), r.latency_model,
                                     cc.num_instances, static_cast<int32_t>(*m.tp), 0});
     }
     for (const ResolvedPool& p : pools) {
       const ModelSettings& m = p.run.config.pool().model;
       fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count, p.cost_per_hour,
-                             p.lifecycle});
+                             p.lifecycle, m.hardware.value_or("")});
       engines.push_back(cluster_config(p.run).engine);
       pool_lines.push_back(PoolLine{p.name, m.name.value_or("?"), m.hardware.value_or("?"), p.run.latency_model,
                                     p.count, static_cast<int32_t>(*m.tp), p.cost_per_hour});
@@ -563,6 +641,9 @@ RunOutcome simulate(const RunConfig& given) {
   }
   ClusterPolicies policies = make_policies(r, ctx);
   setup_pd(config, pools, r, ctx, cc, policies);
+  if (cc.pd.enabled() && !cc.fleet.node_pools.empty())
+    throw InputError(config.where("node_pools"), "node pools cannot be combined with P/D pools (--prefill-instances, "
+                                                 "...) yet; drop the node pools or the P/D settings");
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t i) {
