@@ -38,6 +38,9 @@ struct PolicyBundle {
   // The pools (TOML `[[pools]]`, YAML `pools:`), in file order; their keys
   // and name, count and cost values are checked, the rest at resolution.
   std::vector<PolicyPool> pools;
+  // The node pools (TOML `[[node_pools]]`, YAML `node_pools:`), in file
+  // order, each as the text --node-pool takes (docs/autoscaling.md).
+  std::vector<PolicyPool> node_pools;
 };
 
 // Reads a policy file: ".toml" as TOML, ".yaml"/".yml" as the reference's

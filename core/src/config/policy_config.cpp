@@ -73,7 +73,7 @@ std::string shortest_text(double v) {
   return std::string(buf, r.ptr);
 }
 
-constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority", "scheduler", "pools"};
+constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority", "scheduler", "pools", "node_pools"};
 constexpr std::string_view kAdmissionKeys[] = {
     "policy", "token_bucket_capacity", "token_bucket_refill_rate"};
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
@@ -81,7 +81,15 @@ constexpr std::string_view kPriorityKeys[] = {"policy"};
 constexpr std::string_view kScorerKeys[] = {"name", "weight"};
 // spec head §6.1, YAML only.
 constexpr std::string_view kYamlTopKeys[] = {"admission", "routing", "priority", "scheduler", "autoscaler",
-                                             "instance_lifecycle", "pools"};
+                                             "instance_lifecycle", "pools", "node_pools"};
+// spec head §6.1 node_pools entries (YAML); the TOML [[node_pools]] keys are
+// those of --node-pool, with the delay as a duration.
+constexpr std::string_view kNodePoolKeys[] = {"name", "gpu_type", "gpus_per_node", "gpu_memory_gib", "initial_nodes",
+                                              "min_nodes", "max_nodes", "provisioning_delay", "cost_per_hour"};
+constexpr std::string_view kTomlNodePoolKeys[] = {"name",          "gpu_type",         "gpus_per_node",
+                                                  "gpu_memory_gib", "initial_nodes",    "min_nodes",
+                                                  "max_nodes",     "provisioning_delay", "provisioning_stddev",
+                                                  "cost_per_hour"};
 constexpr std::string_view kAutoscalerKeys[] = {"interval_us", "scale_up_stabilization_window_us",
                                                 "scale_down_stabilization_window_us", "hpa_scrape_delay",
                                                 "analyzer"};
@@ -207,6 +215,7 @@ class TomlReader {
     }
     if (const auto* n = root.get("scheduler")) set_name(b.scheduler, string(*n, "scheduler"));
     if (const auto* n = root.get("pools")) read_pools(*n, b);
+    if (const auto* n = root.get("node_pools")) read_node_pools(*n, b);
     return b;
   }
 
@@ -311,6 +320,29 @@ class TomlReader {
     }
   }
 
+  // [[node_pools]]: tables of scalars, the keys of --node-pool; values are
+  // checked with the entry's position at resolution (run/fleet_config.cpp).
+  void read_node_pools(const toml::node& n, PolicyBundle& b) const {
+    const auto* arr = n.as_array();
+    if (arr == nullptr) wrong_type(n, "node_pools", "an array of tables ([[node_pools]])");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& e = (*arr)[i];
+      const std::string key_path = "node_pools[" + std::to_string(i) + "]";
+      const auto* t = e.as_table();
+      if (t == nullptr) wrong_type(e, key_path, "a table");
+      check_keys(*t, key_path, kTomlNodePoolKeys);
+      std::string text;
+      for (const auto& [k, v] : *t) {
+        const std::string value = scalar(v, key_path + "." + std::string(k.str()));
+        if (value.empty() || value.find(' ') != std::string::npos)
+          throw ConfigError(where(v.source()), key_path + "." + std::string(k.str()) +
+                                                   " must be non-empty and without spaces");
+        text += (text.empty() ? "" : " ") + std::string(k.str()) + "=" + value;
+      }
+      b.node_pools.push_back(PolicyPool{text, where(t->source())});
+    }
+  }
+
   std::string scalar(const toml::node& n, const std::string& key_path) const {
     if (const auto* v = n.as_string()) return v->get();
     if (const auto* v = n.as_integer()) return std::to_string(v->get());
@@ -349,6 +381,8 @@ class YamlReader {
         set_name(b.scheduler, y_.string(v, "scheduler"));
       } else if (key == "pools") {
         read_pools(v, b);
+      } else if (key == "node_pools") {
+        read_node_pools(v, b);
       } else if (key == "admission") {
         walk(y_.mapping(v, "admission"), "admission", kAdmissionKeys,
              [&](const std::string& k, const YAML::Node& w) {
@@ -482,6 +516,52 @@ class YamlReader {
         fields.push_back({key, text, y_.where(w.Mark())});
       }
       b.pools.push_back(make_pool(fields, y_.where(e.Mark())));
+    }
+  }
+
+  // node_pools: spec head §6.1, every key required but min_nodes; each value
+  // checked on its own line, into the text --node-pool takes.
+  void read_node_pools(const YAML::Node& v, PolicyBundle& b) const {
+    if (!v.IsSequence()) throw ConfigError(y_.where(v.Mark()), "node_pools must be a list");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node e = v[i];
+      const std::string key_path = "node_pools[" + std::to_string(i) + "]";
+      if (!e.IsMap()) throw ConfigError(y_.where(e.Mark()), key_path + " must be a mapping");
+      std::string text;
+      std::set<std::string> seen;
+      walk(e, key_path, kNodePoolKeys, [&](const std::string& k, const YAML::Node& w) {
+        const std::string path = key_path + "." + k;
+        seen.insert(k);
+        auto whole = [&](int64_t lo) {
+          const int64_t n = y_.integer(w, path);
+          if (n < lo || n > 100000)
+            throw ConfigError(y_.where(w.Mark()), fmt::format("{} must be in [{}, 100000], got {}", path, lo, n));
+          return n;
+        };
+        if (k == "name" || k == "gpu_type") {
+          const std::string s = y_.string(w, path);
+          if (s.empty() || s.find_first_of(" \t=") != std::string::npos)
+            throw ConfigError(y_.where(w.Mark()), path + " must be non-empty, without spaces or '='");
+          text += fmt::format(" {}={}", k, s);
+        } else if (k == "gpus_per_node") {
+          text += fmt::format(" {}={}", k, whole(1));
+        } else if (k == "initial_nodes" || k == "min_nodes" || k == "max_nodes") {
+          text += fmt::format(" {}={}", k, whole(0));
+        } else if (k == "gpu_memory_gib") {
+          const double d = y_.number(w, path);
+          if (!std::isfinite(d) || d <= 0)
+            throw ConfigError(y_.where(w.Mark()), path + " must be a number > 0, got " + shortest_text(d));
+          text += fmt::format(" {}={}", k, shortest_text(d));
+        } else if (k == "cost_per_hour") {
+          text += fmt::format(" {}={}", k, shortest_text(non_negative(w, path)));
+        } else {
+          text += delay(w, path, "provisioning_delay", "provisioning_stddev");
+        }
+      });
+      for (const char* k : {"name", "gpu_type", "gpus_per_node", "gpu_memory_gib", "max_nodes"})
+        if (seen.count(k) == 0)
+          throw ConfigError(y_.where(e.Mark()), fmt::format("{}: {} is required", key_path, k));
+      b.node_pools.push_back(PolicyPool{text.substr(text.empty() ? 0 : 1), y_.where(e.Mark())});
     }
   }
 

@@ -603,6 +603,15 @@ void apply_policy_file(RunConfig& c) {
     }
     c.origins["pools"] = path;
   }
+  // Its node pools likewise; checked here, with the entry's position.
+  if (!b.node_pools.empty() && c.node_pool_specs.empty()) {
+    for (size_t i = 0; i < b.node_pools.size(); ++i) {
+      parse_node_pool(b.node_pools[i].text, b.node_pools[i].where);
+      c.node_pool_specs.push_back(b.node_pools[i].text);
+      c.origins[fmt::format("node_pools#{}", i)] = b.node_pools[i].where;
+    }
+    c.origins["node_pools"] = path;
+  }
   // Values from the file are checked like any other writer's.
   for (const char* key : {"priority_policy", "scheduler", "routing_policy"}) {
     const SettingDef* def = find_setting(key);
