@@ -132,3 +132,15 @@ TEST_CASE("node pools: bad settings are refused with where and how to fix", "[go
   CHECK(r.err.find("unknown key 'colour'") != std::string::npos);
   CHECK(run_blis("run --help").out.find("--node-pool") != std::string::npos);
 }
+
+TEST_CASE("node pools: gpu_memory_gib sizes the KV cache of the instances on that GPU type", "[golden][fleet]") {
+  // qwen3-14b at TP 2, 90 % of the memory: 80 GiB gives 89941 blocks, 40 GiB 30959.
+  const std::string cmd = kBase + " --rate 10 --num-requests 50 --gpu-memory-utilization 0.9 --log info" +
+                          " --node-pool 'name=h gpu_type=h100 gpus_per_node=8 initial_nodes=1 gpu_memory_gib=";
+  const Result full = run_blis(cmd + "80'");
+  REQUIRE(full.status == 0);
+  CHECK(full.err.find("auto-calculated total-kv-blocks=89941 (GPU=80 GiB x 0.9, TP=2") != std::string::npos);
+  const Result half = run_blis(cmd + "40'");
+  REQUIRE(half.status == 0);
+  CHECK(half.err.find("auto-calculated total-kv-blocks=30959 (GPU=40 GiB x 0.9, TP=2") != std::string::npos);
+}

@@ -252,6 +252,13 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
                                      : std::string()));
   if (!gpu.empty() && (needs_hardware || m.hardware_config || r.arch))
     r.hardware = data.hardware(gpu, m.hardware_config.value_or(""));
+  // spec head §6.1: the node pool of this GPU type gives its GPUs' memory,
+  // which sizes the instances' KV cache when it is computed.
+  if (r.hardware)
+    for (size_t k = 0; k < g.node_pool_specs.size(); ++k) {
+      const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.where("node_pools"));
+      if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(gpu)) r.hardware->memory_gib = n.gpu_memory_gib;
+    }
 
   // Coefficients: given; else the plugin's data defaults; else, for a model
   // that is not analytical, the trained table entry (spec cli §3.3).
