@@ -144,3 +144,47 @@ TEST_CASE("node pools: gpu_memory_gib sizes the KV cache of the instances on tha
   REQUIRE(half.status == 0);
   CHECK(half.err.find("auto-calculated total-kv-blocks=30959 (GPU=40 GiB x 0.9, TP=2") != std::string::npos);
 }
+
+TEST_CASE("node pools: two pools on two node pools, each billed per node", "[golden][fleet]") {
+  TempDir dir;
+  const std::string toml = dir.write("m.toml", R"(model = "qwen/qwen3-14b"
+[workload]
+rate = 20
+num-requests = 600
+[[pools]]
+name = "h100"
+count = 3
+hardware = "H100"
+tp = 2
+[[pools]]
+name = "a100"
+count = 2
+hardware = "A100-80"
+tp = 4
+[[node_pools]]
+name = "h100-nodes"
+gpu_type = "H100"
+gpus_per_node = 4
+initial_nodes = 1
+max_nodes = 2
+provisioning_delay = "20s"
+cost_per_hour = 40
+[[node_pools]]
+name = "a100-nodes"
+gpu_type = "a100-80"
+gpus_per_node = 8
+initial_nodes = 1
+cost_per_hour = 20
+)");
+  const Result r = run_blis("run " + toml + " --format table");
+  REQUIRE(r.status == 0);
+  // Three TP-2 instances on 4-GPU nodes: the third asks for a second node at
+  // t=0 (ready at 20 s). 2 x 32.055 s = 0.0178 node-hours x 4 GPUs, x $40;
+  // the A100 pair fits one 8-GPU node: 0.0089 node-hours x 8 GPUs, x $20.
+  CHECK(r.out.find("node pool h100-nodes: 1 node(s) of 4 x H100 at start, 2 at end, peak 2 (1 provisioned, 0 "
+                   "released); 0.0178 node-hours; 0.0712 GPU-hours; $0.7123\n"
+                   "node pool a100-nodes: 1 node(s) of 8 x a100-80 at start, 1 at end, peak 1 (0 provisioned, 0 "
+                   "released); 0.0089 node-hours; 0.0712 GPU-hours; $0.1781\n"
+                   "Total: 5 instance(s) at start, 5 at end, over 32.055 s; 0.1425 GPU-hours; $0.8904\n") !=
+        std::string::npos);
+}
