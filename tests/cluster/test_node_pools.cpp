@@ -57,7 +57,8 @@ SimTime first_arrival_on(const RunOutcome& o, int32_t instance) {
 
 }  // namespace
 
-TEST_CASE("node pools: four TP-2 instances fill an 8-GPU node; a fifth provisions a second node", "[cluster][fleet]") {
+TEST_CASE("node pools: four TP-2 instances fill an 8-GPU node; a fifth provisions a second node",
+          "[cluster][fleet]") {
   ClusterConfig cfg;
   nodes(cfg, 5, 0, 2);
   VectorSource src(evenly_spaced(2000, 100));  // one request per 2 ms, to 198 ms
@@ -95,7 +96,8 @@ TEST_CASE("node pools: an added instance waits for its node's delay; the next on
   CHECK(out.result.nodes[0].end == -1);
 }
 
-TEST_CASE("node pools: an instance that finds no room waits, and is placed when GPUs are freed", "[cluster][fleet]") {
+TEST_CASE("node pools: an instance that finds no room waits, and is placed when GPUs are freed",
+          "[cluster][fleet]") {
   ClusterConfig cfg;
   nodes(cfg, 4, 1, 1);  // max one node: the added fifth instance cannot be placed
   cfg.events = {ev("at=20ms action=add count=1"), ev("at=100ms action=remove instance=0")};
@@ -147,7 +149,8 @@ TEST_CASE("node pools: a node left without instances is released, down to min_no
   }
 }
 
-TEST_CASE("node pools: a provisioning delay with a spread is drawn per node on its own stream", "[cluster][fleet]") {
+TEST_CASE("node pools: a provisioning delay with a spread is drawn per node on its own stream",
+          "[cluster][fleet]") {
   ClusterConfig cfg;
   nodes(cfg, 5, 0, 2);
   cfg.fleet.node_pools[0].provisioning.stddev_s = 0.010;
@@ -184,10 +187,12 @@ TEST_CASE("node pools: conservation over random add/remove scripts", "[cluster][
     }
     nodes(cfg, initial, adds, 1 + static_cast<int32_t>(rng.intn(3)), static_cast<int32_t>(rng.intn(2)));
     cfg.fleet.node_pools[0].gpus_per_node = 2 + 2 * static_cast<int32_t>(rng.intn(4));
-    if (cfg.fleet.node_pools[0].min_nodes > cfg.fleet.node_pools[0].max_nodes) cfg.fleet.node_pools[0].min_nodes = 0;
+    if (cfg.fleet.node_pools[0].min_nodes > cfg.fleet.node_pools[0].max_nodes)
+      cfg.fleet.node_pools[0].min_nodes = 0;
     cfg.events = events;
     const int count = 50 + static_cast<int>(rng.intn(100));
-    VectorSource src(evenly_spaced(1000 + rng.intn(4000), count, 64, 1 + static_cast<int32_t>(rng.intn(200))));
+    VectorSource src(
+        evenly_spaced(1000 + rng.intn(4000), count, 64, 1 + static_cast<int32_t>(rng.intn(200))));
     INFO("script " << script << ": " << text_all);
     const RunOutcome out = run_cluster(cfg, src, "blackbox", model());
     CHECK(out.cluster.completed + out.cluster.still_queued + out.cluster.still_running +

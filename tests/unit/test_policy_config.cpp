@@ -550,20 +550,23 @@ TEST_CASE("policy config: node_pools in YAML (spec head 6.1) and TOML become --n
     cost_per_hour: 98.32
 )"));
   REQUIRE(y.node_pools.size() == 1);
-  CHECK(y.node_pools[0].text == "name=h100-pool gpu_type=H100 gpus_per_node=8 gpu_memory_gib=80 initial_nodes=2 "
-                                "min_nodes=0 max_nodes=4 provisioning_delay=30000000us provisioning_stddev=5000000us "
-                                "cost_per_hour=98.32");
+  CHECK(y.node_pools[0].text ==
+        "name=h100-pool gpu_type=H100 gpus_per_node=8 gpu_memory_gib=80 initial_nodes=2 "
+        "min_nodes=0 max_nodes=4 provisioning_delay=30000000us provisioning_stddev=5000000us "
+        "cost_per_hour=98.32");
   CHECK(y.node_pools[0].where.find("n.yaml:2") != std::string::npos);
   CHECK_THROWS_WITH(blis::load_policy_config(dir.write("l.yaml", "node_pools: 3\n")),
                     Catch::Contains("node_pools must be a list"));
-  CHECK_THROWS_WITH(
-      blis::load_policy_config(dir.write("c.yaml", "node_pools:\n  - name: a\n    gpu_type: H100\n    gpus_per_node: 8\n"
-                                                   "    gpu_memory_gib: 80\n    max_nodes: 1\n    cost_per_hour: -1\n")),
-      Catch::Contains("c.yaml:7: node_pools[0].cost_per_hour must be a finite number >= 0"));
-  CHECK_THROWS_WITH(
-      blis::load_policy_config(dir.write("m.yaml", "node_pools:\n  - name: a\n    gpu_type: H100\n    gpus_per_node: 8\n"
-                                                   "    gpu_memory_gib: 0\n    max_nodes: 1\n")),
-      Catch::Contains("m.yaml:5: node_pools[0].gpu_memory_gib must be a number > 0"));
+  CHECK_THROWS_WITH(blis::load_policy_config(
+                        dir.write("c.yaml",
+                                  "node_pools:\n  - name: a\n    gpu_type: H100\n    gpus_per_node: 8\n"
+                                  "    gpu_memory_gib: 80\n    max_nodes: 1\n    cost_per_hour: -1\n")),
+                    Catch::Contains("c.yaml:7: node_pools[0].cost_per_hour must be a finite number >= 0"));
+  CHECK_THROWS_WITH(blis::load_policy_config(
+                        dir.write("m.yaml",
+                                  "node_pools:\n  - name: a\n    gpu_type: H100\n    gpus_per_node: 8\n"
+                                  "    gpu_memory_gib: 0\n    max_nodes: 1\n")),
+                    Catch::Contains("m.yaml:5: node_pools[0].gpu_memory_gib must be a number > 0"));
   const auto t = blis::load_policy_config(dir.write("n.toml", R"([[node_pools]]
 name = "h100"
 gpu_type = "H100"
@@ -573,6 +576,7 @@ provisioning_delay = "3m"
 )"));
   REQUIRE(t.node_pools.size() == 1);
   CHECK(t.node_pools[0].text == "gpu_type=H100 gpus_per_node=8 max_nodes=3 name=h100 provisioning_delay=3m");
-  CHECK_THROWS_WITH(blis::load_policy_config(dir.write("u.toml", "[[node_pools]]\nname = \"a\"\nnodes = 3\n")),
-                    Catch::Contains("nodes"));
+  CHECK_THROWS_WITH(
+      blis::load_policy_config(dir.write("u.toml", "[[node_pools]]\nname = \"a\"\nnodes = 3\n")),
+      Catch::Contains("nodes"));
 }

@@ -224,9 +224,10 @@ int32_t ClusterSimulation::provision_node(int32_t np) {
 void ClusterSimulation::warn_unplaced(size_t i) const {
   const PoolLifecycle& pl = cfg_.fleet.pools[pool_index(i)];
   const NodePoolConfig& c = cfg_.fleet.node_pools[static_cast<size_t>(pl.node_pool)];
-  spdlog::warn("at {} µs instance {} waits for {} free GPU(s): node pool {} has no room and is at its maximum of {} "
-               "node(s)",
-               kernel_.now(), i, pl.tp, c.name, c.max_nodes);
+  spdlog::warn(
+      "at {} µs instance {} waits for {} free GPU(s): node pool {} has no room and is at its maximum of {} "
+      "node(s)",
+      kernel_.now(), i, pl.tp, c.name, c.max_nodes);
 }
 
 // Instance i is on a ready node: it loads, then takes traffic.
@@ -244,7 +245,8 @@ void ClusterSimulation::start_loading(size_t i) {
 void ClusterSimulation::on_node_ready(uint64_t k) {
   if (nodes_[static_cast<size_t>(k)].end >= 0) return;  // released before it was ready
   for (size_t i = 0; i < node_of_.size(); ++i)
-    if (node_of_[i] == static_cast<int32_t>(k) && awaits_node_[i] && life_[i] == Life::Starting) start_loading(i);
+    if (node_of_[i] == static_cast<int32_t>(k) && awaits_node_[i] && life_[i] == Life::Starting)
+      start_loading(i);
 }
 
 // Instance i has left (drained or cancelled): its GPUs are free again, the
@@ -253,7 +255,8 @@ void ClusterSimulation::on_node_ready(uint64_t k) {
 // pool's minimum.
 void ClusterSimulation::release_gpus(size_t i) {
   if (node_of_.empty()) return;
-  if (const auto u = std::find(unplaced_.begin(), unplaced_.end(), i); u != unplaced_.end()) unplaced_.erase(u);
+  if (const auto u = std::find(unplaced_.begin(), unplaced_.end(), i); u != unplaced_.end())
+    unplaced_.erase(u);
   if (node_of_[i] < 0) return;
   const int32_t np = nodes_[static_cast<size_t>(node_of_[i])].node_pool;
   node_free_[static_cast<size_t>(node_of_[i])] += cfg_.fleet.pools[pool_index(i)].tp;
@@ -314,7 +317,8 @@ int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
       }
       continue;
     }
-    const SimTime delay = sample_delay(pl.provisioning, *lifecycle_rng_) + sample_delay(pl.loading, *lifecycle_rng_);
+    const SimTime delay =
+        sample_delay(pl.provisioning, *lifecycle_rng_) + sample_delay(pl.loading, *lifecycle_rng_);
     if (delay == 0) {
       instance_ready(i);
       continue;

@@ -73,23 +73,25 @@ std::string shortest_text(double v) {
   return std::string(buf, r.ptr);
 }
 
-constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority", "scheduler", "pools", "node_pools"};
+constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
+                                         "scheduler", "pools",   "node_pools"};
 constexpr std::string_view kAdmissionKeys[] = {
     "policy", "token_bucket_capacity", "token_bucket_refill_rate"};
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
 constexpr std::string_view kPriorityKeys[] = {"policy"};
 constexpr std::string_view kScorerKeys[] = {"name", "weight"};
 // spec head §6.1, YAML only.
-constexpr std::string_view kYamlTopKeys[] = {"admission", "routing", "priority", "scheduler", "autoscaler",
-                                             "instance_lifecycle", "pools", "node_pools"};
+constexpr std::string_view kYamlTopKeys[] = {"admission", "routing",    "priority",
+                                             "scheduler", "autoscaler", "instance_lifecycle",
+                                             "pools",     "node_pools"};
 // spec head §6.1 node_pools entries (YAML); the TOML [[node_pools]] keys are
 // those of --node-pool, with the delay as a duration.
-constexpr std::string_view kNodePoolKeys[] = {"name", "gpu_type", "gpus_per_node", "gpu_memory_gib", "initial_nodes",
-                                              "min_nodes", "max_nodes", "provisioning_delay", "cost_per_hour"};
-constexpr std::string_view kTomlNodePoolKeys[] = {"name",          "gpu_type",         "gpus_per_node",
-                                                  "gpu_memory_gib", "initial_nodes",    "min_nodes",
-                                                  "max_nodes",     "provisioning_delay", "provisioning_stddev",
-                                                  "cost_per_hour"};
+constexpr std::string_view kNodePoolKeys[] = {"name",           "gpu_type",           "gpus_per_node",
+                                              "gpu_memory_gib", "initial_nodes",      "min_nodes",
+                                              "max_nodes",      "provisioning_delay", "cost_per_hour"};
+constexpr std::string_view kTomlNodePoolKeys[] = {
+    "name",      "gpu_type",  "gpus_per_node",      "gpu_memory_gib",      "initial_nodes",
+    "min_nodes", "max_nodes", "provisioning_delay", "provisioning_stddev", "cost_per_hour"};
 constexpr std::string_view kAutoscalerKeys[] = {"interval_us", "scale_up_stabilization_window_us",
                                                 "scale_down_stabilization_window_us", "hpa_scrape_delay",
                                                 "analyzer"};
@@ -335,8 +337,8 @@ class TomlReader {
       for (const auto& [k, v] : *t) {
         const std::string value = scalar(v, key_path + "." + std::string(k.str()));
         if (value.empty() || value.find(' ') != std::string::npos)
-          throw ConfigError(where(v.source()), key_path + "." + std::string(k.str()) +
-                                                   " must be non-empty and without spaces");
+          throw ConfigError(where(v.source()),
+                            key_path + "." + std::string(k.str()) + " must be non-empty and without spaces");
         text += (text.empty() ? "" : " ") + std::string(k.str()) + "=" + value;
       }
       b.node_pools.push_back(PolicyPool{text, where(t->source())});
@@ -535,7 +537,8 @@ class YamlReader {
         auto whole = [&](int64_t lo) {
           const int64_t n = y_.integer(w, path);
           if (n < lo || n > 100000)
-            throw ConfigError(y_.where(w.Mark()), fmt::format("{} must be in [{}, 100000], got {}", path, lo, n));
+            throw ConfigError(y_.where(w.Mark()),
+                              fmt::format("{} must be in [{}, 100000], got {}", path, lo, n));
           return n;
         };
         if (k == "name" || k == "gpu_type") {

@@ -30,7 +30,8 @@ class TomlScenarioReader {
         read_sweep(node, s);
       } else if (flag == scenario::kPluginConfig) {
         read_plugin_config(node, s.base);
-      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) && node.is_array_of_tables()) {
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) &&
+                 node.is_array_of_tables()) {
         read_table_list(flag, *node.as_array(), s.base);
       } else if (const auto* t = node.as_table()) {
         if (!scenario::is_group(key))

@@ -51,7 +51,7 @@ enum class EventKind : uint32_t {
   PdPrefilled,
   PdTransferCheck,  // payload: the link's generation
   PdTransferDone,
-  NodeReady,        // a provisioned node is ready (cluster/fleet.cpp); payload: its index
+  NodeReady,  // a provisioned node is ready (cluster/fleet.cpp); payload: its index
 };
 
 // Instance events sort after all cluster events at the same time.

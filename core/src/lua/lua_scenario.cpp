@@ -108,8 +108,8 @@ class TableReader {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
-      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) && lua_type(L, v) == LUA_TTABLE &&
-                 is_list(L, v)) {
+      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) &&
+                 lua_type(L, v) == LUA_TTABLE && is_list(L, v)) {
         table_list(L, v, flag, out);
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {
         settings(L, v, out, false, special);

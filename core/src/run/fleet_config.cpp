@@ -142,7 +142,8 @@ NodePoolConfig parse_node_pool(const std::string& text, const std::string& where
       n.gpu_type = v;
     } else if (k == "gpus_per_node") {
       n.gpus_per_node = count(k, v, where);
-      if (n.gpus_per_node < 1) throw InputError(where, fmt::format("node pool '{}': gpus_per_node must be >= 1", text));
+      if (n.gpus_per_node < 1)
+        throw InputError(where, fmt::format("node pool '{}': gpus_per_node must be >= 1", text));
     } else if (k == "gpu_memory_gib") {
       n.gpu_memory_gib = number(k, v, where, 0, true, 1e9);
     } else if (k == "initial_nodes") {
@@ -159,23 +160,26 @@ NodePoolConfig parse_node_pool(const std::string& text, const std::string& where
     } else if (k == "cost_per_hour") {
       n.cost_per_hour = number(k, v, where, 0, false, 1e12);
     } else {
-      throw InputError(where, fmt::format("node pool '{}': unknown key '{}'; keys are name, gpu_type, gpus_per_node, "
-                                          "gpu_memory_gib, initial_nodes, min_nodes, max_nodes, provisioning_delay, "
-                                          "provisioning_stddev, cost_per_hour",
-                                          text, k));
+      throw InputError(
+          where, fmt::format("node pool '{}': unknown key '{}'; keys are name, gpu_type, gpus_per_node, "
+                             "gpu_memory_gib, initial_nodes, min_nodes, max_nodes, provisioning_delay, "
+                             "provisioning_stddev, cost_per_hour",
+                             text, k));
     }
   }
   if (n.name.empty()) throw InputError(where, fmt::format("node pool '{}': needs name=NAME", text));
-  if (n.gpu_type.empty()) throw InputError(where, fmt::format("node pool '{}': needs gpu_type=GPU (e.g. H100)", text));
+  if (n.gpu_type.empty())
+    throw InputError(where, fmt::format("node pool '{}': needs gpu_type=GPU (e.g. H100)", text));
   if (!max_given) n.max_nodes = n.initial_nodes;
   if (n.max_nodes < n.initial_nodes)
-    throw InputError(where, fmt::format("node pool '{}': max_nodes {} is below initial_nodes {}", text, n.max_nodes,
-                                        n.initial_nodes));
+    throw InputError(where, fmt::format("node pool '{}': max_nodes {} is below initial_nodes {}", text,
+                                        n.max_nodes, n.initial_nodes));
   if (n.min_nodes > n.max_nodes)
-    throw InputError(where, fmt::format("node pool '{}': min_nodes {} is above max_nodes {}", text, n.min_nodes,
-                                        n.max_nodes));
+    throw InputError(where, fmt::format("node pool '{}': min_nodes {} is above max_nodes {}", text,
+                                        n.min_nodes, n.max_nodes));
   if (n.max_nodes < 1)
-    throw InputError(where, fmt::format("node pool '{}': needs max_nodes >= 1 (or initial_nodes >= 1)", text));
+    throw InputError(where,
+                     fmt::format("node pool '{}': needs max_nodes >= 1 (or initial_nodes >= 1)", text));
   return n;
 }
 
@@ -220,9 +224,10 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     for (const NodePoolConfig& o : f.node_pools) {
       if (o.name == n.name) throw InputError(where, fmt::format("node pool '{}' is given twice", n.name));
       if (text::lower(o.gpu_type) == text::lower(n.gpu_type))
-        throw InputError(where, fmt::format("node pools '{}' and '{}' both have gpu_type {}; give each GPU type one "
-                                            "node pool",
-                                            o.name, n.name, n.gpu_type));
+        throw InputError(where,
+                         fmt::format("node pools '{}' and '{}' both have gpu_type {}; give each GPU type one "
+                                     "node pool",
+                                     o.name, n.name, n.gpu_type));
     }
     f.node_pools.push_back(std::move(n));
   }
@@ -230,20 +235,23 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     for (size_t i = 0; i < pools.size(); ++i) {
       PoolLifecycle& pl = f.pools[i];
       for (size_t k = 0; k < f.node_pools.size(); ++k)
-        if (text::lower(f.node_pools[k].gpu_type) == text::lower(pools[i].hardware)) pl.node_pool = static_cast<int32_t>(k);
+        if (text::lower(f.node_pools[k].gpu_type) == text::lower(pools[i].hardware))
+          pl.node_pool = static_cast<int32_t>(k);
       std::vector<std::string> types;
       for (const NodePoolConfig& n : f.node_pools) types.push_back(n.gpu_type);
       if (pl.node_pool < 0)
-        throw InputError(c.where("node_pools"),
-                         fmt::format("pool {} runs on {}, but no node pool has that gpu_type (node pools have {}); add "
-                                     "a node pool of gpu_type={}",
-                                     pools[i].name, pools[i].hardware, text::join(types, ", "), pools[i].hardware));
+        throw InputError(
+            c.where("node_pools"),
+            fmt::format("pool {} runs on {}, but no node pool has that gpu_type (node pools have {}); add "
+                        "a node pool of gpu_type={}",
+                        pools[i].name, pools[i].hardware, text::join(types, ", "), pools[i].hardware));
       const NodePoolConfig& n = f.node_pools[static_cast<size_t>(pl.node_pool)];
       if (pl.tp > n.gpus_per_node)
-        throw InputError(c.where("node_pools"),
-                         fmt::format("pool {} needs {} GPUs per instance (TP), more than node pool {}'s gpus_per_node "
-                                     "{}",
-                                     pools[i].name, pl.tp, n.name, n.gpus_per_node));
+        throw InputError(
+            c.where("node_pools"),
+            fmt::format("pool {} needs {} GPUs per instance (TP), more than node pool {}'s gpus_per_node "
+                        "{}",
+                        pools[i].name, pl.tp, n.name, n.gpus_per_node));
     }
   }
   // Reserve slots per pool: every instance that add events may start, and

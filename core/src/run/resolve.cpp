@@ -257,7 +257,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   if (r.hardware)
     for (size_t k = 0; k < g.node_pool_specs.size(); ++k) {
       const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.where("node_pools"));
-      if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(gpu)) r.hardware->memory_gib = n.gpu_memory_gib;
+      if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(gpu))
+        r.hardware->memory_gib = n.gpu_memory_gib;
     }
 
   // Coefficients: given; else the plugin's data defaults; else, for a model

@@ -456,17 +456,19 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
     for (size_t np = 0; np < nodes.size(); ++np) {
       const NodePoolConfig& c = cc.fleet.node_pools[np];
       const NodeUse& u = nodes[np];
-      out += fmt::format("node pool {}: {} node(s) of {} x {} at start, {} at end, peak {} ({} provisioned, {} "
-                         "released); {:.4f} node-hours; {:.4f} GPU-hours; ${:.4f}\n",
-                         c.name, u.at_start, c.gpus_per_node, c.gpu_type, u.at_end, u.peak, u.provisioned, u.released,
-                         u.node_hours, u.gpu_hours, u.cost);
+      out += fmt::format(
+          "node pool {}: {} node(s) of {} x {} at start, {} at end, peak {} ({} provisioned, {} "
+          "released); {:.4f} node-hours; {:.4f} GPU-hours; ${:.4f}\n",
+          c.name, u.at_start, c.gpus_per_node, c.gpu_type, u.at_end, u.peak, u.provisioned, u.released,
+          u.node_hours, u.gpu_hours, u.cost);
       gpu_hours += u.gpu_hours;
       cost += u.cost;
     }
     if (result.unplaced_waits > 0)
-      out += fmt::format("Instances that waited for GPUs (node pools at their maximum): {}, {} still waiting at the "
-                         "end\n",
-                         result.unplaced_waits, result.unplaced_at_end);
+      out += fmt::format(
+          "Instances that waited for GPUs (node pools at their maximum): {}, {} still waiting at the "
+          "end\n",
+          result.unplaced_waits, result.unplaced_at_end);
   }
   out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
                      at_end, seconds, gpu_hours, cost);
@@ -497,12 +499,12 @@ std::string fleet_json(const std::vector<PoolLine>& pools, const ClusterConfig& 
     for (size_t np = 0; np < nodes.size(); ++np) {
       const NodePoolConfig& c = cc.fleet.node_pools[np];
       const NodeUse& u = nodes[np];
-      out += fmt::format("{}\n      {{\"name\": {}, \"gpu_type\": {}, \"gpus_per_node\": {}, \"nodes_at_start\": {}, "
-                         "\"nodes_at_end\": {}, \"peak_nodes\": {}, \"provisioned\": {}, \"released\": {}, "
-                         "\"node_hours\": {}, \"gpu_hours\": {}, \"cost\": {}}}",
-                         np ? "," : "", go_string(c.name), go_string(c.gpu_type), c.gpus_per_node, u.at_start,
-                         u.at_end, u.peak, u.provisioned, u.released, go_float(u.node_hours), go_float(u.gpu_hours),
-                         go_float(u.cost));
+      out += fmt::format(
+          "{}\n      {{\"name\": {}, \"gpu_type\": {}, \"gpus_per_node\": {}, \"nodes_at_start\": {}, "
+          "\"nodes_at_end\": {}, \"peak_nodes\": {}, \"provisioned\": {}, \"released\": {}, "
+          "\"node_hours\": {}, \"gpu_hours\": {}, \"cost\": {}}}",
+          np ? "," : "", go_string(c.name), go_string(c.gpu_type), c.gpus_per_node, u.at_start, u.at_end,
+          u.peak, u.provisioned, u.released, go_float(u.node_hours), go_float(u.gpu_hours), go_float(u.cost));
       gpu_hours += u.gpu_hours;
       cost += u.cost;
     }
@@ -590,15 +592,15 @@ RunOutcome simulate(const RunConfig& given) {
     std::vector<EngineConfig> engines;
     if (pools.empty()) {
       const ModelSettings& m = r.config.pool().model;
-      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, "",
-                             m.hardware.value_or("")});
+      fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp),
+                             cc.num_instances, 0, "", m.hardware.value_or("")});
       pool_lines.push_back(PoolLine{cc.pool_name, m.name.value_or("?"), m.hardware.value_or("?"), r.latency_model,
                                     cc.num_instances, static_cast<int32_t>(*m.tp), 0});
     }
     for (const ResolvedPool& p : pools) {
       const ModelSettings& m = p.run.config.pool().model;
-      fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count, p.cost_per_hour,
-                             p.lifecycle, m.hardware.value_or("")});
+      fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count,
+                             p.cost_per_hour, p.lifecycle, m.hardware.value_or("")});
       engines.push_back(cluster_config(p.run).engine);
       pool_lines.push_back(PoolLine{p.name, m.name.value_or("?"), m.hardware.value_or("?"), p.run.latency_model,
                                     p.count, static_cast<int32_t>(*m.tp), p.cost_per_hour});
@@ -642,8 +644,9 @@ RunOutcome simulate(const RunConfig& given) {
   ClusterPolicies policies = make_policies(r, ctx);
   setup_pd(config, pools, r, ctx, cc, policies);
   if (cc.pd.enabled() && !cc.fleet.node_pools.empty())
-    throw InputError(config.where("node_pools"), "node pools cannot be combined with P/D pools (--prefill-instances, "
-                                                 "...) yet; drop the node pools or the P/D settings");
+    throw InputError(config.where("node_pools"),
+                     "node pools cannot be combined with P/D pools (--prefill-instances, "
+                     "...) yet; drop the node pools or the P/D settings");
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t i) {
