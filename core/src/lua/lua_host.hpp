@@ -9,6 +9,7 @@
 #include <lua.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,14 +90,21 @@ class ScriptInstance {
   // the script's registry name, so where the file lives does not change the
   // draws. Throws ScriptError (exit code 2) with path:line (and a traceback).
   // `instruction_limit` is the budget of each call (the top level included).
+  // `prepare`, when given, is called with the sandbox table on top of the
+  // stack before the top level runs (to add globals; it must leave the stack
+  // as it found it).
   ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                 const std::string& source, int32_t instruction_limit = kPluginInstructionLimit);
+                 const std::string& source, int32_t instruction_limit = kPluginInstructionLimit,
+                 const std::function<void(lua_State*)>& prepare = {});
   ~ScriptInstance();
   ScriptInstance(const ScriptInstance&) = delete;
   ScriptInstance& operator=(const ScriptInstance&) = delete;
 
   const std::string& path() const { return path_; }
   lua_State* state() const { return core_->L; }
+  // The budget of each later call (the top level ran under the one given
+  // to the constructor).
+  void set_instruction_limit(int32_t limit) { instruction_limit_ = limit; }
 
   // Registry ref of the value the script's top level returned (scenario
   // scripts return their scenario), LUA_NOREF when it returned nothing.
