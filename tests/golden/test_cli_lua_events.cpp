@@ -178,3 +178,41 @@ return { model = "qwen/qwen3-14b", num_instances = 2, rate = 30, num_requests = 
   CHECK(r.out.find("2.000000 s: action=add count=2 (1 of 2 instance(s) starting: no free slot)") != std::string::npos);
   CHECK(r.out.find("3.000000 s: action=add count=2 (0 of 2 instance(s) starting: no free slot)") != std::string::npos);
 }
+
+TEST_CASE("random callback scripts lose no request", "[golden][events][lua][invariant]") {
+  // Every 0.5 s a callback draws an action on a random instance from the
+  // run's seeded math.random; whatever it does, every injected request ends
+  // completed, failed, dropped, queued or running.
+  TempDir dir;
+  const std::string code = dir.write("random.lua", R"(
+local actions = { "fail", "drain", "restore", "slow", "rate" }
+every(0.5, function(c)
+  local a = actions[math.random(#actions)]
+  local i = math.random(0, 3)
+  if a == "fail" then
+    blis.fail { instance = i, requests = math.random() < 0.5 and "reroute" or "fail" }
+  elseif a == "slow" then
+    blis.slow { instance = i, factor = 0.5 + math.random() * 2 }
+  elseif a == "rate" then
+    blis.rate { factor = 0.7 + math.random() * 0.6 }
+  else
+    blis[a] { instance = i }
+  end
+end)
+return { model = "qwen/qwen3-14b", num_instances = 4, rate = 40, num_requests = 400 }
+)");
+  for (const char* seed : {"1", "2", "3", "4"}) {
+    const Result r = run_blis("run " + code + " --format json --seed " + seed);
+    INFO("seed " << seed << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    auto field = [&](const std::string& name) {
+      const size_t at = r.out.find("\"" + name + "\": ");
+      REQUIRE(at != std::string::npos);
+      return std::stoll(r.out.substr(at + name.size() + 4));
+    };
+    CHECK(r.out.find("\"applied\": [\n      \"0.500000 s: action=") != std::string::npos);
+    CHECK(field("injected_requests") + field("rejected_requests") == 400);
+    CHECK(field("injected_requests") == field("completed_requests") + field("failed") + field("dropped_unservable") +
+                                            field("still_queued") + field("still_running"));
+  }
+}
