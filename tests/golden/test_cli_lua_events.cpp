@@ -216,3 +216,11 @@ return { model = "qwen/qwen3-14b", num_instances = 4, rate = 40, num_requests = 
                                             field("still_queued") + field("still_running"));
   }
 }
+
+TEST_CASE("callbacks with P/D pools are refused", "[golden][events][lua]") {
+  TempDir dir;
+  const std::string code = dir.write(
+      "pd.lua", "every(1, function() end)\nreturn { model = \"qwen/qwen3-14b\", rate = 30, num_requests = 300 }\n");
+  check_refused("run " + code + " --prefill-instances 1 --decode-instances 1",
+                "at()/every() callbacks together with P/D pools are not supported yet");
+}
