@@ -21,6 +21,7 @@ TEST_CASE("P/D flags are in --help", "[golden][pd]") {
                            "--prefill-latency-model", "--decode-latency-model", "--prefill-max-model-len",
                            "--decode-max-model-len"})
     CHECK(r.out.find(flag) != std::string::npos);
+  CHECK(r.out.find("P/D clusters too") != std::string::npos);  // --event
 }
 
 TEST_CASE("a P/D run prints its pools and the PD block, a run without P/D neither", "[golden][pd]") {
@@ -82,12 +83,39 @@ TEST_CASE("P/D settings that cannot work are refused with the reason", "[golden]
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-bandwidth 0", "must be a finite value > 0");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-base-latency -1", "[0, 1e9]");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pool 'name=a count=1'", "cannot be combined");
-  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --event 'at=1s action=drain instance=0'",
-                "not supported yet");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --autoscaler 'interval=10s'",
                 "--autoscaler: instance lifecycle and autoscaling together with P/D pools are not supported yet");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --lifecycle 'min=1 max=3'",
                 "--lifecycle: instance lifecycle and autoscaling together with P/D pools");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --decode-routing-scorers nope:1",
                 "unknown scorer 'nope'");
+}
+
+TEST_CASE("P/D with scenario events: a decode instance failing at peak, add and remove by pool", "[golden][pd][events]") {
+  const std::string pd = kBase + " --prefill-instances 1 --decode-instances 2 --pd-decider always";
+  const Result base = run_blis(pd);
+  REQUIRE(base.status == 0);
+  // (Round-robin takes turns over the decode and the prefill routing: with
+  // one prefill instance, every request is decoded on instance 1.)
+  const Result r = run_blis(pd + " --event 'at=2s action=fail instance=1 requests=reroute'");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // Every request there had tokens out: failed even when re-routing.
+  CHECK(r.out.find("2.000000 s: at=2s action=fail instance=1 requests=reroute (0 request(s) re-routed, 17 failed)\n"
+                   "Events Applied: 1\nRerouted Requests: 0\nFailed Requests: 17\n") != std::string::npos);
+  CHECK(metric(r.out, "completed_requests") == 60 - 17);
+  CHECK(r.out != base.out);
+  // Earlier, while the requests on the wire and queued have no token yet: re-routed.
+  const Result early = run_blis(pd + " --pd-transfer-bandwidth 0.05 --event 'at=1s action=fail instance=1 requests=reroute'");
+  INFO(early.err);
+  REQUIRE(early.status == 0);
+  CHECK(early.out.find("Rerouted Requests: 0\n") == std::string::npos);
+  // add and remove name a P/D pool.
+  const Result add = run_blis(pd + " --event 'at=1s action=add count=1 pool=decode' "
+                                   "--event 'at=3s action=remove count=1 pool=decode drain=wait'");
+  INFO(add.err);
+  REQUIRE(add.status == 0);
+  CHECK(add.out.find("=== PD Metrics ===") != std::string::npos);
+  CHECK(metric(add.out, "completed_requests") == 60);
+  check_refused(pd + " --event 'at=1s action=add count=1'", "the cluster has 2 pools; name one with pool=NAME");
 }

@@ -204,6 +204,7 @@ void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
     else
       instances_[i]->evict(evicted_);
     for (uint32_t slot : evicted_) lose(slot, true);
+    if (pd_link_) pd_abandon(i, true);
   }
   check_drained(i);
 }

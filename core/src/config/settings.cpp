@@ -210,7 +210,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("events", {"--event"}, "simulation",
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
                   "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
-                  "actions fail, drain, restore, slow, rate, weight, routing, add, remove (docs/cli.md)",
+                  "actions fail, drain, restore, slow, rate, weight, routing, add, remove; P/D clusters too (docs/cli.md)",
                   [](RunConfig& c) -> auto& { return c.events; }));
   // model and latency
   t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",

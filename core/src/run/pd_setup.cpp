@@ -86,8 +86,6 @@ RunConfig with_pd_pools(const RunConfig& config) {
                      fmt::format("{} instance(s), but the P/D pools have {} ({} prefill + {} decode + {} "
                                  "prefill-decode); leave --num-instances out, or make them agree",
                                  config.pool().instances, p + d + s, p, d, s));
-  if (!config.events.empty())
-    throw InputError(config.where("events"), "scenario events together with P/D pools are not supported yet");
   if (config.autoscaler || config.lifecycle)
     throw InputError(config.where(config.autoscaler ? "autoscaler" : "lifecycle"),
                      "instance lifecycle and autoscaling together with P/D pools are not supported yet");
@@ -115,11 +113,14 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
   if (!pd.configured()) return;
   PdConfig& out = cc.pd;
   const ResolvedPool* prefill = nullptr;
+  std::vector<uint8_t> pool_roles;
   for (const ResolvedPool& pool : pools) {
     const uint8_t role = pool.name == kPrefill ? kPdPrefill : pool.name == kDecode ? kPdDecode : kPdPrefill | kPdDecode;
     if (prefill == nullptr && (role & kPdPrefill)) prefill = &pool;
-    out.roles.insert(out.roles.end(), static_cast<size_t>(pool.count), role);
+    pool_roles.push_back(role);
   }
+  // Every instance slot's, the reserve slots of add events included.
+  for (const int32_t p : cc.pool_of) out.roles.push_back(pool_roles[static_cast<size_t>(p)]);
   parse_pd_decider(pd.decider.value_or("never"), out.decider);
   out.prefix_threshold = pd.prefix_threshold.value_or(16);
   out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
