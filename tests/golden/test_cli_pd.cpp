@@ -22,6 +22,7 @@ TEST_CASE("P/D flags are in --help", "[golden][pd]") {
                            "--decode-max-model-len"})
     CHECK(r.out.find(flag) != std::string::npos);
   CHECK(r.out.find("P/D clusters too") != std::string::npos);  // --event
+  CHECK(r.out.find("role=prefill|decode|mixed for P/D pools") != std::string::npos);  // --pool
 }
 
 TEST_CASE("a P/D run prints its pools and the PD block, a run without P/D neither", "[golden][pd]") {
@@ -118,4 +119,63 @@ TEST_CASE("P/D with scenario events: a decode instance failing at peak, add and 
   CHECK(add.out.find("=== PD Metrics ===") != std::string::npos);
   CHECK(metric(add.out, "completed_requests") == 60);
   check_refused(pd + " --event 'at=1s action=add count=1'", "the cluster has 2 pools; name one with pool=NAME");
+}
+
+TEST_CASE("P/D pools as --pool entries with role keys print what the P/D flags print", "[golden][pd][pools]") {
+  const std::string run = kBase + " --pd-decider always";
+  // The same cluster in both spellings: byte-identical stdout.
+  CHECK(run_blis(run + " --pool 'name=prefill count=1 role=prefill' --pool 'name=decode count=2 role=decode'").out ==
+        run_blis(run + " --prefill-instances 1 --decode-instances 2").out);
+  CHECK(run_blis(run + " --pool 'name=prefill count=1 role=prefill' "
+                       "--pool 'name=decode count=2 role=decode tp=2 hardware=A100-80'").out ==
+        run_blis(run + " --prefill-instances 1 --decode-instances 2 --decode-tp 2 --decode-hardware A100-80").out);
+  const std::string threshold = kBase + " --pd-decider prefix-threshold";
+  CHECK(run_blis(threshold + " --pool 'name=prefill count=1 role=prefill' --pool 'name=decode count=1 role=decode' "
+                             "--pool 'name=prefill-decode count=2 role=mixed'").out ==
+        run_blis(threshold + " --prefill-instances 1 --decode-instances 1 --prefill-decode-instances 2").out);
+  // A prefill pool of H100s and a decode pool of A100s, each with its cost.
+  const Result r = run_blis(run + " --pool 'name=p count=2 role=prefill hardware=H100 cost_per_hour=4' "
+                                  "--pool 'name=d count=3 role=decode hardware=A100-80 tp=2 cost_per_hour=2.5'");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("\np: 2 instance(s) of qwen/qwen3-14b on H100 (TP 1), latency model roofline; 0 completed; ") !=
+        std::string::npos);
+  CHECK(r.out.find("\nd: 3 instance(s) of qwen/qwen3-14b on A100-80 (TP 2), latency model roofline; 60 completed; ") !=
+        std::string::npos);
+  CHECK(r.out.find("=== PD Metrics ===\nDisaggregated Requests: 60\n") != std::string::npos);
+  CHECK(r.out.find("; $0.0000\n") == std::string::npos);  // every pool is billed
+  // With an event naming a role pool.
+  const Result ev = run_blis(run + " --pool 'name=p count=1 role=prefill' --pool 'name=d count=1 role=decode' "
+                                   "--event 'at=1s action=add count=1 pool=d'");
+  INFO(ev.err);
+  REQUIRE(ev.status == 0);
+  CHECK(metric(ev.out, "completed_requests") == 60);
+}
+
+TEST_CASE("P/D pools in a TOML scenario's [[pools]] tables", "[golden][pd][pools]") {
+  blis::test::TempDir dir;
+  const std::string path = dir.write("pd.toml", "model = \"qwen/qwen3-14b\"\nrate = 10\nnum_requests = 60\n"
+                                                "pd_decider = \"always\"\n\n[[pools]]\nname = \"prefill\"\ncount = 1\n"
+                                                "role = \"prefill\"\n\n[[pools]]\nname = \"decode\"\ncount = 2\n"
+                                                "role = \"decode\"\n");
+  const Result r = run_blis("run '" + path + "' --trust-scenario");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == run_blis(kBase + " --pd-decider always --prefill-instances 1 --decode-instances 2").out);
+}
+
+TEST_CASE("P/D pools with role keys that cannot work are refused with the reason", "[golden][pd][pools]") {
+  const std::string run = kBase + " --pd-decider always";
+  check_refused(run + " --pool 'name=x count=1 role=prefill' --pool 'name=y count=1'",
+                "pool 'name=y count=1': the other pools have a P/D role, so this one needs role=prefill");
+  check_refused(run + " --pool 'name=x count=2 role=prefill'",
+                "P/D pools of 2 prefill and 0 decode instance(s): both need at least one (role=mixed counts for both)");
+  check_refused(run + " --pool 'name=x count=1 role=both'", "role=both is not a P/D role: prefill, decode or mixed");
+  check_refused(run + " --pool 'name=x count=1 role=prefill' --pool 'name=y count=1 role=decode' --decode-tp 2",
+                "--decode-tp: the P/D pools are --pool entries: give the pool's own key");
+  check_refused(run + " --pool 'name=x count=1 role=prefill' --pool 'name=y count=1 role=decode' --autoscaler "
+                      "'interval=10s'",
+                "instance lifecycle and autoscaling together with P/D pools are not supported yet");
+  check_refused(run + " --prefill-instances 1 --decode-instances 1 --pool 'name=x count=1 role=decode'",
+                "cannot be combined; give the P/D pools as --pool entries with role=prefill|decode|mixed instead");
 }

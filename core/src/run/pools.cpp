@@ -49,13 +49,17 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
         if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
           throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
         p.cost_per_hour = d;
+      } else if (key == "role") {
+        if (value != "prefill" && value != "decode" && value != "mixed")
+          throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both)", value));
+        p.role = value;
       } else if (key == "min" || key == "max" || key == "provisioning_delay" || key == "provisioning_stddev" ||
                  key == "loading_delay" || key == "loading_stddev") {
         p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
       } else {
         const SettingDef* def = find_setting(key);
         if (def == nullptr || !per_pool(*def))
-          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, a lifecycle key (min, max, "
+          throw bad(fmt::format("'{}' is not a pool key: name, count, cost_per_hour, role, a lifecycle key (min, max, "
                                 "provisioning_delay, loading_delay, ...), or a model, latency, KV-cache or batching "
                                 "setting",
                                 key));
