@@ -121,7 +121,7 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   } else {
     a << " --num-instances " << instances;
   }
-  if (!d.pd && rng.one_in(6))
+  if (rng.one_in(6))
     a << " --lifecycle 'provisioning_delay=" << rng.below(3000) << "ms loading_delay=" << rng.below(2000)
       << "ms min=1 max=" << instances + 4 << "' --autoscaler 'interval=" << 1 + rng.below(5) << "s'";
 

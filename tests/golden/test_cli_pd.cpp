@@ -84,10 +84,6 @@ TEST_CASE("P/D settings that cannot work are refused with the reason", "[golden]
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-bandwidth 0", "must be a finite value > 0");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pd-transfer-base-latency -1", "[0, 1e9]");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --pool 'name=a count=1'", "cannot be combined");
-  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --autoscaler 'interval=10s'",
-                "--autoscaler: instance lifecycle and autoscaling together with P/D pools are not supported yet");
-  check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --lifecycle 'min=1 max=3'",
-                "--lifecycle: instance lifecycle and autoscaling together with P/D pools");
   check_refused(kBase + " --prefill-instances 1 --decode-instances 1 --decode-routing-scorers nope:1",
                 "unknown scorer 'nope'");
 }
@@ -173,9 +169,30 @@ TEST_CASE("P/D pools with role keys that cannot work are refused with the reason
   check_refused(run + " --pool 'name=x count=1 role=both'", "role=both is not a P/D role: prefill, decode or mixed");
   check_refused(run + " --pool 'name=x count=1 role=prefill' --pool 'name=y count=1 role=decode' --decode-tp 2",
                 "--decode-tp: the P/D pools are --pool entries: give the pool's own key");
-  check_refused(run + " --pool 'name=x count=1 role=prefill' --pool 'name=y count=1 role=decode' --autoscaler "
-                      "'interval=10s'",
-                "instance lifecycle and autoscaling together with P/D pools are not supported yet");
   check_refused(run + " --prefill-instances 1 --decode-instances 1 --pool 'name=x count=1 role=decode'",
                 "cannot be combined; give the P/D pools as --pool entries with role=prefill|decode|mixed instead");
+}
+
+TEST_CASE("P/D with an autoscaler: the decode and the prefill pools scale apart", "[golden][pd][autoscaling]") {
+  const std::string run = "run --model qwen/qwen3-14b --rate 40 --num-requests 2000 --pd-decider always "
+                          "--lifecycle 'provisioning_delay=5s min=1 max=6' --autoscaler 'interval=2s'";
+  const Result r = run_blis(run + " --prefill-instances 1 --decode-instances 1");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // One scaling group per role: the decode pool grows, though the prefill
+  // pool comes first and costs the same (one group would grow that).
+  CHECK(r.out.find("10.000000 s: decode +1 (KV demand ") != std::string::npos);
+  CHECK(r.out.find(": prefill +") == std::string::npos);
+  CHECK(r.out.find("\ndecode: 1 instance(s) at start, 1 at end, peak 3 (2 added, 2 removed) of qwen/qwen3-14b on H100 "
+                   "(TP 1), latency model roofline; ") != std::string::npos);
+  CHECK(r.out.find("=== PD Metrics ===\nDisaggregated Requests: 2000\n") != std::string::npos);
+  // The same as role pools, with their cost.
+  CHECK(run_blis(run + " --pool 'name=prefill count=1 role=prefill' --pool 'name=decode count=1 role=decode'").out ==
+        r.out);
+  const Result cost = run_blis(run + " --pool 'name=p count=1 role=prefill cost_per_hour=4' "
+                                     "--pool 'name=d count=1 role=decode hardware=A100-80 cost_per_hour=2'");
+  INFO(cost.err);
+  REQUIRE(cost.status == 0);
+  CHECK(cost.out.find(": d +1 (KV demand ") != std::string::npos);
+  CHECK(cost.out.find("; $0.0000\n") == std::string::npos);
 }

@@ -118,10 +118,11 @@ void ClusterSimulation::setup_fleet() {
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
   if (f.autoscaler.enabled()) {
-    // Scaling groups: the pools of one model, in pool order.
+    // Scaling groups: the pools of one model (P/D: and one role), in pool order.
     for (size_t p = 0; p < f.pools.size(); ++p) {
       auto g = std::find_if(groups_.begin(), groups_.end(), [&](const ScalingGroup& x) {
-        return f.pools[static_cast<size_t>(x.pools.front())].model == f.pools[p].model;
+        const PoolLifecycle& first = f.pools[static_cast<size_t>(x.pools.front())];
+        return first.model == f.pools[p].model && first.pd_role == f.pools[p].pd_role;
       });
       if (g == groups_.end()) g = groups_.insert(groups_.end(), ScalingGroup{});
       g->pools.push_back(static_cast<int32_t>(p));

@@ -92,9 +92,6 @@ void check_role_pools(const RunConfig& config, const std::string& decider) {
     if (config.origins.count(key))
       throw InputError(config.where(key), "the P/D pools are --pool entries: give the pool's own key (tp=, "
                                           "hardware=, latency_model=, max_model_len=) instead");
-  if (config.autoscaler || config.lifecycle)
-    throw InputError(config.where(config.autoscaler ? "autoscaler" : "lifecycle"),
-                     "instance lifecycle and autoscaling together with P/D pools are not supported yet");
   if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
 }
@@ -147,9 +144,6 @@ RunConfig with_pd_pools(const RunConfig& config) {
                      fmt::format("{} instance(s), but the P/D pools have {} ({} prefill + {} decode + {} "
                                  "prefill-decode); leave --num-instances out, or make them agree",
                                  config.pool().instances, p + d + s, p, d, s));
-  if (config.autoscaler || config.lifecycle)
-    throw InputError(config.where(config.autoscaler ? "autoscaler" : "lifecycle"),
-                     "instance lifecycle and autoscaling together with P/D pools are not supported yet");
   if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
   RunConfig out = config;
@@ -180,8 +174,10 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
     if (prefill == nullptr && (role & kPdPrefill)) prefill = &pool;
     pool_roles.push_back(role);
   }
-  // Every instance slot's, the reserve slots of add events included.
+  // Every instance slot's, the reserve slots of add events and the
+  // autoscaler included; each role's pools scale on their own.
   for (const int32_t p : cc.pool_of) out.roles.push_back(pool_roles[static_cast<size_t>(p)]);
+  for (size_t p = 0; p < cc.fleet.pools.size() && p < pool_roles.size(); ++p) cc.fleet.pools[p].pd_role = pool_roles[p];
   parse_pd_decider(pd.decider.value_or("never"), out.decider);
   out.prefix_threshold = pd.prefix_threshold.value_or(16);
   out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
