@@ -379,3 +379,62 @@ TEST_CASE("P/D conservation over random event scripts", "[cluster][pd][events][i
     }
   }
 }
+
+// The same with instances joining and leaving (add and remove events, every
+// drain mode): reserve slots of the decode role, whose requests are on the
+// wire or queued when their instance goes.
+TEST_CASE("P/D conservation over random add and remove scripts", "[cluster][pd][events][invariant]") {
+  GoRand rng(616);
+  for (int run = 0; run < 40; ++run) {
+    const int64_t p = 1 + rng.intn(2), d = 1 + rng.intn(3), reserve = 1 + rng.intn(3);
+    std::vector<uint8_t> roles;
+    roles.insert(roles.end(), static_cast<size_t>(p), P);
+    roles.insert(roles.end(), static_cast<size_t>(d + reserve), D);
+    ClusterConfig cfg = pd_config(roles, PdDecider::Always);
+    const int32_t initial = static_cast<int32_t>(p + d);
+    cfg.fleet.pools.push_back(PoolLifecycle{"m", kPdPrefill | kPdDecode, 1, 0, 0, static_cast<int32_t>(roles.size()),
+                                            DelaySpec{0.001 * static_cast<double>(rng.intn(20)), 0}, DelaySpec{}});
+    cfg.fleet.absent.assign(roles.size(), 0);
+    for (size_t k = static_cast<size_t>(initial); k < roles.size(); ++k) cfg.fleet.absent[k] = 1;
+    cfg.pd.contention = rng.intn(2) == 1;
+    cfg.pd.bytes_per_us = 5 + static_cast<double>(rng.intn(200));
+    cfg.engine.total_kv_blocks = 60 + rng.intn(400);
+    cfg.deadlines = rng.intn(2) == 1;
+    cfg.timeseries_interval = 50000;
+    std::string script;
+    const int nevents = 1 + static_cast<int>(rng.intn(6));
+    for (int k = 0; k < nevents; ++k) {
+      const int64_t at = rng.intn(250000);
+      const int64_t i = rng.intn(static_cast<int64_t>(roles.size()));
+      static const char* kModes[] = {"wait", "redirect", "immediate"};
+      std::string text;
+      switch (rng.intn(4)) {
+        case 0: text = fmt::format("at={} action=add count={}", at, 1 + rng.intn(2)); break;
+        case 1: text = fmt::format("at={} action=remove instance={} drain={}", at, i, kModes[rng.intn(3)]); break;
+        case 2: text = fmt::format("at={} action=fail instance={} requests=reroute", at, i); break;
+        default: text = fmt::format("at={} action=restore instance={}", at, i);
+      }
+      cfg.events.push_back(parse_scenario_event(text, "test"));
+      script += text + "; ";
+    }
+    const int count = 30 + static_cast<int>(rng.intn(100));
+    const int64_t gap = 200 + rng.intn(1500);
+    std::vector<WorkloadRequest> reqs;
+    for (int k = 0; k < count; ++k) {
+      WorkloadRequest r = make_request(static_cast<uint64_t>(k), k * gap, 32 + static_cast<int32_t>(rng.intn(600)),
+                                       1 + static_cast<int32_t>(rng.intn(200)), static_cast<uint32_t>(k));
+      if (cfg.deadlines) r.deadline_us = r.arrival_us + 1000 + rng.intn(400000);
+      reqs.push_back(std::move(r));
+    }
+    VectorSource src(reqs);
+    INFO("run " << run << " roles " << p << "/" << d << "+" << reserve << " events " << script);
+    auto out = run_cluster(cfg, src, "blackbox", model());
+    const InstanceMetrics& c = out.cluster;
+    CHECK(c.completed + c.still_queued + c.still_running + c.dropped_unservable + c.timed_out + c.failed +
+              out.result.rejected ==
+          count);
+    CHECK(c.still_queued == 0);
+    CHECK(c.still_running == 0);
+    for (const auto& m : out.result.instances) CHECK(m.final_kv_blocks == 0);
+  }
+}
