@@ -106,6 +106,7 @@ void ClusterSimulation::pd_prefilled(uint64_t payload) {
     signals_.dropped(r, now);
     signals_.departed(r, now);
     pool_.release(slot);
+    if (draining_ > 0) check_drained(d);
     return;
   }
   r.pd_transfer_start = now;
