@@ -157,7 +157,20 @@ TEST_CASE("P/D pools in a TOML scenario's [[pools]] tables", "[golden][pd][pools
   const Result r = run_blis("run '" + path + "' --trust-scenario");
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out == run_blis(kBase + " --pd-decider always --prefill-instances 1 --decode-instances 2").out);
+  const std::string flags = run_blis(kBase + " --pd-decider always --prefill-instances 1 --decode-instances 2").out;
+  CHECK(r.out == flags);
+  // In Lua, as tables; and --dump-config of role pools runs again the same.
+  const std::string lua = dir.write("pd.lua", "return { model = \"qwen/qwen3-14b\", rate = 10, num_requests = 60, "
+                                              "pd_decider = \"always\", pools = { { name = \"prefill\", count = 1, "
+                                              "role = \"prefill\" }, { name = \"decode\", count = 2, role = "
+                                              "\"decode\" } } }\n");
+  CHECK(run_blis("run '" + lua + "' --trust-scenario").out == flags);
+  const Result dump = run_blis(kBase + " --pd-decider always --pool 'name=prefill count=1 role=prefill' "
+                                       "--pool 'name=decode count=2 role=decode' --dump-config");
+  REQUIRE(dump.status == 0);
+  CHECK(dump.out.find("role=decode") != std::string::npos);
+  const std::string again = dir.write("again.toml", dump.out);
+  CHECK(run_blis("run '" + again + "' --trust-scenario").out == flags);
 }
 
 TEST_CASE("P/D pools with role keys that cannot work are refused with the reason", "[golden][pd][pools]") {
