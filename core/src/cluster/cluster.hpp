@@ -138,6 +138,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   void call_at(SimTime at, uint64_t id) override;
   bool only_code_left() override;
   void lose(uint32_t slot, bool reroute);
+  void reroute(uint32_t slot);
   SimTime warp_arrival(SimTime source_time);
   // Instance lifecycle and the autoscaler (cluster/fleet.cpp).
   void setup_fleet();
@@ -163,6 +164,9 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   void pd_transfer_done(uint64_t payload);
   bool pd_timeout(const Event& e);
   void pd_schedule();
+  static uint64_t transfer_tag(const Request& r);
+  bool pd_decode_takes(size_t d) const;
+  int64_t pd_abandon(size_t i, bool reroute);
 
   ClusterConfig cfg_;
   WorkloadSource* source_;
@@ -246,6 +250,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   // are stale), and scratch for the transfers it reports done.
   std::optional<KvTransferLink> pd_link_;
   uint64_t pd_generation_ = 0;
+  uint32_t pd_transfers_ = 0;  // transfers started (their serials)
   std::vector<KvTransferLink::Done> pd_done_;
 };
 

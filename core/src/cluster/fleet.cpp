@@ -139,10 +139,11 @@ void ClusterSimulation::setup_fleet() {
     schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
   }
   if (f.autoscaler.enabled()) {
-    // Scaling groups: the pools of one model, in pool order.
+    // Scaling groups: the pools of one model (P/D: and one role), in pool order.
     for (size_t p = 0; p < f.pools.size(); ++p) {
       auto g = std::find_if(groups_.begin(), groups_.end(), [&](const ScalingGroup& x) {
-        return f.pools[static_cast<size_t>(x.pools.front())].model == f.pools[p].model;
+        const PoolLifecycle& first = f.pools[static_cast<size_t>(x.pools.front())];
+        return first.model == f.pools[p].model && first.pd_role == f.pools[p].pd_role;
       });
       if (g == groups_.end()) g = groups_.insert(groups_.end(), ScalingGroup{});
       g->pools.push_back(static_cast<int32_t>(p));
@@ -226,6 +227,7 @@ void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
     else
       instances_[i]->evict(evicted_);
     for (uint32_t slot : evicted_) lose(slot, true);
+    if (pd_link_) pd_abandon(i, true);
   }
   check_drained(i);
 }

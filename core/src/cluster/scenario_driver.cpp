@@ -45,7 +45,9 @@ void ClusterSimulation::check_event(const ScenarioEvent& e, const std::string& w
                                         e.text, e.instance, n));
   if ((e.action == EventAction::Add || e.action == EventAction::Remove) && !cfg_.fleet.enabled())
     throw InputError(where, fmt::format("event '{}': internal: instance lifecycle is off", e.text));
-  if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer))
+  if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer) &&
+      !(policies_.prefill_router && policies_.prefill_router->has_scorer(e.scorer)) &&
+      !(policies_.decode_router && policies_.decode_router->has_scorer(e.scorer)))
     throw InputError(where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
                                         "--routing-scorers",
                                         e.text, e.scorer));
@@ -228,15 +230,23 @@ void ClusterSimulation::lose(uint32_t slot, bool reroute) {
   const SimTime now = kernel_.now();
   if (reroute && r.step.emitted == 0) {
     signals_.departed(r, now);
-    r.state = RequestState::Pipeline;
-    r.step = StepState{};
-    ++rerouted_;
-    schedule(kernel_, now + cfg_.routing_latency, EventKind::Routing, 0, slot);
+    this->reroute(slot);
     return;
   }
   signals_.failed(r, now);
   signals_.departed(r, now);
   pool_.release(slot);
+}
+
+// Back to routing, as it arrived (P/D: decided and split again).
+void ClusterSimulation::reroute(uint32_t slot) {
+  Request& r = pool_[slot];
+  r.state = RequestState::Pipeline;
+  r.step = StepState{};
+  r.pd = PdStage::None;
+  r.pd_decode = r.pd_prefill = -1;
+  ++rerouted_;
+  schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }
 
 // Arrival times after a rate change: the source's gaps divided by the
@@ -266,8 +276,13 @@ void ClusterSimulation::apply_event(size_t index) {
       instances_[i]->evict(evicted_);
       const int64_t before = rerouted_;
       for (uint32_t slot : evicted_) lose(slot, e.reroute);
+      int64_t lost = static_cast<int64_t>(evicted_.size());
+      if (pd_link_) {  // P/D: the transfers from or to it, too
+        const int64_t in_transfer = pd_abandon(i, e.reroute);
+        lost += in_transfer;
+      }
       const int64_t moved = rerouted_ - before;
-      note = fmt::format("{} request(s) re-routed, {} failed", moved, static_cast<int64_t>(evicted_.size()) - moved);
+      note = fmt::format("{} request(s) re-routed, {} failed", moved, lost - moved);
       break;
     }
     case EventAction::Drain:
@@ -297,8 +312,15 @@ void ClusterSimulation::apply_event(size_t index) {
       note = fmt::format("arrival rate x{} of the workload's", rate_factor_);
       break;
     }
-    case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
-    case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
+    // P/D: every router that has the scorer (the pools' and the cluster's).
+    case EventAction::Weight:
+      for (Router* router : {policies_.router.get(), policies_.prefill_router.get(), policies_.decode_router.get()})
+        if (router != nullptr) router->set_weight(e.scorer, e.weight);
+      break;
+    case EventAction::Routing:
+      for (Router* router : {policies_.router.get(), policies_.prefill_router.get(), policies_.decode_router.get()})
+        if (router != nullptr) router->set_policy(parse_routing_policy(e.policy));
+      break;
     case EventAction::Workload: note = "arrivals from now on: " + e.spec; break;  // pull_next_arrival switches
     case EventAction::Add: {
       const int32_t n = add_instances(static_cast<size_t>(event_pool_[index]), e.count);
