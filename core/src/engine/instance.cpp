@@ -24,6 +24,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          std::to_string(cfg.block_size) +
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
   kv_.enable_cpu_tier(cfg.cpu_tier);
+  prices_sums_ = model_->prices_decode_aggregates();
 }
 
 void Instance::inject(uint32_t slot, SimTime t) {
@@ -199,8 +200,17 @@ void Instance::on_step() {
   blis_step_batch batch{sizeof(blis_step_batch), sizeof(Running), now,
                         static_cast<int64_t>(running_.size()),
                         running_.empty() ? nullptr : &running_.front().s.entry};
-  // CPU-tier transfers triggered by this step's batch formation lengthen it.
-  int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
+  // A decode-only batch is priced from its sums when the model can (ABI
+  // 1.5), else member by member. CPU-tier transfers triggered by this step's
+  // batch formation lengthen it.
+  int64_t dt = 0;
+  const DecodeSums& sums = decode_sums_;
+  if (!(prices_sums_ && sums.valid &&
+        model_->decode_step_time(blis_decode_batch{sizeof(blis_decode_batch), 0, now, batch.count,
+                                                   sums.progress, sums.progress_max, sums.input_tokens},
+                                 dt)))
+    dt = model_->step_time(batch);
+  dt += kv_.take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
   signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(),
@@ -223,9 +233,17 @@ void Instance::form_batch(SimTime now) {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   bool preempted_any = false;
+  // Whether every member decodes one token this step, and their sums: the
+  // step is then priced from those (DecodeSums).
+  DecodeSums& sums = decode_sums_;
+  sums = DecodeSums{};
+  bool decode_only = true;
   // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
   for (size_t i = 0; i < running_.size(); ++i) {
-    if (budget <= 0) break;
+    if (budget <= 0) {
+      decode_only = false;  // the rest stall
+      break;
+    }
     StepState& r = running_[i].s;
     const int64_t pi = r.pi();
     int64_t n = 0;
@@ -234,15 +252,25 @@ void Instance::form_batch(SimTime now) {
       if (chunk > 0 && chunk < n) n = chunk;
       n = std::min(n, budget);
       if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
+      decode_only = false;
     } else if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
       n = 1;
+      sums.progress += pi;
+      sums.progress_max = std::max(sums.progress_max, pi);
+      sums.input_tokens += r.entry.input_tokens;
     }
-    if (n == 0) continue;
-    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any))
+    if (n == 0) {
+      decode_only = false;
+      continue;
+    }
+    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any)) {
+      decode_only = false;
       break;
+    }
     budget -= n;
     running_[i].s.entry.new_tokens = static_cast<int32_t>(n);  // reserve() may have moved it
   }
+  if (preempted_any) decode_only = false;
 
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
@@ -263,6 +291,9 @@ void Instance::form_batch(SimTime now) {
         qs.entry.new_tokens = 1;
         qs.entry.cached_tokens = 0;
         budget -= 1;
+        sums.progress += qs.pi();
+        sums.progress_max = std::max(sums.progress_max, qs.pi());
+        sums.input_tokens += qs.entry.input_tokens;
         signals_.scheduled(q, now);
         running_.push_back(Running{qs, &q});
         continue;
@@ -307,12 +338,14 @@ void Instance::form_batch(SimTime now) {
     }
     waiting_.pop_front();
     q.state = RequestState::Running;
+    decode_only = false;
     qs.entry.new_tokens = static_cast<int32_t>(n);
     qs.entry.cached_tokens = start;
     budget -= n;
     signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
+  sums.valid = decode_only && !running_.empty();
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they

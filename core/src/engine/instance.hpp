@@ -127,6 +127,16 @@ class Instance {
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
+
+  // Set by form_batch: valid when every member of the batch decodes one
+  // token this step (no prefill, no stall), with the sums of their progress
+  // and input lengths, so the model may price the step from those.
+  struct DecodeSums {
+    bool valid = false;
+    int64_t progress = 0, progress_max = 0, input_tokens = 0;
+  };
+  DecodeSums decode_sums_;
+  bool prices_sums_ = false;  // the model has the aggregate entry
 };
 
 }  // namespace blis

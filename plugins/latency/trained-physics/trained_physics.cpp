@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,6 @@ class TrainedPhysics {
 
   double step_time(const blis_step_batch& batch) const {
     if (batch.count == 0) return 1;
-    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_;
     // Every member counts, stalled ones included (spec head.md §1.3): a decode
     // member is one token of work even in a step that gave it none.
     double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
@@ -146,12 +146,25 @@ class TrainedPhysics {
         const double t = static_cast<double>(e.new_tokens);
         const double s = static_cast<double>(e.input_tokens);
         t_pf += t;
-        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
       } else {
         t_dc += 1;
         ctx_sum += static_cast<double>(e.progress);
       }
     }
+    return priced(t_pf, t_dc, ctx_sum, attn, batch.count);
+  }
+
+  // A decode-only step: the sums above are of integers, exact in doubles (and
+  // so independent of order) while the context sum stays below 2^53.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    if (b.progress_sum > (int64_t{1} << 53)) return std::nullopt;
+    return priced(0, static_cast<double>(b.count), static_cast<double>(b.progress_sum), 0, b.count);
+  }
+
+ private:
+  double priced(double t_pf, double t_dc, double ctx_sum, double attn, int64_t count) const {
+    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_;
 
     double pf_compute = 0, pf_kv = 0, dc_compute = 0, dc_kv = 0;
     if (t_pf > 0) {
@@ -184,11 +197,12 @@ class TrainedPhysics {
     // Summed left to right in this order (spec head.md §1.3).
     const double step = prefill + decode + b[kWeights] * weight_time_ + b[kTpAllReduce] * tp_comm +
                         b[kMoeDispatch] * moe_dispatch + b[kPerLayer] * L +
-                        b[kPerRequest] * static_cast<double>(batch.count) + b[kPerStep] +
+                        b[kPerRequest] * static_cast<double>(count) + b[kPerStep] +
                         b[kPerInterleavedMoeLayer] * (interleaved_ ? 1.0 : 0.0) * moe_layers_;
     return lc::at_least_one(lc::trunc_ticks(step));
   }
 
+ public:
   // α0 is a constant per request, independent of the prompt length.
   double queueing_time(const blis_request_view&) const { return lc::trunc_ticks(alpha_[0]); }
   double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }

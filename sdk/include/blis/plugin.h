@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 4 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 5 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
@@ -71,8 +71,10 @@ typedef enum blis_need {
                                   blis_instance_snapshot.cached_blocks */
 } blis_need;
 
-/* Return value of every fallible call. */
-typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1 } blis_status;
+/* Return value of every fallible call. BLIS_DECLINED (ABI 1.5) only from the
+ * optional latency-model call decode_step_time: no exact answer, the host
+ * prices the step with step_time instead. */
+typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1, BLIS_DECLINED = 2 } blis_status;
 
 /* Result of a configuration lookup. */
 typedef enum blis_config_result {
@@ -210,6 +212,21 @@ typedef struct blis_step_batch {
   const blis_batch_entry *entries;
 } blis_step_batch;
 
+/* ABI 1.5: a decode-only step given by aggregates. It stands for the
+ * blis_step_batch of `count` entries, every one with phase BLIS_PHASE_DECODE,
+ * new_tokens 1 and cached_tokens 0, whose progress fields sum to
+ * progress_sum (the largest is progress_max) and whose input_tokens sum to
+ * input_tokens_sum; the order of the entries is not given. */
+typedef struct blis_decode_batch {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  int64_t now_us;
+  int64_t count;                   /* >= 1 */
+  int64_t progress_sum;
+  int64_t progress_max;
+  int64_t input_tokens_sum;
+} blis_decode_batch;
+
 /* create() signature shared by every kind. On success stores the new object
  * in *self and returns BLIS_OK; on failure writes a message to errbuf. */
 typedef int32_t (*blis_create_fn)(const blis_host *host, const blis_config *config,
@@ -234,6 +251,13 @@ typedef struct blis_latency_model_vtable {
   int32_t (*output_token_time)(void *self, double *out_us, char *errbuf, size_t errlen);
   /* Fixed overhead added to the E2E of requests with output tokens. */
   int32_t (*post_decode_overhead)(void *self, double *out_us, char *errbuf, size_t errlen);
+  /* ABI 1.5, optional (may be NULL; read only when struct_size covers it):
+   * the step time of a decode-only batch from its aggregates. It must return
+   * exactly the value step_time would for any batch the aggregates stand
+   * for, or BLIS_DECLINED when it cannot be sure of that (floating-point
+   * rounding, say): the host then builds the batch and calls step_time. */
+  int32_t (*decode_step_time)(void *self, const blis_decode_batch *batch, double *out_us,
+                              char *errbuf, size_t errlen);
 } blis_latency_model_vtable;
 
 /* Routing scorer: one score per instance, in [0, 1] (values outside are
