@@ -235,8 +235,9 @@ void Instance::form_batch(SimTime now) {
   bool preempted_any = false;
   // Whether every member decodes one token this step, and their sums: the
   // step is then priced from those (DecodeSums).
-  DecodeSums& sums = decode_sums_;
-  sums = DecodeSums{};
+  // Kept in locals (a member would be stored at every update): the batch's
+  // writes may alias it as far as the compiler knows.
+  DecodeSums sums;
   bool decode_only = true;
   // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
   for (size_t i = 0; i < running_.size(); ++i) {
@@ -346,6 +347,7 @@ void Instance::form_batch(SimTime now) {
     running_.push_back(Running{qs, &q});
   }
   sums.valid = decode_only && !running_.empty();
+  decode_sums_ = sums;
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they
@@ -453,6 +455,29 @@ void Instance::execute(SimTime now, int64_t dt) {
   const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
   const int64_t m = cfg_.max_model_len;
   size_t keep = 0;
+  if (decode_sums_.valid) {
+    // Every member decodes one token (form_batch): the same updates as
+    // below, without the prefill and stall cases; cached_tokens is 0 already.
+    for (size_t i = 0, size = running_.size(); i < size; ++i) {
+      if (keep != i) running_[keep] = running_[i];
+      Running& rr = running_[keep];
+      StepState& r = rr.s;
+      const int64_t pi = ++r.entry.progress;  // still decoding: past the target already
+      emit_token(rr, end, step);
+      r.entry.new_tokens = 0;
+      const bool done = r.emitted >= std::max(r.output_tokens, 1);
+      const bool capped = !done && m > 0 && pi >= m - 1;
+      if (done || capped) {
+        Request& q = *rr.req;
+        q.step = r;
+        complete(q, capped, end);
+      } else {
+        ++keep;
+      }
+    }
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
+    return;
+  }
   for (size_t i = 0, size = running_.size(); i < size; ++i) {
     // Close the gap left by completions first: copying an entry just after
     // writing it would wait for those writes.
