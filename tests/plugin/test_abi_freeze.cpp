@@ -60,7 +60,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 2, 0xa9cb54f39bd7611eull},
     {1, 3, 0x880e8a2cfff766bbull},
     {1, 4, 0xd4bcae32162a3162ull},
-    {1, 5, 0x83b7a9b825936be8ull},
+    {1, 5, 0x59522abd4e384489ull},
 };
 
 }  // namespace
@@ -159,14 +159,16 @@ static_assert(offsetof(blis_step_batch, entry_size) == 4);
 static_assert(offsetof(blis_step_batch, now_us) == 8);
 static_assert(offsetof(blis_step_batch, count) == 16);
 static_assert(offsetof(blis_step_batch, entries) == 24);
-static_assert(sizeof(blis_decode_batch) == 48);
+static_assert(sizeof(blis_decode_batch) == 64);
 static_assert(offsetof(blis_decode_batch, struct_size) == 0);
-static_assert(offsetof(blis_decode_batch, reserved0) == 4);
+static_assert(offsetof(blis_decode_batch, entry_size) == 4);
 static_assert(offsetof(blis_decode_batch, now_us) == 8);
 static_assert(offsetof(blis_decode_batch, count) == 16);
 static_assert(offsetof(blis_decode_batch, progress_sum) == 24);
 static_assert(offsetof(blis_decode_batch, progress_max) == 32);
 static_assert(offsetof(blis_decode_batch, input_tokens_sum) == 40);
+static_assert(offsetof(blis_decode_batch, others_count) == 48);
+static_assert(offsetof(blis_decode_batch, others) == 56);
 static_assert(sizeof(blis_latency_model_vtable) == 64);
 static_assert(offsetof(blis_latency_model_vtable, struct_size) == 0);
 static_assert(offsetof(blis_latency_model_vtable, reserved0) == 4);

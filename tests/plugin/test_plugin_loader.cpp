@@ -61,7 +61,7 @@ TEST_CASE("the optional decode_step_time (ABI 1.5): absent, or beyond an older v
   register_library(reg, open_plugin_library(fixture("good")));
   register_library(reg, open_plugin_library(fixture("minor4")));
   ConfigTable cfg;
-  const blis_decode_batch agg{sizeof(blis_decode_batch), 0, 1000, 1, 512, 512, 512};
+  const blis_decode_batch agg{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 1000, 1, 512, 512, 512, 0, nullptr};
   for (const char* name : {"fixture-good", "fixture-minor4"}) {
     INFO(name);
     auto model = reg.latency.create(name, CreateArgs{&cfg, 42});

@@ -46,13 +46,23 @@ class LatencyPlugin {
   }
   // The decode-only step priced from the aggregates of `entries` (ABI 1.5),
   // false when the model has no aggregate entry or declines.
+  // The plain decodes (decode phase, one new token) become sums, the other
+  // members are listed in batch order, as the host does.
   bool decode_sums(const std::vector<blis_batch_entry>& entries, int64_t& out) {
-    blis_decode_batch b{sizeof(blis_decode_batch), 0, 0, static_cast<int64_t>(entries.size()), 0, 0, 0};
+    blis_decode_batch b{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 0, 0, 0, 0, 0, 0, nullptr};
+    std::vector<blis_batch_entry> others;
     for (const auto& e : entries) {
-      b.progress_sum += e.progress;
-      b.progress_max = std::max(b.progress_max, e.progress);
-      b.input_tokens_sum += e.input_tokens;
+      if (e.phase == BLIS_PHASE_DECODE && e.new_tokens == 1 && e.cached_tokens == 0) {
+        ++b.count;
+        b.progress_sum += e.progress;
+        b.progress_max = std::max(b.progress_max, e.progress);
+        b.input_tokens_sum += e.input_tokens;
+      } else {
+        others.push_back(e);
+      }
     }
+    b.others_count = static_cast<int64_t>(others.size());
+    b.others = others.empty() ? nullptr : others.data();
     return decode_sums(b, out);
   }
   bool decode_sums(const blis_decode_batch& b, int64_t& out) { return model_->decode_step_time(b, out); }
@@ -467,9 +477,10 @@ blis::ConfigTable arch(const std::string& model, int64_t tp, const std::vector<d
 
 }  // namespace
 
-// The differential test of the aggregate entry: on random decode-only
-// batches, whenever a built-in model prices the step from its sums, the
-// value is exactly step_time's over the members. The models whose sums are
+// The differential test of the aggregate entry: on random batches (decode
+// only, or with prefill chunks and stalled members), whenever a built-in
+// model prices the step from the plain decodes' sums, the value is exactly
+// step_time's over the members. The models whose sums are
 // exact never decline; roofline (one rounded term per member) declines only
 // where rounding could change the tick, which random batches (almost) never hit.
 TEST_CASE("latency plugins: decode steps priced from sums equal the member-by-member price", "[latency]") {
@@ -503,10 +514,26 @@ TEST_CASE("latency plugins: decode steps priced from sums equal the member-by-me
       // Batch sizes 1..512, contexts short or long (up to 2^20 tokens).
       const int64_t size = 1 + static_cast<int64_t>(rng.below(draw % 4 == 0 ? 8 : 512));
       const int64_t span = int64_t{1} << (4 + rng.below(17));
+      // Half the draws decode only; the others mix in prefill chunks (some
+      // with cache hits) and stalled members of either phase.
+      const bool mixed = draw % 2 == 1;
       std::vector<blis_batch_entry> batch;
       for (int64_t i = 0; i < size; ++i) {
         const int64_t input = 1 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(span)));
-        batch.push_back(decode_at(input, input + static_cast<int64_t>(rng.below(static_cast<uint64_t>(span)))));
+        const uint64_t kind = mixed ? rng.below(10) : 0;
+        if (kind < 7) {
+          batch.push_back(decode_at(input, input + static_cast<int64_t>(rng.below(static_cast<uint64_t>(span)))));
+        } else if (kind < 9) {
+          const int64_t progress = static_cast<int64_t>(rng.below(static_cast<uint64_t>(input)));
+          const int32_t n = static_cast<int32_t>(1 + rng.below(static_cast<uint64_t>(std::min<int64_t>(input - progress, 2048))));
+          blis_batch_entry e = prefill(input, progress, n);
+          if (kind == 8) e.cached_tokens = progress / 2;
+          batch.push_back(e);
+        } else {
+          blis_batch_entry e = rng.below(2) == 0 ? decode_at(input, input + 5) : prefill(input, 0, 0);
+          e.new_tokens = 0;
+          batch.push_back(e);
+        }
       }
       int64_t sum_price = -1;
       if (p.decode_sums(batch, sum_price)) {
@@ -525,7 +552,8 @@ TEST_CASE("latency plugins: decode steps priced from sums equal the member-by-me
 TEST_CASE("latency plugins: sums beyond exact doubles are declined", "[latency]") {
   LatencyPlugin p("trained-physics", physics("qwen/qwen3-14b", "H100", 1));
   int64_t out = -1;
-  blis_decode_batch b{sizeof(blis_decode_batch), 0, 0, 4, (int64_t{1} << 53) + 1, int64_t{1} << 52, 4};
+  blis_decode_batch b{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 0, 4, (int64_t{1} << 53) + 1,
+                      int64_t{1} << 52, 4, 0, nullptr};
   CHECK_FALSE(p.decode_sums(b, out));
   // Exact still; the host checks the answer like step_time's.
   b.progress_sum = int64_t{1} << 53;

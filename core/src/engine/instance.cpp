@@ -206,9 +206,12 @@ void Instance::on_step() {
   int64_t dt = 0;
   const DecodeSums& sums = decode_sums_;
   if (!(prices_sums_ && sums.valid &&
-        model_->decode_step_time(blis_decode_batch{sizeof(blis_decode_batch), 0, now, batch.count,
-                                                   sums.progress, sums.progress_max, sums.input_tokens},
-                                 dt)))
+        model_->decode_step_time(
+            blis_decode_batch{sizeof(blis_decode_batch), sizeof(blis_batch_entry), now,
+                              batch.count - static_cast<int64_t>(others_.size()), sums.progress,
+                              sums.progress_max, sums.input_tokens, static_cast<int64_t>(others_.size()),
+                              others_.empty() ? nullptr : others_.data()},
+            dt)))
     dt = model_->step_time(batch);
   dt += kv_.take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
@@ -233,16 +236,15 @@ void Instance::form_batch(SimTime now) {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   bool preempted_any = false;
-  // Whether every member decodes one token this step, and their sums: the
-  // step is then priced from those (DecodeSums).
-  // Kept in locals (a member would be stored at every update): the batch's
-  // writes may alias it as far as the compiler knows.
+  // The sums of the members that decode one token, the others' entries in
+  // batch order: the model may price the step from those (DecodeSums).
   DecodeSums sums;
-  bool decode_only = true;
+  others_.clear();
+  bool valid = true;
   // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
   for (size_t i = 0; i < running_.size(); ++i) {
     if (budget <= 0) {
-      decode_only = false;  // the rest stall
+      for (size_t k = i; k < running_.size(); ++k) others_.push_back(running_[k].s.entry);  // they stall
       break;
     }
     StepState& r = running_[i].s;
@@ -253,7 +255,6 @@ void Instance::form_batch(SimTime now) {
       if (chunk > 0 && chunk < n) n = chunk;
       n = std::min(n, budget);
       if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
-      decode_only = false;
     } else if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
       n = 1;
       sums.progress += pi;
@@ -261,17 +262,20 @@ void Instance::form_batch(SimTime now) {
       sums.input_tokens += r.entry.input_tokens;
     }
     if (n == 0) {
-      decode_only = false;
+      others_.push_back(r.entry);  // stalled
       continue;
     }
     if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any)) {
-      decode_only = false;
+      valid = false;
       break;
     }
     budget -= n;
-    running_[i].s.entry.new_tokens = static_cast<int32_t>(n);  // reserve() may have moved it
+    StepState& moved = running_[i].s;  // reserve() may have moved it
+    moved.entry.new_tokens = static_cast<int32_t>(n);
+    if (moved.entry.phase == BLIS_PHASE_PREFILL) others_.push_back(moved.entry);
   }
-  if (preempted_any) decode_only = false;
+  // Preemptions moved members the sums counted: the step is priced member by member.
+  if (preempted_any) valid = false;
 
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
@@ -339,14 +343,15 @@ void Instance::form_batch(SimTime now) {
     }
     waiting_.pop_front();
     q.state = RequestState::Running;
-    decode_only = false;
     qs.entry.new_tokens = static_cast<int32_t>(n);
     qs.entry.cached_tokens = start;
+    others_.push_back(qs.entry);
     budget -= n;
     signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
-  sums.valid = decode_only && !running_.empty();
+  sums.valid = valid && !running_.empty();
+  sums.decode_only = sums.valid && others_.empty();
   decode_sums_ = sums;
 }
 
@@ -455,7 +460,7 @@ void Instance::execute(SimTime now, int64_t dt) {
   const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
   const int64_t m = cfg_.max_model_len;
   size_t keep = 0;
-  if (decode_sums_.valid) {
+  if (decode_sums_.decode_only) {
     // Every member decodes one token (form_batch): the same updates as
     // below, without the prefill and stall cases; cached_tokens is 0 already.
     for (size_t i = 0, size = running_.size(); i < size; ++i) {

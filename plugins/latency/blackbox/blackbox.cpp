@@ -25,8 +25,11 @@ class Blackbox : public lc::WithLinearAlpha {
     return priced(prefill, decode);
   }
 
-  // A decode-only step: D is the batch size, P is 0; the same formula.
-  std::optional<double> decode_step_time(const blis_decode_batch& b) const { return priced(0, b.count); }
+  // The same counts, the plain decodes given by their number: the same formula.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    const auto [prefill, decode] = lc::token_counts(b);
+    return priced(prefill, decode);
+  }
 
  private:
   double priced(int64_t prefill, int64_t decode) const {

@@ -38,8 +38,11 @@ class Crossmodel : public lc::WithLinearAlpha {
     return priced(prefill, decode);
   }
 
-  // A decode-only step: every member one decode token, no prefill tokens.
-  std::optional<double> decode_step_time(const blis_decode_batch& b) const { return priced(0, b.count); }
+  // The same counts, the plain decodes given by their number: the same formula.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    const auto [prefill, decode] = lc::token_counts(b);
+    return priced(prefill, decode);
+  }
 
  private:
   double priced(int64_t prefill, int64_t decode) const {

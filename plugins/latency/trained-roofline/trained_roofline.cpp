@@ -72,11 +72,31 @@ class TrainedRoofline {
     return priced(t_pf, t_dc, ctx_sum, attn, batch.count);
   }
 
-  // A decode-only step: the sums above are of integers, exact in doubles (and
-  // so independent of order) while the context sum stays below 2^53.
+  // The plain decodes given by their number and their sum of progress: the
+  // decode sums above are of integers, exact in doubles (and so independent
+  // of order) while the context sum stays below 2^53; the other members go
+  // through the same code in the same order.
   std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+    lc::for_each_other(b, [&](const blis_batch_entry& e) {
+      if (e.new_tokens <= 0) return;  // as for_each_scheduled
+      if (e.phase == BLIS_PHASE_PREFILL) {
+        const double t = static_cast<double>(e.new_tokens);
+        const double s = static_cast<double>(e.input_tokens);
+        t_pf += t;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
+      } else {
+        t_dc += 1;
+        ctx_sum += static_cast<double>(e.progress);
+      }
+    });
     if (b.progress_sum > (int64_t{1} << 53)) return std::nullopt;
-    return priced(0, static_cast<double>(b.count), static_cast<double>(b.progress_sum), 0, b.count);
+    t_dc += static_cast<double>(b.count);
+    ctx_sum += static_cast<double>(b.progress_sum);
+    if (ctx_sum > lc::kExactSum || t_dc > lc::kExactSum) return std::nullopt;
+    const int64_t count = b.count + b.others_count;
+    if (count == 0) return step_time(blis_step_batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), b.now_us, 0, nullptr});
+    return priced(t_pf, t_dc, ctx_sum, attn, count);
   }
 
  private:

@@ -212,19 +212,24 @@ typedef struct blis_step_batch {
   const blis_batch_entry *entries;
 } blis_step_batch;
 
-/* ABI 1.5: a decode-only step given by aggregates. It stands for the
- * blis_step_batch of `count` entries, every one with phase BLIS_PHASE_DECODE,
- * new_tokens 1 and cached_tokens 0, whose progress fields sum to
- * progress_sum (the largest is progress_max) and whose input_tokens sum to
- * input_tokens_sum; the order of the entries is not given. */
+/* ABI 1.5: a step's batch with its plain decode members given by aggregates.
+ * It stands for a batch of count + others_count members: `count` plain
+ * decodes (phase BLIS_PHASE_DECODE, new_tokens 1, cached_tokens 0) whose
+ * progress fields sum to progress_sum (the largest is progress_max) and whose
+ * input_tokens sum to input_tokens_sum, and the `others` (prefill chunks,
+ * stalled members: every member that is not a plain decode), `entry_size`
+ * bytes apart, in batch order among themselves. Where the plain decodes sit
+ * among the others is not given. */
 typedef struct blis_decode_batch {
   uint32_t struct_size;
-  uint32_t reserved0;
+  uint32_t entry_size;             /* stride of `others` */
   int64_t now_us;
-  int64_t count;                   /* >= 1 */
+  int64_t count;                   /* plain decode members */
   int64_t progress_sum;
   int64_t progress_max;
   int64_t input_tokens_sum;
+  int64_t others_count;
+  const blis_batch_entry *others;
 } blis_decode_batch;
 
 /* create() signature shared by every kind. On success stores the new object
@@ -252,10 +257,11 @@ typedef struct blis_latency_model_vtable {
   /* Fixed overhead added to the E2E of requests with output tokens. */
   int32_t (*post_decode_overhead)(void *self, double *out_us, char *errbuf, size_t errlen);
   /* ABI 1.5, optional (may be NULL; read only when struct_size covers it):
-   * the step time of a decode-only batch from its aggregates. It must return
-   * exactly the value step_time would for any batch the aggregates stand
-   * for, or BLIS_DECLINED when it cannot be sure of that (floating-point
-   * rounding, say): the host then builds the batch and calls step_time. */
+   * the step time of a batch whose plain decode members come as aggregates
+   * (blis_decode_batch). It must return exactly the value step_time would
+   * for any batch the aggregates stand for, or BLIS_DECLINED when it cannot
+   * be sure of that (floating-point rounding, say): the host then calls
+   * step_time with the whole batch. */
   int32_t (*decode_step_time)(void *self, const blis_decode_batch *batch, double *out_us,
                               char *errbuf, size_t errlen);
 } blis_latency_model_vtable;
