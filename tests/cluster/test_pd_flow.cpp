@@ -10,8 +10,12 @@
 
 #include "../engine/engine_harness.hpp"
 
+#include <blis/errors.hpp>
 #include <blis/go_rand.hpp>
 
+#include <fmt/format.h>
+
+#include <sstream>
 #include <string>
 
 using namespace blis;
@@ -189,5 +193,248 @@ TEST_CASE("P/D conservation over random runs", "[cluster][pd][invariant]") {
       CHECK(c.still_running == 0);
       for (const auto& m : out.result.instances) CHECK(m.final_kv_blocks == 0);
     }
+  }
+}
+
+// Scenario events on P/D clusters (docs/disaggregation.md "Scenario events").
+// One request of 256 tokens: prefill 0..3560; with 10 bytes/µs its KV is on
+// the wire 25,650 µs, until 29,210.
+namespace {
+
+ClusterConfig pd_events(std::vector<uint8_t> roles, std::vector<std::string> events) {
+  ClusterConfig cfg = pd_config(std::move(roles), PdDecider::Always);
+  cfg.pd.bytes_per_us = 10;
+  for (const std::string& e : events) cfg.events.push_back(parse_scenario_event(e, "test"));
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("P/D events: a destination failing mid-transfer re-routes the request from its prefill", "[cluster][pd][events]") {
+  ClusterConfig cfg = pd_events({P, D, D}, {"at=10000 action=fail instance=1 requests=reroute"});
+  VectorSource src({make_request(0, 0, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  CHECK(out.cluster.completed == 1);
+  CHECK(out.cluster.failed == 0);
+  CHECK(out.result.rerouted == 1);
+  CHECK(out.result.instances[2].completed == 1);  // the other decode instance
+  CHECK(out.result.instances[1].final_kv_blocks == 0);
+  // Prefilled again from 10,000, its prompt cached there but the last block
+  // (1000 + 10·16 = 1,160 µs), on the wire until 36,810, then four decode steps.
+  REQUIRE(out.cluster.e2e.size() == 1);
+  CHECK(out.cluster.e2e[0] == 36810 + 4 * 1005);
+  CHECK_THAT(block(out), Catch::Contains("Disaggregated Requests: 1\nKV Transfers: 2\n"));
+  CHECK_THAT(out.result.event_log.at(0), Catch::Contains("(1 request(s) re-routed, 0 failed)"));
+}
+
+TEST_CASE("P/D events: with requests=fail a request on the wire to a failed instance counts as failed",
+          "[cluster][pd][events]") {
+  ClusterConfig cfg = pd_events({P, D}, {"at=10000 action=fail instance=1 requests=fail"});
+  VectorSource src({make_request(0, 0, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  CHECK(out.cluster.completed == 0);
+  CHECK(out.cluster.failed == 1);
+  CHECK(out.cluster.still_queued == 0);
+  CHECK(out.result.instances[1].final_kv_blocks == 0);
+  CHECK_THAT(block(out), Catch::Contains("Still in KV Transfer: 0\n"));
+  CHECK_THAT(out.result.event_log.at(0), Catch::Contains("(0 request(s) re-routed, 1 failed)"));
+}
+
+TEST_CASE("P/D events: the source failing mid-transfer abandons it too", "[cluster][pd][events]") {
+  // Round-robin: the decode routing takes the first turn, so the prefill goes to instance 1.
+  ClusterConfig cfg = pd_events({P, P, D}, {"at=10000 action=fail instance=1 requests=reroute"});
+  VectorSource src({make_request(0, 0, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  CHECK(out.cluster.completed == 1);
+  CHECK(out.result.rerouted == 1);
+  CHECK(out.result.pd->block(out.result.instances, 1.0).find("KV Transfers: 2\n") != std::string::npos);
+  REQUIRE(out.cluster.e2e.size() == 1);
+  CHECK(out.cluster.e2e[0] == 39210 + 4 * 1005);  // prefilled again, on instance 0 (nothing cached)
+  CHECK(out.result.instances[1].final_kv_blocks == 0);
+}
+
+TEST_CASE("P/D events: a decode instance failing during the prefill leaves the KV to another one",
+          "[cluster][pd][events]") {
+  ClusterConfig cfg = pd_events({P, D, D}, {"at=1000 action=fail instance=1 requests=fail"});
+  VectorSource src({make_request(0, 0, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  CHECK(out.cluster.completed == 1);
+  CHECK(out.cluster.failed == 0);
+  CHECK(out.result.rerouted == 0);
+  CHECK(out.result.instances[2].completed == 1);
+  REQUIRE(out.cluster.e2e.size() == 1);
+  CHECK(out.cluster.e2e[0] == 29210 + 4 * 1005);  // nothing lost: the transfer starts at 3560 as planned
+  // With no decode instance left, it is routed again and rejected there.
+  ClusterConfig alone = pd_events({P, D}, {"at=1000 action=fail instance=1 requests=fail"});
+  VectorSource one({make_request(0, 0, 256, 4, 0)});
+  auto none = run_cluster(alone, one, "blackbox", model());
+  CHECK(none.cluster.completed == 0);
+  CHECK(none.result.rejected == 1);
+  CHECK(none.result.rerouted == 1);
+}
+
+TEST_CASE("P/D events: a destination drained mid-transfer still takes and serves the request", "[cluster][pd][events]") {
+  ClusterConfig cfg = pd_events({P, D, D}, {"at=10000 action=drain instance=1"});
+  VectorSource src({make_request(0, 0, 256, 4, 0), make_request(1, 20000, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model());
+  CHECK(out.cluster.completed == 2);
+  CHECK(out.result.instances[1].completed == 1);
+  CHECK(out.result.instances[2].completed == 1);  // the one after the drain goes elsewhere
+}
+
+TEST_CASE("P/D events: a weight event reaches the pools' routers", "[cluster][pd][events]") {
+  ClusterConfig cfg = pd_config({P, D}, PdDecider::Always);
+  cfg.events.push_back(parse_scenario_event("at=100 action=weight scorer=queue-depth weight=3", "test"));
+  ClusterPolicies policies;
+  std::vector<WeightedScorer> scorers;
+  ConfigTable none;
+  scorers.push_back({"queue-depth", 1.0, builtin_registries().scorers.create("queue-depth", CreateArgs{&none, 1})});
+  policies.decode_router = std::make_unique<Router>(RoutingPolicy::Weighted, std::move(scorers), 1);
+  VectorSource src({make_request(0, 0, 256, 4, 0)});
+  auto out = run_cluster(cfg, src, "blackbox", model(), std::move(policies));
+  CHECK(out.cluster.completed == 1);
+  REQUIRE(out.result.event_log.size() == 1);
+  // Without a router that has the scorer, the event is refused.
+  ClusterConfig bad = pd_config({P, D}, PdDecider::Always);
+  bad.events.push_back(parse_scenario_event("at=100 action=weight scorer=queue-depth weight=3", "test"));
+  VectorSource src2({make_request(0, 0, 256, 4, 0)});
+  CHECK_THROWS_AS(run_cluster(bad, src2, "blackbox", model()), InputError);
+}
+
+// Conservation over random event scripts on P/D clusters: every arrival is
+// completed, failed, dropped, timed out, rejected, still queued (on the wire
+// included), running or in the pipeline, exactly once; the KV comes back.
+TEST_CASE("P/D conservation over random event scripts", "[cluster][pd][events][invariant]") {
+  GoRand rng(515);
+  for (int run = 0; run < 60; ++run) {
+    std::vector<uint8_t> roles;
+    const int64_t p = 1 + rng.intn(2), d = 1 + rng.intn(3), s = rng.intn(2);
+    roles.insert(roles.end(), static_cast<size_t>(p), P);
+    roles.insert(roles.end(), static_cast<size_t>(d), D);
+    roles.insert(roles.end(), static_cast<size_t>(s), static_cast<uint8_t>(P | D));
+    const PdDecider decider = static_cast<PdDecider>(rng.intn(3));
+    ClusterConfig cfg = pd_config(roles, decider);
+    const int32_t n = static_cast<int32_t>(roles.size());
+    cfg.cache_query = decider == PdDecider::PrefixThreshold;
+    cfg.pd.contention = rng.intn(2) == 1;
+    cfg.pd.bytes_per_us = 5 + static_cast<double>(rng.intn(500));
+    cfg.engine.total_kv_blocks = 40 + rng.intn(400);
+    cfg.engine.max_running = 1 + rng.intn(16);
+    cfg.deadlines = rng.intn(2) == 1;
+    cfg.routing_latency = rng.intn(3) * 500;
+    cfg.timeseries_interval = 50000;
+    const bool cut = rng.intn(2) == 1;
+    if (cut) cfg.engine.horizon = 20001 + 2 * rng.intn(300000);
+    std::string script;
+    const int nevents = 1 + static_cast<int>(rng.intn(8));
+    for (int k = 0; k < nevents; ++k) {
+      const int64_t at = rng.intn(600000);
+      const int64_t i = rng.intn(n);
+      std::string text;
+      switch (rng.intn(7)) {
+        case 0: text = fmt::format("at={} action=fail instance={} requests=reroute", at, i); break;
+        case 1: text = fmt::format("at={} action=fail instance={} requests=fail", at, i); break;
+        case 2: text = fmt::format("at={} action=drain instance={}", at, i); break;
+        case 3: text = fmt::format("at={} action=restore instance={}", at, i); break;
+        case 4: text = fmt::format("at={} action=slow instance={} factor={}", at, i, 1 + rng.intn(4)); break;
+        case 5: text = fmt::format("at={} action=rate factor=2", at); break;
+        default: text = fmt::format("when=running>{} action=fail instance={} requests=reroute", 1 + rng.intn(10), i);
+      }
+      cfg.events.push_back(parse_scenario_event(text, "test"));
+      script += text + "; ";
+    }
+    const int count = 30 + static_cast<int>(rng.intn(120));
+    const int64_t gap = 200 + rng.intn(5000);
+    std::vector<WorkloadRequest> reqs;
+    for (int k = 0; k < count; ++k) {
+      WorkloadRequest r = make_request(static_cast<uint64_t>(k), k * gap, 32 + static_cast<int32_t>(rng.intn(600)),
+                                       1 + static_cast<int32_t>(rng.intn(200)), static_cast<uint32_t>(rng.intn(3)) * 5000);
+      if (cfg.deadlines) r.deadline_us = r.arrival_us + 1000 + rng.intn(400000);
+      reqs.push_back(std::move(r));
+    }
+    VectorSource src(reqs);
+    INFO("run " << run << " roles " << p << "/" << d << "/" << s << " decider " << static_cast<int>(decider)
+                << " events " << script);
+    auto out = run_cluster(cfg, src, "blackbox", model());
+    int64_t arrived = 0;  // the time series' arrivals column
+    std::istringstream csv(out.result.timeseries);
+    std::string line;
+    std::getline(csv, line);
+    while (std::getline(csv, line)) {
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+      arrived += std::stoll(f[6]);
+    }
+    const InstanceMetrics& c = out.cluster;
+    CHECK(c.completed + c.still_queued + c.still_running + c.dropped_unservable + c.timed_out + c.failed +
+              out.result.rejected ==
+          arrived);
+    CHECK(out.result.pd->in_transfer() <= c.still_queued);
+    if (!cut) {
+      CHECK(arrived == count);
+      CHECK(c.still_queued == 0);
+      CHECK(c.still_running == 0);
+      for (const auto& m : out.result.instances) CHECK(m.final_kv_blocks == 0);
+    }
+  }
+}
+
+// The same with instances joining and leaving (add and remove events, every
+// drain mode): reserve slots of the decode role, whose requests are on the
+// wire or queued when their instance goes.
+TEST_CASE("P/D conservation over random add and remove scripts", "[cluster][pd][events][invariant]") {
+  GoRand rng(616);
+  for (int run = 0; run < 40; ++run) {
+    const int64_t p = 1 + rng.intn(2), d = 1 + rng.intn(3), reserve = 1 + rng.intn(3);
+    std::vector<uint8_t> roles;
+    roles.insert(roles.end(), static_cast<size_t>(p), P);
+    roles.insert(roles.end(), static_cast<size_t>(d + reserve), D);
+    ClusterConfig cfg = pd_config(roles, PdDecider::Always);
+    const int32_t initial = static_cast<int32_t>(p + d);
+    cfg.fleet.pools.push_back(PoolLifecycle{"m", kPdPrefill | kPdDecode, 1, 0, 0, static_cast<int32_t>(roles.size()),
+                                            DelaySpec{0.001 * static_cast<double>(rng.intn(20)), 0}, DelaySpec{}});
+    cfg.fleet.absent.assign(roles.size(), 0);
+    for (size_t k = static_cast<size_t>(initial); k < roles.size(); ++k) cfg.fleet.absent[k] = 1;
+    cfg.pd.contention = rng.intn(2) == 1;
+    cfg.pd.bytes_per_us = 5 + static_cast<double>(rng.intn(200));
+    cfg.engine.total_kv_blocks = 60 + rng.intn(400);
+    cfg.deadlines = rng.intn(2) == 1;
+    cfg.timeseries_interval = 50000;
+    std::string script;
+    const int nevents = 1 + static_cast<int>(rng.intn(6));
+    for (int k = 0; k < nevents; ++k) {
+      const int64_t at = rng.intn(250000);
+      const int64_t i = rng.intn(static_cast<int64_t>(roles.size()));
+      static const char* kModes[] = {"wait", "redirect", "immediate"};
+      std::string text;
+      switch (rng.intn(4)) {
+        case 0: text = fmt::format("at={} action=add count={}", at, 1 + rng.intn(2)); break;
+        case 1: text = fmt::format("at={} action=remove instance={} drain={}", at, i, kModes[rng.intn(3)]); break;
+        case 2: text = fmt::format("at={} action=fail instance={} requests=reroute", at, i); break;
+        default: text = fmt::format("at={} action=restore instance={}", at, i);
+      }
+      cfg.events.push_back(parse_scenario_event(text, "test"));
+      script += text + "; ";
+    }
+    const int count = 30 + static_cast<int>(rng.intn(100));
+    const int64_t gap = 200 + rng.intn(1500);
+    std::vector<WorkloadRequest> reqs;
+    for (int k = 0; k < count; ++k) {
+      WorkloadRequest r = make_request(static_cast<uint64_t>(k), k * gap, 32 + static_cast<int32_t>(rng.intn(600)),
+                                       1 + static_cast<int32_t>(rng.intn(200)), static_cast<uint32_t>(k));
+      if (cfg.deadlines) r.deadline_us = r.arrival_us + 1000 + rng.intn(400000);
+      reqs.push_back(std::move(r));
+    }
+    VectorSource src(reqs);
+    INFO("run " << run << " roles " << p << "/" << d << "+" << reserve << " events " << script);
+    auto out = run_cluster(cfg, src, "blackbox", model());
+    const InstanceMetrics& c = out.cluster;
+    CHECK(c.completed + c.still_queued + c.still_running + c.dropped_unservable + c.timed_out + c.failed +
+              out.result.rejected ==
+          count);
+    CHECK(c.still_queued == 0);
+    CHECK(c.still_running == 0);
+    for (const auto& m : out.result.instances) CHECK(m.final_kv_blocks == 0);
   }
 }

@@ -121,7 +121,7 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   } else {
     a << " --num-instances " << instances;
   }
-  if (!d.pd && rng.one_in(6))
+  if (rng.one_in(6))
     a << " --lifecycle 'provisioning_delay=" << rng.below(3000) << "ms loading_delay=" << rng.below(2000)
       << "ms min=1 max=" << instances + 4 << "' --autoscaler 'interval=" << 1 + rng.below(5) << "s'";
 
@@ -194,14 +194,16 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   const bool timeout = rng.one_in(3);
   if (timeout) a << " --timeout " << 1 + rng.below(4);
   // Scenario events.
-  if (!d.pd && rng.one_in(3)) {
+  if (rng.one_in(3)) {
     d.events = true;
     const int64_t n = 1 + rng.below(4);
     for (int64_t k = 0; k < n; ++k) {
       a << " --event 'at=" << rng.below(3000) << "ms action=";
       const int64_t target = rng.below(instances);
       switch (rng.below(8)) {
-        case 6: a << "add count=" << 1 + rng.below(3) << (pools ? " pool=h" : ""); break;
+        case 6:
+          a << "add count=" << 1 + rng.below(3) << (pools ? " pool=h" : d.pd ? (rng.one_in(2) ? " pool=prefill" : " pool=decode") : "");
+          break;
         case 7:
           a << "remove instance=" << target << " drain="
             << rng.pick(std::vector<std::string>{"wait", "redirect", "immediate"});

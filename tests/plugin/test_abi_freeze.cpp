@@ -60,6 +60,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 2, 0xa9cb54f39bd7611eull},
     {1, 3, 0x880e8a2cfff766bbull},
     {1, 4, 0xd4bcae32162a3162ull},
+    {1, 5, 0x59522abd4e384489ull},
 };
 
 }  // namespace
@@ -91,7 +92,7 @@ static_assert(BLIS_KIND_LATENCY_MODEL == 1 && BLIS_KIND_ROUTING_SCORER == 2 &&
               BLIS_KIND_ADMISSION_POLICY == 3);
 static_assert(BLIS_NEED_MODEL == 1 && BLIS_NEED_HARDWARE == 2 && BLIS_NEED_COEFFICIENTS == 4 &&
               BLIS_NEED_PREFIX_CACHE == 8);
-static_assert(BLIS_OK == 0 && BLIS_ERROR == 1);
+static_assert(BLIS_OK == 0 && BLIS_ERROR == 1 && BLIS_DECLINED == 2);
 static_assert(BLIS_CONFIG_OK == 0 && BLIS_CONFIG_MISSING == 1 && BLIS_CONFIG_WRONG_TYPE == 2);
 static_assert(BLIS_LOG_DEBUG == 0 && BLIS_LOG_INFO == 1 && BLIS_LOG_WARN == 2 && BLIS_LOG_ERROR == 3);
 static_assert(BLIS_SLO_DEFAULT == 0 && BLIS_SLO_CRITICAL == 1 && BLIS_SLO_STANDARD == 2 &&
@@ -158,7 +159,17 @@ static_assert(offsetof(blis_step_batch, entry_size) == 4);
 static_assert(offsetof(blis_step_batch, now_us) == 8);
 static_assert(offsetof(blis_step_batch, count) == 16);
 static_assert(offsetof(blis_step_batch, entries) == 24);
-static_assert(sizeof(blis_latency_model_vtable) == 56);
+static_assert(sizeof(blis_decode_batch) == 64);
+static_assert(offsetof(blis_decode_batch, struct_size) == 0);
+static_assert(offsetof(blis_decode_batch, entry_size) == 4);
+static_assert(offsetof(blis_decode_batch, now_us) == 8);
+static_assert(offsetof(blis_decode_batch, count) == 16);
+static_assert(offsetof(blis_decode_batch, progress_sum) == 24);
+static_assert(offsetof(blis_decode_batch, progress_max) == 32);
+static_assert(offsetof(blis_decode_batch, input_tokens_sum) == 40);
+static_assert(offsetof(blis_decode_batch, others_count) == 48);
+static_assert(offsetof(blis_decode_batch, others) == 56);
+static_assert(sizeof(blis_latency_model_vtable) == 64);
 static_assert(offsetof(blis_latency_model_vtable, struct_size) == 0);
 static_assert(offsetof(blis_latency_model_vtable, reserved0) == 4);
 static_assert(offsetof(blis_latency_model_vtable, create) == 8);
@@ -167,6 +178,7 @@ static_assert(offsetof(blis_latency_model_vtable, step_time) == 24);
 static_assert(offsetof(blis_latency_model_vtable, queueing_time) == 32);
 static_assert(offsetof(blis_latency_model_vtable, output_token_time) == 40);
 static_assert(offsetof(blis_latency_model_vtable, post_decode_overhead) == 48);
+static_assert(offsetof(blis_latency_model_vtable, decode_step_time) == 56);
 static_assert(sizeof(blis_routing_scorer_vtable) == 40);
 static_assert(offsetof(blis_routing_scorer_vtable, struct_size) == 0);
 static_assert(offsetof(blis_routing_scorer_vtable, reserved0) == 4);

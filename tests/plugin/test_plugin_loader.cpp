@@ -56,6 +56,25 @@ TEST_CASE("a good plugin library loads, registers and runs", "[plugin]") {
   CHECK(model->output_token_time() == 0);
 }
 
+TEST_CASE("the optional decode_step_time (ABI 1.5): absent, or beyond an older vtable, it is not called", "[plugin]") {
+  Registries reg;
+  register_library(reg, open_plugin_library(fixture("good")));
+  register_library(reg, open_plugin_library(fixture("minor4")));
+  ConfigTable cfg;
+  const blis_decode_batch agg{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 1000, 1, 512, 512, 512, 0, nullptr};
+  for (const char* name : {"fixture-good", "fixture-minor4"}) {
+    INFO(name);
+    auto model = reg.latency.create(name, CreateArgs{&cfg, 42});
+    CHECK_FALSE(model->prices_decode_aggregates());
+    int64_t out = -1;
+    CHECK_FALSE(model->decode_step_time(agg, out));
+    CHECK(out == -1);
+    blis_batch_entry e;
+    blis_step_batch b = one_decode_batch(e);
+    CHECK(model->step_time(b) == 1000);  // the member-by-member path still prices it
+  }
+}
+
 TEST_CASE("the library stays loaded while an object created from it lives", "[plugin]") {
   std::unique_ptr<LatencyModel> model;
   {

@@ -9,6 +9,9 @@
 #include <blis/plugin_loader.hpp>
 #include <blis/registry.hpp>
 
+#include "splitmix.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -41,6 +44,29 @@ class LatencyPlugin {
                       static_cast<int64_t>(entries.size()), entries.data()};
     return static_cast<double>(model_->step_time(b));
   }
+  // The decode-only step priced from the aggregates of `entries` (ABI 1.5),
+  // false when the model has no aggregate entry or declines.
+  // The plain decodes (decode phase, one new token) become sums, the other
+  // members are listed in batch order, as the host does.
+  bool decode_sums(const std::vector<blis_batch_entry>& entries, int64_t& out) {
+    blis_decode_batch b{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 0, 0, 0, 0, 0, 0, nullptr};
+    std::vector<blis_batch_entry> others;
+    for (const auto& e : entries) {
+      if (e.phase == BLIS_PHASE_DECODE && e.new_tokens == 1 && e.cached_tokens == 0) {
+        ++b.count;
+        b.progress_sum += e.progress;
+        b.progress_max = std::max(b.progress_max, e.progress);
+        b.input_tokens_sum += e.input_tokens;
+      } else {
+        others.push_back(e);
+      }
+    }
+    b.others_count = static_cast<int64_t>(others.size());
+    b.others = others.empty() ? nullptr : others.data();
+    return decode_sums(b, out);
+  }
+  bool decode_sums(const blis_decode_batch& b, int64_t& out) { return model_->decode_step_time(b, out); }
+  bool prices_sums() const { return model_->prices_decode_aggregates(); }
   double queueing(int64_t input_tokens) {
     blis_request_view r{};
     r.struct_size = sizeof r;
@@ -434,4 +460,104 @@ TEST_CASE("trained-physics: coefficient slots and validation (spec head.md §1.2
   cfg = physics("mistralai/mixtral-8x7b-v0.1", "H100", 1);
   cfg.set("model.experts_per_token", int64_t{0});
   CHECK_THAT(create_error("trained-physics", cfg), Catch::Contains("experts_per_token"));
+}
+
+// ---- decode-only steps priced from aggregates (ABI 1.5) ---------------------
+
+namespace {
+
+blis::ConfigTable arch(const std::string& model, int64_t tp, const std::vector<double>& alpha,
+                       const std::vector<double>& beta) {
+  const blis::ModelArch m = *catalog().bundled_model(model);
+  const blis::HardwareSpec hw = catalog().hardware("H100");
+  blis::ConfigTable cfg;
+  blis::put_latency_config(cfg, &m, &hw, tp, alpha, beta, 16);
+  return cfg;
+}
+
+}  // namespace
+
+// The differential test of the aggregate entry: on random batches (decode
+// only, or with prefill chunks and stalled members), whenever a built-in
+// model prices the step from the plain decodes' sums, the value is exactly
+// step_time's over the members. The models whose sums are
+// exact never decline; roofline (one rounded term per member) declines only
+// where rounding could change the tick, which random batches (almost) never hit.
+TEST_CASE("latency plugins: decode steps priced from sums equal the member-by-member price", "[latency]") {
+  const auto& cross = *catalog().plugin_coefficients("crossmodel");
+  const auto& trained = *catalog().plugin_coefficients("trained-roofline");
+  const auto& phys = *catalog().plugin_coefficients("trained-physics");
+  struct Case {
+    std::string name;
+    blis::ConfigTable cfg;
+    bool exact;  // never declines
+  };
+  std::vector<Case> cases;
+  for (const std::string model : {"qwen/qwen3-14b", "mistralai/mixtral-8x7b-v0.1", "meta-llama/llama-3.1-70b-instruct"}) {
+    for (int64_t tp : {1, 2, 4}) {
+      cases.push_back({"roofline", arch(model, tp, {0, 0, 0}, {0, 0, 0}), false});
+      cases.push_back({"crossmodel", arch(model, tp, cross.alpha, cross.beta), true});
+      cases.push_back({"trained-roofline", arch(model, tp, trained.alpha, trained.beta), true});
+      cases.push_back({"trained-physics", arch(model, tp, phys.alpha, phys.beta), true});
+    }
+  }
+  cases.push_back({"blackbox", qwen3_h100(1, {0, 0, 0}, {6910.42, 17.67, 2.84}), true});
+  cases.push_back({"blackbox", qwen3_h100(1, {0, 0, 0}, {0.25, 0, 0.5}), true});
+
+  blis::test::SplitMix rng{20261125};
+  for (auto& c : cases) {
+    INFO(c.name);
+    LatencyPlugin p(c.name, c.cfg);
+    REQUIRE(p.prices_sums());
+    int priced = 0, declined = 0;
+    for (int draw = 0; draw < 400; ++draw) {
+      // Batch sizes 1..512, contexts short or long (up to 2^20 tokens).
+      const int64_t size = 1 + static_cast<int64_t>(rng.below(draw % 4 == 0 ? 8 : 512));
+      const int64_t span = int64_t{1} << (4 + rng.below(17));
+      // Half the draws decode only; the others mix in prefill chunks (some
+      // with cache hits) and stalled members of either phase.
+      const bool mixed = draw % 2 == 1;
+      std::vector<blis_batch_entry> batch;
+      for (int64_t i = 0; i < size; ++i) {
+        const int64_t input = 1 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(span)));
+        const uint64_t kind = mixed ? rng.below(10) : 0;
+        if (kind < 7) {
+          batch.push_back(decode_at(input, input + static_cast<int64_t>(rng.below(static_cast<uint64_t>(span)))));
+        } else if (kind < 9) {
+          const int64_t progress = static_cast<int64_t>(rng.below(static_cast<uint64_t>(input)));
+          const int32_t n = static_cast<int32_t>(1 + rng.below(static_cast<uint64_t>(std::min<int64_t>(input - progress, 2048))));
+          blis_batch_entry e = prefill(input, progress, n);
+          if (kind == 8) e.cached_tokens = progress / 2;
+          batch.push_back(e);
+        } else {
+          blis_batch_entry e = rng.below(2) == 0 ? decode_at(input, input + 5) : prefill(input, 0, 0);
+          e.new_tokens = 0;
+          batch.push_back(e);
+        }
+      }
+      int64_t sum_price = -1;
+      if (p.decode_sums(batch, sum_price)) {
+        ++priced;
+        INFO("batch of " << size << ", draw " << draw);
+        REQUIRE(sum_price == static_cast<int64_t>(p.step(batch)));
+      } else {
+        ++declined;
+      }
+    }
+    if (c.exact) CHECK(declined == 0);
+    CHECK(priced >= 396);
+  }
+}
+
+TEST_CASE("latency plugins: sums beyond exact doubles are declined", "[latency]") {
+  LatencyPlugin p("trained-physics", physics("qwen/qwen3-14b", "H100", 1));
+  int64_t out = -1;
+  blis_decode_batch b{sizeof(blis_decode_batch), sizeof(blis_batch_entry), 0, 4, (int64_t{1} << 53) + 1,
+                      int64_t{1} << 52, 4, 0, nullptr};
+  CHECK_FALSE(p.decode_sums(b, out));
+  // Exact still; the host checks the answer like step_time's.
+  b.progress_sum = int64_t{1} << 53;
+  CHECK_THROWS_WITH(p.decode_sums(b, out),
+                    Catch::Contains("decode_step_time() returned") &&
+                        Catch::Contains("for a batch of 4 requests (0 prefill, 4 decode, 4 new tokens)"));
 }

@@ -123,3 +123,29 @@ TEST_CASE("a transfer of nothing still takes a µs; the base latency alone other
   drain(shared, done);
   CHECK(done.at(0).at == 6);
 }
+
+TEST_CASE("an abandoned transfer gives its share of the link back at once", "[cluster][pd][events]") {
+  // 1,000 bytes/µs, no base latency: two transfers of 1,000,000 bytes from
+  // 0 would both end at 2000; the second abandoned at 1000 leaves the first
+  // 500,000 bytes at the whole bandwidth: through at 1500.
+  KvTransferLink link(1000, 0, true);
+  std::vector<KvTransferLink::Done> done;
+  link.start(1, 1e6, 0, done);
+  link.start(2, 1e6, 0, done);
+  CHECK(link.next_check() == 2000);
+  link.cancel(2, 1000, done);
+  CHECK(done.empty());
+  CHECK(link.active() == 1);
+  CHECK(link.next_check() == 1500);
+  link.advance(1500, done);
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].id == 1);
+  CHECK(done[0].at == 1500);
+  CHECK(link.next_check() == kForever);
+  // Without contention there is nothing to give back.
+  KvTransferLink free_link(1000, 0, false);
+  std::vector<KvTransferLink::Done> d2;
+  free_link.start(1, 1e6, 0, d2);
+  free_link.cancel(1, 10, d2);
+  CHECK(d2.size() == 1);
+}

@@ -15,6 +15,7 @@
 #include <blis/config_table.hpp>
 #include <blis/policies.hpp>
 #include <blis/registry.hpp>
+#include <blis/scenario_events.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -95,5 +96,11 @@ std::unique_ptr<LatencyModel> make_lua_latency_model(LuaVm& vm, const std::strin
 LuaScriptInfo register_lua_script(Registries& registries, LuaVm& vm, const std::string& path,
                                   const std::string& name = "",
                                   std::optional<PluginKind> expect = std::nullopt);
+
+// The at()/every() callbacks of the Lua scenario at `path`
+// (docs/scenarios.md "Events from Lua code"): runs the script's top level
+// again in `vm`, in a sandbox of its own, and returns the code the cluster
+// calls. Throws ScriptError as a scenario's loading does.
+std::unique_ptr<ScenarioCode> make_lua_scenario_code(LuaVm& vm, const std::string& path);
 
 }  // namespace blis

@@ -17,6 +17,15 @@ class LatencyModel {
   virtual int64_t queueing_time(const blis_request_view& request) = 0;
   virtual int64_t output_token_time() = 0;
   virtual int64_t post_decode_overhead() = 0;
+  // A decode-only step priced from its aggregates (ABI 1.5, optional): true
+  // with `out` set to exactly what step_time would return for any batch the
+  // aggregates stand for; false when the model has no such entry or declines
+  // (the caller then builds the batch and calls step_time).
+  virtual bool prices_decode_aggregates() const { return false; }
+  virtual bool decode_step_time(const blis_decode_batch& batch, int64_t& out) {
+    (void)batch, (void)out;
+    return false;
+  }
 };
 
 class RoutingScorer {

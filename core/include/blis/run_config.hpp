@@ -176,6 +176,10 @@ struct RunConfig {
   std::vector<std::string> pool_specs;
   // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
   std::vector<std::string> events;
+  // A Lua scenario whose at()/every() callbacks run in the simulation
+  // (docs/scenarios.md "Events from Lua code"); set by the scenario reader,
+  // never by a flag.
+  std::optional<std::string> event_script;
   // Instance lifecycle and the autoscaler (docs/autoscaling.md): key=value
   // texts, "provisioning_delay=180s loading_delay=30s min=1 max=8" and
   // "interval=30s scale_up_threshold=0.8" (run/fleet_config.cpp).

@@ -70,6 +70,10 @@ class LuaScenario {
 
   const Scenario& scenario() const;
   bool has_search() const;
+  // Whether the top level registered callbacks with at() or every(): each
+  // run of the scenario then runs the script again for them
+  // (RunConfig::event_script, make_lua_scenario_code).
+  bool has_code() const;
   // Calls the script's search(sim). sim.run{...} and sim.run_all{{...}, ...}
   // go to `runner`. Returns the JSON object text of what search returned
   // ("" for nil). Errors thrown by the runner propagate unchanged.

@@ -60,8 +60,61 @@ struct ScenarioEvent {
 };
 
 // Parses one event's text (src/config/event_text.cpp); InputError naming
-// `where` on anything malformed.
-ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where);
+// `where` on anything malformed. With `default_at` >= 0 a text without at=
+// and when= happens at that time (scenario code's events: now).
+ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at = -1);
+
+// What scenario code (a Lua scenario's at()/every() callbacks) sees of the
+// cluster at one instant: docs/scenarios.md "Events from Lua code".
+struct ClusterSnapshot {
+  struct Pool {
+    std::string name;
+    int32_t instances = 0;  // taking traffic (not failed, drained, starting or leaving)
+    int32_t present = 0;    // in the pool at all (starting and leaving ones too)
+  };
+  struct Instance {
+    int32_t index = 0;  // as events name it (instance=N)
+    int32_t pool = 0;   // into `pools`
+    const char* state = "active";  // active, failed, drained, starting, leaving
+    int32_t queue = 0, running = 0;
+    int64_t in_flight = 0;  // routed to it, not yet completed
+    double kv = 0;          // used / total KV blocks
+  };
+  SimTime now = 0;
+  std::vector<Pool> pools;
+  std::vector<Instance> instances;  // every instance present, in index order
+  int64_t arrived = 0, completed = 0, failed = 0, timed_out = 0, dropped = 0, rejected = 0, rerouted = 0;
+};
+
+// The cluster's side of scenario code, valid during a callback.
+class ScenarioHost {
+ public:
+  virtual SimTime now() const = 0;
+  virtual void snapshot(ClusterSnapshot& out) const = 0;
+  // Applies one event's text now (without at=), or schedules it (at=TIME, not
+  // before now); the same checks as data events, InputError naming `where`.
+  virtual void apply_text(const std::string& text, const std::string& where) = 0;
+  // Asks for code.fire(id) at `at` (>= now), as a kernel Scenario event.
+  virtual void call_at(SimTime at, uint64_t id) = 0;
+  // Whether the run would end but for calls of the code: the workload is
+  // exhausted, nothing else is pending and no horizon is set. A periodic
+  // call stops then, or it would keep the run alive for ever.
+  virtual bool only_code_left() = 0;
+
+ protected:
+  ~ScenarioHost() = default;
+};
+
+// Scenario code run inside the simulation (src/lua/lua_scenario_code.cpp).
+// Owned by the run; lives as long as the cluster simulation.
+class ScenarioCode {
+ public:
+  virtual ~ScenarioCode() = default;
+  // At time 0: asks for the calls the code registered when it was loaded.
+  virtual void start(ScenarioHost& host) = 0;
+  // The call `id` is due. Throws ScriptError (script:line) when it fails.
+  virtual void fire(uint64_t id, ScenarioHost& host) = 0;
+};
 
 // How often threshold triggers are checked, in virtual time.
 inline constexpr SimTime kTriggerCheckInterval = 100000;

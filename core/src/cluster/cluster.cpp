@@ -118,6 +118,7 @@ void ClusterSimulation::completed(const Request& r, SimTime t) {
 }
 
 ClusterResult ClusterSimulation::run() {
+  if (cfg_.code) cfg_.code->start(*this);
   pull_next_arrival();
   kernel_.run(*this);
   finish_timeseries();
@@ -170,7 +171,7 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::ClusterArrival: on_cluster_arrival(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Admission: on_admission(static_cast<uint32_t>(e.payload)); return;
     case EventKind::Routing: on_routing(static_cast<uint32_t>(e.payload)); return;
-    case EventKind::Scenario: apply_event(static_cast<size_t>(e.payload)); return;
+    case EventKind::Scenario: scenario_event(e.payload); return;
     case EventKind::InstanceReady: on_instance_ready(e.payload); return;
     case EventKind::NodeReady: on_node_ready(e.payload); return;
     case EventKind::ScalingTick: scaling_tick(); return;

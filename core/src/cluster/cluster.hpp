@@ -49,6 +49,9 @@ struct ClusterConfig {
   std::string pool_name = "default";
   std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
   std::string events_where = "events";  // where they were given, for messages
+  // A scenario's code (Lua at()/every() callbacks), or null; not owned, it
+  // outlives the simulation.
+  ScenarioCode* code = nullptr;
   // Pools: each instance's engine and pool (empty: every instance has
   // `engine`, one pool called pool_name). The block size is the same for all.
   std::vector<EngineConfig> engines;
@@ -99,7 +102,7 @@ struct ClusterResult {
 // Builds one latency model per instance.
 using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t instance)>;
 
-class ClusterSimulation final : public EventHandler, private FollowUps {
+class ClusterSimulation final : public EventHandler, private FollowUps, private ScenarioHost {
  public:
   ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
                     const LatencyFactory& latency, ClusterPolicies policies = {});
@@ -129,12 +132,22 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::vector<PoolGauges> gauges() const;
   double trigger_value(TriggerMetric m) const;
   void apply_event(size_t index);
+  void check_event(const ScenarioEvent& e, const std::string& where) const;
+  void scenario_event(uint64_t payload);
+  // ScenarioHost: what scenario code does during a callback.
+  SimTime now() const override { return kernel_.now(); }
+  void snapshot(ClusterSnapshot& out) const override;
+  void apply_text(const std::string& text, const std::string& where) override;
+  void call_at(SimTime at, uint64_t id) override;
+  bool only_code_left() override;
   void lose(uint32_t slot, bool reroute);
+  void reroute(uint32_t slot);
   SimTime warp_arrival(SimTime source_time);
   // Instance lifecycle and the autoscaler (cluster/fleet.cpp).
   void setup_fleet();
   size_t pool_index(size_t instance) const;
   int32_t live_instances(size_t pool) const;
+  int32_t pool_of_event(const ScenarioEvent& e, const std::string& where) const;
   int32_t add_instances(size_t pool, int32_t count);
   // Node pools (spec head §6.2): placement of an instance on a node, the
   // node's readiness, and the release of GPUs and of idle nodes.
@@ -163,6 +176,9 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   void pd_transfer_done(uint64_t payload);
   bool pd_timeout(const Event& e);
   void pd_schedule();
+  static uint64_t transfer_tag(const Request& r);
+  bool pd_decode_takes(size_t d) const;
+  int64_t pd_abandon(size_t i, bool reroute);
 
   ClusterConfig cfg_;
   WorkloadSource* source_;
@@ -221,6 +237,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   std::vector<uint32_t> evicted_;
   std::vector<std::string> event_log_;
   int64_t rerouted_ = 0;
+  size_t code_calls_ = 0;  // calls of the scenario's code in the kernel's queue
 
   // Instance lifecycle (cluster/fleet.hpp): each slot's state, the
   // generation of its current start (stale ready events are ignored), its
@@ -255,6 +272,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps {
   // are stale), and scratch for the transfers it reports done.
   std::optional<KvTransferLink> pd_link_;
   uint64_t pd_generation_ = 0;
+  uint32_t pd_transfers_ = 0;  // transfers started (their serials)
   std::vector<KvTransferLink::Done> pd_done_;
 };
 

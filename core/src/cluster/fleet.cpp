@@ -79,6 +79,24 @@ size_t ClusterSimulation::pool_index(size_t i) const {
   return cfg_.pool_of.empty() ? 0 : static_cast<size_t>(cfg_.pool_of[i]);
 }
 
+// The pool an add or remove event names (0 for other events).
+int32_t ClusterSimulation::pool_of_event(const ScenarioEvent& e, const std::string& where) const {
+  if (e.action != EventAction::Add && e.action != EventAction::Remove) return 0;
+  if (e.action == EventAction::Remove && e.instance >= 0) return 0;
+  const std::vector<std::string> names = cfg_.pool_names.empty() ? std::vector<std::string>{cfg_.pool_name}
+                                                                 : cfg_.pool_names;
+  if (e.pool.empty()) {
+    if (names.size() > 1)
+      throw InputError(where, fmt::format("event '{}': the cluster has {} pools; name one with pool=NAME", e.text,
+                                          names.size()));
+    return 0;
+  }
+  const auto it = std::find(names.begin(), names.end(), e.pool);
+  if (it == names.end())
+    throw InputError(where, fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
+  return static_cast<int32_t>(it - names.begin());
+}
+
 void ClusterSimulation::setup_fleet() {
   const size_t n = instances_.size();
   life_.assign(n, Life::Active);
@@ -104,25 +122,8 @@ void ClusterSimulation::setup_fleet() {
     if (!warm_left_.empty()) warm_left_[i] = f.pools[pool_index(i)].warm_up_requests;
   }
   // The pools named by add and remove events.
-  const std::vector<std::string> names = cfg_.pool_names.empty() ? std::vector<std::string>{cfg_.pool_name}
-                                                                 : cfg_.pool_names;
   event_pool_.assign(cfg_.events.size(), 0);
-  for (size_t k = 0; k < cfg_.events.size(); ++k) {
-    const ScenarioEvent& e = cfg_.events[k];
-    if (e.action != EventAction::Add && e.action != EventAction::Remove) continue;
-    if (e.action == EventAction::Remove && e.instance >= 0) continue;
-    if (e.pool.empty()) {
-      if (names.size() > 1)
-        throw InputError(cfg_.events_where, fmt::format("event '{}': the cluster has {} pools; name one with pool=NAME",
-                                                        e.text, names.size()));
-      continue;
-    }
-    const auto it = std::find(names.begin(), names.end(), e.pool);
-    if (it == names.end())
-      throw InputError(cfg_.events_where,
-                       fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
-    event_pool_[k] = static_cast<int32_t>(it - names.begin());
-  }
+  for (size_t k = 0; k < cfg_.events.size(); ++k) event_pool_[k] = pool_of_event(cfg_.events[k], cfg_.events_where);
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
   setup_nodes();
@@ -139,10 +140,11 @@ void ClusterSimulation::setup_fleet() {
     schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
   }
   if (f.autoscaler.enabled()) {
-    // Scaling groups: the pools of one model, in pool order.
+    // Scaling groups: the pools of one model (P/D: and one role), in pool order.
     for (size_t p = 0; p < f.pools.size(); ++p) {
       auto g = std::find_if(groups_.begin(), groups_.end(), [&](const ScalingGroup& x) {
-        return f.pools[static_cast<size_t>(x.pools.front())].model == f.pools[p].model;
+        const PoolLifecycle& first = f.pools[static_cast<size_t>(x.pools.front())];
+        return first.model == f.pools[p].model && first.pd_role == f.pools[p].pd_role;
       });
       if (g == groups_.end()) g = groups_.insert(groups_.end(), ScalingGroup{});
       g->pools.push_back(static_cast<int32_t>(p));
@@ -370,6 +372,7 @@ void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
     else
       instances_[i]->evict(evicted_);
     for (uint32_t slot : evicted_) lose(slot, true);
+    if (pd_link_) pd_abandon(i, true);
   }
   check_drained(i);
 }

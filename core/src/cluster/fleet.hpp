@@ -26,7 +26,8 @@ struct DelaySpec {
 // One pool's lifecycle settings (the [[pools]] keys min, max,
 // provisioning_delay, loading_delay).
 struct PoolLifecycle {
-  std::string model;       // instances of the same model are one scaling group
+  std::string model;       // instances of the same model (and P/D role) are one scaling group
+  uint8_t pd_role = 0;     // P/D: kPdPrefill | kPdDecode bits (0 without P/D); pools of different roles scale apart
   int32_t tp = 1;          // GPUs per instance (GPU-hours)
   double cost_per_hour = 0;  // $ per instance-hour (orders scale-up/down)
   int32_t min = 0, max = 0;  // autoscaler limits on live instances (max 0: no autoscaling of the pool)

@@ -89,6 +89,13 @@ void KvTransferLink::start(uint64_t id, double bytes, SimTime now, std::vector<D
 
 void KvTransferLink::advance(SimTime now, std::vector<Done>& done) { finish_through(static_cast<double>(now), done); }
 
+void KvTransferLink::cancel(uint64_t id, SimTime now, std::vector<Done>& done) {
+  if (!contention_) return;
+  finish_through(static_cast<double>(now), done);
+  active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Active& a) { return a.id == id; }),
+                active_.end());
+}
+
 SimTime KvTransferLink::next_check() const {
   if (active_.empty()) return kForever;
   double least = active_.front().remaining;

@@ -66,6 +66,11 @@ class KvTransferLink {
   // With contention: settles the shares up to `now` and appends the
   // transfers whose bytes are through by then. Call at next_check().
   void advance(SimTime now, std::vector<Done>& done);
+  // The transfer `id` is abandoned at `now` (its source or destination
+  // failed): with contention the others share its bandwidth from now on.
+  // Transfers through by `now` are appended to `done` first. Without
+  // contention, nothing to do: the caller ignores its completion.
+  void cancel(uint64_t id, SimTime now, std::vector<Done>& done);
   // The first time at which a shared transfer's bytes may be through
   // (kForever when none is active); it changes with start() and advance().
   SimTime next_check() const;

@@ -50,7 +50,8 @@ void ClusterSimulation::pd_route(uint32_t slot) {
   }
   r.pd = PdStage::Prefill;
   r.pd_decode = d.index;
-  pd_metrics_.disaggregated();
+  if (!r.pd_split) pd_metrics_.disaggregated();
+  r.pd_split = true;
   schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::PdPrefillRouting, 0, slot);
 }
 
@@ -77,27 +78,43 @@ void ClusterSimulation::pd_prefilled(uint64_t payload) {
   Request& r = pool_[slot];
   if (r.incarnation != incarnation_of(payload)) return;  // timed out at the end of its prefill
   const SimTime now = kernel_.now();
-  pd_metrics_.prefilled(r.instance);
+  const int32_t source = r.instance;
+  pd_metrics_.prefilled(source);
   signals_.departed(r, now);
+  if (draining_ > 0) check_drained(static_cast<size_t>(source));
+  // Scenario events: the decode instance chosen at routing failed or left
+  // meanwhile; the KV goes to another one (docs/disaggregation.md).
+  if (!pd_decode_takes(static_cast<size_t>(r.pd_decode))) {
+    const blis_route_input& in = pd_pool_state(slot, kPdDecode);
+    if (in.count == 0) {
+      reroute(slot);  // from the start: rejected there unless a decode instance takes traffic again
+      return;
+    }
+    Router& router = policies_.decode_router ? *policies_.decode_router : *policies_.router;
+    r.pd_decode = state_[static_cast<size_t>(router.route(in, scores_))].index;
+  }
   const auto d = static_cast<size_t>(r.pd_decode);
   r.instance = r.pd_decode;
+  r.pd_prefill = source;
   r.pd = PdStage::Decode;
   in_flight_.add(d);
   pd_metrics_.transfer_started();
-  if (!routable_[d] || !instances_[d]->reserve_transfer(r, now)) {
+  if (!instances_[d]->reserve_transfer(r, now)) {
     spdlog::debug("instance_{}: dropping request_{} after its prefill: no room for its {} prompt tokens' KV", d,
                  r.spec.id, r.spec.input_tokens);
     pd_metrics_.dropped_at_decode();
     signals_.dropped(r, now);
     signals_.departed(r, now);
     pool_.release(slot);
+    if (draining_ > 0) check_drained(d);
     return;
   }
   r.pd_transfer_start = now;
+  r.pd_transfer = ++pd_transfers_;
   const int64_t b = cfg_.engine.block_size;
   const int64_t blocks = (r.spec.input_tokens + b - 1) / b;
   pd_done_.clear();
-  pd_link_->start(payload, static_cast<double>(blocks * b) * cfg_.pd.kv_bytes_per_token, now, pd_done_);
+  pd_link_->start(transfer_tag(r), static_cast<double>(blocks * b) * cfg_.pd.kv_bytes_per_token, now, pd_done_);
   pd_schedule();
 }
 
@@ -118,19 +135,48 @@ void ClusterSimulation::pd_check(uint64_t generation) {
 void ClusterSimulation::pd_transfer_done(uint64_t payload) {
   const uint32_t slot = slot_of(payload);
   Request& r = pool_[slot];
-  if (r.incarnation != incarnation_of(payload)) return;  // timed out on the wire
+  // Timed out on the wire, or the transfer was abandoned (pd_abandon).
+  if (r.state != RequestState::Transfer || r.pd != PdStage::Decode || transfer_tag(r) != payload) return;
   const SimTime now = kernel_.now();
   pd_metrics_.transfer_done(now - r.pd_transfer_start);
-  const auto d = static_cast<size_t>(r.instance);
-  if (!routable_[d]) {
-    instances_[d]->release_transfer(r);
-    pd_metrics_.dropped_at_decode();
-    signals_.dropped(r, now);
-    signals_.departed(r, now);
-    pool_.release(slot);
-    return;
+  // A destination drained meanwhile takes it (it was routed there before);
+  // a failed or removed one abandoned its transfers when it went.
+  instances_[static_cast<size_t>(r.instance)]->enqueue_transferred(slot, now);
+}
+
+uint64_t ClusterSimulation::transfer_tag(const Request& r) {
+  return (static_cast<uint64_t>(r.pd_transfer) << 32) | r.slot;
+}
+
+// Whether decode instance d may still receive a request's KV: not failed,
+// and in service (a drained one still finishes what was sent to it).
+bool ClusterSimulation::pd_decode_takes(size_t d) const {
+  return !down_[d] && (life_[d] == Life::Active || life_[d] == Life::Draining);
+}
+
+// Instance i failed or left without waiting: the transfers it was the
+// source or the destination of are abandoned (the KV on the wire is read
+// from the source and written to the destination's memory). Their requests
+// are re-routed from the start (their prefill again) or failed; how many.
+int64_t ClusterSimulation::pd_abandon(size_t i, bool reroute) {
+  const SimTime now = kernel_.now();
+  pd_done_.clear();
+  std::vector<uint32_t> lost;
+  for (size_t s = 0; s < pool_.capacity(); ++s) {
+    Request& r = pool_[static_cast<uint32_t>(s)];
+    if (r.state != RequestState::Transfer || r.pd != PdStage::Decode) continue;
+    if (static_cast<size_t>(r.instance) != i && static_cast<size_t>(r.pd_prefill) != i) continue;
+    pd_link_->cancel(transfer_tag(r), now, pd_done_);
+    instances_[static_cast<size_t>(r.instance)]->release_transfer(r);
+    lost.push_back(r.slot);
   }
-  instances_[d]->enqueue_transferred(slot, now);
+  pd_schedule();
+  for (uint32_t slot : lost) {
+    const size_t d = static_cast<size_t>(pool_[slot].instance);
+    lose(slot, reroute);
+    if (draining_ > 0 && d != i) check_drained(d);
+  }
+  return static_cast<int64_t>(lost.size());
 }
 
 // A deadline passing while the request is between instances, or after it
@@ -139,10 +185,12 @@ bool ClusterSimulation::pd_timeout(const Event& e) {
   Request& r = pool_[slot_of(e.payload)];
   if (r.incarnation != incarnation_of(e.payload)) return false;  // gone: the instance ignores it
   if (r.state == RequestState::Transfer) {
-    if (r.pd == PdStage::Decode) instances_[static_cast<size_t>(r.instance)]->release_transfer(r);
+    const auto at = static_cast<size_t>(r.instance);
+    if (r.pd == PdStage::Decode) instances_[at]->release_transfer(r);
     signals_.timed_out(r, kernel_.now());
     signals_.departed(r, kernel_.now());
     pool_.release(r.slot);
+    if (draining_ > 0) check_drained(at);
     return true;
   }
   if (r.instance >= 0 && static_cast<uint32_t>(r.instance) != e.target) {

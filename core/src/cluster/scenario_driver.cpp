@@ -25,23 +25,7 @@ void ClusterSimulation::setup_scenario() {
   down_reroutes_.assign(n, 0);
   for (size_t k = 0; k < cfg_.events.size(); ++k) {
     const ScenarioEvent& e = cfg_.events[k];
-    if (e.instance >= static_cast<int32_t>(n))
-      throw InputError(cfg_.events_where, fmt::format("event '{}': instance {} does not exist (the cluster has {} "
-                                             "instance(s), indexed from 0)",
-                                             e.text, e.instance, n));
-    if ((e.action == EventAction::Add || e.action == EventAction::Remove) && !cfg_.fleet.enabled())
-      throw InputError(cfg_.events_where, fmt::format("event '{}': internal: instance lifecycle is off", e.text));
-    if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer))
-      throw InputError(cfg_.events_where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
-                                             "--routing-scorers",
-                                             e.text, e.scorer));
-    if (e.action == EventAction::Routing) {
-      try {
-        parse_routing_policy(e.policy);
-      } catch (const InputError& err) {
-        throw InputError(cfg_.events_where, fmt::format("event '{}': {}", e.text, err.what()));
-      }
-    }
+    check_event(e, cfg_.events_where);
     if (e.at >= 0)
       schedule(kernel_, e.at, EventKind::Scenario, 0, k);
     else
@@ -50,6 +34,123 @@ void ClusterSimulation::setup_scenario() {
   if (series_.enabled()) next_sample_ = series_.interval();
   if (!triggers_.empty()) next_check_ = kTriggerCheckInterval;
   next_probe_ = std::min(next_sample_, next_check_);
+}
+
+// What the cluster must have for event `e`; InputError naming `where`.
+void ClusterSimulation::check_event(const ScenarioEvent& e, const std::string& where) const {
+  const size_t n = instances_.size();
+  if (e.instance >= static_cast<int32_t>(n))
+    throw InputError(where, fmt::format("event '{}': instance {} does not exist (the cluster has {} "
+                                        "instance(s), indexed from 0)",
+                                        e.text, e.instance, n));
+  if ((e.action == EventAction::Add || e.action == EventAction::Remove) && !cfg_.fleet.enabled())
+    throw InputError(where, fmt::format("event '{}': internal: instance lifecycle is off", e.text));
+  if (e.action == EventAction::Weight && !policies_.router->has_scorer(e.scorer) &&
+      !(policies_.prefill_router && policies_.prefill_router->has_scorer(e.scorer)) &&
+      !(policies_.decode_router && policies_.decode_router->has_scorer(e.scorer)))
+    throw InputError(where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
+                                        "--routing-scorers",
+                                        e.text, e.scorer));
+  if (e.action == EventAction::Routing) {
+    try {
+      parse_routing_policy(e.policy);
+    } catch (const InputError& err) {
+      throw InputError(where, fmt::format("event '{}': {}", e.text, err.what()));
+    }
+  }
+}
+
+// A kernel Scenario event: a data event (payload: its index) or a call of
+// the scenario's code (payload: kCodeCall | the call's id).
+constexpr uint64_t kCodeCall = uint64_t{1} << 63;
+
+void ClusterSimulation::scenario_event(uint64_t payload) {
+  if ((payload & kCodeCall) != 0) {
+    --code_calls_;
+    cfg_.code->fire(payload & ~kCodeCall, *this);
+    return;
+  }
+  apply_event(static_cast<size_t>(payload));
+}
+
+void ClusterSimulation::call_at(SimTime at, uint64_t id) {
+  schedule(kernel_, std::max(at, kernel_.now()), EventKind::Scenario, 0, kCodeCall | id);
+  ++code_calls_;
+}
+
+bool ClusterSimulation::only_code_left() {
+  return kernel_.horizon() == kForever && source_done_ && kernel_.queue().size() == code_calls_;
+}
+
+// An event of the scenario's code: applied now, or at its at=TIME.
+void ClusterSimulation::apply_text(const std::string& text, const std::string& where) {
+  const SimTime now = kernel_.now();
+  ScenarioEvent e = parse_scenario_event(text, where, now);
+  if (e.at < 0)
+    throw InputError(where, fmt::format("event '{}': scenario code cannot set a when= trigger; read the metric in "
+                                        "an every() callback and act on it there",
+                                        e.text));
+  if (e.action == EventAction::Workload)
+    throw InputError(where, fmt::format("event '{}': a workload change cannot come from scenario code (its arrivals "
+                                        "are drawn before the run starts); list it in the scenario's events",
+                                        e.text));
+  if (e.at < now)
+    throw InputError(where, fmt::format("event '{}': at= is before now ({:.6f} s)", e.text,
+                                        static_cast<double>(now) / 1e6));
+  if ((e.action == EventAction::Add || e.action == EventAction::Remove) && !cfg_.fleet.enabled())
+    throw InputError(where, fmt::format("event '{}': adding or removing instances from scenario code needs room "
+                                        "for them: set lifecycle (e.g. lifecycle = \"max=8\"), whose max bounds "
+                                        "each pool",
+                                        e.text));
+  check_event(e, where);
+  if (cfg_.fleet.enabled()) event_pool_.push_back(pool_of_event(e, where));
+  const SimTime at = e.at;
+  cfg_.events.push_back(std::move(e));
+  const size_t k = cfg_.events.size() - 1;
+  if (at == now)
+    apply_event(k);
+  else
+    schedule(kernel_, at, EventKind::Scenario, 0, k);
+}
+
+void ClusterSimulation::snapshot(ClusterSnapshot& out) const {
+  out.now = kernel_.now();
+  const std::vector<std::string> names = cfg_.pool_names.empty() ? std::vector<std::string>{cfg_.pool_name}
+                                                                 : cfg_.pool_names;
+  out.pools.assign(names.size(), ClusterSnapshot::Pool{});
+  for (size_t p = 0; p < names.size(); ++p) out.pools[p].name = names[p];
+  out.instances.clear();
+  out.completed = out.failed = out.timed_out = out.dropped = 0;
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    const InstanceMetrics& m = metrics_[i];
+    out.completed += m.completed;
+    out.failed += m.failed;
+    out.timed_out += m.timed_out;
+    out.dropped += m.dropped_unservable;
+    if (life_[i] == Life::Absent) continue;
+    const Instance& inst = *instances_[i];
+    ClusterSnapshot::Instance s;
+    s.index = static_cast<int32_t>(i);
+    s.pool = static_cast<int32_t>(pool_index(i));
+    s.state = life_[i] == Life::Starting ? "starting"
+              : life_[i] == Life::Draining ? "leaving"
+              : down_[i]                   ? "failed"
+              : !routable_[i]              ? "drained"
+                                           : "active";
+    s.queue = static_cast<int32_t>(inst.queue_depth());
+    s.running = static_cast<int32_t>(inst.batch_size());
+    s.in_flight = static_cast<int64_t>(in_flight_[i]);
+    s.kv = inst.kv().total_blocks() > 0
+               ? static_cast<double>(inst.kv().used_blocks()) / static_cast<double>(inst.kv().total_blocks())
+               : 0;
+    ClusterSnapshot::Pool& pool = out.pools[static_cast<size_t>(s.pool)];
+    ++pool.present;
+    pool.instances += routable_[i];
+    out.instances.push_back(s);
+  }
+  out.arrived = arrived_;
+  out.rejected = collector_.rejected();
+  out.rerouted = rerouted_;
 }
 
 // Interval boundaries and threshold checks up to `now`, each seeing the
@@ -129,15 +230,23 @@ void ClusterSimulation::lose(uint32_t slot, bool reroute) {
   const SimTime now = kernel_.now();
   if (reroute && r.step.emitted == 0) {
     signals_.departed(r, now);
-    r.state = RequestState::Pipeline;
-    r.step = StepState{};
-    ++rerouted_;
-    schedule(kernel_, now + cfg_.routing_latency, EventKind::Routing, 0, slot);
+    this->reroute(slot);
     return;
   }
   signals_.failed(r, now);
   signals_.departed(r, now);
   pool_.release(slot);
+}
+
+// Back to routing, as it arrived (P/D: decided and split again).
+void ClusterSimulation::reroute(uint32_t slot) {
+  Request& r = pool_[slot];
+  r.state = RequestState::Pipeline;
+  r.step = StepState{};
+  r.pd = PdStage::None;
+  r.pd_decode = r.pd_prefill = -1;
+  ++rerouted_;
+  schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }
 
 // Arrival times after a rate change: the source's gaps divided by the
@@ -167,8 +276,13 @@ void ClusterSimulation::apply_event(size_t index) {
       instances_[i]->evict(evicted_);
       const int64_t before = rerouted_;
       for (uint32_t slot : evicted_) lose(slot, e.reroute);
+      int64_t lost = static_cast<int64_t>(evicted_.size());
+      if (pd_link_) {  // P/D: the transfers from or to it, too
+        const int64_t in_transfer = pd_abandon(i, e.reroute);
+        lost += in_transfer;
+      }
       const int64_t moved = rerouted_ - before;
-      note = fmt::format("{} request(s) re-routed, {} failed", moved, static_cast<int64_t>(evicted_.size()) - moved);
+      note = fmt::format("{} request(s) re-routed, {} failed", moved, lost - moved);
       break;
     }
     case EventAction::Drain:
@@ -198,8 +312,15 @@ void ClusterSimulation::apply_event(size_t index) {
       note = fmt::format("arrival rate x{} of the workload's", rate_factor_);
       break;
     }
-    case EventAction::Weight: policies_.router->set_weight(e.scorer, e.weight); break;
-    case EventAction::Routing: policies_.router->set_policy(parse_routing_policy(e.policy)); break;
+    // P/D: every router that has the scorer (the pools' and the cluster's).
+    case EventAction::Weight:
+      for (Router* router : {policies_.router.get(), policies_.prefill_router.get(), policies_.decode_router.get()})
+        if (router != nullptr) router->set_weight(e.scorer, e.weight);
+      break;
+    case EventAction::Routing:
+      for (Router* router : {policies_.router.get(), policies_.prefill_router.get(), policies_.decode_router.get()})
+        if (router != nullptr) router->set_policy(parse_routing_policy(e.policy));
+      break;
     case EventAction::Workload: note = "arrivals from now on: " + e.spec; break;  // pull_next_arrival switches
     case EventAction::Add: {
       const int32_t n = add_instances(static_cast<size_t>(event_pool_[index]), e.count);

@@ -48,7 +48,7 @@ std::string names(const auto& m) {
 
 }  // namespace
 
-ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where) {
+ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at) {
   auto bad = [&](const std::string& what) {
     return InputError(where, fmt::format("event '{}': {}", text, what));
   };
@@ -87,8 +87,11 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
 
   auto at = take("at");
   auto when = take("when");
-  if (at.has_value() == when.has_value()) throw bad("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
-  if (at) {
+  if (!at && !when && default_at >= 0) {
+    e.at = default_at;
+  } else if (at.has_value() == when.has_value()) {
+    throw bad("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
+  } else if (at) {
     auto us = duration_text_us(*at);
     if (!us || *us < 0) throw bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 2m, 1h, 250us)", *at));
     e.at = *us;

@@ -26,13 +26,14 @@ bool is_pool_lifecycle_key(const std::string& key) {
 }
 
 bool is_pool_key(const std::string& key) {
-  if (key == "name" || key == "count" || key == "cost_per_hour" || is_pool_lifecycle_key(key)) return true;
+  if (key == "name" || key == "count" || key == "cost_per_hour" || key == "role" || is_pool_lifecycle_key(key))
+    return true;
   const SettingDef* def = find_setting(key);
   return def != nullptr && per_pool(*def);
 }
 
 std::string not_a_pool_key(const std::string& key) {
-  return fmt::format("'{}' is not a pool key: name, count, cost_per_hour, a lifecycle key (min, max, "
+  return fmt::format("'{}' is not a pool key: name, count, cost_per_hour, role, a lifecycle key (min, max, "
                      "provisioning_delay, loading_delay, ...), or a model, latency, KV-cache or batching setting",
                      key);
 }
@@ -60,6 +61,10 @@ PoolText read_pool_text(const std::string& text, const std::string& where) {
       if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(d) || d < 0)
         throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
       p.cost_per_hour = d;
+    } else if (key == "role") {
+      if (value != "prefill" && value != "decode" && value != "mixed")
+        throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both)", value));
+      p.role = value;
     } else if (is_pool_lifecycle_key(key)) {
       p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
     } else {

@@ -14,6 +14,7 @@ struct PoolText {
   std::string name;
   int64_t count = -1;         // -1: not given
   double cost_per_hour = 0;   // $ per instance-hour
+  std::string role;           // P/D role: prefill, decode, mixed; "" = none
   std::string lifecycle;      // its lifecycle keys (min, max, delays), in the order given
   Settings settings;          // its model, latency, KV-cache and batching settings, unparsed
 };

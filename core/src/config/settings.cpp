@@ -210,7 +210,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("events", {"--event"}, "simulation",
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
                   "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
-                  "actions fail, drain, restore, slow, rate, weight, routing, add, remove (docs/cli.md)",
+                  "actions fail, drain, restore, slow, rate, weight, routing, add, remove; P/D clusters too (docs/cli.md)",
                   [](RunConfig& c) -> auto& { return c.events; }));
   // model and latency
   t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
@@ -340,7 +340,8 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("pools", {"--pool"}, "cluster",
                   "A pool of instances (repeatable; replaces --num-instances): 'name=a100 count=4 "
                   "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
-                  "batching setting of its own (docs/scenarios.md)",
+                  "batching setting of its own; role=prefill|decode|mixed for P/D pools "
+                  "(docs/scenarios.md)",
                   [](RunConfig& c) -> auto& { return c.pool_specs; }));
   t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
                   "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "

@@ -24,6 +24,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          std::to_string(cfg.block_size) +
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
   kv_.enable_cpu_tier(cfg.cpu_tier);
+  prices_sums_ = model_->prices_decode_aggregates();
 }
 
 void Instance::inject(uint32_t slot, SimTime t) {
@@ -199,8 +200,20 @@ void Instance::on_step() {
   blis_step_batch batch{sizeof(blis_step_batch), sizeof(Running), now,
                         static_cast<int64_t>(running_.size()),
                         running_.empty() ? nullptr : &running_.front().s.entry};
-  // CPU-tier transfers triggered by this step's batch formation lengthen it.
-  int64_t dt = model_->step_time(batch) + kv_.take_transfer_latency();
+  // A decode-only batch is priced from its sums when the model can (ABI
+  // 1.5), else member by member. CPU-tier transfers triggered by this step's
+  // batch formation lengthen it.
+  int64_t dt = 0;
+  const DecodeSums& sums = decode_sums_;
+  if (!(prices_sums_ && sums.valid &&
+        model_->decode_step_time(
+            blis_decode_batch{sizeof(blis_decode_batch), sizeof(blis_batch_entry), now,
+                              batch.count - static_cast<int64_t>(others_.size()), sums.progress,
+                              sums.progress_max, sums.input_tokens, static_cast<int64_t>(others_.size()),
+                              others_.empty() ? nullptr : others_.data()},
+            dt)))
+    dt = model_->step_time(batch);
+  dt += kv_.take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
   signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(),
@@ -223,9 +236,17 @@ void Instance::form_batch(SimTime now) {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   bool preempted_any = false;
+  // The sums of the members that decode one token, the others' entries in
+  // batch order: the model may price the step from those (DecodeSums).
+  DecodeSums sums;
+  others_.clear();
+  bool valid = true;
   // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
   for (size_t i = 0; i < running_.size(); ++i) {
-    if (budget <= 0) break;
+    if (budget <= 0) {
+      for (size_t k = i; k < running_.size(); ++k) others_.push_back(running_[k].s.entry);  // they stall
+      break;
+    }
     StepState& r = running_[i].s;
     const int64_t pi = r.pi();
     int64_t n = 0;
@@ -236,13 +257,25 @@ void Instance::form_batch(SimTime now) {
       if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
     } else if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
       n = 1;
+      sums.progress += pi;
+      sums.progress_max = std::max(sums.progress_max, pi);
+      sums.input_tokens += r.entry.input_tokens;
     }
-    if (n == 0) continue;
-    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any))
+    if (n == 0) {
+      others_.push_back(r.entry);  // stalled
+      continue;
+    }
+    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any)) {
+      valid = false;
       break;
+    }
     budget -= n;
-    running_[i].s.entry.new_tokens = static_cast<int32_t>(n);  // reserve() may have moved it
+    StepState& moved = running_[i].s;  // reserve() may have moved it
+    moved.entry.new_tokens = static_cast<int32_t>(n);
+    if (moved.entry.phase == BLIS_PHASE_PREFILL) others_.push_back(moved.entry);
   }
+  // Preemptions moved members the sums counted: the step is priced member by member.
+  if (preempted_any) valid = false;
 
   while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
@@ -263,6 +296,9 @@ void Instance::form_batch(SimTime now) {
         qs.entry.new_tokens = 1;
         qs.entry.cached_tokens = 0;
         budget -= 1;
+        sums.progress += qs.pi();
+        sums.progress_max = std::max(sums.progress_max, qs.pi());
+        sums.input_tokens += qs.entry.input_tokens;
         signals_.scheduled(q, now);
         running_.push_back(Running{qs, &q});
         continue;
@@ -309,10 +345,14 @@ void Instance::form_batch(SimTime now) {
     q.state = RequestState::Running;
     qs.entry.new_tokens = static_cast<int32_t>(n);
     qs.entry.cached_tokens = start;
+    others_.push_back(qs.entry);
     budget -= n;
     signals_.scheduled(q, now);
     running_.push_back(Running{qs, &q});
   }
+  sums.valid = valid && !running_.empty();
+  sums.decode_only = sums.valid && others_.empty();
+  decode_sums_ = sums;
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they
@@ -420,6 +460,29 @@ void Instance::execute(SimTime now, int64_t dt) {
   const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
   const int64_t m = cfg_.max_model_len;
   size_t keep = 0;
+  if (decode_sums_.decode_only) {
+    // Every member decodes one token (form_batch): the same updates as
+    // below, without the prefill and stall cases; cached_tokens is 0 already.
+    for (size_t i = 0, size = running_.size(); i < size; ++i) {
+      if (keep != i) running_[keep] = running_[i];
+      Running& rr = running_[keep];
+      StepState& r = rr.s;
+      const int64_t pi = ++r.entry.progress;  // still decoding: past the target already
+      emit_token(rr, end, step);
+      r.entry.new_tokens = 0;
+      const bool done = r.emitted >= std::max(r.output_tokens, 1);
+      const bool capped = !done && m > 0 && pi >= m - 1;
+      if (done || capped) {
+        Request& q = *rr.req;
+        q.step = r;
+        complete(q, capped, end);
+      } else {
+        ++keep;
+      }
+    }
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
+    return;
+  }
   for (size_t i = 0, size = running_.size(); i < size; ++i) {
     // Close the gap left by completions first: copying an entry just after
     // writing it would wait for those writes.

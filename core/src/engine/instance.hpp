@@ -127,6 +127,19 @@ class Instance {
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
+
+  // Set by form_batch: the sums of progress and input lengths of the
+  // members that decode one token this step, and (others_) a copy of every
+  // other member's entry in batch order, so the model may price the step
+  // from those (valid: no preemption moved members while the batch formed).
+  struct DecodeSums {
+    bool valid = false;
+    bool decode_only = false;  // valid, and every member decodes one token
+    int64_t progress = 0, progress_max = 0, input_tokens = 0;
+  };
+  DecodeSums decode_sums_;
+  std::vector<blis_batch_entry> others_;
+  bool prices_sums_ = false;  // the model has the aggregate entry
 };
 
 }  // namespace blis

@@ -81,6 +81,12 @@ struct Request {
   bool length_capped = false;
   PdStage pd = PdStage::None;
   int32_t pd_decode = -1;    // P/D: the decode instance chosen for it
+  int32_t pd_prefill = -1;   // P/D: the prefill instance its KV comes from (in transfer)
+  // P/D: the serial of its current transfer (the link's events name it; a
+  // transfer abandoned by a failure leaves stale ones), and whether the PD
+  // block counted it as split already (a re-routed request counts once).
+  uint32_t pd_transfer = 0;
+  bool pd_split = false;
   int64_t pd_transfer_start = 0;  // µs
 
   StepState step;

@@ -9,6 +9,7 @@
 #include <lua.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,15 +126,24 @@ class ScriptInstance {
   // draws. Throws ScriptError (exit code 2) with path:line (and a traceback).
   // `instruction_limit` is the budget of each call (the top level included).
   // `cpu_limit` (seconds) bounds each call's CPU time the same way.
+  // `prepare`, when given, is called with the sandbox table on top of the
+  // stack before the top level runs (to add globals; it must leave the stack
+  // as it found it).
   ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
                  const std::string& source, int32_t instruction_limit = kPluginInstructionLimit,
-                 double cpu_limit = kPluginCpuLimit);
+                 double cpu_limit = kPluginCpuLimit, const std::function<void(lua_State*)>& prepare = {});
   ~ScriptInstance();
   ScriptInstance(const ScriptInstance&) = delete;
   ScriptInstance& operator=(const ScriptInstance&) = delete;
 
   const std::string& path() const { return path_; }
   lua_State* state() const { return core_->L; }
+  // The budget and CPU limit of each later call (the top level ran under
+  // the ones given to the constructor).
+  void set_limits(int32_t instruction_limit, double cpu_limit) {
+    instruction_limit_ = instruction_limit;
+    cpu_limit_ = cpu_limit;
+  }
 
   // Registry ref of the value the script's top level returned (scenario
   // scripts return their scenario), LUA_NOREF when it returned nothing.

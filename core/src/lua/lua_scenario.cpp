@@ -7,6 +7,7 @@
 
 #include "config/scenario_common.hpp"
 #include "lua/lua_host.hpp"
+#include "lua/lua_scenario_api.hpp"
 #include "util/json_format.hpp"
 
 #include <fmt/format.h>
@@ -286,6 +287,7 @@ void append_json(lua_State* L, int idx, std::string& out, const std::string& whe
 
 struct LuaScenario::Impl {
   LuaVm vm;
+  lua::ScenarioApi api;  // at() and every() at the top level: the script has code
   std::unique_ptr<lua::ScriptInstance> script;
   Scenario scenario;
   int search_ref = LUA_NOREF;
@@ -359,7 +361,8 @@ LuaScenario::LuaScenario(const std::string& path, int64_t seed)
     : impl_(std::make_unique<Impl>(seed)) {
   impl_->scenario.path = path;
   impl_->script = std::make_unique<lua::ScriptInstance>(impl_->vm, path, "scenario", lua::read_script(path),
-                                                        lua::kScenarioInstructionLimit, lua::kScenarioCpuLimit);
+                                                        lua::kScenarioInstructionLimit, lua::kScenarioCpuLimit,
+                                                        [this](lua_State* L) { impl_->api.install(L); });
   lua_State* L = impl_->vm.state();
   const int ref = impl_->script->result_ref();
   if (ref == LUA_NOREF)
@@ -395,6 +398,8 @@ LuaScenario::~LuaScenario() = default;
 const Scenario& LuaScenario::scenario() const { return impl_->scenario; }
 
 bool LuaScenario::has_search() const { return impl_->search_ref != LUA_NOREF; }
+
+bool LuaScenario::has_code() const { return impl_->api.registered() > 0; }
 
 std::string LuaScenario::search(ScenarioRunner& runner) {
   lua_State* L = impl_->vm.state();

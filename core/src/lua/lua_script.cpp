@@ -118,7 +118,8 @@ int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int rese
 }
 
 ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& name,
-                               const std::string& source, int32_t instruction_limit, double cpu_limit)
+                               const std::string& source, int32_t instruction_limit, double cpu_limit,
+                               const std::function<void(lua_State*)>& prepare)
     : core_(&core_of(vm)),
       instruction_limit_(instruction_limit),
       cpu_limit_(cpu_limit),
@@ -140,6 +141,11 @@ ScriptInstance::ScriptInstance(LuaVm& vm, std::string path, const std::string& n
     if (lua_pcall(L, 4, 1, 0) != 0)
       throw ScriptError(path_ + ": cannot create the script sandbox: " + message_at(L, -1));
     env_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (prepare) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);  // +1: the sandbox
+      prepare(L);
+      lua_pop(L, 1);  // -1
+    }
 
     std::string chunk_name = "@" + path_;
     const std::string code = instrument(source);

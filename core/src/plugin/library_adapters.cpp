@@ -114,6 +114,23 @@ class SharedLatencyModel final : public LatencyModel {
     ctx_.call("step_time", [&](char* e, size_t n) { return vt_->step_time(self_, &batch, &v, e, n); });
     return ctx_.time("step_time", v, [&] { return describe_batch(batch); });
   }
+  bool prices_decode_aggregates() const override { return decode_ != nullptr; }
+  bool decode_step_time(const blis_decode_batch& batch, int64_t& out) override {
+    if (decode_ == nullptr) return false;
+    double v = 0;
+    bool declined = false;
+    ctx_.call("decode_step_time", [&](char* e, size_t n) {
+      const int32_t status = decode_(self_, &batch, &v, e, n);
+      declined = status == BLIS_DECLINED;
+      return declined ? int32_t{BLIS_OK} : status;
+    });
+    if (declined) return false;
+    out = ctx_.time("decode_step_time", v, [&] {
+      return fmt::format(" for a batch of {} requests (0 prefill, {} decode, {} new tokens) at t={} µs",
+                         batch.count, batch.count, batch.count, batch.now_us);
+    });
+    return true;
+  }
   int64_t queueing_time(const blis_request_view& r) override {
     double v = 0;
     ctx_.call("queueing_time", [&](char* e, size_t n) { return vt_->queueing_time(self_, &r, &v, e, n); });
@@ -135,6 +152,11 @@ class SharedLatencyModel final : public LatencyModel {
   ObjectContext ctx_;
   const blis_latency_model_vtable* vt_;
   void* self_;
+  // ABI 1.5's optional call, when the plugin's vtable has it.
+  decltype(blis_latency_model_vtable::decode_step_time) decode_ =
+      vt_->struct_size >= offsetof(blis_latency_model_vtable, decode_step_time) + sizeof(void*)
+          ? vt_->decode_step_time
+          : nullptr;
 };
 
 constexpr uint32_t kScorerObserveEnd = offsetof(blis_routing_scorer_vtable, observe) + sizeof(void*);

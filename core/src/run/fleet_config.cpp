@@ -265,6 +265,10 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
       if (pools[k].name == e.pool) p = k;
     reserve[p] += e.count;
   }
+  // Scenario code may add instances up to each pool's max.
+  if (c.event_script)
+    for (size_t p = 0; p < pools.size(); ++p)
+      reserve[p] += std::max<int64_t>(0, static_cast<int64_t>(f.pools[p].max) - pools[p].count);
   if (f.autoscaler.enabled())
     for (size_t p = 0; p < pools.size(); ++p)
       reserve[p] += std::max<int64_t>(0, 2 * static_cast<int64_t>(f.pools[p].max) - pools[p].count);

@@ -6,6 +6,7 @@
 #include <blis/settings.hpp>
 
 #include <fmt/format.h>
+#include <charconv>
 #include <spdlog/spdlog.h>
 
 namespace blis {
@@ -45,11 +46,67 @@ std::unique_ptr<Router> pool_router(const std::string& list, const std::string& 
   return std::make_unique<Router>(RoutingPolicy::Weighted, std::move(weighted), r.seed);
 }
 
+// The value of `key` in a pool text ("" without it).
+std::string spec_value(const std::string& text, const std::string& key) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size() + 1, key + "=") == 0 && end > at + key.size())
+      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+bool has_role_pools(const RunConfig& config) {
+  for (const std::string& text : config.pool_specs)
+    if (!spec_value(text, "role").empty()) return true;
+  return false;
+}
+
+// P/D pools given as --pool entries with role keys: each pool needs a role,
+// and the cluster a prefill and a decode instance at least. The role flags'
+// deployment settings belong to the pools then.
+void check_role_pools(const RunConfig& config, const std::string& decider) {
+  const std::string where = config.where("pools");
+  int64_t prefill = 0, decode = 0;
+  for (const std::string& text : config.pool_specs) {
+    const std::string role = spec_value(text, "role");
+    if (role.empty())
+      throw InputError(where, fmt::format("pool '{}': the other pools have a P/D role, so this one needs "
+                                          "role=prefill, role=decode or role=mixed",
+                                          text));
+    int64_t n = 0;
+    const std::string count = spec_value(text, "count");
+    std::from_chars(count.data(), count.data() + count.size(), n);  // a bad count is refused with the pool
+    if (role != "decode") prefill += n;
+    if (role != "prefill") decode += n;
+  }
+  if (prefill == 0 || decode == 0)
+    throw InputError(where, fmt::format("P/D pools of {} prefill and {} decode instance(s): both need at least one "
+                                        "(role=mixed counts for both)",
+                                        prefill, decode));
+  for (const char* key : {"prefill_tp", "decode_tp", "prefill_hardware", "decode_hardware", "prefill_latency_model",
+                          "decode_latency_model", "prefill_max_model_len", "decode_max_model_len"})
+    if (config.origins.count(key))
+      throw InputError(config.where(key), "the P/D pools are --pool entries: give the pool's own key (tp=, "
+                                          "hardware=, latency_model=, max_model_len=) instead");
+  if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
+    spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
+}
+
 }  // namespace
+
+bool pd_configured(const RunConfig& config) { return config.pd.configured() || has_role_pools(config); }
 
 RunConfig with_pd_pools(const RunConfig& config) {
   const PdSettings& pd = config.pd;
   const std::string decider = pd.decider.value_or("never");
+  if (!pd.configured() && has_role_pools(config)) {
+    check_role_pools(config, decider);
+    return config;
+  }
   if (!pd.configured()) {
     // Settings that would change nothing without the pools are refused
     // rather than ignored (the reference warns on `run`).
@@ -78,7 +135,8 @@ RunConfig with_pd_pools(const RunConfig& config) {
                                         p, d));
   if (p + d + s > 100000) throw InputError(where, "more than 100000 instances in all");
   if (!config.pool_specs.empty())
-    throw InputError(config.where("pools"), "--pool and the P/D pools (--prefill-instances, ...) cannot be combined");
+    throw InputError(config.where("pools"), "--pool and the P/D pools (--prefill-instances, ...) cannot be combined; give the P/D pools as --pool "
+                                                "entries with role=prefill|decode|mixed instead");
   // docs/differences.md: the cluster is the P/D pools; the reference leaves
   // the instances beyond them idle.
   if (config.origins.count("num_instances") && config.pool().instances != p + d + s)
@@ -86,25 +144,20 @@ RunConfig with_pd_pools(const RunConfig& config) {
                      fmt::format("{} instance(s), but the P/D pools have {} ({} prefill + {} decode + {} "
                                  "prefill-decode); leave --num-instances out, or make them agree",
                                  config.pool().instances, p + d + s, p, d, s));
-  if (!config.events.empty())
-    throw InputError(config.where("events"), "scenario events together with P/D pools are not supported yet");
-  if (config.autoscaler || config.lifecycle)
-    throw InputError(config.where(config.autoscaler ? "autoscaler" : "lifecycle"),
-                     "instance lifecycle and autoscaling together with P/D pools are not supported yet");
   if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
   RunConfig out = config;
   if (p > 0)
-    out.pool_specs.push_back(fmt::format("name={} count={}", kPrefill, p) + pool_key("tp", pd.prefill_tp) +
+    out.pool_specs.push_back(fmt::format("name={} count={} role=prefill", kPrefill, p) + pool_key("tp", pd.prefill_tp) +
                              pool_key("hardware", pd.prefill_hardware) +
                              pool_key("latency_model", pd.prefill_latency_model) +
                              pool_key("max_model_len", pd.prefill_max_model_len));
   if (d > 0)
-    out.pool_specs.push_back(fmt::format("name={} count={}", kDecode, d) + pool_key("tp", pd.decode_tp) +
+    out.pool_specs.push_back(fmt::format("name={} count={} role=decode", kDecode, d) + pool_key("tp", pd.decode_tp) +
                              pool_key("hardware", pd.decode_hardware) +
                              pool_key("latency_model", pd.decode_latency_model) +
                              pool_key("max_model_len", pd.decode_max_model_len));
-  if (s > 0) out.pool_specs.push_back(fmt::format("name={} count={}", kShared, s));
+  if (s > 0) out.pool_specs.push_back(fmt::format("name={} count={} role=mixed", kShared, s));
   out.pool().instances = p + d + s;
   return out;
 }
@@ -112,14 +165,19 @@ RunConfig with_pd_pools(const RunConfig& config) {
 void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, const ResolvedRun& r, RunContext& ctx,
               ClusterConfig& cc, ClusterPolicies& policies) {
   const PdSettings& pd = config.pd;
-  if (!pd.configured()) return;
+  if (!pd_configured(config)) return;
   PdConfig& out = cc.pd;
   const ResolvedPool* prefill = nullptr;
+  std::vector<uint8_t> pool_roles;
   for (const ResolvedPool& pool : pools) {
-    const uint8_t role = pool.name == kPrefill ? kPdPrefill : pool.name == kDecode ? kPdDecode : kPdPrefill | kPdDecode;
+    const uint8_t role = pool.role == "prefill" ? kPdPrefill : pool.role == "decode" ? kPdDecode : kPdPrefill | kPdDecode;
     if (prefill == nullptr && (role & kPdPrefill)) prefill = &pool;
-    out.roles.insert(out.roles.end(), static_cast<size_t>(pool.count), role);
+    pool_roles.push_back(role);
   }
+  // Every instance slot's, the reserve slots of add events and the
+  // autoscaler included; each role's pools scale on their own.
+  for (const int32_t p : cc.pool_of) out.roles.push_back(pool_roles[static_cast<size_t>(p)]);
+  for (size_t p = 0; p < cc.fleet.pools.size() && p < pool_roles.size(); ++p) cc.fleet.pools[p].pd_role = pool_roles[p];
   parse_pd_decider(pd.decider.value_or("never"), out.decider);
   out.prefix_threshold = pd.prefix_threshold.value_or(16);
   out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
@@ -128,7 +186,7 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
   // spec head §5.3: the KV on the wire is the prefill instances' (their TP).
   const ResolvedRun& pr = prefill->run;
   if (!pr.arch)
-    throw InputError(config.where("prefill_instances"),
+    throw InputError(config.where(pd.configured() ? "prefill_instances" : "pools"),
                      fmt::format("P/D needs the architecture of '{}' for the KV bytes on the wire, and blis has none; "
                                  "give --model-config-folder (a HuggingFace config.json)",
                                  pr.config.pool().model.name.value_or("?")));

@@ -16,7 +16,11 @@ namespace blis {
 // the P/D pools in role order: prefill, decode, prefill-decode (those with
 // instances), each with its role's own TP, GPU, latency model and max model
 // length. InputError for a topology or setting that cannot work.
+// With --pool entries that have role keys, `config` itself, checked.
 RunConfig with_pd_pools(const RunConfig& config);
+
+// Whether the run has P/D pools: from the P/D flags or pools with roles.
+bool pd_configured(const RunConfig& config);
 
 // The cluster's P/D roles, decider and link, and the pools' own routers.
 // `pools` resolved from with_pd_pools(); nothing without P/D pools.

@@ -31,6 +31,7 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
     p.count = t.count;
     p.cost_per_hour = t.cost_per_hour;
     p.lifecycle = t.lifecycle;
+    p.role = t.role;
     RunConfig c = config;
     c.pool_specs.clear();
     apply_settings(c, t.settings);

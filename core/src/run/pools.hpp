@@ -16,6 +16,7 @@ struct ResolvedPool {
   int64_t count = 0;
   double cost_per_hour = 0;  // $ per instance-hour
   std::string lifecycle;     // its lifecycle keys (min, max, delays), for run/fleet_config.cpp
+  std::string role;          // P/D role (run/pd_setup.cpp): "prefill", "decode", "mixed", or "" (no P/D)
   ResolvedRun run;           // the run's configuration with this pool's settings
 };
 

@@ -85,6 +85,11 @@ void check_outputs(const RunConfig& c) {
 }
 
 void single_run(const RunConfig& config, bool dump, std::ostream& out) {
+  if (dump && config.event_script)
+    throw InputError("--dump-config", fmt::format("{} registers at()/every() callbacks, which are Lua code that a "
+                                                  "configuration cannot hold; run the scenario itself (blis run "
+                                                  "--scenario {})",
+                                                  *config.event_script, *config.event_script));
   if (dump) {
     out << dump_config(config) << std::flush;
     return;
@@ -113,9 +118,9 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
 class Runner : public ScenarioRunner {
  public:
   Runner(const Settings& base, const Settings& command_line, fs::path dir, int64_t jobs, size_t total,
-         bool trusted)
+         bool trusted, std::optional<std::string> event_script)
       : base_(base), cli_(command_line), dir_(std::move(dir)), script_dir_(dir_.empty() ? "." : dir_.string()),
-        jobs_(std::max<int64_t>(1, jobs)), total_(total), trusted_(trusted) {}
+        jobs_(std::max<int64_t>(1, jobs)), total_(total), trusted_(trusted), event_script_(std::move(event_script)) {}
 
   std::vector<NamedValues> run(const std::vector<Settings>& points) override {
     std::vector<RunConfig> configs;
@@ -130,6 +135,7 @@ class Runner : public ScenarioRunner {
       const Settings own = rebased(p, dir_);
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
       configs.back().outputs.quiet = true;  // the sweep reports its own progress
+      configs.back().event_script = event_script_;  // each configuration runs its own copy of the code
       if (configs.back().outputs.report)
         throw InputError(p.empty() ? "report" : p.front().where,
                          "report names one folder, but a sweep or search runs many configurations; give --report "
@@ -198,6 +204,7 @@ class Runner : public ScenarioRunner {
   int64_t jobs_;
   size_t total_;
   bool trusted_;
+  std::optional<std::string> event_script_;
   std::function<void(size_t, const Row&)> on_row_;
   std::vector<size_t> numbers_;
   std::vector<Row> rows_;
@@ -307,7 +314,8 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   const Settings base_settings = rebased(scenario.base, dir);
   const std::vector<Settings>& points = scenario.sweep;
 
-  const RunConfig base = build_config({&base_settings, &req.command_line}, script_dir);
+  RunConfig base = build_config({&base_settings, &req.command_line}, script_dir);
+  if (lua && lua->has_code()) base.event_script = path;
   set_log_level(base.outputs.log_level);
   const bool search = lua && lua->has_search();
   if (points.empty() && !search) {
@@ -327,7 +335,7 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
 
   check_outputs(base);
   Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(),
-                cli_only.trust_scenario);
+                cli_only.trust_scenario, base.event_script);
   if (search) {
     for (const char* key : {"shard", "resume"})
       if (base.origins.count(key))

@@ -224,7 +224,7 @@ std::string json_document(const ResolvedRun& r, const ClusterResult& result, con
     }
     out += "\n    }\n  }";
   }
-  if (!c.events.empty()) {
+  if (!c.events.empty() || c.event_script) {
     out += fmt::format(",\n  \"scenario_events\": {{\n    \"rerouted\": {},\n    \"failed\": {},\n    \"applied\": [",
                        result.rerouted, cluster.failed);
     for (size_t i = 0; i < result.event_log.size(); ++i)
@@ -298,7 +298,7 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
                        100 * attainment);
   }
   if (fitness) out += fmt::format("fitness      {:.6f}\n", fitness->score);
-  if (!c.events.empty()) {
+  if (!c.events.empty() || c.event_script) {
     out += fmt::format("\nevents       {} applied; {} request(s) re-routed, {} failed\n", result.event_log.size(),
                        result.rerouted, cluster.failed);
     for (const std::string& e : result.event_log) out += "  " + e + "\n";
@@ -647,6 +647,14 @@ RunOutcome simulate(const RunConfig& given) {
     throw InputError(config.where("node_pools"),
                      "node pools cannot be combined with P/D pools (--prefill-instances, "
                      "...) yet; drop the node pools or the P/D settings");
+  // A Lua scenario's at()/every() callbacks: its own copy of the code per run.
+  std::unique_ptr<ScenarioCode> code;
+  if (config.event_script) {
+    if (config.pd.configured())
+      throw InputError(*config.event_script, "at()/every() callbacks together with P/D pools are not supported yet");
+    code = make_lua_scenario_code(*ctx.vm, *config.event_script);
+    cc.code = code.get();
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
   ClusterSimulation sim(cc, *workload, [&](int32_t i) {
@@ -749,7 +757,7 @@ RunOutcome simulate(const RunConfig& given) {
   report_ctx.per_slo_always = result.goodput.enabled();
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
-  if (!cc.events.empty()) out += events_block(result, cluster);
+  if (!cc.events.empty() || cc.code) out += events_block(result, cluster);
   if (fleet)
     out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
   else if (!pools.empty())

@@ -6,6 +6,7 @@
 #include "../common/latency_common.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -21,6 +22,17 @@ class Blackbox : public lc::WithLinearAlpha {
   // spec engine.md §5.2: max(1, trunc(((0 + β0) + β1·P) + β2·D)).
   double step_time(const blis_step_batch& batch) const {
     const auto [prefill, decode] = lc::token_counts(batch);
+    return priced(prefill, decode);
+  }
+
+  // The same counts, the plain decodes given by their number: the same formula.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    const auto [prefill, decode] = lc::token_counts(b);
+    return priced(prefill, decode);
+  }
+
+ private:
+  double priced(int64_t prefill, int64_t decode) const {
     double t = 0;
     t += beta_[0];
     t += beta_[1] * static_cast<double>(prefill);
@@ -28,8 +40,6 @@ class Blackbox : public lc::WithLinearAlpha {
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-
- private:
   std::vector<double> beta_;
 };
 

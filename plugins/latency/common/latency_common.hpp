@@ -80,6 +80,18 @@ void for_each_scheduled(const blis_step_batch& batch, F&& f) {
 }
 
 
+// Calls f(entry) for every member listed in a blis_decode_batch's `others`
+// (every member but the plain decodes), in batch order.
+template <class F>
+void for_each_other(const blis_decode_batch& b, F&& f) {
+  for (int64_t i = 0; i < b.others_count; ++i)
+    f(*reinterpret_cast<const blis_batch_entry*>(reinterpret_cast<const char*>(b.others) +
+                                                 static_cast<size_t>(i) * b.entry_size));
+}
+
+// Sums of integers stay exact in doubles, whatever their order, below 2^53.
+inline constexpr double kExactSum = 9007199254740992.0;  // 2^53
+
 // The alpha terms of the blackbox, roofline and crossmodel models (spec
 // engine §5.2): queueing trunc(α0 + α1·I), per-token output time trunc(α2).
 class LinearAlpha {
@@ -126,6 +138,17 @@ inline TokenCounts token_counts(const blis_step_batch& batch) {
   for_each_scheduled(batch, [&](const blis_batch_entry& e) {
     (e.phase == BLIS_PHASE_PREFILL ? c.prefill : c.decode) += e.new_tokens;
   });
+  return c;
+}
+
+// The same counts for a batch whose plain decodes come as aggregates: each
+// plain decode is one decode token.
+inline TokenCounts token_counts(const blis_decode_batch& b) {
+  TokenCounts c;
+  for_each_other(b, [&](const blis_batch_entry& e) {
+    if (e.new_tokens > 0) (e.phase == BLIS_PHASE_PREFILL ? c.prefill : c.decode) += e.new_tokens;
+  });
+  c.decode += b.count;
   return c;
 }
 

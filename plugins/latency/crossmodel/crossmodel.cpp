@@ -6,6 +6,7 @@
 #include "../common/latency_common.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,14 +35,23 @@ class Crossmodel : public lc::WithLinearAlpha {
 
   double step_time(const blis_step_batch& batch) const {
     const auto [prefill, decode] = lc::token_counts(batch);
+    return priced(prefill, decode);
+  }
+
+  // The same counts, the plain decodes given by their number: the same formula.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    const auto [prefill, decode] = lc::token_counts(b);
+    return priced(prefill, decode);
+  }
+
+ private:
+  double priced(int64_t prefill, int64_t decode) const {
     // Prefill tokens only cost through the MoE term (free for dense models).
     const double t = beta_[0] * layers_ + beta_[1] * static_cast<double>(decode) * kv_scaled_ +
                      beta_[2] * static_cast<double>(prefill + decode) * moe_ + beta_[3] * tp_flag_;
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
-
- private:
   std::vector<double> beta_;
   double layers_ = 0, kv_scaled_ = 0, moe_ = 0, tp_flag_ = 0;
 };

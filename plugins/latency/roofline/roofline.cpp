@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,61 @@ class Roofline {
     const double memory = (weights_ / tp_ + dynamic) / peak_bw_;
     // The one model that rounds (half away from zero) instead of truncating.
     return std::round(std::max(compute, memory) * 1e6);
+  }
+
+  // A batch whose plain decodes come as aggregates. The other members are
+  // summed as step_time sums them (prefill chunks first, in batch order,
+  // from 0: the very same partial sums). step_time then adds one rounded
+  // term per plain decode; here their sum comes from the batch size and the
+  // sum of the progress fields, within a proven bound of the member-by-member
+  // value (every term is positive, so rounding errors are relative: a few
+  // units in the last place per term, plus one per addition). When both ends
+  // of that interval round to the same tick, that tick is step_time's answer
+  // too (max, the product by 1e6 and rounding are monotone); otherwise the
+  // host takes the exact path.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    double compute = 0, dynamic = 0;
+    bool any = b.count > 0;
+    lc::for_each_other(b, [&](const blis_batch_entry& e) {
+      if (e.new_tokens <= 0 || e.phase != BLIS_PHASE_PREFILL) return;
+      any = true;
+      const double s = static_cast<double>(e.progress), n = static_cast<double>(e.new_tokens);
+      compute += flops(s, n) / tp_ / (peak_flops_ * mfu_prefill_);
+      dynamic += dynamic_bytes(s, n) / tp_;
+    });
+    bool other_decodes = false;
+    lc::for_each_other(b, [&](const blis_batch_entry& e) {
+      if (e.new_tokens > 0 && e.phase == BLIS_PHASE_DECODE) other_decodes = true;
+    });
+    if (other_decodes) return std::nullopt;  // no such member from the host: plain decodes are aggregated
+    if (!any) return 0;
+    const double weights = weights_ / tp_;
+    if (b.count == 0) {
+      const double memory = (weights + dynamic) / peak_bw_;
+      return std::round(std::max(compute, memory) * 1e6);
+    }
+    const double n = static_cast<double>(b.count);
+    const double terms = n + static_cast<double>(b.others_count);
+    const double sum = static_cast<double>(b.progress_sum);
+    constexpr double eps = 0x1p-52;  // two units of roundoff
+    // Σ decode_flops(s) = n·(gemm + mlp + 2d·L) + Σs·(4H·d_h·L + 5H·L)
+    const double flops = n * (decode_gemm_ + decode_mlp_layers_ + two_d_ * layers_) +
+                         sum * (four_heads_ * d_h_ * layers_ + five_heads_ * layers_);
+    compute += flops / tp_ / decode_rate_;
+    // Σ decode_dynamic_bytes(s) = n·(activations + kv_per_token) + Σs·kv_per_token
+    dynamic += (n * (decode_activations_ + kv_per_token_) + sum * kv_per_token_) / tp_;
+    const double memory = (weights + dynamic) / peak_bw_;
+    if (!(std::isfinite(compute) && std::isfinite(memory) && compute > 0 && memory > 0))
+      return std::nullopt;
+    const double d_compute = (terms + 32) * eps * compute;
+    // The per-member path adds the weights and takes them off again, each
+    // time losing up to an ulp of their size.
+    const double d_dynamic = (terms + 16) * eps * dynamic + (terms + 4) * eps * weights;
+    const double d_memory = (d_dynamic + 4 * eps * (weights + dynamic)) / peak_bw_ + 4 * eps * memory;
+    const double lo = std::round(std::max(compute - d_compute, memory - d_memory) * 1e6);
+    const double hi = std::round(std::max(compute + d_compute, memory + d_memory) * 1e6);
+    if (lo != hi) return std::nullopt;
+    return lo;
   }
 
   double queueing_time(const blis_request_view& r) const { return alpha_.queueing_time(r); }

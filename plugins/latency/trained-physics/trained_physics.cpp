@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,6 @@ class TrainedPhysics {
 
   double step_time(const blis_step_batch& batch) const {
     if (batch.count == 0) return 1;
-    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_;
     // Every member counts, stalled ones included (spec head.md §1.3): a decode
     // member is one token of work even in a step that gave it none.
     double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
@@ -146,12 +146,44 @@ class TrainedPhysics {
         const double t = static_cast<double>(e.new_tokens);
         const double s = static_cast<double>(e.input_tokens);
         t_pf += t;
-        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
       } else {
         t_dc += 1;
         ctx_sum += static_cast<double>(e.progress);
       }
     }
+    return priced(t_pf, t_dc, ctx_sum, attn, batch.count);
+  }
+
+  // The plain decodes given by their number and their sum of progress: the
+  // decode sums above are of integers, exact in doubles (and so independent
+  // of order) while the context sum stays below 2^53; the other members go
+  // through the same code in the same order.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+    lc::for_each_other(b, [&](const blis_batch_entry& e) {
+      if (e.phase == BLIS_PHASE_PREFILL) {
+        const double t = static_cast<double>(e.new_tokens);
+        const double s = static_cast<double>(e.input_tokens);
+        t_pf += t;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
+      } else {
+        t_dc += 1;
+        ctx_sum += static_cast<double>(e.progress);
+      }
+    });
+    if (b.progress_sum > (int64_t{1} << 53)) return std::nullopt;
+    t_dc += static_cast<double>(b.count);
+    ctx_sum += static_cast<double>(b.progress_sum);
+    if (ctx_sum > lc::kExactSum || t_dc > lc::kExactSum) return std::nullopt;
+    const int64_t count = b.count + b.others_count;
+    if (count == 0) return step_time(blis_step_batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), b.now_us, 0, nullptr});
+    return priced(t_pf, t_dc, ctx_sum, attn, count);
+  }
+
+ private:
+  double priced(double t_pf, double t_dc, double ctx_sum, double attn, int64_t count) const {
+    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_;
 
     double pf_compute = 0, pf_kv = 0, dc_compute = 0, dc_kv = 0;
     if (t_pf > 0) {
@@ -184,11 +216,12 @@ class TrainedPhysics {
     // Summed left to right in this order (spec head.md §1.3).
     const double step = prefill + decode + b[kWeights] * weight_time_ + b[kTpAllReduce] * tp_comm +
                         b[kMoeDispatch] * moe_dispatch + b[kPerLayer] * L +
-                        b[kPerRequest] * static_cast<double>(batch.count) + b[kPerStep] +
+                        b[kPerRequest] * static_cast<double>(count) + b[kPerStep] +
                         b[kPerInterleavedMoeLayer] * (interleaved_ ? 1.0 : 0.0) * moe_layers_;
     return lc::at_least_one(lc::trunc_ticks(step));
   }
 
+ public:
   // α0 is a constant per request, independent of the prompt length.
   double queueing_time(const blis_request_view&) const { return lc::trunc_ticks(alpha_[0]); }
   double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,6 @@ class TrainedRoofline {
 
   double step_time(const blis_step_batch& batch) const {
     if (batch.count == 0) return 1;
-    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_, F = ffn_, tp = tp_, k = k_eff_;
     double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
     lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
       if (e.phase == BLIS_PHASE_PREFILL) {
@@ -63,12 +63,45 @@ class TrainedRoofline {
         const double t = static_cast<double>(e.new_tokens);
         const double s = static_cast<double>(e.input_tokens);
         t_pf += t;
-        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
       } else {
         t_dc += 1;
         ctx_sum += static_cast<double>(e.progress);
       }
     });
+    return priced(t_pf, t_dc, ctx_sum, attn, batch.count);
+  }
+
+  // The plain decodes given by their number and their sum of progress: the
+  // decode sums above are of integers, exact in doubles (and so independent
+  // of order) while the context sum stays below 2^53; the other members go
+  // through the same code in the same order.
+  std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+    lc::for_each_other(b, [&](const blis_batch_entry& e) {
+      if (e.new_tokens <= 0) return;  // as for_each_scheduled
+      if (e.phase == BLIS_PHASE_PREFILL) {
+        const double t = static_cast<double>(e.new_tokens);
+        const double s = static_cast<double>(e.input_tokens);
+        t_pf += t;
+        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
+      } else {
+        t_dc += 1;
+        ctx_sum += static_cast<double>(e.progress);
+      }
+    });
+    if (b.progress_sum > (int64_t{1} << 53)) return std::nullopt;
+    t_dc += static_cast<double>(b.count);
+    ctx_sum += static_cast<double>(b.progress_sum);
+    if (ctx_sum > lc::kExactSum || t_dc > lc::kExactSum) return std::nullopt;
+    const int64_t count = b.count + b.others_count;
+    if (count == 0) return step_time(blis_step_batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), b.now_us, 0, nullptr});
+    return priced(t_pf, t_dc, ctx_sum, attn, count);
+  }
+
+ private:
+  double priced(double t_pf, double t_dc, double ctx_sum, double attn, int64_t count) const {
+    const double L = layers_, d = d_, d_kv = d_kv_, d_h = d_h_, F = ffn_, tp = tp_, k = k_eff_;
 
     double pf_compute = 0, pf_memory = 0, dc_compute = 0, dc_memory = 0;
     if (t_pf > 0) {
@@ -95,10 +128,11 @@ class TrainedRoofline {
     const double t = beta_[0] * std::max(pf_compute, pf_memory) +
                      beta_[1] * std::max(dc_compute, dc_memory) + beta_[2] * weight_time +
                      beta_[3] * tp_comm + beta_[4] * L +
-                     beta_[5] * static_cast<double>(batch.count) + beta_[6];
+                     beta_[5] * static_cast<double>(count) + beta_[6];
     return lc::at_least_one(lc::trunc_ticks(t));
   }
 
+ public:
   // α0 is a constant per request here, independent of the prompt length.
   double queueing_time(const blis_request_view&) const { return lc::trunc_ticks(alpha_[0]); }
   double output_token_time() const { return lc::trunc_ticks(alpha_[2]); }

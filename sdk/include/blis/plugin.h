@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 4 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 5 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
@@ -71,8 +71,10 @@ typedef enum blis_need {
                                   blis_instance_snapshot.cached_blocks */
 } blis_need;
 
-/* Return value of every fallible call. */
-typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1 } blis_status;
+/* Return value of every fallible call. BLIS_DECLINED (ABI 1.5) only from the
+ * optional latency-model call decode_step_time: no exact answer, the host
+ * prices the step with step_time instead. */
+typedef enum blis_status { BLIS_OK = 0, BLIS_ERROR = 1, BLIS_DECLINED = 2 } blis_status;
 
 /* Result of a configuration lookup. */
 typedef enum blis_config_result {
@@ -210,6 +212,26 @@ typedef struct blis_step_batch {
   const blis_batch_entry *entries;
 } blis_step_batch;
 
+/* ABI 1.5: a step's batch with its plain decode members given by aggregates.
+ * It stands for a batch of count + others_count members: `count` plain
+ * decodes (phase BLIS_PHASE_DECODE, new_tokens 1, cached_tokens 0) whose
+ * progress fields sum to progress_sum (the largest is progress_max) and whose
+ * input_tokens sum to input_tokens_sum, and the `others` (prefill chunks,
+ * stalled members: every member that is not a plain decode), `entry_size`
+ * bytes apart, in batch order among themselves. Where the plain decodes sit
+ * among the others is not given. */
+typedef struct blis_decode_batch {
+  uint32_t struct_size;
+  uint32_t entry_size;             /* stride of `others` */
+  int64_t now_us;
+  int64_t count;                   /* plain decode members */
+  int64_t progress_sum;
+  int64_t progress_max;
+  int64_t input_tokens_sum;
+  int64_t others_count;
+  const blis_batch_entry *others;
+} blis_decode_batch;
+
 /* create() signature shared by every kind. On success stores the new object
  * in *self and returns BLIS_OK; on failure writes a message to errbuf. */
 typedef int32_t (*blis_create_fn)(const blis_host *host, const blis_config *config,
@@ -234,6 +256,14 @@ typedef struct blis_latency_model_vtable {
   int32_t (*output_token_time)(void *self, double *out_us, char *errbuf, size_t errlen);
   /* Fixed overhead added to the E2E of requests with output tokens. */
   int32_t (*post_decode_overhead)(void *self, double *out_us, char *errbuf, size_t errlen);
+  /* ABI 1.5, optional (may be NULL; read only when struct_size covers it):
+   * the step time of a batch whose plain decode members come as aggregates
+   * (blis_decode_batch). It must return exactly the value step_time would
+   * for any batch the aggregates stand for, or BLIS_DECLINED when it cannot
+   * be sure of that (floating-point rounding, say): the host then calls
+   * step_time with the whole batch. */
+  int32_t (*decode_step_time)(void *self, const blis_decode_batch *batch, double *out_us,
+                              char *errbuf, size_t errlen);
 } blis_latency_model_vtable;
 
 /* Routing scorer: one score per instance, in [0, 1] (values outside are

@@ -9,6 +9,9 @@
 //     double queueing_time(const blis_request_view& r);     // optional, default 0
 //     double output_token_time();                           // optional, default 0
 //     double post_decode_overhead();                        // optional, default 0
+//     // optional (ABI 1.5): a decode-only step from its aggregates; exactly
+//     // step_time's value for every batch they stand for, or nullopt
+//     std::optional<double> decode_step_time(const blis_decode_batch& b);
 //   };
 //   BLIS_PLUGINS(blis::sdk::latency_model<MyModel>("my-model", "1.0.0", "What it models"))
 //
@@ -38,6 +41,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -220,6 +224,11 @@ template <class T>
 struct has_post_decode<T, std::void_t<decltype(std::declval<T&>().post_decode_overhead())>>
     : std::true_type {};
 template <class T, class = void>
+struct has_decode_step : std::false_type {};
+template <class T>
+struct has_decode_step<T, std::void_t<decltype(std::declval<T&>().decode_step_time(
+                              std::declval<const blis_decode_batch&>()))>> : std::true_type {};
+template <class T, class = void>
 struct has_observe : std::false_type {};
 template <class T>
 struct has_observe<T, std::void_t<decltype(std::declval<T&>().observe(
@@ -252,9 +261,22 @@ struct LatencyTrampolines {
       else *out = 0;
     });
   }
+  static int32_t decode_step_time(void* self, const blis_decode_batch* b, double* out, char* e,
+                                  size_t n) noexcept {
+    bool declined = false;
+    const int32_t status = guarded(e, n, [&] {
+      if constexpr (has_decode_step<T>::value) {
+        const std::optional<double> v = static_cast<T*>(self)->decode_step_time(*b);
+        if (v) *out = *v;
+        else declined = true;
+      }
+    });
+    return status == BLIS_OK && declined ? BLIS_DECLINED : status;
+  }
   static constexpr blis_latency_model_vtable vtable{
       sizeof(blis_latency_model_vtable), 0, &create<T>, &destroy<T>, &step_time, &queueing_time,
-      &output_token_time, &post_decode_overhead};
+      &output_token_time, &post_decode_overhead,
+      has_decode_step<T>::value ? &decode_step_time : nullptr};
 };
 
 template <class T>
