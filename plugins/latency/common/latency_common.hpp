@@ -92,6 +92,34 @@ void for_each_other(const blis_decode_batch& b, F&& f) {
 // Sums of integers stay exact in doubles, whatever their order, below 2^53.
 inline constexpr double kExactSum = 9007199254740992.0;  // 2^53
 
+// What the trained models (trained-roofline, trained-physics) price a step
+// from: prefill tokens, decode members, the decodes' context (progress) and
+// the prefill chunks' attention work (the whole prompt is a chunk's context).
+struct TrainedSums {
+  double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+
+  void add(const blis_batch_entry& e, double heads_per_gpu, double d_h) {
+    if (e.phase == BLIS_PHASE_PREFILL) {
+      const double t = static_cast<double>(e.new_tokens);
+      const double s = static_cast<double>(e.input_tokens);
+      t_pf += t;
+      attn += 4 * heads_per_gpu * t * (s + t / 2) * d_h;
+    } else {
+      t_dc += 1;
+      ctx_sum += static_cast<double>(e.progress);
+    }
+  }
+
+  // Adds a blis_decode_batch's plain decodes by their number and progress
+  // sum; false when the decode sums would no longer be exact in doubles.
+  bool add_plain_decodes(const blis_decode_batch& b) {
+    if (b.progress_sum > (int64_t{1} << 53)) return false;
+    t_dc += static_cast<double>(b.count);
+    ctx_sum += static_cast<double>(b.progress_sum);
+    return ctx_sum <= kExactSum && t_dc <= kExactSum;
+  }
+};
+
 // The alpha terms of the blackbox, roofline and crossmodel models (spec
 // engine §5.2): queueing trunc(α0 + α1·I), per-token output time trunc(α2).
 class LinearAlpha {

@@ -138,21 +138,12 @@ class TrainedPhysics {
     if (batch.count == 0) return 1;
     // Every member counts, stalled ones included (spec head.md §1.3): a decode
     // member is one token of work even in a step that gave it none.
-    double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+    lc::TrainedSums sums;
     for (int64_t i = 0; i < batch.count; ++i) {
       const blis_batch_entry& e = blis::sdk::entry_at(batch, i);
-      if (e.phase == BLIS_PHASE_PREFILL) {
-        // The whole prompt is the context of every prefill chunk.
-        const double t = static_cast<double>(e.new_tokens);
-        const double s = static_cast<double>(e.input_tokens);
-        t_pf += t;
-        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
-      } else {
-        t_dc += 1;
-        ctx_sum += static_cast<double>(e.progress);
-      }
+      sums.add(e, heads_per_gpu_, d_h_);
     }
-    return priced(t_pf, t_dc, ctx_sum, attn, batch.count);
+    return priced(sums.t_pf, sums.t_dc, sums.ctx_sum, sums.attn, batch.count);
   }
 
   // The plain decodes given by their number and their sum of progress: the
@@ -160,25 +151,14 @@ class TrainedPhysics {
   // of order) while the context sum stays below 2^53; the other members go
   // through the same code in the same order.
   std::optional<double> decode_step_time(const blis_decode_batch& b) const {
-    double t_pf = 0, t_dc = 0, ctx_sum = 0, attn = 0;
+    lc::TrainedSums sums;
     lc::for_each_other(b, [&](const blis_batch_entry& e) {
-      if (e.phase == BLIS_PHASE_PREFILL) {
-        const double t = static_cast<double>(e.new_tokens);
-        const double s = static_cast<double>(e.input_tokens);
-        t_pf += t;
-        attn += 4 * heads_per_gpu_ * t * (s + t / 2) * d_h_;
-      } else {
-        t_dc += 1;
-        ctx_sum += static_cast<double>(e.progress);
-      }
+      sums.add(e, heads_per_gpu_, d_h_);
     });
-    if (b.progress_sum > (int64_t{1} << 53)) return std::nullopt;
-    t_dc += static_cast<double>(b.count);
-    ctx_sum += static_cast<double>(b.progress_sum);
-    if (ctx_sum > lc::kExactSum || t_dc > lc::kExactSum) return std::nullopt;
+    if (!sums.add_plain_decodes(b)) return std::nullopt;
     const int64_t count = b.count + b.others_count;
     if (count == 0) return step_time(blis_step_batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), b.now_us, 0, nullptr});
-    return priced(t_pf, t_dc, ctx_sum, attn, count);
+    return priced(sums.t_pf, sums.t_dc, sums.ctx_sum, sums.attn, count);
   }
 
  private:
