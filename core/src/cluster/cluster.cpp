@@ -137,7 +137,11 @@ ClusterResult ClusterSimulation::run() {
   if (saturation_.enabled()) out.saturation = judge_saturation(saturation_.sorted());
   out.series = step_series_.series();
   out.events = kernel_.processed();
-  for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
+  for (const auto& m : metrics_) {
+    out.steps += static_cast<uint64_t>(m.steps);
+    out.member_steps += static_cast<uint64_t>(m.member_steps);
+    out.member_updates += static_cast<uint64_t>(m.member_updates);
+  }
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();
   out.event_log = std::move(event_log_);

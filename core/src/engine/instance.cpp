@@ -219,6 +219,8 @@ void Instance::on_step() {
   dt = std::max<int64_t>(1, dt);
   signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(), count});
 
+  member_steps_ += count;
+  member_updates_ += all_active_ ? count : static_cast<int64_t>(active_.size());
   execute(now, dt);
 
   // Phase 4: work-conserving: keep stepping while anything waits or runs.
@@ -758,7 +760,7 @@ void Instance::finalize() {
   for (const Member& mb : batch_) slab_[mb.slot].req->step = slab_[mb.slot].s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),
                                         kv_.thrashing_rate(), kv_.used_blocks(),
-                                        kv_allocation_failures_});
+                                        kv_allocation_failures_, member_steps_, member_updates_});
 }
 
 }  // namespace blis

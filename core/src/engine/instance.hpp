@@ -162,6 +162,7 @@ class Instance {
   SimTime last_step_end_ = 0;  // when the last step run ends
   SimTime last_time_ = 0;  // latest instance event or departure time
   int64_t kv_allocation_failures_ = 0;
+  int64_t member_steps_ = 0, member_updates_ = 0;  // InstanceEnd's
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission

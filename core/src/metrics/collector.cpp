@@ -55,6 +55,8 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_thrashing_rate = x.kv_thrashing_rate;
   m.final_kv_blocks = x.used_kv_blocks;
   m.kv_allocation_failures = x.kv_allocation_failures;
+  m.member_steps = x.member_steps;
+  m.member_updates = x.member_updates;
 }
 
 }  // namespace blis
