@@ -9,7 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 using namespace blis;
@@ -40,7 +41,7 @@ Summary by_sorting(std::vector<int64_t> v, double scale) {
   return s;
 }
 
-bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
 
 }  // namespace
 
