@@ -283,6 +283,11 @@ void Instance::catch_up(Member& mb, uint64_t done, SimTime end) {
   implicit_.key_sum -= mb.key;
   implicit_.input_sum -= mb.input;
   if (mb.key >= implicit_.key_max) implicit_.max_stale = true;
+  mb.due = 0;
+  bring_up(mb, done, end);
+}
+
+void Instance::bring_up(const Member& mb, uint64_t done, SimTime end) {
   StepState& r = slab_[mb.slot].s;
   const int64_t k = mb.key + static_cast<int64_t>(done) - r.entry.progress;
   if (k > 0) {
@@ -293,7 +298,6 @@ void Instance::catch_up(Member& mb, uint64_t done, SimTime end) {
     r.last_token_step += static_cast<uint64_t>(k);
     r.last_token_end = end;
   }
-  mb.due = 0;
 }
 
 void Instance::make_all_explicit(size_t formed, SimTime now) {
@@ -322,11 +326,10 @@ void Instance::make_all_explicit() {
   for (Member& mb : batch_) catch_up(mb, step_index_, last_step_end_);
 }
 
-void Instance::anchor(Member& mb) {
+void Instance::anchor(Member& mb, uint64_t S) {
   const StepState& r = slab_[mb.slot].s;
   mb.due = 0;
   if (!prices_sums_) return;
-  const uint64_t S = step_index_;
   // Decoding, its last token delivered by this step as part of a run of
   // standard ITLs, which its next tokens extend.
   if (r.entry.phase != BLIS_PHASE_DECODE || r.output_tokens <= 0 || r.emitted <= 0 ||
@@ -379,7 +382,12 @@ void Instance::form_batch(SimTime now) {
   while (i < batch_.size()) {
     const size_t size = batch_.size();
     size_t j = i;
-    while (j < size && batch_[j].due > S) ++j;
+    // Four at a time: S - due is negative for each member not due.
+    const Member* const mbs = batch_.data();
+    while (j + 4 <= size && static_cast<int64_t>((S - mbs[j].due) & (S - mbs[j + 1].due) & (S - mbs[j + 2].due) &
+                                                  (S - mbs[j + 3].due)) < 0)
+      j += 4;
+    while (j < size && mbs[j].due > S) ++j;
     const int64_t run = static_cast<int64_t>(j - i);
     if (run > 0) {
       if (run >= budget) {
@@ -402,9 +410,28 @@ void Instance::form_batch(SimTime now) {
       break;
     }
     Member& mb = batch_[i];
-    catch_up(mb, S - 1, now);
-    active_.push_back(static_cast<uint32_t>(i));
     StepState& r = slab_[mb.slot].s;
+    if (mb.due != 0) {
+      bring_up(mb, S - 1, now);
+      const int64_t b = cfg_.block_size;
+      if (r.kv.tokens == int64_t{r.kv.count} * b && b > 1 && r.emitted + 1 < r.output_tokens &&
+          !(m > 0 && r.pi() + 1 >= m - 1) && kv_.add_block(r.kv)) {
+        // Due for its new block only: it gets the block here, as the step
+        // would give it, and stays implicit (this step's token is one of
+        // the implicit ones, not yet in the block's count). Its next due
+        // step, as anchor() would set it at the end of the last step.
+        --r.kv.tokens;
+        --budget;
+        const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
+        int64_t ahead = std::min<int64_t>(b + (fill_registers ? 0 : 1), r.output_tokens - r.emitted);
+        if (m > 0) ahead = std::min<int64_t>(ahead, m - 1 - r.pi());
+        mb.due = S - 1 + static_cast<uint64_t>(ahead);
+        ++i;
+        continue;
+      }
+      catch_up(mb, S - 1, now);  // brought up already: it leaves the implicit sums
+    }
+    active_.push_back(static_cast<uint32_t>(i));
     const int64_t pi = r.pi();
     int64_t n = 0;
     if (pi < r.prefill_target()) {
@@ -663,7 +690,7 @@ bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
     complete(q, capped, end);
     return false;
   }
-  anchor(mb);
+  anchor(mb, step_index_);
   return true;
 }
 

@@ -118,13 +118,16 @@ class Instance {
   // Makes the member at `pos` explicit again; implicit, it gets the updates
   // of the steps up to `done` (the last one run), which ended at `end`.
   void catch_up(Member& mb, uint64_t done, SimTime end);
+  // catch_up()'s update of the step state alone: the member stays implicit.
+  void bring_up(const Member& mb, uint64_t done, SimTime end);
   // Every member becomes explicit, in its state of this step's formation:
   // those ahead of batch position `formed` have been through it.
   [[gnu::noinline]] void make_all_explicit(size_t formed, SimTime now);
   // Between steps: every member explicit, as of the last step.
   void make_all_explicit();
-  // After the member's step: implicit from now on when it qualifies.
-  void anchor(Member& mb);
+  // With its state as of the end of step S: implicit from then on when it
+  // qualifies.
+  void anchor(Member& mb, uint64_t S);
   uint32_t slab_add(Request& q);
   void slab_free(uint32_t slot);
   // The batch as the latency model reads it (entries in batch order).
