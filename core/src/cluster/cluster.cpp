@@ -42,6 +42,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
     cached_[i].tp = cfg.pool_tp.empty() ? cfg.tp : cfg.pool_tp[static_cast<size_t>(cached_[i].pool)];
   }
   last_refresh_.assign(n, 0);
+  snapshot_changes_.assign(n, UINT64_MAX);
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
@@ -215,6 +216,10 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
   for (size_t i = 0; i < instances_.size(); ++i) {
     if (cfg_.snapshot_refresh_interval == 0 || now - last_refresh_[i] >= cfg_.snapshot_refresh_interval) {
       const Instance& inst = *instances_[i];
+      last_refresh_[i] = now;
+      // Unchanged since the last refresh: the same snapshot.
+      if (inst.changes() == snapshot_changes_[i]) goto refreshed;
+      snapshot_changes_[i] = inst.changes();
       blis_instance_snapshot& c = cached_[i];
       c.queue_depth = inst.queue_depth();
       c.batch_size = inst.batch_size();
@@ -223,8 +228,8 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
       c.kv_utilization = static_cast<double>(inst.kv().used_blocks()) /
                          static_cast<double>(inst.kv().total_blocks());
       c.cache_hit_rate = inst.kv().hit_rate();
-      last_refresh_[i] = now;
     }
+  refreshed:
     if (!routable_[i]) continue;
     state_[k] = cached_[i];
     state_[k].in_flight = static_cast<int32_t>(in_flight_[i]);

@@ -212,6 +212,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   // snapshot_refresh_interval (spec cluster §4.3); in-flight counts are live.
   std::vector<blis_instance_snapshot> cached_;
   std::vector<SimTime> last_refresh_;
+  std::vector<uint64_t> snapshot_changes_;  // Instance::changes() at cached_'s refresh
   std::vector<blis_instance_snapshot> state_;
   // The instances' prefix indexes as the router sees them with a cache signal
   // delay (spec head §7.2), taken together at last_cache_refresh_.

@@ -35,6 +35,7 @@ void Instance::inject(uint32_t slot, SimTime t) {
 }
 
 void Instance::on_event(const Event& e) {
+  ++changes_;
   // A timeout of a request that already left is no event of the instance: it
   // leaves the instance's clock alone (spec head §4.1).
   if (kind_of(e) == EventKind::Timeout) {
@@ -107,6 +108,7 @@ bool Instance::servable(const Request& r) const {
 // spec head §5.2 step 5: blocks for the whole prompt, reusing what the cache
 // holds of it; the rest arrives over the wire.
 bool Instance::reserve_transfer(Request& r, SimTime now) {
+  ++changes_;
   if (!servable(r)) return false;
   kv_.set_clock(now);
   StepState& st = r.step;
@@ -127,10 +129,14 @@ bool Instance::reserve_transfer(Request& r, SimTime now) {
   return true;
 }
 
-void Instance::release_transfer(Request& r) { kv_.release(r.step.kv); }
+void Instance::release_transfer(Request& r) {
+  ++changes_;
+  kv_.release(r.step.kv);
+}
 
 // spec head §5.2 step 6: queued with its KV in place; its first step decodes.
 void Instance::enqueue_transferred(uint32_t slot, SimTime now) {
+  ++changes_;
   Request& r = pool_[slot];
   r.instance = index_;
   r.state = RequestState::Queued;
@@ -755,6 +761,7 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
 }
 
 void Instance::evict(std::vector<uint32_t>& out) {
+  ++changes_;
   auto reset = [&](Request& q) {
     kv_.release(q.step.kv);
     q.step.entry.new_tokens = 0;
@@ -772,6 +779,7 @@ void Instance::evict(std::vector<uint32_t>& out) {
 }
 
 void Instance::evict_waiting(std::vector<uint32_t>& out) {
+  ++changes_;
   while (!waiting_.empty()) {
     Request& q = pool_[waiting_.front()];
     waiting_.pop_front();

@@ -65,6 +65,9 @@ class Instance {
   void release_transfer(Request& r);
   void enqueue_transferred(uint32_t slot, SimTime now);
 
+  // Counts the calls that may have changed what the router's snapshot of
+  // the instance shows (queue, batch, KV): equal counts, equal snapshots.
+  uint64_t changes() const { return changes_; }
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(batch_.size()); }
   const KVCache& kv() const { return kv_; }
@@ -165,6 +168,7 @@ class Instance {
   SimTime last_step_end_ = 0;  // when the last step run ends
   SimTime last_time_ = 0;  // latest instance event or departure time
   int64_t kv_allocation_failures_ = 0;
+  uint64_t changes_ = 0;  // see changes()
   int64_t member_steps_ = 0, member_updates_ = 0;  // InstanceEnd's
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
