@@ -4,6 +4,8 @@
 #
 #   --blis PATH   the blis binary (default: build/stage/bin/blis, else build/core/app/blis)
 #   --reps N      repetitions per run; CPU is the minimum (default 3)
+#   --label TEXT  what the table's header names the binary by (say its commit);
+#                 default: this checkout's commit, for its own build
 #   --list        print the runs' names and commands, run nothing
 #   RUN...        names of runs to time (default: all except the long ones)
 #
@@ -14,14 +16,16 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 blis=""
 reps=3
+label=""
 list=0
 names=()
 while [ $# -gt 0 ]; do
   case $1 in
     --blis) blis=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --label) label=$2; shift 2 ;;
     --list) list=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) names+=("$1"); shift ;;
   esac
@@ -67,7 +71,14 @@ commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$here" diff --quiet HEAD 2>/dev/null || commit="$commit-dirty"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "commit $commit, $(basename "$blis") $blis, min of $reps"
+if [ -n "$label" ]; then
+  echo "$label: $blis, min of $reps"
+elif [[ $blis == "$here"/build/* ]]; then
+  echo "commit $commit, $(basename "$blis") $blis, min of $reps"
+else
+  # A binary from elsewhere: this checkout's commit says nothing about it.
+  echo "$blis ($("$blis" --version 2>/dev/null | head -1)), min of $reps; give --label to name its commit"
+fi
 echo
 echo "| run | CPU s | peak RSS MiB | events/s | bytes/request |"
 echo "|---|---:|---:|---:|---:|"
