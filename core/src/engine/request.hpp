@@ -12,7 +12,7 @@
 
 #include <cstdint>
 #include <string>
-#include <deque>
+#include <memory>
 #include <vector>
 
 namespace blis {
@@ -69,44 +69,52 @@ struct StepState {
   }
 };
 
+// Every request in flight has one, queued ones too (most of them, in a
+// saturated run): the fields are ordered to leave no padding, and what only
+// a scheduled request needs is made when it is (RequestTiming::Detail).
 struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
   RequestState state = RequestState::Free;
+  bool length_capped = false;
+  PdStage pd = PdStage::None;
+  // P/D: whether the PD block counted it as split already (a re-routed
+  // request counts once).
+  bool pd_split = false;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
   // How many requests the slot held before this one: an event scheduled for
   // a request (its timeout) names slot and incarnation, and finds it gone
   // when they no longer match.
   uint32_t incarnation = 0;
-  bool length_capped = false;
-  PdStage pd = PdStage::None;
   int32_t pd_decode = -1;    // P/D: the decode instance chosen for it
   int32_t pd_prefill = -1;   // P/D: the prefill instance its KV comes from (in transfer)
   // P/D: the serial of its current transfer (the link's events name it; a
-  // transfer abandoned by a failure leaves stale ones), and whether the PD
-  // block counted it as split already (a re-routed request counts once).
+  // transfer abandoned by a failure leaves stale ones).
   uint32_t pd_transfer = 0;
-  bool pd_split = false;
   int64_t pd_transfer_start = 0;  // µs
 
   StepState step;
   RequestTiming timing;  // the metrics' slot: the engine never reads it
 };
 
+// The requests in flight, in slots that keep their addresses. Slots come in
+// chunks (one allocation per kChunk requests, no per-slot overhead) and are
+// reused once released; the pool never shrinks.
 class RequestPool {
  public:
   uint32_t acquire() {
     if (!free_.empty()) {
       uint32_t slot = free_.back();
       free_.pop_back();
-      slots_[slot].slot = slot;
-      slots_[slot].state = RequestState::Pipeline;
+      (*this)[slot].slot = slot;
+      (*this)[slot].state = RequestState::Pipeline;
       return slot;
     }
-    slots_.emplace_back();
-    slots_.back().slot = static_cast<uint32_t>(slots_.size() - 1);
-    slots_.back().state = RequestState::Pipeline;
-    return slots_.back().slot;
+    if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Request[]>(kChunk));
+    const auto slot = static_cast<uint32_t>(size_++);
+    (*this)[slot].slot = slot;
+    (*this)[slot].state = RequestState::Pipeline;
+    return slot;
   }
 
   // The slot starts clean but keeps the capacity of its content hashes, so
@@ -115,7 +123,7 @@ class RequestPool {
   // give its next request, perhaps one that waits for long, memory it does
   // not need yet.
   void release(uint32_t slot) {
-    Request& r = slots_[slot];
+    Request& r = (*this)[slot];
     std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
     const bool lazy = r.spec.own_content != 0;
     const uint32_t incarnation = r.incarnation + 1;
@@ -161,14 +169,16 @@ class RequestPool {
     return scratch_.data();
   }
 
-  Request& operator[](uint32_t slot) { return slots_[slot]; }
-  const Request& operator[](uint32_t slot) const { return slots_[slot]; }
-  size_t capacity() const { return slots_.size(); }
-  size_t in_use() const { return slots_.size() - free_.size(); }
+  Request& operator[](uint32_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }
+  const Request& operator[](uint32_t slot) const { return chunks_[slot / kChunk][slot % kChunk]; }
+  size_t capacity() const { return size_; }
+  size_t in_use() const { return size_ - free_.size(); }
 
  private:
+  static constexpr size_t kChunk = 1024;
   static constexpr size_t kMaxSpares = 256;
-  std::deque<Request> slots_;  // stable addresses
+  std::vector<std::unique_ptr<Request[]>> chunks_;
+  size_t size_ = 0;  // slots handed out: [0, size_)
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint64_t>> spares_;  // content buffers of released lazy requests
   std::vector<uint64_t> scratch_;  // input_hashes() of the request whose seed is scratch_seed_

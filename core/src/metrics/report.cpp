@@ -177,9 +177,9 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
       e.real("scheduling_delay_ms",
              r->scheduling_delay >= 0 ? static_cast<double>(r->scheduling_delay) / 1e3 : 0);
       if (r->slo_class != 0) e.str("slo_class", slo_class_name(r->slo_class));
-      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id);
+      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id.str());
       if (r->instance >= 0) e.str("handled_by", "instance_" + std::to_string(r->instance));
-      if (!r->model.empty()) e.str("model", r->model);
+      if (!r->model.empty()) e.str("model", r->model.str());
       if (r->length_capped) {
         e.key("length_capped");
         e.text += "true";
