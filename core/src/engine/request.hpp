@@ -10,6 +10,7 @@
 #include <blis/plugin.h>
 #include <blis/workload.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <memory>
@@ -86,12 +87,7 @@ struct Request {
   // a request (its timeout) names slot and incarnation, and finds it gone
   // when they no longer match.
   uint32_t incarnation = 0;
-  int32_t pd_decode = -1;    // P/D: the decode instance chosen for it
-  int32_t pd_prefill = -1;   // P/D: the prefill instance its KV comes from (in transfer)
-  // P/D: the serial of its current transfer (the link's events name it; a
-  // transfer abandoned by a failure leaves stale ones).
-  uint32_t pd_transfer = 0;
-  int64_t pd_transfer_start = 0;  // µs
+  // (P/D routes are kept beside the pool: ClusterSimulation::PdRoute.)
 
   StepState step;
   RequestTiming timing;  // the metrics' slot: the engine never reads it
@@ -99,21 +95,32 @@ struct Request {
 
 // The requests in flight, in slots that keep their addresses. Slots come in
 // chunks (one allocation per kChunk requests, no per-slot overhead) and are
-// reused once released; the pool never shrinks.
+// reused once released, last released first. Once no new arrival can come
+// (drain()), a chunk whose requests have all left is given back, so that a
+// saturated run's backlog does not keep its peak memory while the metrics
+// grow; a slot of a chunk given back reads as a Free request that no event
+// can match, and is made again if acquired.
 class RequestPool {
  public:
   uint32_t acquire() {
+    draining_ = false;  // arrivals after all: chunks made again stay
+    uint32_t slot = 0;
     if (!free_.empty()) {
-      uint32_t slot = free_.back();
+      slot = free_.back();
       free_.pop_back();
-      (*this)[slot].slot = slot;
-      (*this)[slot].state = RequestState::Pipeline;
-      return slot;
+      auto& chunk = chunks_[slot / kChunk];
+      if (!chunk.requests) {
+        chunk.requests = std::make_unique<Request[]>(kChunk);
+        for (size_t k = 0; k < kChunk; ++k) chunk.requests[k].incarnation = chunk.incarnation;
+      }
+    } else {
+      if (size_ % kChunk == 0) chunks_.push_back(Chunk{std::make_unique<Request[]>(kChunk)});
+      slot = static_cast<uint32_t>(size_++);
     }
-    if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Request[]>(kChunk));
-    const auto slot = static_cast<uint32_t>(size_++);
-    (*this)[slot].slot = slot;
-    (*this)[slot].state = RequestState::Pipeline;
+    ++chunks_[slot / kChunk].live;
+    Request& r = (*this)[slot];
+    r.slot = slot;
+    r.state = RequestState::Pipeline;
     return slot;
   }
 
@@ -136,6 +143,17 @@ class RequestPool {
     }
     r.incarnation = incarnation;
     free_.push_back(slot);
+    Chunk& chunk = chunks_[slot / kChunk];
+    if (--chunk.live == 0 && draining_) give_back(chunk);
+  }
+
+  // No arrival will follow unless a request asks for one (a closed-loop
+  // user's next request): chunks may go as they empty, until the next
+  // acquire().
+  void drain() {
+    draining_ = true;
+    for (Chunk& chunk : chunks_)
+      if (chunk.live == 0 && chunk.requests) give_back(chunk);
   }
 
   // Makes the request's content complete (spec.block_hashes holds every
@@ -169,16 +187,45 @@ class RequestPool {
     return scratch_.data();
   }
 
-  Request& operator[](uint32_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }
-  const Request& operator[](uint32_t slot) const { return chunks_[slot / kChunk][slot % kChunk]; }
+  Request& operator[](uint32_t slot) {
+    Request* requests = chunks_[slot / kChunk].requests.get();
+    return requests != nullptr ? requests[slot % kChunk] : gone_;
+  }
+  const Request& operator[](uint32_t slot) const {
+    const Request* requests = chunks_[slot / kChunk].requests.get();
+    return requests != nullptr ? requests[slot % kChunk] : gone_;
+  }
   size_t capacity() const { return size_; }
   size_t in_use() const { return size_ - free_.size(); }
+  // Chunks of slots allocated now (memory: about kChunk * sizeof(Request) each).
+  size_t chunks_held() const {
+    return static_cast<size_t>(std::count_if(chunks_.begin(), chunks_.end(), [](const Chunk& c) { return c.requests != nullptr; }));
+  }
 
  private:
   static constexpr size_t kChunk = 1024;
   static constexpr size_t kMaxSpares = 256;
-  std::vector<std::unique_ptr<Request[]>> chunks_;
+  struct Chunk {
+    std::unique_ptr<Request[]> requests;  // null once given back
+    uint32_t live = 0;                    // slots holding a request
+    // Given back: every incarnation its slots had is below this, so an event
+    // left for one of its requests matches no later one.
+    uint32_t incarnation = 0;
+  };
+  void give_back(Chunk& chunk) {
+    for (size_t k = 0; k < kChunk; ++k) chunk.incarnation = std::max(chunk.incarnation, chunk.requests[k].incarnation);
+    chunk.requests.reset();
+  }
+  std::vector<Chunk> chunks_;
   size_t size_ = 0;  // slots handed out: [0, size_)
+  bool draining_ = false;
+  // What a slot of a chunk given back reads as: no request, and an
+  // incarnation no event names (callers only read it).
+  Request gone_ = [] {
+    Request r;
+    r.incarnation = UINT32_MAX;
+    return r;
+  }();
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint64_t>> spares_;  // content buffers of released lazy requests
   std::vector<uint64_t> scratch_;  // input_hashes() of the request whose seed is scratch_seed_
