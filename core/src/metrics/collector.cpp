@@ -53,6 +53,16 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_thrashing_rate = x.kv_thrashing_rate;
   m.final_kv_blocks = x.used_kv_blocks;
   m.kv_allocation_failures = x.kv_allocation_failures;
+  // The samples are complete: give back what doubling reserved (up to half
+  // of each vector), before the report copies and merges them.
+  m.step_itl.shrink_to_fit();
+  m.run_delta.shrink_to_fit();
+  m.extra_itls.shrink_to_fit();
+  m.ttft.shrink_to_fit();
+  m.ttft_slo.shrink_to_fit();
+  m.e2e.shrink_to_fit();
+  m.e2e_slo.shrink_to_fit();
+  m.scheduling_delay.shrink_to_fit();
 }
 
 }  // namespace blis
