@@ -1,5 +1,7 @@
 #include "metrics/collector.hpp"
 
+#include "metrics/report.hpp"
+
 namespace blis {
 
 // E2E runs from arrival to the last token plus α_o per token and α_p once
@@ -53,11 +55,16 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_thrashing_rate = x.kv_thrashing_rate;
   m.final_kv_blocks = x.used_kv_blocks;
   m.kv_allocation_failures = x.kv_allocation_failures;
-  // The samples are complete: give back what doubling reserved (up to half
-  // of each vector), before the report copies and merges them.
-  m.step_itl.shrink_to_fit();
-  m.run_delta.shrink_to_fit();
-  m.extra_itls.shrink_to_fit();
+  // The samples are complete. The inter-token latencies become (value,
+  // count) pairs, one per distinct value, instead of a value and a counter
+  // per step (itl_values() makes the same multiset of either); the other
+  // vectors give back what doubling reserved (up to half of each), before
+  // the report copies and merges them.
+  m.itl_weighted = itl_values(m);
+  m.itl_weighted.shrink_to_fit();
+  m.step_itl = {};
+  m.run_delta = {};
+  m.extra_itls = {};
   m.ttft.shrink_to_fit();
   m.ttft_slo.shrink_to_fit();
   m.e2e.shrink_to_fit();
