@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,8 +62,9 @@ struct InstanceMetrics {
   // Inter-token latencies: per step its standard value (Δ + α_o) and a
   // difference array counting completed requests' runs over steps; gaps that
   // are not one step (after a stall or a preemption) are kept individually.
-  std::vector<int64_t> step_itl;
-  std::vector<int32_t> run_delta;
+  // Chunked (one entry per step of a long run): no doubling slack.
+  std::deque<int64_t> step_itl;
+  std::deque<int32_t> run_delta;
   std::vector<int64_t> extra_itls;
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
