@@ -57,19 +57,12 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_allocation_failures = x.kv_allocation_failures;
   // The samples are complete. The inter-token latencies become (value,
   // count) pairs, one per distinct value, instead of a value and a counter
-  // per step (itl_values() makes the same multiset of either); the other
-  // vectors give back what doubling reserved (up to half of each), before
-  // the report copies and merges them.
+  // per step (itl_values() makes the same multiset of either).
   m.itl_weighted = itl_values(m);
   m.itl_weighted.shrink_to_fit();
   m.step_itl = {};
   m.run_delta = {};
   m.extra_itls = {};
-  m.ttft.shrink_to_fit();
-  m.ttft_slo.shrink_to_fit();
-  m.e2e.shrink_to_fit();
-  m.e2e_slo.shrink_to_fit();
-  m.scheduling_delay.shrink_to_fit();
 }
 
 }  // namespace blis

@@ -56,8 +56,9 @@ struct InstanceMetrics {
   double cache_hit_rate = 0, kv_thrashing_rate = 0;
 
   // Latency samples in µs, with the SLO class of each.
-  std::vector<int64_t> ttft, e2e, scheduling_delay;
-  std::vector<int8_t> ttft_slo, e2e_slo;
+  // Chunked (one entry per request of a long run): no doubling slack.
+  std::deque<int64_t> ttft, e2e, scheduling_delay;
+  std::deque<int8_t> ttft_slo, e2e_slo;
 
   // Inter-token latencies: per step its standard value (Δ + α_o) and a
   // difference array counting completed requests' runs over steps; gaps that

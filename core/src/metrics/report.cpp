@@ -54,19 +54,14 @@ int64_t injected_requests(const InstanceMetrics& m) {
 
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) {
   InstanceMetrics out;
-  // Exact sizes: a million samples appended by doubling would hold up to
-  // twice their memory, and copy it on the way.
-  size_t ttft = 0, e2e = 0, scheduled = 0, records = 0, completions = 0;
+  // Exact sizes: a million records appended by doubling would hold up to
+  // twice their memory, and copy it on the way (the samples are chunked).
+  size_t records = 0, completions = 0;
   for (const InstanceMetrics* p : parts) {
-    ttft += p->ttft.size();
-    e2e += p->e2e.size();
-    scheduled += p->scheduling_delay.size();
     records += p->records.size();
     completions += p->completions.size();
   }
-  out.ttft.reserve(ttft), out.ttft_slo.reserve(ttft);
-  out.e2e.reserve(e2e), out.e2e_slo.reserve(e2e);
-  out.scheduling_delay.reserve(scheduled), out.records.reserve(records), out.completions.reserve(completions);
+  out.records.reserve(records), out.completions.reserve(completions);
   for (const InstanceMetrics* p : parts) {
     out.completed += p->completed;
     out.still_queued += p->still_queued;
@@ -320,7 +315,7 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     const char* n = slo_class_name(code);
     classes[n[0] ? n : "default"].insert(code);
   }
-  auto summary_of = [](const std::vector<int64_t>& values, const std::vector<int8_t>& slo, const std::set<int8_t>& in) {
+  auto summary_of = [](const std::deque<int64_t>& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
     std::vector<int64_t> picked;
     for (size_t k = 0; k < values.size(); ++k)
       if (in.count(slo[k]) > 0) picked.push_back(values[k]);

@@ -45,8 +45,8 @@ double percentile(int64_t n, double p, double scale, At at) {
 
 }  // namespace
 
-Summary summarize_copy(const std::vector<int64_t>& values, double scale) {
-  std::vector<int64_t> copy = values;
+Summary summarize_copy(const std::deque<int64_t>& values, double scale) {
+  std::vector<int64_t> copy(values.begin(), values.end());
   return summarize(copy, scale);
 }
 
