@@ -9,7 +9,7 @@
 -- hashes found in the instance's set (a request with no complete block, or an
 -- instance never chosen, scores 0). Matching does not refresh recency.
 summary = "share of the request's leading blocks already routed to the instance (router-side LRU)"
-version = "1.2"
+version = "1.3"
 
 local band, rshift = bit.band, bit.rshift
 
@@ -48,6 +48,7 @@ local last_lo, last_hi, last_n, scored = {}, {}, 0, 0
 function score(n)
   local hashes = request.block_hashes
   local total = tonumber(request.num_blocks)
+  local shared = total - tonumber(request.own_blocks)  -- no set holds the blocks past these
   scored = scored + 1
   local common, limit = 0, total < last_n and total or last_n
   while common < limit do
@@ -69,7 +70,7 @@ function score(n)
       end
       if walk then
         local contains = set.hashes.contains
-        while matched < total and contains(hashes[matched]) do matched = matched + 1 end
+        while matched < shared and contains(hashes[matched]) do matched = matched + 1 end
       end
       set.seen, set.seen_version, set.seen_matched = scored, set.version, matched
       if matched > longest then longest = matched end
@@ -97,8 +98,12 @@ function observe(chosen)
     sets[index] = set
   end
   set.version = set.version + 1
+  -- The request's own last blocks (request.own_blocks) are never looked up
+  -- again: they only take room.
+  local own = tonumber(request.own_blocks)
   local touch, hashes = set.hashes.touch, request.block_hashes
-  for b = 0, tonumber(request.num_blocks) - 1 do
+  for b = 0, tonumber(request.num_blocks) - own - 1 do
     touch(hashes[b])
   end
+  if own > 0 then set.hashes.add_anonymous(own) end
 end

@@ -6,8 +6,11 @@
 #include "cluster/router.hpp"
 
 #include <blis/go_rand.hpp>
+#include <blis/scenario_events.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <utility>
 
 using namespace blis;
 using namespace blis::test;
@@ -249,4 +252,58 @@ TEST_CASE("Jain fairness index and SLO attainment", "[cluster][metrics]") {
   CHECK(slo_attainment(m, {{BLIS_SLO_CRITICAL, 150}}) == Approx(0.75));
   CHECK(slo_attainment(m, {{BLIS_SLO_CRITICAL, 150}, {BLIS_SLO_BATCH, 250}}) == Approx(0.5));
   CHECK(slo_attainment(InstanceMetrics{}, {}) == 0);
+}
+
+namespace {
+
+// Records (num_blocks, own_blocks) of every request it scores.
+struct OwnBlocksRecorder : RoutingScorer {
+  std::vector<std::pair<int64_t, int64_t>>* seen = nullptr;
+  void score(const blis_route_input& in, double* out) override {
+    seen->emplace_back(in.request->num_blocks, in.request->own_blocks);
+    for (int64_t i = 0; i < in.count; ++i) out[i] = 0;
+  }
+};
+
+std::vector<std::pair<int64_t, int64_t>> own_blocks_seen(std::vector<ScenarioEvent> events) {
+  WorkloadSpec spec;
+  spec.seed = 3;
+  spec.aggregate_rate = 50;
+  spec.num_requests = 200;
+  ClientSpec client;
+  client.id = "c";
+  client.rate_fraction = 1;
+  client.prefix_group = "g";
+  client.prefix_length = 512;  // 32 whole blocks
+  client.input_distribution = {"gaussian", {{"mean", 256}, {"std_dev", 100}, {"min", 1}, {"max", 1024}}};
+  client.output_distribution = {"gaussian", {{"mean", 32}, {"std_dev", 8}, {"min", 1}, {"max", 64}}};
+  spec.clients.push_back(client);
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  auto recorder = std::make_unique<OwnBlocksRecorder>();
+  recorder->seen = &seen;
+  std::vector<WeightedScorer> scorers;
+  scorers.push_back({"own", 1, std::move(recorder)});
+  ClusterPolicies policies;
+  policies.router = std::make_unique<Router>(RoutingPolicy::Weighted, std::move(scorers), 42);
+  ClusterConfig cfg;
+  cfg.num_instances = 2;
+  cfg.events = std::move(events);
+  auto source = make_spec_workload(spec, kNoHorizon, spec.num_requests, cfg.engine.block_size);
+  run_cluster(cfg, *source, "blackbox", step_1000_10_5(), std::move(policies));
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("the request view names the request's own blocks when each request is routed once", "[routing]") {
+  // ABI 1.6 own_blocks: the blocks past the shared prefix's 32.
+  const auto seen = own_blocks_seen({});
+  REQUIRE(seen.size() == 200);
+  for (const auto& [blocks, own] : seen) CHECK(own == std::max<int64_t>(blocks - 32, 0));
+  CHECK(std::count_if(seen.begin(), seen.end(), [](const auto& s) { return s.second > 0; }) > 150);
+  // With scenario events a request may be routed again (re-routed after a
+  // failure): nothing is declared own.
+  const auto with_events = own_blocks_seen({parse_scenario_event("at=100000s action=fail instance=1", "test")});
+  REQUIRE(with_events.size() == 200);
+  for (const auto& s : with_events) CHECK(s.second == 0);
 }

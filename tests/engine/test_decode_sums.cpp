@@ -61,13 +61,19 @@ ConfigTable arch_config(const std::string& model) {
   return cfg;
 }
 
-std::string run(const ClusterConfig& c, const std::string& model, bool sums, Calls& calls) {
-  const ConfigTable cfg = arch_config(model);
+// 300 requests 4 ms apart, 100-799 input and 20-319 output tokens.
+std::vector<WorkloadRequest> requests() {
   std::vector<WorkloadRequest> reqs;
+  reqs.reserve(300);
   for (int i = 0; i < 300; ++i)
     reqs.push_back(make_request(static_cast<uint64_t>(i), i * 4000, 100 + (i * 37) % 700, 20 + (i * 53) % 300,
                                 static_cast<uint32_t>(i) * 1000));
-  VectorSource src(reqs);
+  return reqs;
+}
+
+std::string run(const ClusterConfig& c, const std::string& model, bool sums, Calls& calls) {
+  const ConfigTable cfg = arch_config(model);
+  VectorSource src(requests());
   ClusterSimulation sim(c, src, [&](int32_t) -> std::unique_ptr<LatencyModel> {
     return std::make_unique<Counting>(builtin_registries().latency.create(model, CreateArgs{&cfg, 42}), sums, calls);
   });
@@ -95,5 +101,31 @@ TEST_CASE("steps priced from the plain decodes' sums match member-by-member pric
     CHECK(summed.decode_only > 0);
     CHECK(summed.mixed > 0);
     CHECK(summed.members < member.members);
+  }
+}
+
+TEST_CASE("a decoding member is handled member by member only at its block boundaries and its end", "[engine]") {
+  // 300 requests of up to 320 output tokens with blocks of 16: a member that
+  // only decodes is advanced implicitly between its new blocks, so far
+  // fewer than a fifth of the batch-member steps touch the member.
+  ClusterConfig c;
+  c.num_instances = 2;
+  c.engine.total_kv_blocks = 100000;
+  Calls calls;
+  const ConfigTable cfg = arch_config("roofline");
+  const std::vector<WorkloadRequest> reqs = requests();
+  for (const bool sums : {true, false}) {
+    VectorSource src(reqs);
+    ClusterSimulation sim(c, src, [&](int32_t) -> std::unique_ptr<LatencyModel> {
+      return std::make_unique<Counting>(builtin_registries().latency.create("roofline", CreateArgs{&cfg, 42}), sums,
+                                        calls);
+    });
+    const ClusterResult r = sim.run();
+    REQUIRE(r.member_steps > 0);
+    if (sums) {
+      CHECK(r.member_updates * 5 < r.member_steps);
+    } else {
+      CHECK(r.member_updates == r.member_steps);  // without the aggregate entry, every member every step
+    }
   }
 }

@@ -545,6 +545,103 @@ TEST_CASE("invariants hold with request deadlines (spec head 4.1)", "[invariant]
   CHECK(total_preemptions > 0);
 }
 
+// The model of a run with its aggregate entry (ABI 1.5) hidden: every step
+// is priced member by member and every batch member handled at every step.
+class HiddenSums final : public LatencyModel {
+ public:
+  explicit HiddenSums(std::unique_ptr<LatencyModel> inner) : inner_(std::move(inner)) {}
+  int64_t step_time(const blis_step_batch& b) override { return inner_->step_time(b); }
+  int64_t queueing_time(const blis_request_view& r) override { return inner_->queueing_time(r); }
+  int64_t output_token_time() override { return inner_->output_token_time(); }
+  int64_t post_decode_overhead() override { return inner_->post_decode_overhead(); }
+
+ private:
+  std::unique_ptr<LatencyModel> inner_;
+};
+
+TEST_CASE("token-implicit decode gives what member-by-member handling gives", "[invariant][engine]") {
+  // Random runs, some with deadlines, a horizon, shared content only in part
+  // shareable, priority preemption or a CPU tier: the run whose decoding
+  // members are advanced implicitly prints exactly what the run that handles
+  // every member at every step prints.
+  const char* runs_env = std::getenv("BLIS_INVARIANT_RUNS");
+  const char* seed_env = std::getenv("BLIS_INVARIANT_SEED");
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 60;
+  GoRand rng(seed_env != nullptr ? std::atoll(seed_env) : 160316);
+  uint64_t implicit_updates = 0, implicit_members = 0;
+  int64_t preemptions = 0, timed_out = 0, capped = 0;
+  for (int i = 0; i < runs; ++i) {
+    RandomRun run = draw_run(rng, i, /*extreme=*/i % 5 == 4);
+    run.cluster.keep_records = true;
+    EngineConfig& e = run.cluster.engine;
+    std::string extra;
+    if (rng.intn(3) == 0) {
+      run.cluster.deadlines = true;
+      for (auto& r : run.requests)
+        if (rng.intn(3) == 0) r.deadline_us = r.arrival_us + 1 + rng.intn(300000);
+      extra += " deadlines";
+    }
+    if (rng.intn(4) == 0) {
+      e.horizon = std::max<SimTime>(1, run.requests.back().arrival_us / 2 + 1);
+      extra += " horizon=" + std::to_string(e.horizon);
+    }
+    if (rng.intn(3) == 0) {
+      // Content past the shareable blocks is the request's own: unique to
+      // it, as the workload generator guarantees.
+      for (auto& r : run.requests) {
+        r.shareable_blocks = static_cast<int32_t>(rng.intn(6));
+        for (size_t k = static_cast<size_t>(r.shareable_blocks); k < r.block_hashes.size(); ++k)
+          r.block_hashes[k] = mix64(r.block_hashes[k] ^ (r.id * 0x9e3779b97f4a7c15ULL + k));
+      }
+      extra += " own content past <=5 shareable blocks";
+    }
+    if (rng.intn(4) == 0) {
+      e.priority_preemption = true;
+      for (auto& r : run.requests) r.slo_class = static_cast<int32_t>(rng.intn(6));
+      extra += " priority-preemption";
+    }
+    if (rng.intn(5) == 0) {
+      e.cpu_tier.blocks = 1 + rng.intn(200);
+      e.cpu_tier.offload_threshold = 0.5;
+      e.cpu_tier.base_latency = 10;
+      extra += " cpu-tier=" + std::to_string(e.cpu_tier.blocks);
+    }
+    INFO(run.description << extra);
+    auto simulate = [&](bool hidden) {
+      Watchdog dog(run.description, std::chrono::seconds(120));
+      VectorSource src(run.requests);
+      ClusterSimulation sim(run.cluster, src, [&](int32_t) -> std::unique_ptr<LatencyModel> {
+        auto m = builtin_registries().latency.create(run.model, CreateArgs{&run.latency, 42});
+        if (hidden) return std::make_unique<HiddenSums>(std::move(m));
+        return m;
+      });
+      RunOutcome out;
+      out.result = sim.run();
+      out.cluster = cluster_metrics(out.result);
+      out.json = metrics_json(out.cluster, "cluster", true);
+      return out;
+    };
+    const RunOutcome exact = simulate(true);
+    const RunOutcome fast = simulate(false);
+    CHECK(fast.json == exact.json);
+    CHECK(fast.result.steps == exact.result.steps);
+    CHECK(fast.result.events == exact.result.events);
+    CHECK(exact.result.member_updates == exact.result.member_steps);
+    CHECK(fast.result.member_steps == exact.result.member_steps);
+    implicit_updates += fast.result.member_updates;
+    implicit_members += fast.result.member_steps;
+    preemptions += exact.cluster.preemptions;
+    timed_out += exact.cluster.timed_out;
+    capped += exact.cluster.length_capped;
+  }
+  // The runs had what puts members back to member-by-member handling, and
+  // most decode steps were implicit.
+  CHECK(preemptions > 0);
+  CHECK(timed_out > 0);
+  CHECK(capped > 0);
+  CHECK(implicit_updates * 10 < implicit_members * 9);
+}
+
 TEST_CASE("INV-8: simultaneous requests with one batch slot all complete", "[invariant]") {
   ClusterConfig c;
   c.engine.total_kv_blocks = 100;

@@ -81,6 +81,23 @@ TEST_CASE("lru_set evicts in the native scorer's order over many keys", "[lua]")
   CHECK(got == expect + " 1000");
 }
 
+TEST_CASE("lru_set.add_anonymous takes room as new keys would, without storing them", "[lua]") {
+  // Capacity 4: 1 and 2, then three anonymous keys evict 1; touching 3
+  // evicts 2; five more anonymous keys leave only anonymous ones.
+  CHECK(run("local s = lru_set(4)\n"
+            "s.touch(1) s.touch(2) s.add_anonymous(3)\n"
+            "local a = tostring(s.contains(1)) .. tostring(s.contains(2)) .. s.count()\n"
+            "s.touch(3) s.add_anonymous(0)\n"
+            "local b = tostring(s.contains(2)) .. tostring(s.contains(3)) .. s.count()\n"
+            "s.add_anonymous(5)\n"
+            "return a .. ' ' .. b .. ' ' .. tostring(s.contains(3)) .. s.count()\n") ==
+        "falsetrue4 falsetrue4 false4");
+  CHECK(error_of("local s = lru_set(10)\ns.add_anonymous(-1)\nreturn ''\n")
+            .rfind("set.lua:2: lru_set: add_anonymous needs a whole count >= 0, got -1", 0) == 0);
+  CHECK(error_of("local s = lru_set(10)\ns.add_anonymous('x')\nreturn ''\n")
+            .rfind("set.lua:2: lru_set: add_anonymous needs a count, got string", 0) == 0);
+}
+
 TEST_CASE("lru_set: a bad capacity or key is an error at the script's line", "[lua]") {
   CHECK(error_of("local s = lru_set(0)\nreturn ''\n").rfind(
             "set.lua:1: lru_set(capacity): capacity must be an integer between 1 and 2147483647, got 0", 0) == 0);

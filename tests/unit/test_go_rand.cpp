@@ -1,9 +1,12 @@
 // Go math/rand port: the test vectors of spec workload §7.1 and §7.2.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "blis/go_rand.hpp"
 #include "catch.hpp"
+#include "workload/go_rand_kernels.hpp"
 
 using blis::GoRand;
 
@@ -124,4 +127,63 @@ TEST_CASE("skip_int31n advances the stream exactly as the draws it skips", "[wor
   }
   GoRand r(1);
   CHECK_THROWS(r.skip_int31n(0, 3));
+}
+
+TEST_CASE("skip_int31n matches int31n over many bounds and runs of skips", "[workload][go_rand]") {
+  // Runs of skips of random lengths on one generator, so skips start and end
+  // anywhere in the register's three batches (273, 61 and 273 slots).
+  GoRand pick(99);
+  for (int trial = 0; trial < 200; ++trial) {
+    int32_t bound = 0;
+    switch (trial % 5) {
+      case 0: bound = 128000; break;
+      case 1: bound = (1 << 30) + 1; break;  // about half the values rejected
+      case 2: bound = 1 << (trial % 31); break;
+      case 3: bound = 0x7fffffff; break;  // rejects only an Int31 of 2^31 - 1
+      default: bound = 1 + pick.int31n(0x7ffffffe); break;
+    }
+    GoRand drawn(trial), skipped(trial);
+    for (int run = 0; run < 12; ++run) {
+      const int64_t count = pick.int31n(run % 3 == 0 ? 2000 : 700);
+      for (int64_t i = 0; i < count; ++i) drawn.int31n(bound);
+      skipped.skip_int31n(bound, count);
+      REQUIRE(drawn.int63() == skipped.int63());
+    }
+  }
+}
+
+TEST_CASE("GoRand's kernel variants agree with the portable one", "[workload][go_rand]") {
+  namespace k = blis::go_rand_kernels;
+  const auto variants = k::available();
+  REQUIRE(variants.size() >= 1);
+  CHECK(std::string(variants[0].name) == "portable");
+  CHECK(&k::best() == &variants.back());
+  GoRand r(5);
+  std::vector<int64_t> values(80), dst(80), want(80);
+  for (int trial = 0; trial < 300; ++trial) {
+    for (auto& v : values) v = static_cast<int64_t>(r.uint64());
+    // Values whose Int31 is exactly max, and max at both ends.
+    const int32_t max = trial % 3 == 0 ? 0 : trial % 3 == 1 ? 0x7fffffff : r.int31();
+    values[static_cast<size_t>(trial % 80)] = (static_cast<int64_t>(max) << 32) | (trial & 1 ? INT64_MIN : 0);
+    for (int n = 0; n <= 80; n += 1 + trial % 7) {
+      const int offset = trial % 3;
+      const int len = std::max(0, n - offset);
+      const int expected = variants[0].count_above(values.data() + offset, len, max);
+      for (auto& v : dst) v = static_cast<int64_t>(r.uint64());
+      want = dst;
+      variants[0].add(want.data() + offset, values.data(), len);
+      for (const auto& variant : variants) {
+        INFO(variant.name << " n=" << len << " max=" << max);
+        REQUIRE(variant.count_above(values.data() + offset, len, max) == expected);
+        std::vector<int64_t> got = dst;
+        variant.add(got.data() + offset, values.data(), len);
+        REQUIRE(got == want);
+      }
+    }
+  }
+  // The portable count itself, by definition.
+  const std::vector<int64_t> fixed = {0, -1, (int64_t{5} << 32), INT64_MIN | (int64_t{5} << 32), INT64_MAX};
+  CHECK(variants[0].count_above(fixed.data(), 5, 4) == 4);
+  CHECK(variants[0].count_above(fixed.data(), 5, 5) == 2);
+  CHECK(variants[0].count_above(fixed.data(), 5, 0x7fffffff) == 0);
 }

@@ -139,7 +139,11 @@ ClusterResult ClusterSimulation::run() {
   if (saturation_.enabled()) out.saturation = judge_saturation(saturation_.sorted());
   out.series = step_series_.series();
   out.events = kernel_.processed();
-  for (const auto& m : metrics_) out.steps += static_cast<uint64_t>(m.steps);
+  for (const auto& m : metrics_) {
+    out.steps += static_cast<uint64_t>(m.steps);
+    out.member_steps += static_cast<uint64_t>(m.member_steps);
+    out.member_updates += static_cast<uint64_t>(m.member_updates);
+  }
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();
   out.event_log = std::move(event_log_);
@@ -230,6 +234,10 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
   }
   routable_count_ = static_cast<int64_t>(k);
   view_ = request_view(pool_[slot], cfg_.engine.block_size, pool_);
+  // The blocks past the shareable ones are the request's own; the router
+  // sees them only once unless something may route the request again.
+  const bool routed_once = !cfg_.pd.enabled() && cfg_.events.empty() && cfg_.code == nullptr && !cfg_.fleet.enabled();
+  if (routed_once) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool_[slot].spec.shareable_blocks, 0);
   fill_cached_blocks(now);
   input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
                             state_.data(), routable_count_};

@@ -87,6 +87,7 @@ struct ClusterResult {
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
+  uint64_t member_steps = 0, member_updates = 0;  // see InstanceEnd
   std::string timeseries;               // the --timeseries CSV, "" when off
   std::vector<std::string> event_log;   // scenario events as applied, in time order
   int64_t rerouted = 0;                 // requests moved off failed instances

@@ -205,7 +205,7 @@ std::vector<SettingDef> make_table() {
                   "Simulated time per row of --timeseries (default 1s)",
                   [](RunConfig& c) -> auto& { return c.outputs.timeseries_interval; }, int_between(1, kMaxMicros, true),
                   kDuration));
-  t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time and events/s to stderr",
+  t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time, events/s and how many batch-member steps were handled member by member to stderr",
                   [](RunConfig& c) -> auto& { return c.outputs.profile; }));
   t.push_back(row("events", {"--event"}, "simulation",
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "

@@ -165,9 +165,12 @@ void Instance::on_timeout(uint64_t payload) {
   if (r.instance != index_ || (r.state != RequestState::Queued && r.state != RequestState::Running)) return;
   last_time_ = std::max(last_time_, kernel_.now());
   if (r.state == RequestState::Running) {
-    auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& x) { return x.req == &r; });
-    r.step = it->s;
-    running_.erase(it);
+    size_t pos = 0;
+    while (slab_[batch_[pos].slot].req != &r) ++pos;
+    catch_up(batch_[pos], step_index_, last_step_end_);
+    r.step = slab_[batch_[pos].slot].s;
+    slab_free(batch_[pos].slot);
+    batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
     kv_.release(r.step.kv);
   } else {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
@@ -188,7 +191,7 @@ void Instance::time_out(Request& r) {
 
 void Instance::on_step() {
   const SimTime now = kernel_.now();
-  if (running_.empty() && waiting_.empty()) {
+  if (batch_.empty() && waiting_.empty()) {
     step_pending_ = false;  // timeouts or an eviction emptied the instance since the step was set
     return;
   }
@@ -197,36 +200,163 @@ void Instance::on_step() {
   form_batch(now);
 
   // Phase 2: the step's duration from the latency model (spec engine §3.4).
-  blis_step_batch batch{sizeof(blis_step_batch), sizeof(Running), now,
-                        static_cast<int64_t>(running_.size()),
-                        running_.empty() ? nullptr : &running_.front().s.entry};
-  // A decode-only batch is priced from its sums when the model can (ABI
-  // 1.5), else member by member. CPU-tier transfers triggered by this step's
+  // A batch is priced from its decode sums when the model can (ABI 1.5),
+  // else member by member. CPU-tier transfers triggered by this step's
   // batch formation lengthen it.
   int64_t dt = 0;
   const DecodeSums& sums = decode_sums_;
+  const int64_t count = static_cast<int64_t>(batch_.size());
   if (!(prices_sums_ && sums.valid &&
         model_->decode_step_time(
             blis_decode_batch{sizeof(blis_decode_batch), sizeof(blis_batch_entry), now,
-                              batch.count - static_cast<int64_t>(others_.size()), sums.progress,
+                              count - static_cast<int64_t>(others_.size()), sums.progress,
                               sums.progress_max, sums.input_tokens, static_cast<int64_t>(others_.size()),
                               others_.empty() ? nullptr : others_.data()},
             dt)))
-    dt = model_->step_time(batch);
+    dt = model_->step_time(gathered_batch(now));
   dt += kv_.take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
-  signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(),
-                            static_cast<int64_t>(running_.size())});
+  signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(), count});
 
+  member_steps_ += count;
+  member_updates_ += all_active_ ? count : static_cast<int64_t>(active_.size());
   execute(now, dt);
 
   // Phase 4: work-conserving: keep stepping while anything waits or runs.
-  if (!running_.empty() || !waiting_.empty()) {
+  if (!batch_.empty() || !waiting_.empty()) {
     schedule(kernel_, now + dt, EventKind::Step, index_);
   } else {
     step_pending_ = false;
   }
+}
+
+blis_step_batch Instance::gathered_batch(SimTime now) {
+  // An implicit member's entry is its anchored one with this step's
+  // progress and its one new token.
+  const int64_t progress_at = static_cast<int64_t>(step_index_) - 1;
+  gathered_.resize(batch_.size());
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    const Member& mb = batch_[i];
+    blis_batch_entry& e = gathered_[i];
+    e = slab_[mb.slot].s.entry;
+    if (mb.due != 0) {
+      e.progress = mb.key + progress_at;
+      e.new_tokens = 1;
+    }
+  }
+  return blis_step_batch{sizeof(blis_step_batch), sizeof(blis_batch_entry), now,
+                         static_cast<int64_t>(batch_.size()), gathered_.empty() ? nullptr : gathered_.data()};
+}
+
+uint32_t Instance::slab_add(Request& q) {
+  uint32_t slot = 0;
+  if (!slab_free_.empty()) {
+    slot = slab_free_.back();
+    slab_free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slab_.size());
+    slab_.emplace_back();
+  }
+  slab_[slot] = Running{q.step, &q};
+  return slot;
+}
+
+void Instance::slab_free(uint32_t slot) {
+  slab_[slot].req = nullptr;
+  slab_free_.push_back(slot);
+}
+
+int64_t Instance::implicit_key_max() {
+  if (implicit_.max_stale) {
+    implicit_.key_max = INT64_MIN;
+    for (const Member& mb : batch_)
+      if (mb.due != 0) implicit_.key_max = std::max(implicit_.key_max, mb.key);
+    implicit_.max_stale = false;
+  }
+  return implicit_.key_max;
+}
+
+void Instance::catch_up(Member& mb, uint64_t done, SimTime end) {
+  if (mb.due == 0) return;
+  --implicit_.count;
+  implicit_.key_sum -= mb.key;
+  implicit_.input_sum -= mb.input;
+  if (mb.key >= implicit_.key_max) implicit_.max_stale = true;
+  mb.due = 0;
+  bring_up(mb, done, end);
+}
+
+void Instance::bring_up(const Member& mb, uint64_t done, SimTime end) {
+  StepState& r = slab_[mb.slot].s;
+  const int64_t k = mb.key + static_cast<int64_t>(done) - r.entry.progress;
+  if (k > 0) {
+    r.entry.progress += k;
+    r.kv.tokens += k;
+    r.emitted += static_cast<int32_t>(k);
+    r.run_end += static_cast<uint64_t>(k);
+    r.last_token_step += static_cast<uint64_t>(k);
+    r.last_token_end = end;
+  }
+}
+
+void Instance::make_all_explicit(size_t formed, SimTime now) {
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Member& mb = batch_[i];
+    if (mb.due == 0) continue;
+    if (i < formed) {
+      // It took its token of this step and counts in the sums.
+      const int64_t pi = mb.key + static_cast<int64_t>(step_index_) - 1;
+      decode_sums_.progress += pi;
+      decode_sums_.progress_max = std::max(decode_sums_.progress_max, pi);
+      decode_sums_.input_tokens += mb.input;
+    }
+    catch_up(mb, step_index_ - 1, now);
+    if (i < formed) {
+      // Its token of this step, as form_batch() gives it (its last block has room).
+      StepState& r = slab_[mb.slot].s;
+      kv_.append_in_place(r.kv, 1);
+      r.entry.new_tokens = 1;
+    }
+  }
+  all_active_ = true;
+}
+
+void Instance::make_all_explicit() {
+  for (Member& mb : batch_) catch_up(mb, step_index_, last_step_end_);
+}
+
+void Instance::anchor(Member& mb, uint64_t S) {
+  const StepState& r = slab_[mb.slot].s;
+  mb.due = 0;
+  if (!prices_sums_) return;
+  // Decoding, its last token delivered by this step as part of a run of
+  // standard ITLs, which its next tokens extend.
+  if (r.entry.phase != BLIS_PHASE_DECODE || r.output_tokens <= 0 || r.emitted <= 0 ||
+      r.last_token_step + 1 != S || r.run_end != S || r.run_end <= r.run_begin)
+    return;
+  const int64_t pi = r.entry.progress;
+  const int64_t b = cfg_.block_size;
+  // The first step that fills its last block or needs a new one, that
+  // delivers its last token, or that reaches the length cap.
+  // A block filling whose content is the request's own (not indexed) has
+  // nothing to do but count.
+  const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
+  int64_t ahead = int64_t{r.kv.count} * b - r.kv.tokens + (fill_registers ? 0 : 1);
+  ahead = std::min<int64_t>(ahead, r.output_tokens - r.emitted);
+  if (cfg_.max_model_len > 0) ahead = std::min<int64_t>(ahead, cfg_.max_model_len - 1 - pi);
+  if (ahead <= 1) return;
+  mb.due = S + static_cast<uint64_t>(ahead);
+  mb.key = pi - static_cast<int64_t>(S);
+  mb.input = r.entry.input_tokens;
+  if (implicit_.count++ == 0) {
+    implicit_.key_max = mb.key;
+    implicit_.max_stale = false;
+  } else if (!implicit_.max_stale) {
+    implicit_.key_max = std::max(implicit_.key_max, mb.key);
+  }
+  implicit_.key_sum += mb.key;
+  implicit_.input_sum += mb.input;
 }
 
 // spec engine §3.2: running requests first, in batch order, then admissions
@@ -238,16 +368,70 @@ void Instance::form_batch(SimTime now) {
   bool preempted_any = false;
   // The sums of the members that decode one token, the others' entries in
   // batch order: the model may price the step from those (DecodeSums).
-  DecodeSums sums;
+  DecodeSums& sums = decode_sums_;
+  sums = DecodeSums{};
   others_.clear();
+  active_.clear();
+  all_active_ = false;
   bool valid = true;
+  const uint64_t S = step_index_;
   // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
-  for (size_t i = 0; i < running_.size(); ++i) {
+  // Implicit members not due take one token each, and count in the sums
+  // through implicit_ (once the loop is done: those still implicit then).
+  size_t i = 0;
+  while (i < batch_.size()) {
+    const size_t size = batch_.size();
+    size_t j = i;
+    // Four at a time: S - due is negative for each member not due.
+    const Member* const mbs = batch_.data();
+    while (j + 4 <= size && static_cast<int64_t>((S - mbs[j].due) & (S - mbs[j + 1].due) & (S - mbs[j + 2].due) &
+                                                  (S - mbs[j + 3].due)) < 0)
+      j += 4;
+    while (j < size && mbs[j].due > S) ++j;
+    const int64_t run = static_cast<int64_t>(j - i);
+    if (run > 0) {
+      if (run >= budget) {
+        // The budget runs out in the run, or right after it: the rest stall.
+        i += static_cast<size_t>(std::max<int64_t>(budget, 0));
+        budget = 0;
+      } else {
+        budget -= run;
+        i = j;
+      }
+      if (i == batch_.size()) break;
+    }
     if (budget <= 0) {
-      for (size_t k = i; k < running_.size(); ++k) others_.push_back(running_[k].s.entry);  // they stall
+      // They stall.
+      for (size_t k = i; k < batch_.size(); ++k) {
+        catch_up(batch_[k], S - 1, now);
+        others_.push_back(slab_[batch_[k].slot].s.entry);
+        active_.push_back(static_cast<uint32_t>(k));
+      }
       break;
     }
-    StepState& r = running_[i].s;
+    Member& mb = batch_[i];
+    StepState& r = slab_[mb.slot].s;
+    if (mb.due != 0) {
+      bring_up(mb, S - 1, now);
+      const int64_t b = cfg_.block_size;
+      if (r.kv.tokens == int64_t{r.kv.count} * b && b > 1 && r.emitted + 1 < r.output_tokens &&
+          !(m > 0 && r.pi() + 1 >= m - 1) && kv_.add_block(r.kv)) {
+        // Due for its new block only: it gets the block here, as the step
+        // would give it, and stays implicit (this step's token is one of
+        // the implicit ones, not yet in the block's count). Its next due
+        // step, as anchor() would set it at the end of the last step.
+        --r.kv.tokens;
+        --budget;
+        const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
+        int64_t ahead = std::min<int64_t>(b + (fill_registers ? 0 : 1), r.output_tokens - r.emitted);
+        if (m > 0) ahead = std::min<int64_t>(ahead, m - 1 - r.pi());
+        mb.due = S - 1 + static_cast<uint64_t>(ahead);
+        ++i;
+        continue;
+      }
+      catch_up(mb, S - 1, now);  // brought up already: it leaves the implicit sums
+    }
+    active_.push_back(static_cast<uint32_t>(i));
     const int64_t pi = r.pi();
     int64_t n = 0;
     if (pi < r.prefill_target()) {
@@ -263,6 +447,7 @@ void Instance::form_batch(SimTime now) {
     }
     if (n == 0) {
       others_.push_back(r.entry);  // stalled
+      ++i;
       continue;
     }
     if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any)) {
@@ -270,14 +455,21 @@ void Instance::form_batch(SimTime now) {
       break;
     }
     budget -= n;
-    StepState& moved = running_[i].s;  // reserve() may have moved it
+    StepState& moved = slab_[batch_[i].slot].s;  // reserve() may have moved its member
     moved.entry.new_tokens = static_cast<int32_t>(n);
     if (moved.entry.phase == BLIS_PHASE_PREFILL) others_.push_back(moved.entry);
+    ++i;
+  }
+  if (implicit_.count > 0) {
+    const int64_t progress_at = static_cast<int64_t>(S) - 1;  // an implicit member's progress: key + this
+    sums.progress += implicit_.key_sum + implicit_.count * progress_at;
+    sums.progress_max = std::max(sums.progress_max, implicit_key_max() + progress_at);
+    sums.input_tokens += implicit_.input_sum;
   }
   // Preemptions moved members the sums counted: the step is priced member by member.
   if (preempted_any) valid = false;
 
-  while (static_cast<int64_t>(running_.size()) < cfg_.max_running && !waiting_.empty() &&
+  while (static_cast<int64_t>(batch_.size()) < cfg_.max_running && !waiting_.empty() &&
          budget > 0 && !preempted_any) {
     uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
@@ -289,7 +481,7 @@ void Instance::form_batch(SimTime now) {
     if (qs.kv.count > 0) {
       // P/D: its prompt's KV came from a prefill instance; it joins decoding.
       bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
-      if (!fits && running_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
+      if (!fits && batch_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
       if (fits) {
         waiting_.pop_front();
         q.state = RequestState::Running;
@@ -300,10 +492,11 @@ void Instance::form_batch(SimTime now) {
         sums.progress_max = std::max(sums.progress_max, qs.pi());
         sums.input_tokens += qs.entry.input_tokens;
         signals_.scheduled(q, now);
-        running_.push_back(Running{qs, &q});
+        active_.push_back(static_cast<uint32_t>(batch_.size()));
+        batch_.push_back(Member{0, 0, 0, slab_add(q)});
         continue;
       }
-      if (!running_.empty()) break;
+      if (!batch_.empty()) break;
       // Its own blocks fill the cache: it computes its prompt here instead.
       kv_.release(qs.kv, KVCache::Release::MayReturn);
       qs.set_progress(0, q.spec.input_tokens);
@@ -328,12 +521,12 @@ void Instance::form_batch(SimTime now) {
       plan();  // reloaded content may extend the cached prefix
       ok = n > 0 && try_allocate();
     }
-    if (!ok && running_.empty() && reclaim_queued_kv(slot)) {
+    if (!ok && batch_.empty() && reclaim_queued_kv(slot)) {
       plan();
       ok = n > 0 && try_allocate();
     }
     if (!ok) {
-      if (running_.empty() && kv_.used_blocks() == 0) {
+      if (batch_.empty() && kv_.used_blocks() == 0) {
         // Nothing else holds memory and it still does not fit: it never will.
         waiting_.pop_front();
         complete(q, /*capped=*/true, now);
@@ -348,10 +541,10 @@ void Instance::form_batch(SimTime now) {
     others_.push_back(qs.entry);
     budget -= n;
     signals_.scheduled(q, now);
-    running_.push_back(Running{qs, &q});
+    active_.push_back(static_cast<uint32_t>(batch_.size()));
+    batch_.push_back(Member{0, 0, 0, slab_add(q)});
   }
-  sums.valid = valid && !running_.empty();
-  sums.decode_only = sums.valid && others_.empty();
+  sums.valid = valid && !batch_.empty();
   decode_sums_ = sums;
 }
 
@@ -372,16 +565,19 @@ bool Instance::reclaim_queued_kv(uint32_t head) {
   return !holders.empty();
 }
 
-// spec engine §3.3: allocate n tokens for running_[pos], preempting from the
-// tail of the batch until it fits or the request itself was preempted. Called
-// when the tokens do not fit into the request's last block.
+// spec engine §3.3: allocate n tokens for the member at batch_[pos],
+// preempting from the tail of the batch until it fits or the request itself
+// was preempted. Called when the tokens do not fit into the request's last
+// block. Preemption needs every member's state: the first failure makes
+// them all explicit.
 bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
   auto allocate = [&] {
-    RequestBlocks& kv = running_[pos].s.kv;
+    RequestBlocks& kv = slab_[batch_[pos].slot].s.kv;
     return kv_.allocate(kv, {}, n) || (kv_.reload() && kv_.allocate(kv, {}, n));
   };
   while (!allocate()) {
-    if (running_.size() == 1) {
+    if (!all_active_) make_all_explicit(pos, kernel_.now());
+    if (batch_.size() == 1) {
       // Alone on the instance and still out of memory: the sequence has
       // outgrown the whole KV cache. Stop it rather than loop forever.
       complete(pop_running(), /*capped=*/true, kernel_.now());
@@ -399,7 +595,7 @@ bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
 // spec head §7.3: fcfs takes the batch's last request; priority the least
 // urgent SLO class, among those the latest arrival, among those the last.
 size_t Instance::preemption_victim() const {
-  size_t victim = running_.size() - 1;
+  size_t victim = batch_.size() - 1;
   if (!cfg_.priority_preemption) return victim;
   // The reference's priorities: critical 0, standard and the default class 1,
   // batch 5, sheddable 6, background 7 (higher is less urgent).
@@ -413,26 +609,22 @@ size_t Instance::preemption_victim() const {
     }
   };
   for (size_t k = victim; k-- > 0;) {
-    const Request& a = *running_[k].req;
-    const Request& v = *running_[victim].req;
+    const Request& a = *slab_[batch_[k].slot].req;
+    const Request& v = *slab_[batch_[victim].slot].req;
     if (rank(a) > rank(v) || (rank(a) == rank(v) && a.spec.arrival_us > v.spec.arrival_us)) victim = k;
   }
   return victim;
 }
 
-Request& Instance::pop_running() {
-  Running& r = running_.back();
-  Request& q = *r.req;
-  q.step = r.s;
-  running_.pop_back();
-  return q;
-}
+Request& Instance::pop_running() { return take_running(batch_.size() - 1); }
 
+// The member must be explicit.
 Request& Instance::take_running(size_t pos) {
-  if (pos + 1 == running_.size()) return pop_running();
-  Request& q = *running_[pos].req;
-  q.step = running_[pos].s;
-  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(pos));
+  const uint32_t slot = batch_[pos].slot;
+  Request& q = *slab_[slot].req;
+  q.step = slab_[slot].s;
+  slab_free(slot);
+  batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
   return q;
 }
 
@@ -450,69 +642,56 @@ void Instance::preempt(Request& v) {
   waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
 }
 
-// One pass over the batch: tokens, then completions in batch order (spec
-// engine §3.5). A completion only changes its own request, the KV cache and
-// what its listeners keep, none of which a token emission reads, so each
-// request can complete as soon as its tokens are out. Requests that stay leave with new_tokens and
-// cached_tokens at 0, ready for the next batch formation.
+// The step's tokens, then completions in batch order (spec engine §3.5),
+// member by member for the step's explicit members; implicit ones had their
+// token counted. A completion only changes its own request, the KV cache
+// and what its listeners keep, none of which a token emission reads, so each
+// request can complete as soon as its tokens are out. Requests that stay
+// leave with new_tokens and cached_tokens at 0, ready for the next batch
+// formation.
 void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
+  last_step_end_ = end;
   const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
-  const int64_t m = cfg_.max_model_len;
-  size_t keep = 0;
-  if (decode_sums_.decode_only) {
-    // Every member decodes one token (form_batch): the same updates as
-    // below, without the prefill and stall cases; cached_tokens is 0 already.
-    for (size_t i = 0, size = running_.size(); i < size; ++i) {
-      if (keep != i) running_[keep] = running_[i];
-      Running& rr = running_[keep];
-      StepState& r = rr.s;
-      const int64_t pi = ++r.entry.progress;  // still decoding: past the target already
-      emit_token(rr, end, step);
-      r.entry.new_tokens = 0;
-      const bool done = r.emitted >= std::max(r.output_tokens, 1);
-      const bool capped = !done && m > 0 && pi >= m - 1;
-      if (done || capped) {
-        Request& q = *rr.req;
-        q.step = r;
-        complete(q, capped, end);
-      } else {
-        ++keep;
-      }
-    }
-    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
-    return;
+  bool left = false;
+  if (all_active_) {
+    for (size_t i = 0; i < batch_.size(); ++i) left |= !execute_member(i, end, step);
+  } else {
+    for (const uint32_t i : active_) left |= !execute_member(i, end, step);
   }
-  for (size_t i = 0, size = running_.size(); i < size; ++i) {
-    // Close the gap left by completions first: copying an entry just after
-    // writing it would wait for those writes.
-    if (keep != i) running_[keep] = running_[i];
-    Running& rr = running_[keep];
-    StepState& r = rr.s;
-    if (r.entry.new_tokens > 0) {  // else stalled this step
-      const int64_t target = r.prefill_target();
-      if (r.pi() < target) {
-        const int64_t pi = r.pi() + r.entry.cached_tokens + r.entry.new_tokens;
-        r.set_progress(pi, target);
-        if (pi == target) emit_token(rr, end, step);
-      } else {
-        r.set_progress(r.pi() + 1, target);
-        emit_token(rr, end, step);
-      }
-      r.entry.new_tokens = 0;
-      r.entry.cached_tokens = 0;
-    }
-    const bool done = r.emitted >= std::max(r.output_tokens, 1) && r.pi() >= r.prefill_target();
-    const bool capped = !done && m > 0 && r.pi() >= m - 1;
-    if (done || capped) {
-      Request& q = *rr.req;
-      q.step = r;
-      complete(q, capped, end);
+  if (left) std::erase_if(batch_, [](const Member& mb) { return mb.slot == kGone; });
+}
+
+bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
+  Member& mb = batch_[pos];
+  Running& rr = slab_[mb.slot];
+  StepState& r = rr.s;
+  if (r.entry.new_tokens > 0) {  // else stalled this step
+    const int64_t target = r.prefill_target();
+    if (r.pi() < target) {
+      const int64_t pi = r.pi() + r.entry.cached_tokens + r.entry.new_tokens;
+      r.set_progress(pi, target);
+      if (pi == target) emit_token(rr, end, step);
     } else {
-      ++keep;
+      r.set_progress(r.pi() + 1, target);
+      emit_token(rr, end, step);
     }
+    r.entry.new_tokens = 0;
+    r.entry.cached_tokens = 0;
   }
-  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(keep), running_.end());
+  const int64_t m = cfg_.max_model_len;
+  const bool done = r.emitted >= std::max(r.output_tokens, 1) && r.pi() >= r.prefill_target();
+  const bool capped = !done && m > 0 && r.pi() >= m - 1;
+  if (done || capped) {
+    Request& q = *rr.req;
+    q.step = r;
+    slab_free(mb.slot);
+    mb.slot = kGone;
+    complete(q, capped, end);
+    return false;
+  }
+  anchor(mb, step_index_);
+  return true;
 }
 
 // A token leaves the engine at the end of step s (the metrics add α_o). The
@@ -583,7 +762,8 @@ void Instance::evict(std::vector<uint32_t>& out) {
     q.state = RequestState::Queued;
     out.push_back(q.slot);
   };
-  while (!running_.empty()) reset(take_running(0));
+  make_all_explicit();
+  while (!batch_.empty()) reset(take_running(0));
   while (!waiting_.empty()) {
     Request& q = pool_[waiting_.front()];
     waiting_.pop_front();
@@ -603,10 +783,11 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
 }
 
 void Instance::finalize() {
-  for (const Running& r : running_) r.req->step = r.s;
+  make_all_explicit();
+  for (const Member& mb : batch_) slab_[mb.slot].req->step = slab_[mb.slot].s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),
                                         kv_.thrashing_rate(), kv_.used_blocks(),
-                                        kv_allocation_failures_});
+                                        kv_allocation_failures_, member_steps_, member_updates_});
 }
 
 }  // namespace blis

@@ -66,23 +66,37 @@ class Instance {
   void enqueue_transferred(uint32_t slot, SimTime now);
 
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
-  int32_t batch_size() const { return static_cast<int32_t>(running_.size()); }
+  int32_t batch_size() const { return static_cast<int32_t>(batch_.size()); }
   const KVCache& kv() const { return kv_; }
   // The router's cache queries (spec head §7.2): live, or a copy to query later.
   int64_t cached_prefix_length(const uint64_t* hashes, int64_t n) { return kv_.cached_prefix_length(hashes, n); }
   void copy_prefix_index(PrefixIndexCopy& out) { kv_.copy_prefix_index(out); }
 
  private:
-  // A request of the running batch. The batch is an array of these, so a step
-  // walks contiguous memory, two cache lines per request, and the array
-  // doubles as the latency model's batch (entries `sizeof(Running)` bytes
-  // apart). Requests leave from anywhere in the batch, moving the ones
-  // behind them: plain copies.
+  // A request of the running batch: its step state and the request. These
+  // live in a slab (slab_) at stable places; the batch's order is batch_.
   struct alignas(64) Running {
     StepState s;
     Request* req = nullptr;
   };
   static_assert(sizeof(Running) == 128 && std::is_trivially_copyable_v<Running>);
+
+  // A member of the batch, in batch order (see "Token-implicit decode" in
+  // docs/design/performance.md). An explicit member (due == 0) is handled
+  // member by member at every step. An implicit member is a request that
+  // decodes one token per step and whose next step with anything else to
+  // do (a block filling or needed, its last token, its length cap) is step
+  // `due`: until then a step adds one to its progress, its KV tokens, its
+  // tokens delivered and its run of standard ITLs, and none of that is
+  // written until the member is handled again (catch_up()). Its progress at
+  // the formation of step S is key + S - 1.
+  struct Member {
+    uint64_t due = 0;
+    int64_t key = 0;
+    int64_t input = 0;  // implicit: its input tokens (for the decode sums)
+    uint32_t slot = 0;  // its Running in slab_
+  };
+  static constexpr uint32_t kGone = UINT32_MAX;  // Member::slot of one that left during execute()
 
   void on_arrival(uint32_t slot);
   void on_queued(uint32_t slot);
@@ -99,6 +113,25 @@ class Instance {
   Request& take_running(size_t pos);
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);
+  // Handles the member at `pos` after the step's tokens; false if it left.
+  bool execute_member(size_t pos, SimTime end, uint64_t step);
+  // Makes the member at `pos` explicit again; implicit, it gets the updates
+  // of the steps up to `done` (the last one run), which ended at `end`.
+  void catch_up(Member& mb, uint64_t done, SimTime end);
+  // catch_up()'s update of the step state alone: the member stays implicit.
+  void bring_up(const Member& mb, uint64_t done, SimTime end);
+  // Every member becomes explicit, in its state of this step's formation:
+  // those ahead of batch position `formed` have been through it.
+  [[gnu::noinline]] void make_all_explicit(size_t formed, SimTime now);
+  // Between steps: every member explicit, as of the last step.
+  void make_all_explicit();
+  // With its state as of the end of step S: implicit from then on when it
+  // qualifies.
+  void anchor(Member& mb, uint64_t S);
+  uint32_t slab_add(Request& q);
+  void slab_free(uint32_t slot);
+  // The batch as the latency model reads it (entries in batch order).
+  blis_step_batch gathered_batch(SimTime now);
   void emit_token(Running& r, SimTime end, uint64_t step);
   [[gnu::noinline]] void emit_token_slow(Running& r, SimTime end, uint64_t step);
   // `r.step` must hold its step state.
@@ -119,11 +152,20 @@ class Instance {
   KVCache kv_;
 
   WaitQueue waiting_;
-  std::vector<Running> running_;  // batch order
+  std::vector<Running> slab_;  // the running requests' step states, at stable places
+  std::vector<uint32_t> slab_free_;
+  std::vector<Member> batch_;  // batch order
+  // The step's members handled member by member (positions in batch_, in
+  // batch order), or every member when all_active_.
+  std::vector<uint32_t> active_;
+  bool all_active_ = false;
+  std::vector<blis_batch_entry> gathered_;  // gathered_batch()'s entries
   bool step_pending_ = false;
   uint64_t step_index_ = 0;
+  SimTime last_step_end_ = 0;  // when the last step run ends
   SimTime last_time_ = 0;  // latest instance event or departure time
   int64_t kv_allocation_failures_ = 0;
+  int64_t member_steps_ = 0, member_updates_ = 0;  // InstanceEnd's
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
@@ -134,10 +176,17 @@ class Instance {
   // from those (valid: no preemption moved members while the batch formed).
   struct DecodeSums {
     bool valid = false;
-    bool decode_only = false;  // valid, and every member decodes one token
     int64_t progress = 0, progress_max = 0, input_tokens = 0;
   };
   DecodeSums decode_sums_;
+  // The implicit members' count and sums of keys and input tokens, and their
+  // largest key (recomputed when the member holding it may have left).
+  struct ImplicitSums {
+    int64_t count = 0, key_sum = 0, input_sum = 0, key_max = 0;
+    bool max_stale = false;
+  };
+  ImplicitSums implicit_;
+  int64_t implicit_key_max();
   std::vector<blis_batch_entry> others_;
   bool prices_sums_ = false;  // the model has the aggregate entry
 };

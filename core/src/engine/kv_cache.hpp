@@ -137,6 +137,22 @@ class KVCache {
     return true;
   }
 
+  // allocate(r, {}, 1) for a request whose last block is full (the common
+  // new block of a decode step), when the block does not fill with that
+  // token (block size > 1).
+  bool add_block(RequestBlocks& r) {
+    if (free_blocks() < 1 || r.list == RequestBlocks::kNoList) return allocate(r, {}, 1);
+    const int32_t id = pop_head();
+    blocks_[id].ref = 1;
+    ++used_;
+    ++misses_;
+    lists_[r.list].push_back(id);
+    ++r.count;
+    r.last_id = id;
+    ++r.tokens;
+    return true;
+  }
+
   // Releases every block of the request, last block first (so a sequence's
   // later blocks are evicted before its earlier ones). A request that may
   // return (preempted) can hit its own content later: it is indexed now.

@@ -49,6 +49,9 @@ struct InstanceEnd {
   double cache_hit_rate, kv_thrashing_rate;
   int64_t used_kv_blocks;          // still held
   int64_t kv_allocation_failures;  // final tokens whose KV did not fit
+  // Batch members over all steps, and how many of those were handled member
+  // by member (the rest were implicit decodes: see Instance::Member).
+  int64_t member_steps, member_updates;
 };
 
 // The signals, in a request's order, with empty handlers. `r` stays valid and

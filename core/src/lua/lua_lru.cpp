@@ -54,6 +54,19 @@ int32_t lru_touch(void* p, uint64_t key) {
   return 0;
 }
 
+// 0: done; 1: refused, over the heap limit; 2: not a count.
+int32_t lru_add_anonymous(void* p, double count) {
+  auto& lru = *static_cast<LuaLru*>(p);
+  if (!(count >= 0 && count <= 9007199254740992.0) || count != std::floor(count)) return 2;
+  const size_t more = lru.set.anonymous_growth_bytes();
+  if (more != 0 && !may_grow(*lru.core, more)) return 1;
+  lru.set.add_anonymous(static_cast<uint64_t>(count), lru.capacity);
+  const size_t now = lru.set.bytes() + sizeof(LuaLru);
+  lru.core->heap_bytes = lru.core->heap_bytes - lru.charged + now;
+  lru.charged = now;
+  return 0;
+}
+
 int32_t lru_count(void* p) { return static_cast<int32_t>(static_cast<LuaLru*>(p)->set.size()); }
 
 void lru_release(void* p) {
@@ -62,7 +75,7 @@ void lru_release(void* p) {
   delete lru;
 }
 
-constexpr LruApi kApi{lru_make, lru_contains, lru_touch, lru_count, lru_release};
+constexpr LruApi kApi{lru_make, lru_contains, lru_touch, lru_count, lru_release, lru_add_anonymous};
 
 }  // namespace
 

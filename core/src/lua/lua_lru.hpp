@@ -14,6 +14,7 @@ struct LruApi {
   int32_t (*touch)(void* set, uint64_t key);   // 1: over the heap limit
   int32_t (*count)(void* set);
   void (*release)(void* set);
+  int32_t (*add_anonymous)(void* set, double count);  // 1: over the heap limit; 2: bad count
 };
 
 inline constexpr const char* kLruApiDeclaration = R"(
@@ -23,6 +24,7 @@ typedef struct blis_lua_lru_api {
   int32_t (*touch)(void*, uint64_t);
   int32_t (*count)(void*);
   void (*release)(void*);
+  int32_t (*add_anonymous)(void*, double);
 } blis_lua_lru_api;
 )";
 

@@ -133,6 +133,7 @@ local view_types = {
 -- are compared as uint64_t values: a hash needs no conversion.
 local lru = cast("const blis_lua_lru_api *", lru_api)
 local lru_make, lru_contains, lru_touch, lru_count, lru_release = lru.make, lru.contains, lru.touch, lru.count, lru.release
+local lru_add_anonymous = lru.add_anonymous
 local vm_core = cast("void *", core)
 local floor = math.floor
 
@@ -161,7 +162,21 @@ local function lru_set(capacity)
   function set.touch(h)
     if lru_touch(handle, key_of(h)) ~= 0 then heap_full() end
   end
-  -- The number of keys held.
+  -- `n` new keys that nobody will look up (a request's own blocks,
+  -- request.own_blocks): they take room and evict like n new keys touched
+  -- one after another, without being stored.
+  function set.add_anonymous(n)
+    if type(n) == "cdata" then n = tonumber(n) end
+    if type(n) ~= "number" then
+      error(format("lru_set: add_anonymous needs a count, got %s", type(n)), 2)
+    end
+    local status = lru_add_anonymous(handle, n)
+    if status == 1 then heap_full() end
+    if status == 2 then
+      error("lru_set: add_anonymous needs a whole count >= 0, got " .. tostring(n), 2)
+    end
+  end
+  -- The number of keys held (anonymous ones included).
   function set.count() return lru_count(handle) end
   return set
 end

@@ -63,6 +63,8 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.step_itl = {};
   m.run_delta = {};
   m.extra_itls = {};
+  m.member_steps = x.member_steps;
+  m.member_updates = x.member_updates;
 }
 
 }  // namespace blis

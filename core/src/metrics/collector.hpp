@@ -73,6 +73,7 @@ struct InstanceMetrics {
   // Wait-queue depth summed over steps (for HOL blocking detection).
   int64_t wait_depth_sum = 0;
   int64_t steps = 0;
+  int64_t member_steps = 0, member_updates = 0;  // InstanceEnd's, for --profile
 
   std::vector<RequestRecord> records;      // with --results-path (RequestRecords)
   std::vector<CompletionSample> completions;  // when priority inversions are counted

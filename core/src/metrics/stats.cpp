@@ -54,9 +54,42 @@ Summary summarize(std::vector<int64_t>& values, double scale) {
   Summary s;
   s.count = static_cast<int64_t>(values.size());
   if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
+  // The sequential sum over the ascending values is exact, so equal to the
+  // integer sum, when the values are not negative and their total stays
+  // within 2^53 (every partial sum is then an integer below it). Then the
+  // percentiles need only the order statistics at their ranks, selected
+  // from left to right; otherwise everything is sorted.
+  bool exact = true;
+  int64_t total = 0;
+  for (int64_t v : values) {
+    if (v < 0 || __builtin_add_overflow(total, v, &total)) {
+      exact = false;
+      break;
+    }
+  }
+  exact = exact && total <= (int64_t{1} << 53);
   double sum = 0;
-  for (int64_t v : values) sum += static_cast<double>(v);
+  if (exact) {
+    sum = static_cast<double>(total);
+    constexpr double kPs[] = {50, 90, 95, 99};
+    int64_t ranks[8];
+    int count = 0;
+    for (double p : kPs) {
+      const double rank = p / 100 * static_cast<double>(s.count - 1);
+      ranks[count++] = static_cast<int64_t>(std::floor(rank));
+      ranks[count++] = static_cast<int64_t>(std::ceil(rank));
+    }
+    std::sort(ranks, ranks + count);
+    int64_t start = 0;
+    for (int i = 0; i < count; ++i) {
+      if (ranks[i] < start) continue;  // selected already
+      std::nth_element(values.begin() + start, values.begin() + ranks[i], values.end());
+      start = ranks[i] + 1;
+    }
+  } else {
+    std::sort(values.begin(), values.end());
+    for (int64_t v : values) sum += static_cast<double>(v);
+  }
   s.mean = sum / static_cast<double>(s.count) / scale;
   auto at = [&](int64_t k) { return values[static_cast<size_t>(k)]; };
   s.p50 = percentile(s.count, 50, scale, at);

@@ -20,8 +20,9 @@ struct Summary {
   int64_t count = 0;
 };
 
-// Statistics of plain samples (sorted in place), divided by `scale`
-// (1000 for milliseconds, 1 for raw ticks).
+// Statistics of plain samples (reordered in place: sorted, or only around
+// the percentiles' ranks), divided by `scale` (1000 for milliseconds, 1 for
+// raw ticks).
 Summary summarize(std::vector<int64_t>& values, double scale);
 // The same of a copy (values stay as they are). Summaries of several
 // vectors made in turn hold one copy at a time.

@@ -728,10 +728,11 @@ RunOutcome simulate(const RunConfig& given) {
   outcome.timeseries_csv = std::move(result.timeseries);
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
-                                  "{:.0f} events/s\n",
+                                  "{:.0f} events/s; {} of {} batch-member steps handled member by member\n",
                                   result.events, result.steps,
                                   injected_requests(cluster),
-                                  wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0);
+                                  wall, cpu, wall > 0 ? static_cast<double>(result.events) / wall : 0,
+                                  result.member_updates, result.member_steps);
   if (r.config.outputs.format == "json") {
     outcome.report = json_document(r, result, cluster, fitness);
     if (fleet)  // before the document's closing brace

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "workload/go_rand_kernels.hpp"
 #include "workload/go_rand_tables.hpp"
 
 namespace blis {
@@ -67,13 +68,11 @@ void GoRand::refill() {
   if (stop_ == 0) stop_ = kLen;  // the feed index wraps from 0 to kLen - 1
   const int hi = stop_;
   const int lo = hi > kTap ? hi - kTap : 0;
-  // Wrapping adds, done in unsigned arithmetic.
-  auto add = [this](int p, int t) {
-    vec_[p] = static_cast<int64_t>(static_cast<uint64_t>(vec_[p]) + static_cast<uint64_t>(vec_[t]));
-  };
   const int split = kLen - kTap;  // slots below it read slot + kTap; the rest wrap around
-  for (int p = lo; p < hi && p < split; ++p) add(p, p + kTap);
-  for (int p = lo > split ? lo : split; p < hi; ++p) add(p, p - split);
+  const go_rand_kernels::AddFn add = go_rand_kernels::best().add;
+  if (lo < split) add(vec_ + lo, vec_ + lo + kTap, std::min(hi, split) - lo);
+  const int top = std::max(lo, split);
+  if (top < hi) add(vec_ + top, vec_ + top - split, hi - top);
   pos_ = hi;
   stop_ = lo;
 }
@@ -85,16 +84,12 @@ void GoRand::skip_int31n(int32_t n, int64_t count) {
   // of the register, until `count` of them were accepted. Each pass takes at
   // most `count` values, so it never consumes past the last accepted one.
   const bool pow2 = (n & (n - 1)) == 0;
-  const uint64_t max = pow2 ? 0x7fffffffULL : 0x7fffffffU - (0x80000000U % static_cast<uint32_t>(n));
+  const int32_t max = pow2 ? 0x7fffffff : static_cast<int32_t>(0x7fffffffU - (0x80000000U % static_cast<uint32_t>(n)));
+  const go_rand_kernels::CountAboveFn count_above = go_rand_kernels::best().count_above;
   while (count > 0) {
     if (pos_ == stop_) refill();
     const int take = static_cast<int>(std::min<int64_t>(count, pos_ - stop_));
-    int rejected = 0;
-    if (!pow2) {
-      // int31(): bits 32..62 of the value.
-      for (int p = pos_ - take; p < pos_; ++p)
-        rejected += ((static_cast<uint64_t>(vec_[p]) & 0x7fffffffffffffffULL) >> 32) > max ? 1 : 0;
-    }
+    const int rejected = pow2 ? 0 : count_above(vec_ + pos_ - take, take, max);
     pos_ -= take;
     count -= take - rejected;
   }

@@ -56,6 +56,7 @@ class PrefixAffinity {
   void score(const blis_route_input& input, double* scores) {
     const blis_request_view& req = *input.request;
     const int64_t total = req.num_blocks;
+    const int64_t shared = total - own_blocks(req);  // no set holds the blocks past these
     ++decisions_;
     const int64_t limit = std::min(total, static_cast<int64_t>(last_hashes_.size()));
     int64_t common = 0;
@@ -76,14 +77,15 @@ class PrefixAffinity {
           walk = set->seen_matched >= common;
         }
         if (walk)
-          while (matched < total && set->hashes.contains(req.block_hashes[matched])) ++matched;
+          while (matched < shared && set->hashes.contains(req.block_hashes[matched])) ++matched;
         set->seen = decisions_;
         set->seen_version = set->version;
         set->seen_matched = matched;
       }
       scores[i] = static_cast<double>(matched) / static_cast<double>(total);
     }
-    last_hashes_.assign(req.block_hashes, req.block_hashes + std::max<int64_t>(total, 0));
+    // Its own blocks equal no block of another request: `common` never reaches them.
+    last_hashes_.assign(req.block_hashes, req.block_hashes + std::max<int64_t>(shared, 0));
   }
 
   // `chosen` is a position in input.instances; the index's key is the
@@ -100,11 +102,20 @@ class PrefixAffinity {
     const blis_request_view& req = *input.request;
     ++set.version;
     // spec cluster §3.8: block order 0, 1, 2, … so a request's last block ends
-    // up most recent and its first block is evicted first.
-    for (int64_t b = 0; b < req.num_blocks; ++b) set.hashes.touch(req.block_hashes[b], capacity_);
+    // up most recent and its first block is evicted first. Its own blocks
+    // come last and are never looked up again: they only take room.
+    const int64_t own = own_blocks(req);
+    for (int64_t b = 0; b < req.num_blocks - own; ++b) set.hashes.touch(req.block_hashes[b], capacity_);
+    set.hashes.add_anonymous(static_cast<uint64_t>(own), capacity_);
   }
 
  private:
+  // The request's own trailing blocks (ABI 1.6; 0 from an older host).
+  static int64_t own_blocks(const blis_request_view& req) {
+    if (req.struct_size < offsetof(blis_request_view, own_blocks) + sizeof(req.own_blocks)) return 0;
+    return std::clamp<int64_t>(req.own_blocks, 0, std::max<int64_t>(req.num_blocks, 0));
+  }
+
   InstanceSet* set_of(int32_t index) {
     if (index < 0 || static_cast<size_t>(index) >= sets_.size()) return nullptr;
     return &sets_[static_cast<size_t>(index)];

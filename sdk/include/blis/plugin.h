@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 5 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 6 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
@@ -154,6 +154,13 @@ typedef struct blis_request_view {
   int32_t reserved0;
   const char *slo_class_name;      /* "" for the default class */
   const char *tenant_id;           /* "" when unset */
+  /* ABI 1.6: how many of the last input blocks hold the request's own
+   * content: no other request has it, and no other routing decision of the
+   * run sees this request, so their hashes are looked up nowhere again. A
+   * prefix index may count them without storing them. 0 when unknown (a
+   * request may be routed twice with P/D, scenario events or autoscaling).
+   * A 1.5 host passes views without the field: check struct_size first. */
+  int64_t own_blocks;
 } blis_request_view;
 
 /* One instance as the router sees it (possibly stale, see

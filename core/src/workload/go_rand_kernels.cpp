@@ -1,0 +1,123 @@
+// Variants of GoRand's two hot loops (go_rand_kernels.hpp). SSE2 is the
+// baseline of x86-64, so the SSE2 variant needs no check; AVX2 code is
+// compiled for that target only inside its own functions and runs only when
+// the CPU (and the OS) supports it.
+#include "workload/go_rand_kernels.hpp"
+
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BLIS_GO_RAND_X86 1
+#include <immintrin.h>
+#endif
+
+namespace blis::go_rand_kernels {
+
+namespace {
+
+// Wrapping adds, in unsigned arithmetic.
+void add_portable(int64_t* dst, const int64_t* src, int n) {
+  for (int i = 0; i < n; ++i)
+    dst[i] = static_cast<int64_t>(static_cast<uint64_t>(dst[i]) + static_cast<uint64_t>(src[i]));
+}
+
+int count_above_portable(const int64_t* v, int n, int32_t max) {
+  int above = 0;
+  for (int i = 0; i < n; ++i)
+    above += static_cast<int32_t>((static_cast<uint64_t>(v[i]) >> 32) & 0x7fffffffU) > max ? 1 : 0;
+  return above;
+}
+
+#ifdef BLIS_GO_RAND_X86
+
+void add_sse2(int64_t* dst, const int64_t* src, int n) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    auto* d = reinterpret_cast<__m128i*>(dst + i);
+    const auto* s = reinterpret_cast<const __m128i*>(src + i);
+    const __m128i a = _mm_add_epi64(_mm_loadu_si128(d), _mm_loadu_si128(s));
+    const __m128i b = _mm_add_epi64(_mm_loadu_si128(d + 1), _mm_loadu_si128(s + 1));
+    _mm_storeu_si128(d, a);
+    _mm_storeu_si128(d + 1, b);
+  }
+  add_portable(dst + i, src + i, n - i);
+}
+
+// The high 32-bit halves of four values, gathered by one shuffle, masked to
+// 31 bits (non-negative, so the signed compare is the unsigned one).
+int count_above_sse2(const int64_t* v, int n, int32_t max) {
+  const __m128i mask = _mm_set1_epi32(0x7fffffff);
+  const __m128i limit = _mm_set1_epi32(max);
+  __m128i acc = _mm_setzero_si128();  // minus the count, per lane
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const auto* p = reinterpret_cast<const __m128i*>(v + i);
+    const __m128 lo = _mm_castsi128_ps(_mm_loadu_si128(p));
+    const __m128 hi = _mm_castsi128_ps(_mm_loadu_si128(p + 1));
+    const __m128i high = _mm_and_si128(_mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))), mask);
+    acc = _mm_add_epi32(acc, _mm_cmpgt_epi32(high, limit));
+  }
+  acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(1, 0, 3, 2)));
+  acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(2, 3, 0, 1)));
+  return -_mm_cvtsi128_si32(acc) + count_above_portable(v + i, n - i, max);
+}
+
+__attribute__((target("avx2"))) void add_avx2(int64_t* dst, const int64_t* src, int n) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    auto* d = reinterpret_cast<__m256i*>(dst + i);
+    const auto* s = reinterpret_cast<const __m256i*>(src + i);
+    const __m256i a = _mm256_add_epi64(_mm256_loadu_si256(d), _mm256_loadu_si256(s));
+    const __m256i b = _mm256_add_epi64(_mm256_loadu_si256(d + 1), _mm256_loadu_si256(s + 1));
+    _mm256_storeu_si256(d, a);
+    _mm256_storeu_si256(d + 1, b);
+  }
+  add_portable(dst + i, src + i, n - i);
+}
+
+// As the SSE2 variant, eight values at a time (the in-lane shuffle puts the
+// high halves out of order, which a count does not mind).
+__attribute__((target("avx2"))) int count_above_avx2(const int64_t* v, int n, int32_t max) {
+  const __m256i mask = _mm256_set1_epi32(0x7fffffff);
+  const __m256i limit = _mm256_set1_epi32(max);
+  __m256i acc = _mm256_setzero_si256();
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const auto* p = reinterpret_cast<const __m256i*>(v + i);
+    const __m256 lo = _mm256_castsi256_ps(_mm256_loadu_si256(p));
+    const __m256 hi = _mm256_castsi256_ps(_mm256_loadu_si256(p + 1));
+    const __m256i high =
+        _mm256_and_si256(_mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))), mask);
+    acc = _mm256_add_epi32(acc, _mm256_cmpgt_epi32(high, limit));
+  }
+  __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(1, 0, 3, 2)));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(2, 3, 0, 1)));
+  return -_mm_cvtsi128_si32(sum) + count_above_portable(v + i, n - i, max);
+}
+
+#endif
+
+std::vector<Kernels> detect() {
+  std::vector<Kernels> k{{"portable", add_portable, count_above_portable}};
+#ifdef BLIS_GO_RAND_X86
+  k.push_back({"sse2", add_sse2, count_above_sse2});
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) k.push_back({"avx2", add_avx2, count_above_avx2});
+#endif
+  return k;
+}
+
+}  // namespace
+
+std::span<const Kernels> available() {
+  static const std::vector<Kernels> kernels = detect();
+  return kernels;
+}
+
+const Kernels& best() {
+  static const Kernels& k = available().back();
+  return k;
+}
+
+}  // namespace blis::go_rand_kernels

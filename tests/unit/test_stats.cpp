@@ -1,0 +1,78 @@
+// Summary statistics (spec engine §6.2): the reference sorts, sums in
+// ascending order and interpolates between the closest ranks. summarize()
+// selects only the ranks it needs when the sum is exact anyway; both must
+// give the same doubles.
+#include "catch.hpp"
+#include "splitmix.hpp"
+
+#include "metrics/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+using namespace blis;
+using blis::test::SplitMix;
+
+namespace {
+
+// The reference's way, written out.
+Summary by_sorting(std::vector<int64_t> v, double scale) {
+  Summary s;
+  s.count = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (int64_t x : v) sum += static_cast<double>(x);
+  s.mean = sum / static_cast<double>(s.count) / scale;
+  auto pct = [&](double p) {
+    const double rank = p / 100 * static_cast<double>(s.count - 1);
+    const auto lo = static_cast<size_t>(std::floor(rank)), hi = static_cast<size_t>(std::ceil(rank));
+    const double a = static_cast<double>(v[lo]) / scale;
+    if (lo == hi) return a;
+    return a + static_cast<double>(v[hi] - v[lo]) * (rank - static_cast<double>(lo)) / scale;
+  };
+  s.p50 = pct(50);
+  s.p90 = pct(90);
+  s.p95 = pct(95);
+  s.p99 = pct(99);
+  return s;
+}
+
+bool same(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+
+}  // namespace
+
+TEST_CASE("summaries from selected ranks equal those from a full sort, bit for bit", "[unit][metrics]") {
+  SplitMix rng{2026};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const size_t n = trial < 20 ? static_cast<size_t>(trial) : 1 + rng.below(trial % 7 == 0 ? 20000 : 300);
+    const int kind = static_cast<int>(rng.below(5));
+    std::vector<int64_t> v(n);
+    for (auto& x : v) {
+      switch (kind) {
+        case 0: x = static_cast<int64_t>(rng.below(50)); break;  // many ties
+        case 1: x = static_cast<int64_t>(rng.below(1000000000)); break;
+        case 2: x = static_cast<int64_t>(rng.below(2000)) - 1000; break;  // negatives: the sorting path
+        case 3: x = static_cast<int64_t>(rng.below(uint64_t{1} << 52)); break;  // sums beyond 2^53
+        default: x = static_cast<int64_t>(rng.below(100000)) * 1000 + 7; break;
+      }
+    }
+    const double scale = trial % 2 == 0 ? 1000.0 : 1.0;
+    INFO("trial " << trial << " n " << n << " kind " << kind);
+    const Summary want = by_sorting(v, scale);
+    std::vector<int64_t> work = v;
+    const Summary got = summarize(work, scale);
+    CHECK(got.count == want.count);
+    CHECK(same(got.mean, want.mean));
+    CHECK(same(got.p50, want.p50));
+    CHECK(same(got.p90, want.p90));
+    CHECK(same(got.p95, want.p95));
+    CHECK(same(got.p99, want.p99));
+    std::sort(work.begin(), work.end());
+    std::sort(v.begin(), v.end());
+    CHECK(work == v);  // reordered, never changed
+  }
+}
