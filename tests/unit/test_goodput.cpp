@@ -23,9 +23,9 @@ TEST_CASE("goodput: spec head §2.2 worked example", "[metrics]") {
     }
     g.on_admitted(r);
     if (i == 8) continue;  // admitted, never completed
-    r.timing.ttft = i < 6 ? 80'000 : 150'000;
-    r.timing.e2e = 2'000'000;
-    r.timing.itl_avg = 10'000;
+    r.timing.set().ttft = i < 6 ? 80'000 : 150'000;
+    r.timing.set().e2e = 2'000'000;
+    r.timing.set().itl_avg = 10'000;
     g.on_completed(r, 0);
   }
   const auto [rps, attainment] = goodput_totals(g.result(), 20);

@@ -19,7 +19,7 @@ struct Counts : LifecycleSubscriber {
     log.push_back("counts queued " + std::to_string(r.spec.id) + "@" + std::to_string(t));
   }
   void on_completed(Request& r, SimTime) {
-    r.timing.e2e = 42;
+    r.timing.set().e2e = 42;
     log.push_back("counts completed");
   }
 };
@@ -28,7 +28,7 @@ struct Counts : LifecycleSubscriber {
 struct Reader : LifecycleSubscriber {
   std::vector<std::string>& log;
   explicit Reader(std::vector<std::string>& l) : log(l) {}
-  void on_completed(Request& r, SimTime) { log.push_back("reader sees e2e " + std::to_string(r.timing.e2e)); }
+  void on_completed(Request& r, SimTime) { log.push_back("reader sees e2e " + std::to_string(r.timing.e2e())); }
 };
 
 }  // namespace

@@ -19,10 +19,10 @@ SteadyState judge(int n, int64_t gap, const std::function<int64_t(int)>& ttft, i
   for (int i = 0; i < n; ++i) {
     r.spec.arrival_us = static_cast<int64_t>(i) * gap;
     probe.on_admitted(r);
-    r.timing.ttft = ttft(i);
-    probe.on_first_token(r, r.spec.arrival_us + r.timing.ttft);
-    r.timing.e2e = r.timing.ttft + decode;
-    probe.on_completed(r, r.spec.arrival_us + r.timing.e2e);
+    r.timing.set().ttft = ttft(i);
+    probe.on_first_token(r, r.spec.arrival_us + r.timing.ttft());
+    r.timing.set().e2e = r.timing.ttft() + decode;
+    probe.on_completed(r, r.spec.arrival_us + r.timing.e2e());
   }
   return probe.judge();
 }

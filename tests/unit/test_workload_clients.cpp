@@ -199,7 +199,7 @@ TEST_CASE("a session client stops at 2 x num_requests generated rounds", "[workl
   spec.clients = {a, b};
   auto tenants = [](const std::vector<WorkloadRequest>& reqs) {
     std::vector<std::string> out;
-    for (const auto& r : reqs) out.push_back(r.tenant_id + "@" + std::to_string(r.arrival_us));
+    for (const auto& r : reqs) out.push_back(r.tenant_id.str() + "@" + std::to_string(r.arrival_us));
     return out;
   };
   CHECK(tenants(generate(spec, blis::kNoHorizon, 3)) == std::vector<std::string>{"A@1000", "A@2000", "B@4000"});

@@ -11,13 +11,16 @@
 #include <vector>
 
 #include "blis/block_hash.hpp"
+#include "blis/label.hpp"
 
 namespace blis {
 
 inline constexpr int64_t kNoHorizon = std::numeric_limits<int64_t>::max();
 inline constexpr int32_t kMaxTokenId = 128000;
 
-// One generated request, before it enters the simulator.
+// One generated request, before it enters the simulator. Every queued
+// request holds one (in its Request), so the fields are ordered to leave no
+// padding and the repeated texts are Labels.
 struct WorkloadRequest {
   uint64_t id = 0;              // n of "request_n", in arrival order
   int64_t arrival_us = 0;
@@ -33,12 +36,18 @@ struct WorkloadRequest {
   // workload's arrival order, > 0 for the follow-ups sent on completions.
   int32_t user = -1;
   int32_t round = 0;
-  std::string tenant_id;
-  std::string model;
+  Label tenant_id;
+  Label model;
   // Chained content hashes (block_hash.hpp) of every complete block of the
   // sequence input ++ output: (input_tokens + output_tokens) / block_size
   // entries. The first input_tokens / block_size cover the prompt only.
   std::vector<uint64_t> block_hashes;
+  // Lazy content: when nonzero, block_hashes may stop after the shareable
+  // blocks; the rest of the sequence's blocks are own_block_hash() chains
+  // seeded by this value (unique to the request), made when needed
+  // (complete_content()). The generator then only advances its random
+  // stream past the own tokens, and a queued request holds no own hashes.
+  uint64_t own_content = 0;
   // How many leading block_hashes other requests may also have (a shared
   // prefix); the blocks past them hold this request's own random tokens,
   // which only this request can ever look up again (after a preemption).
@@ -46,12 +55,6 @@ struct WorkloadRequest {
   // performance.md "Own blocks"). All of them unless the generator knows.
   int32_t shareable_blocks = kAllShareable;
   static constexpr int32_t kAllShareable = INT32_MAX;
-  // Lazy content: when nonzero, block_hashes may stop after the shareable
-  // blocks; the rest of the sequence's blocks are own_block_hash() chains
-  // seeded by this value (unique to the request), made when needed
-  // (complete_content()). The generator then only advances its random
-  // stream past the own tokens, and a queued request holds no own hashes.
-  uint64_t own_content = 0;
 };
 
 // Blocks of the request's whole sequence (input ++ output).

@@ -91,6 +91,7 @@ void ClusterSimulation::pull_next_arrival() {
     if (!more) {
       pool_.release(slot);
       source_done_ = true;
+      pool_.drain();
       return;
     }
     break;
@@ -100,6 +101,7 @@ void ClusterSimulation::pull_next_arrival() {
   if (r.spec.arrival_us > kernel_.horizon()) {
     pool_.release(slot);  // beyond the horizon: never processed
     source_done_ = true;
+    pool_.drain();
     return;
   }
   schedule(kernel_, r.spec.arrival_us, EventKind::ClusterArrival, 0, slot);

@@ -177,7 +177,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   void pd_transfer_done(uint64_t payload);
   bool pd_timeout(const Event& e);
   void pd_schedule();
-  static uint64_t transfer_tag(const Request& r);
+  uint64_t transfer_tag(const Request& r) const;
   bool pd_decode_takes(size_t d) const;
   int64_t pd_abandon(size_t i, bool reroute);
 
@@ -275,6 +275,22 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   std::optional<KvTransferLink> pd_link_;
   uint64_t pd_generation_ = 0;
   uint32_t pd_transfers_ = 0;  // transfers started (their serials)
+  // P/D: where each request split in two goes, by pool slot (set when it is
+  // split; only requests in P/D stages are read). Beside the pool, not in
+  // the Request: without P/D this is empty.
+  struct PdRoute {
+    int32_t decode = -1;   // the decode instance chosen for it
+    int32_t prefill = -1;  // the prefill instance its KV comes from (in transfer)
+    // The serial of its current transfer (the link's events name it; a
+    // transfer abandoned by a failure leaves stale ones).
+    uint32_t transfer = 0;
+    int64_t transfer_start = 0;  // µs
+  };
+  std::vector<PdRoute> pd_routes_;
+  PdRoute& pd_route_of(uint32_t slot) {
+    if (slot >= pd_routes_.size()) pd_routes_.resize(static_cast<size_t>(slot) + 1);
+    return pd_routes_[slot];
+  }
   std::vector<KvTransferLink::Done> pd_done_;
 };
 

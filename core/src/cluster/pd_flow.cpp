@@ -49,7 +49,7 @@ void ClusterSimulation::pd_route(uint32_t slot) {
     return;
   }
   r.pd = PdStage::Prefill;
-  r.pd_decode = d.index;
+  pd_route_of(slot) = PdRoute{d.index};
   if (!r.pd_split) pd_metrics_.disaggregated();
   r.pd_split = true;
   schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::PdPrefillRouting, 0, slot);
@@ -84,18 +84,18 @@ void ClusterSimulation::pd_prefilled(uint64_t payload) {
   if (draining_ > 0) check_drained(static_cast<size_t>(source));
   // Scenario events: the decode instance chosen at routing failed or left
   // meanwhile; the KV goes to another one (docs/disaggregation.md).
-  if (!pd_decode_takes(static_cast<size_t>(r.pd_decode))) {
+  if (!pd_decode_takes(static_cast<size_t>(pd_route_of(slot).decode))) {
     const blis_route_input& in = pd_pool_state(slot, kPdDecode);
     if (in.count == 0) {
       reroute(slot);  // from the start: rejected there unless a decode instance takes traffic again
       return;
     }
     Router& router = policies_.decode_router ? *policies_.decode_router : *policies_.router;
-    r.pd_decode = state_[static_cast<size_t>(router.route(in, scores_))].index;
+    pd_route_of(slot).decode = state_[static_cast<size_t>(router.route(in, scores_))].index;
   }
-  const auto d = static_cast<size_t>(r.pd_decode);
-  r.instance = r.pd_decode;
-  r.pd_prefill = source;
+  const auto d = static_cast<size_t>(pd_route_of(slot).decode);
+  r.instance = pd_route_of(slot).decode;
+  pd_route_of(slot).prefill = source;
   r.pd = PdStage::Decode;
   in_flight_.add(d);
   pd_metrics_.transfer_started();
@@ -109,8 +109,8 @@ void ClusterSimulation::pd_prefilled(uint64_t payload) {
     if (draining_ > 0) check_drained(d);
     return;
   }
-  r.pd_transfer_start = now;
-  r.pd_transfer = ++pd_transfers_;
+  pd_route_of(slot).transfer_start = now;
+  pd_route_of(slot).transfer = ++pd_transfers_;
   const int64_t b = cfg_.engine.block_size;
   const int64_t blocks = (r.spec.input_tokens + b - 1) / b;
   pd_done_.clear();
@@ -138,14 +138,14 @@ void ClusterSimulation::pd_transfer_done(uint64_t payload) {
   // Timed out on the wire, or the transfer was abandoned (pd_abandon).
   if (r.state != RequestState::Transfer || r.pd != PdStage::Decode || transfer_tag(r) != payload) return;
   const SimTime now = kernel_.now();
-  pd_metrics_.transfer_done(now - r.pd_transfer_start);
+  pd_metrics_.transfer_done(now - pd_route_of(slot).transfer_start);
   // A destination drained meanwhile takes it (it was routed there before);
   // a failed or removed one abandoned its transfers when it went.
   instances_[static_cast<size_t>(r.instance)]->enqueue_transferred(slot, now);
 }
 
-uint64_t ClusterSimulation::transfer_tag(const Request& r) {
-  return (static_cast<uint64_t>(r.pd_transfer) << 32) | r.slot;
+uint64_t ClusterSimulation::transfer_tag(const Request& r) const {
+  return (static_cast<uint64_t>(pd_routes_[r.slot].transfer) << 32) | r.slot;
 }
 
 // Whether decode instance d may still receive a request's KV: not failed,
@@ -165,7 +165,7 @@ int64_t ClusterSimulation::pd_abandon(size_t i, bool reroute) {
   for (size_t s = 0; s < pool_.capacity(); ++s) {
     Request& r = pool_[static_cast<uint32_t>(s)];
     if (r.state != RequestState::Transfer || r.pd != PdStage::Decode) continue;
-    if (static_cast<size_t>(r.instance) != i && static_cast<size_t>(r.pd_prefill) != i) continue;
+    if (static_cast<size_t>(r.instance) != i && static_cast<size_t>(pd_routes_[r.slot].prefill) != i) continue;
     pd_link_->cancel(transfer_tag(r), now, pd_done_);
     instances_[static_cast<size_t>(r.instance)]->release_transfer(r);
     lost.push_back(r.slot);

@@ -244,7 +244,7 @@ void ClusterSimulation::reroute(uint32_t slot) {
   r.state = RequestState::Pipeline;
   r.step = StepState{};
   r.pd = PdStage::None;
-  r.pd_decode = r.pd_prefill = -1;
+  if (slot < pd_routes_.size()) pd_routes_[slot] = PdRoute{};
   ++rerouted_;
   schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }

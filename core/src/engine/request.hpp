@@ -10,9 +10,10 @@
 #include <blis/plugin.h>
 #include <blis/workload.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
-#include <deque>
+#include <memory>
 #include <vector>
 
 namespace blis {
@@ -69,44 +70,58 @@ struct StepState {
   }
 };
 
+// Every request in flight has one, queued ones too (most of them, in a
+// saturated run): the fields are ordered to leave no padding, and what only
+// a scheduled request needs is made when it is (RequestTiming::Detail).
 struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
   RequestState state = RequestState::Free;
+  bool length_capped = false;
+  PdStage pd = PdStage::None;
+  // P/D: whether the PD block counted it as split already (a re-routed
+  // request counts once).
+  bool pd_split = false;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
   // How many requests the slot held before this one: an event scheduled for
   // a request (its timeout) names slot and incarnation, and finds it gone
   // when they no longer match.
   uint32_t incarnation = 0;
-  bool length_capped = false;
-  PdStage pd = PdStage::None;
-  int32_t pd_decode = -1;    // P/D: the decode instance chosen for it
-  int32_t pd_prefill = -1;   // P/D: the prefill instance its KV comes from (in transfer)
-  // P/D: the serial of its current transfer (the link's events name it; a
-  // transfer abandoned by a failure leaves stale ones), and whether the PD
-  // block counted it as split already (a re-routed request counts once).
-  uint32_t pd_transfer = 0;
-  bool pd_split = false;
-  int64_t pd_transfer_start = 0;  // µs
+  // (P/D routes are kept beside the pool: ClusterSimulation::PdRoute.)
 
   StepState step;
   RequestTiming timing;  // the metrics' slot: the engine never reads it
 };
 
+// The requests in flight, in slots that keep their addresses. Slots come in
+// chunks (one allocation per kChunk requests, no per-slot overhead) and are
+// reused once released, last released first. Once no new arrival can come
+// (drain()), a chunk whose requests have all left is given back, so that a
+// saturated run's backlog does not keep its peak memory while the metrics
+// grow; a slot of a chunk given back reads as a Free request that no event
+// can match, and is made again if acquired.
 class RequestPool {
  public:
   uint32_t acquire() {
+    draining_ = false;  // arrivals after all: chunks made again stay
+    uint32_t slot = 0;
     if (!free_.empty()) {
-      uint32_t slot = free_.back();
+      slot = free_.back();
       free_.pop_back();
-      slots_[slot].slot = slot;
-      slots_[slot].state = RequestState::Pipeline;
-      return slot;
+      auto& chunk = chunks_[slot / kChunk];
+      if (!chunk.requests) {
+        chunk.requests = std::make_unique<Request[]>(kChunk);
+        for (size_t k = 0; k < kChunk; ++k) chunk.requests[k].incarnation = chunk.incarnation;
+      }
+    } else {
+      if (size_ % kChunk == 0) chunks_.push_back(Chunk{std::make_unique<Request[]>(kChunk)});
+      slot = static_cast<uint32_t>(size_++);
     }
-    slots_.emplace_back();
-    slots_.back().slot = static_cast<uint32_t>(slots_.size() - 1);
-    slots_.back().state = RequestState::Pipeline;
-    return slots_.back().slot;
+    ++chunks_[slot / kChunk].live;
+    Request& r = (*this)[slot];
+    r.slot = slot;
+    r.state = RequestState::Pipeline;
+    return slot;
   }
 
   // The slot starts clean but keeps the capacity of its content hashes, so
@@ -115,7 +130,7 @@ class RequestPool {
   // give its next request, perhaps one that waits for long, memory it does
   // not need yet.
   void release(uint32_t slot) {
-    Request& r = slots_[slot];
+    Request& r = (*this)[slot];
     std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
     const bool lazy = r.spec.own_content != 0;
     const uint32_t incarnation = r.incarnation + 1;
@@ -128,6 +143,17 @@ class RequestPool {
     }
     r.incarnation = incarnation;
     free_.push_back(slot);
+    Chunk& chunk = chunks_[slot / kChunk];
+    if (--chunk.live == 0 && draining_) give_back(chunk);
+  }
+
+  // No arrival will follow unless a request asks for one (a closed-loop
+  // user's next request): chunks may go as they empty, until the next
+  // acquire().
+  void drain() {
+    draining_ = true;
+    for (Chunk& chunk : chunks_)
+      if (chunk.live == 0 && chunk.requests) give_back(chunk);
   }
 
   // Makes the request's content complete (spec.block_hashes holds every
@@ -161,14 +187,45 @@ class RequestPool {
     return scratch_.data();
   }
 
-  Request& operator[](uint32_t slot) { return slots_[slot]; }
-  const Request& operator[](uint32_t slot) const { return slots_[slot]; }
-  size_t capacity() const { return slots_.size(); }
-  size_t in_use() const { return slots_.size() - free_.size(); }
+  Request& operator[](uint32_t slot) {
+    Request* requests = chunks_[slot / kChunk].requests.get();
+    return requests != nullptr ? requests[slot % kChunk] : gone_;
+  }
+  const Request& operator[](uint32_t slot) const {
+    const Request* requests = chunks_[slot / kChunk].requests.get();
+    return requests != nullptr ? requests[slot % kChunk] : gone_;
+  }
+  size_t capacity() const { return size_; }
+  size_t in_use() const { return size_ - free_.size(); }
+  // Chunks of slots allocated now (memory: about kChunk * sizeof(Request) each).
+  size_t chunks_held() const {
+    return static_cast<size_t>(std::count_if(chunks_.begin(), chunks_.end(), [](const Chunk& c) { return c.requests != nullptr; }));
+  }
 
  private:
+  static constexpr size_t kChunk = 1024;
   static constexpr size_t kMaxSpares = 256;
-  std::deque<Request> slots_;  // stable addresses
+  struct Chunk {
+    std::unique_ptr<Request[]> requests;  // null once given back
+    uint32_t live = 0;                    // slots holding a request
+    // Given back: every incarnation its slots had is below this, so an event
+    // left for one of its requests matches no later one.
+    uint32_t incarnation = 0;
+  };
+  void give_back(Chunk& chunk) {
+    for (size_t k = 0; k < kChunk; ++k) chunk.incarnation = std::max(chunk.incarnation, chunk.requests[k].incarnation);
+    chunk.requests.reset();
+  }
+  std::vector<Chunk> chunks_;
+  size_t size_ = 0;  // slots handed out: [0, size_)
+  bool draining_ = false;
+  // What a slot of a chunk given back reads as: no request, and an
+  // incarnation no event names (callers only read it).
+  Request gone_ = [] {
+    Request r;
+    r.incarnation = UINT32_MAX;
+    return r;
+  }();
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint64_t>> spares_;  // content buffers of released lazy requests
   std::vector<uint64_t> scratch_;  // input_hashes() of the request whose seed is scratch_seed_

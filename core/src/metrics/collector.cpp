@@ -1,5 +1,7 @@
 #include "metrics/collector.hpp"
 
+#include "metrics/report.hpp"
+
 namespace blis {
 
 // E2E runs from arrival to the last token plus α_o per token and α_p once
@@ -9,22 +11,20 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   const Slot& i = of(r);
   InstanceMetrics& m = *i.metrics;
   const StepState& s = r.step;
-  RequestTiming& t = r.timing;
   if (r.length_capped) ++m.length_capped;
   ++m.completed;
   m.output_tokens += output_tokens(r);
   if (s.emitted == 0) return;
+  RequestTiming::Detail& t = r.timing.set();
   t.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * i.alpha_output +
           (r.spec.output_tokens > 0 ? i.alpha_post_decode : 0);
   m.e2e.push_back(t.e2e);
   m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
-  if (t.itls) {
-    for (const auto& [b, e] : t.itls->runs) {
-      m.run_delta[b] += 1;
-      m.run_delta[e] -= 1;
-    }
-    m.extra_itls.insert(m.extra_itls.end(), t.itls->gaps.begin(), t.itls->gaps.end());
+  for (const auto& [b, e] : t.runs) {
+    m.run_delta[b] += 1;
+    m.run_delta[e] -= 1;
   }
+  m.extra_itls.insert(m.extra_itls.end(), t.gaps.begin(), t.gaps.end());
   if (keep_completions_) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});
   if (r.spec.output_tokens > 0) {
     // The decode time over the decode tokens; a capped request over the
@@ -55,6 +55,14 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_thrashing_rate = x.kv_thrashing_rate;
   m.final_kv_blocks = x.used_kv_blocks;
   m.kv_allocation_failures = x.kv_allocation_failures;
+  // The samples are complete. The inter-token latencies become (value,
+  // count) pairs, one per distinct value, instead of a value and a counter
+  // per step (itl_values() makes the same multiset of either).
+  m.itl_weighted = itl_values(m);
+  m.itl_weighted.shrink_to_fit();
+  m.step_itl = {};
+  m.run_delta = {};
+  m.extra_itls = {};
   m.member_steps = x.member_steps;
   m.member_updates = x.member_updates;
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +30,7 @@ struct RequestRecord {
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   bool failed = false;     // lost with its instance (a scenario's `fail` event)
-  std::string tenant_id, model;
+  Label tenant_id, model;
 };
 
 // What priority-inversion counting needs of a completed request.
@@ -55,14 +56,16 @@ struct InstanceMetrics {
   double cache_hit_rate = 0, kv_thrashing_rate = 0;
 
   // Latency samples in µs, with the SLO class of each.
-  std::vector<int64_t> ttft, e2e, scheduling_delay;
-  std::vector<int8_t> ttft_slo, e2e_slo;
+  // Chunked (one entry per request of a long run): no doubling slack.
+  std::deque<int64_t> ttft, e2e, scheduling_delay;
+  std::deque<int8_t> ttft_slo, e2e_slo;
 
   // Inter-token latencies: per step its standard value (Δ + α_o) and a
   // difference array counting completed requests' runs over steps; gaps that
   // are not one step (after a stall or a preemption) are kept individually.
-  std::vector<int64_t> step_itl;
-  std::vector<int32_t> run_delta;
+  // Chunked (one entry per step of a long run): no doubling slack.
+  std::deque<int64_t> step_itl;
+  std::deque<int32_t> run_delta;
   std::vector<int64_t> extra_itls;
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
@@ -106,20 +109,22 @@ class MetricsCollector : public LifecycleSubscriber {
   }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
   void on_scheduled(Request& r, SimTime now) {
-    if (r.timing.scheduling_delay >= 0) return;
-    r.timing.scheduling_delay = now - r.spec.arrival_us;
-    of(r).metrics->scheduling_delay.push_back(r.timing.scheduling_delay);
+    RequestTiming::Detail& t = r.timing.set();
+    if (t.scheduling_delay >= 0) return;
+    t.scheduling_delay = now - r.spec.arrival_us;
+    of(r).metrics->scheduling_delay.push_back(t.scheduling_delay);
   }
   void on_first_token(Request& r, SimTime end) {
     const Slot& i = of(r);
-    r.timing.ttft = end + i.alpha_output - r.spec.arrival_us;
-    if (r.timing.warm_up) r.timing.ttft = std::llround(static_cast<double>(r.timing.ttft) * i.warm_up_factor);
-    r.timing.first_token_end = end;
-    i.metrics->ttft.push_back(r.timing.ttft);
+    RequestTiming::Detail& t = r.timing.set();
+    t.ttft = end + i.alpha_output - r.spec.arrival_us;
+    if (r.timing.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
+    t.first_token_end = end;
+    i.metrics->ttft.push_back(t.ttft);
     i.metrics->ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   }
-  void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.token_itls().runs.emplace_back(first, end); }
-  void on_token_gap(Request& r, int64_t gap) { r.timing.token_itls().gaps.push_back(gap + of(r).alpha_output); }
+  void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.set().runs.emplace_back(first, end); }
+  void on_token_gap(Request& r, int64_t gap) { r.timing.set().gaps.push_back(gap + of(r).alpha_output); }
   void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
   void on_completed(Request& r, SimTime end);
   void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }

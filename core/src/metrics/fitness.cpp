@@ -62,8 +62,7 @@ std::map<std::string, double> parse_fitness_weights(const std::string& text) {
 Fitness evaluate_fitness(const InstanceMetrics& m, const std::map<std::string, double>& weights) {
   // spec cluster §6.2: latencies in ticks normalised by 1/(1 + x/1000),
   // throughputs by x/(x + 100) and x/(x + 10000).
-  std::vector<int64_t> ttft = m.ttft, e2e = m.e2e;
-  const Summary t = summarize(ttft, 1), e = summarize(e2e, 1);
+  const Summary t = summarize_copy(m.ttft, 1), e = summarize_copy(m.e2e, 1);
   const double secs = static_cast<double>(m.end_time) / 1e6;
   const bool rates = m.end_time > 0 && m.completed > 0;
   const double rps = rates ? static_cast<double>(m.completed) / secs : 0;

@@ -20,15 +20,15 @@ GoodputClass& GoodputTracker::cls(const Request& r) {
 }
 
 void GoodputTracker::on_completed(Request& r, SimTime) {
-  if (!on(r) || r.timing.e2e < 0) return;
+  if (!on(r) || r.timing.e2e() < 0) return;
   const SloTargets& t = result_.targets.at(r.spec.slo_class);
   GoodputClass& c = cls(r);
-  const double ttft_ms = static_cast<double>(r.timing.ttft) / 1e3;
-  const double itl_ms = r.timing.itl_avg / 1e3;
-  const double e2e_ms = static_cast<double>(r.timing.e2e) / 1e3;
+  const double ttft_ms = static_cast<double>(r.timing.ttft()) / 1e3;
+  const double itl_ms = r.timing.itl_avg() / 1e3;
+  const double e2e_ms = static_cast<double>(r.timing.e2e()) / 1e3;
   bool good = true;
   const std::array<std::pair<double, double>, 3> dims{
-      {{t.ttft_ms, r.timing.ttft >= 0 ? ttft_ms : INFINITY}, {t.itl_ms, itl_ms}, {t.e2e_ms, e2e_ms}}};
+      {{t.ttft_ms, r.timing.ttft() >= 0 ? ttft_ms : INFINITY}, {t.itl_ms, itl_ms}, {t.e2e_ms, e2e_ms}}};
   for (size_t d = 0; d < 3; ++d) {
     if (dims[d].first <= 0) continue;
     ++c.counted[d];
@@ -36,9 +36,9 @@ void GoodputTracker::on_completed(Request& r, SimTime) {
     else good = false;
   }
   if (good) ++c.good;
-  if (r.timing.ttft >= 0) c.ttft.push_back(r.timing.ttft);
-  c.e2e.push_back(r.timing.e2e);
-  c.itl.push_back(r.timing.itl_avg);
+  if (r.timing.ttft() >= 0) c.ttft.push_back(r.timing.ttft());
+  c.e2e.push_back(r.timing.e2e());
+  c.itl.push_back(r.timing.itl_avg());
 }
 
 std::pair<double, double> goodput_totals(const Goodput& g, double runtime_s) {

@@ -27,9 +27,9 @@ class PdMetrics : public LifecycleSubscriber {
   const std::vector<uint8_t>& roles() const { return roles_; }
 
   // The parent's first token comes from its decode instance (the collector,
-  // earlier in the list, has written r.timing.ttft).
+  // earlier in the list, has written r.timing's ttft).
   void on_first_token(Request& r, SimTime) {
-    if (r.pd == PdStage::Decode) parent_ttft_.push_back(r.timing.ttft);
+    if (r.pd == PdStage::Decode) parent_ttft_.push_back(r.timing.ttft());
   }
   void on_stopped(Request& r) {
     if (r.state == RequestState::Transfer) ++in_transfer_;

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <set>
 
 namespace blis {
 
@@ -52,6 +54,14 @@ int64_t injected_requests(const InstanceMetrics& m) {
 
 InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) {
   InstanceMetrics out;
+  // Exact sizes: a million records appended by doubling would hold up to
+  // twice their memory, and copy it on the way (the samples are chunked).
+  size_t records = 0, completions = 0;
+  for (const InstanceMetrics* p : parts) {
+    records += p->records.size();
+    completions += p->completions.size();
+  }
+  out.records.reserve(records), out.completions.reserve(completions);
   for (const InstanceMetrics* p : parts) {
     out.completed += p->completed;
     out.still_queued += p->still_queued;
@@ -75,7 +85,10 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.scheduling_delay, p->scheduling_delay);
     append(out.records, p->records);
     append(out.completions, p->completions);
+    // Kept normalized as it grows (the same multiset itl_values() would
+    // make of it): one entry per distinct value, not one per step.
     append(out.itl_weighted, itl_values(*p));
+    normalize(out.itl_weighted);
   }
   return out;
 }
@@ -100,9 +113,9 @@ struct JsonObject {
 }  // namespace
 
 std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
-  std::vector<int64_t> ttft = m.ttft, e2e = m.e2e, sched = m.scheduling_delay;
-  Summary st = summarize(ttft, 1000), se = summarize(e2e, 1000), sd = summarize(sched, 1000);
-  Summary si = summarize(itl_values(m), 1000);
+  const Summary st = summarize_copy(m.ttft, 1000), se = summarize_copy(m.e2e, 1000),
+                sd = summarize_copy(m.scheduling_delay, 1000);
+  const Summary si = summarize(itl_values(m), 1000);
   const double duration = static_cast<double>(m.end_time) / 1e6;
   auto count = [](const char* name, int64_t v) { return MetricField{name, static_cast<double>(v), true}; };
   auto real = [](std::string name, double v) { return MetricField{std::move(name), v, false}; };
@@ -136,9 +149,8 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
 }
 
 std::vector<MetricField> median_fields(const InstanceMetrics& m) {
-  std::vector<int64_t> ttft = m.ttft, e2e = m.e2e;
-  return {{"e2e_p50_ms", summarize(e2e, 1000).p50, false},
-          {"ttft_p50_ms", summarize(ttft, 1000).p50, false},
+  return {{"e2e_p50_ms", summarize_copy(m.e2e, 1000).p50, false},
+          {"ttft_p50_ms", summarize_copy(m.ttft, 1000).p50, false},
           {"itl_p50_ms", summarize(itl_values(m), 1000).p50, false}};
 }
 
@@ -177,9 +189,9 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
       e.real("scheduling_delay_ms",
              r->scheduling_delay >= 0 ? static_cast<double>(r->scheduling_delay) / 1e3 : 0);
       if (r->slo_class != 0) e.str("slo_class", slo_class_name(r->slo_class));
-      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id);
+      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id.str());
       if (r->instance >= 0) e.str("handled_by", "instance_" + std::to_string(r->instance));
-      if (!r->model.empty()) e.str("model", r->model);
+      if (!r->model.empty()) e.str("model", r->model.str());
       if (r->length_capped) {
         e.key("length_capped");
         e.text += "true";
@@ -291,20 +303,29 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     out += fmt::format("Cache Hit Rate: {:.4f}\n", hit);
     out += fmt::format("KV Thrashing Rate: {:.4f}\n", thrash);
   }
-  // Per-SLO metrics, in µs, when at least two classes appear.
-  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> classes;
-  for (size_t k = 0; k < cluster.ttft.size(); ++k) {
-    const char* n = slo_class_name(cluster.ttft_slo[k]);
-    classes[n[0] ? n : "default"].first.push_back(cluster.ttft[k]);
+  // Per-SLO metrics, in µs, when at least two classes appear. The classes'
+  // names (and the codes of each) first; then one class's samples at a time.
+  std::map<std::string, std::set<int8_t>> classes;
+  std::array<bool, 256> seen{};
+  for (int8_t c : cluster.ttft_slo) seen[static_cast<uint8_t>(c)] = true;
+  for (int8_t c : cluster.e2e_slo) seen[static_cast<uint8_t>(c)] = true;
+  for (size_t c = 0; c < seen.size(); ++c) {
+    if (!seen[c]) continue;
+    const auto code = static_cast<int8_t>(static_cast<uint8_t>(c));
+    const char* n = slo_class_name(code);
+    classes[n[0] ? n : "default"].insert(code);
   }
-  for (size_t k = 0; k < cluster.e2e.size(); ++k) {
-    const char* n = slo_class_name(cluster.e2e_slo[k]);
-    classes[n[0] ? n : "default"].second.push_back(cluster.e2e[k]);
-  }
+  auto summary_of = [](const std::deque<int64_t>& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
+    std::vector<int64_t> picked;
+    for (size_t k = 0; k < values.size(); ++k)
+      if (in.count(slo[k]) > 0) picked.push_back(values[k]);
+    return summarize(picked, 1);
+  };
   if (classes.size() >= 2 || (ctx.per_slo_always && !classes.empty())) {
     out += "=== Per-SLO Metrics ===\n";
-    for (auto& [name, v] : classes) {
-      Summary t = summarize(v.first, 1), e = summarize(v.second, 1);
+    for (const auto& [name, in] : classes) {
+      const Summary t = summary_of(cluster.ttft, cluster.ttft_slo, in);
+      const Summary e = summary_of(cluster.e2e, cluster.e2e_slo, in);
       out += fmt::format("  {}:\n", name);
       out += fmt::format("    TTFT: mean={:.2f} p99={:.2f} (n={})\n", t.mean, t.p99, t.count);
       out += fmt::format("    E2E:  mean={:.2f} p99={:.2f} (n={})\n", e.mean, e.p99, e.count);

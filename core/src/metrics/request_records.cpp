@@ -8,10 +8,10 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.arrival_us = r.spec.arrival_us;
   rec.input_tokens = r.spec.input_tokens;
   rec.output_tokens = r.spec.output_tokens;
-  rec.ttft = r.timing.ttft;
-  rec.e2e = r.timing.e2e;
-  rec.scheduling_delay = r.timing.scheduling_delay;
-  rec.itl_avg = r.timing.itl_avg;
+  rec.ttft = r.timing.ttft();
+  rec.e2e = r.timing.e2e();
+  rec.scheduling_delay = r.timing.scheduling_delay();
+  rec.itl_avg = r.timing.itl_avg();
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;
   rec.length_capped = r.length_capped;
@@ -20,7 +20,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.failed = failed;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
-  metrics_[static_cast<size_t>(r.instance)].records.push_back(std::move(rec));
+  metrics_[static_cast<size_t>(r.instance)].records.push_back(rec);
 }
 
 }  // namespace blis

@@ -45,6 +45,11 @@ double percentile(int64_t n, double p, double scale, At at) {
 
 }  // namespace
 
+Summary summarize_copy(const std::deque<int64_t>& values, double scale) {
+  std::vector<int64_t> copy(values.begin(), values.end());
+  return summarize(copy, scale);
+}
+
 Summary summarize(std::vector<int64_t>& values, double scale) {
   Summary s;
   s.count = static_cast<int64_t>(values.size());

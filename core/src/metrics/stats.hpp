@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <deque>
 #include <vector>
 
 namespace blis {
@@ -23,6 +24,9 @@ struct Summary {
 // the percentiles' ranks), divided by `scale` (1000 for milliseconds, 1 for
 // raw ticks).
 Summary summarize(std::vector<int64_t>& values, double scale);
+// The same of a copy (values stay as they are). Summaries of several
+// vectors made in turn hold one copy at a time.
+Summary summarize_copy(const std::deque<int64_t>& values, double scale);
 Summary summarize(const WeightedValues& sorted, double scale);
 
 }  // namespace blis

@@ -48,19 +48,19 @@ class SteadyStateProbe : public LifecycleSubscriber {
   void on_admitted(Request& r) { arrival(r.spec.arrival_us); }
   void on_first_token(Request& r, SimTime t) {
     Bucket& b = at(r.spec.arrival_us);
-    b.ttft_sum += static_cast<double>(r.timing.ttft);
+    b.ttft_sum += static_cast<double>(r.timing.ttft());
     ++b.ttft_count;
     ++at(t).starts;
   }
   // An abandoned request was not served: it takes back its start, so that
   // runs whose requests time out look saturated (spec head §4.1).
   void on_timed_out(Request& r, SimTime) {
-    if (r.timing.ttft >= 0) --at(r.timing.first_token_end).starts;
+    if (r.timing.ttft() >= 0) --at(r.timing.first_token_end()).starts;
   }
   void on_completed(Request& r, SimTime) {
     ++completions_;
-    if (r.timing.e2e >= 0 && r.timing.ttft >= 0)
-      decode_sum_ += static_cast<double>(r.timing.e2e - r.timing.ttft), ++decode_count_;
+    if (r.timing.e2e() >= 0 && r.timing.ttft() >= 0)
+      decode_sum_ += static_cast<double>(r.timing.e2e() - r.timing.ttft()), ++decode_count_;
   }
 
   SteadyState judge() const;

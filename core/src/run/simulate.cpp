@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 
 namespace blis {
 namespace {
@@ -657,17 +658,21 @@ RunOutcome simulate(const RunConfig& given) {
   }
   const auto wall_start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
-  ClusterSimulation sim(cc, *workload, [&](int32_t i) {
+  // The simulation (its request pool, KV caches, batches) goes once it has
+  // run: the report's merges and sorts then reuse its memory, and the peak
+  // is not the sum of both.
+  auto sim = std::make_unique<ClusterSimulation>(cc, *workload, [&](int32_t i) {
     const size_t p = cc.pool_of.empty() ? 0 : static_cast<size_t>(cc.pool_of[static_cast<size_t>(i)]);
     return ctx.env.registries->latency.create(pool_runs[p]->latency_model,
                                               CreateArgs{&latency_cfgs[p], pool_runs[p]->seed});
   }, std::move(policies));
   for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], latency_cfgs[p]);
-  for (const WorkloadPhase& phase : phases) sim.add_workload_phase(phase.at, *phase.source);
-  ClusterResult result = sim.run();
+  for (const WorkloadPhase& phase : phases) sim->add_workload_phase(phase.at, *phase.source);
+  ClusterResult result = sim->run();
   if (progress) progress->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  sim.reset();
 
   // The instances of the run: with a fleet, the slots some instance used
   // (reserve slots never filled would dilute the per-instance averages).

@@ -202,7 +202,9 @@ class TraceWorkload final : public WorkloadSource {
     pending_.output_tokens = static_cast<int32_t>(output);
     pending_.max_output_tokens = static_cast<int32_t>(output);
     pending_.slo_class = *slo;
-    pending_.tenant_id.assign(field(kTenantId));
+    // Rows of one tenant usually come in runs: the table is asked only at a change.
+    if (const std::string_view tenant = field(kTenantId); tenant_ != tenant) tenant_ = Label(tenant);
+    pending_.tenant_id = tenant_;
 
     auto& hashes = pending_.block_hashes;
     hashes.clear();
@@ -236,6 +238,7 @@ class TraceWorkload final : public WorkloadSource {
   int64_t last_arrival_ = 0;
   std::unordered_map<std::string, SharedPrefix> prefixes_;
   WorkloadRequest pending_;
+  Label tenant_;  // of the last row read
   bool done_ = false;
   uint64_t emitted_ = 0;
 };
