@@ -217,21 +217,20 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
   size_t k = 0;  // instances that take traffic: all of them unless scenario events removed some
   for (size_t i = 0; i < instances_.size(); ++i) {
     if (cfg_.snapshot_refresh_interval == 0 || now - last_refresh_[i] >= cfg_.snapshot_refresh_interval) {
-      const Instance& inst = *instances_[i];
       last_refresh_[i] = now;
-      // Unchanged since the last refresh: the same snapshot.
-      if (inst.changes() == snapshot_changes_[i]) goto refreshed;
-      snapshot_changes_[i] = inst.changes();
-      blis_instance_snapshot& c = cached_[i];
-      c.queue_depth = inst.queue_depth();
-      c.batch_size = inst.batch_size();
-      c.total_kv_blocks = inst.kv().total_blocks();
-      c.free_kv_blocks = inst.kv().free_blocks();
-      c.kv_utilization = static_cast<double>(inst.kv().used_blocks()) /
-                         static_cast<double>(inst.kv().total_blocks());
-      c.cache_hit_rate = inst.kv().hit_rate();
+      const Instance& inst = *instances_[i];
+      if (inst.changes() != snapshot_changes_[i]) {  // else the snapshot is the same
+        snapshot_changes_[i] = inst.changes();
+        blis_instance_snapshot& c = cached_[i];
+        c.queue_depth = inst.queue_depth();
+        c.batch_size = inst.batch_size();
+        c.total_kv_blocks = inst.kv().total_blocks();
+        c.free_kv_blocks = inst.kv().free_blocks();
+        c.kv_utilization = static_cast<double>(inst.kv().used_blocks()) /
+                           static_cast<double>(inst.kv().total_blocks());
+        c.cache_hit_rate = inst.kv().hit_rate();
+      }
     }
-  refreshed:
     if (!routable_[i]) continue;
     state_[k] = cached_[i];
     state_[k].in_flight = static_cast<int32_t>(in_flight_[i]);

@@ -332,6 +332,18 @@ void Instance::make_all_explicit() {
   for (Member& mb : batch_) catch_up(mb, step_index_, last_step_end_);
 }
 
+inline int64_t Instance::steps_to_due(const StepState& r) const {
+  // The first step that fills its last block or needs a new one, that
+  // delivers its last token, or that reaches the length cap. A block
+  // filling with the request's own content (not indexed) has nothing to do
+  // but count.
+  const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
+  int64_t ahead = int64_t{r.kv.count} * cfg_.block_size - r.kv.tokens + (fill_registers ? 0 : 1);
+  ahead = std::min<int64_t>(ahead, r.output_tokens - r.emitted);
+  if (cfg_.max_model_len > 0) ahead = std::min<int64_t>(ahead, cfg_.max_model_len - 1 - r.entry.progress);
+  return ahead;
+}
+
 void Instance::anchor(Member& mb, uint64_t S) {
   const StepState& r = slab_[mb.slot].s;
   mb.due = 0;
@@ -341,19 +353,10 @@ void Instance::anchor(Member& mb, uint64_t S) {
   if (r.entry.phase != BLIS_PHASE_DECODE || r.output_tokens <= 0 || r.emitted <= 0 ||
       r.last_token_step + 1 != S || r.run_end != S || r.run_end <= r.run_begin)
     return;
-  const int64_t pi = r.entry.progress;
-  const int64_t b = cfg_.block_size;
-  // The first step that fills its last block or needs a new one, that
-  // delivers its last token, or that reaches the length cap.
-  // A block filling whose content is the request's own (not indexed) has
-  // nothing to do but count.
-  const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
-  int64_t ahead = int64_t{r.kv.count} * b - r.kv.tokens + (fill_registers ? 0 : 1);
-  ahead = std::min<int64_t>(ahead, r.output_tokens - r.emitted);
-  if (cfg_.max_model_len > 0) ahead = std::min<int64_t>(ahead, cfg_.max_model_len - 1 - pi);
+  const int64_t ahead = steps_to_due(r);
   if (ahead <= 1) return;
   mb.due = S + static_cast<uint64_t>(ahead);
-  mb.key = pi - static_cast<int64_t>(S);
+  mb.key = r.entry.progress - static_cast<int64_t>(S);
   mb.input = r.entry.input_tokens;
   if (implicit_.count++ == 0) {
     implicit_.key_max = mb.key;
@@ -425,13 +428,12 @@ void Instance::form_batch(SimTime now) {
         // Due for its new block only: it gets the block here, as the step
         // would give it, and stays implicit (this step's token is one of
         // the implicit ones, not yet in the block's count). Its next due
-        // step, as anchor() would set it at the end of the last step.
+        // step, as anchor() would set it at the end of the last step (at
+        // least two steps on: a new block, and its last token and the cap
+        // two or more steps away).
         --r.kv.tokens;
         --budget;
-        const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
-        int64_t ahead = std::min<int64_t>(b + (fill_registers ? 0 : 1), r.output_tokens - r.emitted);
-        if (m > 0) ahead = std::min<int64_t>(ahead, m - 1 - r.pi());
-        mb.due = S - 1 + static_cast<uint64_t>(ahead);
+        mb.due = S - 1 + static_cast<uint64_t>(steps_to_due(r));
         ++i;
         continue;
       }

@@ -131,6 +131,8 @@ class Instance {
   // With its state as of the end of step S: implicit from then on when it
   // qualifies.
   void anchor(Member& mb, uint64_t S);
+  // Steps from the state's last step to the member's next due one.
+  [[gnu::always_inline]] inline int64_t steps_to_due(const StepState& r) const;
   uint32_t slab_add(Request& q);
   void slab_free(uint32_t slot);
   // The batch as the latency model reads it (entries in batch order).
