@@ -80,7 +80,7 @@ TEST_CASE("event texts parse, and bad ones are refused with the reason", "[clust
   CHECK(error_of("at=1s when=running>3 action=drain instance=1").find("exactly one of") != std::string::npos);
   CHECK(error_of("at=soon action=drain instance=1").find("not a duration") != std::string::npos);
   CHECK(error_of("at=1s action=drain").find("needs instance=") != std::string::npos);
-  CHECK(error_of("at=1s action=slow instance=0 factor=0").find("factor must be > 0") != std::string::npos);
+  CHECK(error_of("at=1s action=slow instance=0 factor=0").find("factor=0 is not a slowdown in [0.001, 1000]") != std::string::npos);
   CHECK(error_of("at=1s action=drain instance=0 factor=2").find("unknown or unused key 'factor'") != std::string::npos);
   CHECK(error_of("when=temperature>3 action=drain instance=0").find("unknown metric") != std::string::npos);
   CHECK(error_of("at=1s action=fail instance=0 requests=maybe").find("reroute or fail") != std::string::npos);

@@ -110,5 +110,6 @@ TEST_CASE("lru_set: a bad capacity or key is an error at the script's line", "[l
 TEST_CASE("lru_set's memory counts against the Lua heap limit", "[lua]") {
   // About 40 bytes a key: 10 million keys are more than 256 MiB.
   const std::string m = error_of("local s = lru_set(2147483647)\nfor i = 1, 1e7 do s.touch(i) end\nreturn ''\n");
+  INFO(m);
   CHECK(m.rfind("set.lua: the Lua heap would exceed its limit of 256 MiB", 0) == 0);
 }

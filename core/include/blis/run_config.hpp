@@ -157,6 +157,16 @@ struct PluginSetting {
   std::string origin;  // where it was given, for messages
 };
 
+// What a configuration may do with the paths it names (run/path_rules.hpp).
+// Empty `scenario`: the command line's full rights. Otherwise the values came
+// from that scenario file, which the person running it did not trust: it opens
+// no native library or plugin folder except those in `native` (what the
+// command line names, canonical), and writes only below the current directory.
+struct PathRights {
+  std::string scenario;
+  std::vector<std::string> native;
+};
+
 struct RunConfig {
   // A named bundle of defaults of the data tables ([profile-sets.NAME]):
   // resolution fills every setting it names that no writer gave.
@@ -193,6 +203,7 @@ struct RunConfig {
   std::vector<std::string> script_dirs;
   std::optional<std::string> defaults_filepath;  // the reference's defaults.yaml over the bundled tables
   bool trust_scenario = false;  // the scenario file gets the command line's rights
+  PathRights rights;            // set by the scenario runner, never by a setting
   std::optional<std::string> memory_limit;  // "16GiB"; default: what the machine allows
 
   // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,

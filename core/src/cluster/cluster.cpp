@@ -164,7 +164,16 @@ ClusterResult ClusterSimulation::run() {
   int64_t completed = 0;
   for (const auto& m : out.instances) completed += m.completed;
   if (completed == 0) {
-    if (out.rejected > 0)
+    const int64_t by_admission = out.rejected - unroutable_;
+    if (unroutable_ > 0 && by_admission == 0)
+      spdlog::warn("all {} requests rejected because no instance took traffic (every instance failed, drained or "
+                   "was removed); no requests completed",
+                   unroutable_);
+    else if (unroutable_ > 0)
+      spdlog::warn("no requests completed: {} requests rejected by the admission policy, {} because no instance took "
+                   "traffic (every instance failed, drained or was removed)",
+                   by_admission, unroutable_);
+    else if (out.rejected > 0)
       spdlog::warn("all {} requests rejected by the admission policy; no requests completed", out.rejected);
     else
       spdlog::warn("no requests completed: the horizon may be too short or the workload too small");
@@ -294,6 +303,7 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   const blis_route_input& in = router_state(slot);
   if (in.count == 0) {  // every instance failed or drained (scenario events)
     signals_.rejected(pool_[slot], "no instance takes traffic");
+    ++unroutable_;
     pool_.release(slot);
     return;
   }

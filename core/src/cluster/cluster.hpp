@@ -239,6 +239,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   std::vector<uint32_t> evicted_;
   std::vector<std::string> event_log_;
   int64_t rerouted_ = 0;
+  int64_t unroutable_ = 0;  // rejected because no instance took traffic (for the warning)
   size_t code_calls_ = 0;  // calls of the scenario's code in the kernel's queue
 
   // Instance lifecycle (cluster/fleet.hpp): each slot's state, the

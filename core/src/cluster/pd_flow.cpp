@@ -36,6 +36,7 @@ void ClusterSimulation::pd_route(uint32_t slot) {
   Request& r = pool_[slot];
   if (in.count == 0) {
     signals_.rejected(r, "no decode instance takes traffic");
+    ++unroutable_;
     pool_.release(slot);
     return;
   }
@@ -60,6 +61,7 @@ void ClusterSimulation::pd_prefill_route(uint32_t slot) {
   Request& r = pool_[slot];
   if (in.count == 0) {
     signals_.rejected(r, "no prefill instance takes traffic");
+    ++unroutable_;
     pool_.release(slot);
     return;
   }

@@ -123,14 +123,18 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
       if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e6) throw bad(fmt::format("instance={} is not an instance index", i));
       e.instance = static_cast<int32_t>(*x);
       if (e.action == EventAction::Slow) {
+        // Bounded so that a slowed step stays a time (a factor of 1e20 once
+        // overflowed into a faster instance, 1e15 into a negative time).
         e.factor = num("factor", need("factor", "F (step times are multiplied by F)"));
-        if (e.factor <= 0) throw bad("factor must be > 0");
+        if (!(e.factor >= 1e-3 && e.factor <= 1e3))
+          throw bad(fmt::format("factor={} is not a slowdown in [0.001, 1000]", e.factor));
       }
       break;
     }
     case EventAction::Rate:
       e.factor = num("factor", need("factor", "F (the arrival rate is multiplied by F)"));
-      if (e.factor <= 0) throw bad("factor must be > 0");
+      if (!(e.factor >= 1e-6 && e.factor <= 1e6))
+        throw bad(fmt::format("factor={} is not a rate factor in [0.000001, 1000000]", e.factor));
       break;
     case EventAction::Weight:
       e.scorer = need("scorer", "NAME (a scorer of --routing-scorers)");

@@ -2,7 +2,10 @@
 #include "util/json_format.hpp"
 
 #include <blis/scenario.hpp>
+#include <blis/errors.hpp>
 #include <blis/settings.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
@@ -51,7 +54,22 @@ std::string number_text(double v) {
   return go_float(v);
 }
 
-std::vector<Settings> product(const std::vector<Settings>& axes) {
+void check_sweep_size(double count, const std::string& how, const std::string& where) {
+  if (count <= static_cast<double>(kMaxSweepConfigurations)) return;
+  throw ConfigError(where, fmt::format("the sweep has {} configurations{}, more than the {} a sweep may hold; "
+                                       "sweep fewer values, or split it into several scenario files",
+                                       count < 1e15 ? fmt::format("{:.0f}", count) : fmt::format("{:.3g}", count), how,
+                                       kMaxSweepConfigurations));
+}
+
+std::vector<Settings> product(const std::vector<Settings>& axes, const std::string& where) {
+  double count = 1;
+  std::string how;
+  for (const Settings& axis : axes) {
+    count *= static_cast<double>(axis.size());
+    how += (how.empty() ? "" : " x ") + std::to_string(axis.size());
+  }
+  check_sweep_size(count, axes.size() > 1 ? " (" + how + ")" : "", where);
   std::vector<Settings> points{Settings{}};
   for (const Settings& axis : axes) {
     std::vector<Settings> next;

@@ -31,8 +31,17 @@ std::string group_names();
 // fraction, others in the shortest form that reads back exactly.
 std::string number_text(double v);
 
+// The most configurations a sweep may hold (docs/scenarios.md, "Bounds"): a
+// sweep is built in memory before it runs, about 1 KiB per configuration.
+constexpr size_t kMaxSweepConfigurations = 100000;
+
 // The configurations of a product sweep: each axis lists one setting per
-// value; the first axis varies slowest.
-std::vector<Settings> product(const std::vector<Settings>& axes);
+// value; the first axis varies slowest. ConfigError naming `where`, before
+// anything is allocated, when there would be more than
+// kMaxSweepConfigurations.
+std::vector<Settings> product(const std::vector<Settings>& axes, const std::string& where);
+
+// ConfigError naming `where` when a sweep of `count` configurations is too large.
+void check_sweep_size(double count, const std::string& how, const std::string& where);
 
 }  // namespace blis::scenario

@@ -100,11 +100,12 @@ class TomlScenarioReader {
         Settings& axis = axes.emplace_back();
         for (const auto& e : *a) axis.push_back(setting(key, e));
       }
-      s.sweep = scenario::product(axes);
+      s.sweep = scenario::product(axes, where(node.source()));
       return;
     }
     if (const auto* a = node.as_array()) {
       // [[sweep]]: one table per configuration.
+      scenario::check_sweep_size(static_cast<double>(a->size()), "", where(node.source()));
       for (const auto& e : *a) {
         const auto* t = e.as_table();
         if (t == nullptr) throw ConfigError(where(e.source()), "each [[sweep]] entry must be a table");

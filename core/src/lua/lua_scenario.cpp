@@ -136,6 +136,7 @@ class TableReader {
     std::vector<Settings> points;
     if (is_list(L, idx)) {
       const size_t n = lua_objlen(L, idx);
+      scenario::check_sweep_size(static_cast<double>(n), "", path_ + ": sweep");
       for (size_t i = 1; i <= n; ++i) {
         lua_rawgeti(L, idx, static_cast<int>(i));
         points.push_back(settings_only(L, lua_gettop(L), fmt::format("sweep[{}]", i)));
@@ -158,7 +159,7 @@ class TableReader {
       }
       lua_pop(L, 1);
     }
-    return scenario::product(axes);
+    return scenario::product(axes, path_ + ": sweep");
   }
 
   // The setting `key` = the value at `idx`; a list keeps its items apart.

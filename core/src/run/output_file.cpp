@@ -46,7 +46,11 @@ void check_writable(const std::string& path, const std::string& where) {
     if (S_ISDIR(st.st_mode)) throw InputError(where, fmt::format("{} is a folder; name a file", path));
     if (::access(path.c_str(), W_OK) != 0)
       throw InputError(where, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    if (S_ISREG(st.st_mode) && ::access(folder_of(path).c_str(), W_OK | X_OK) != 0)
+    // Only a regular file itself (not a symlink to one, such as /dev/stdout)
+    // is replaced through its folder; anything else is written through.
+    struct stat lst {};
+    const bool replaced = ::lstat(path.c_str(), &lst) == 0 && S_ISREG(lst.st_mode);
+    if (replaced && ::access(folder_of(path).c_str(), W_OK | X_OK) != 0)
       throw InputError(where, fmt::format("cannot replace {}: its folder {} is not writable ({})", path,
                                           folder_of(path), std::strerror(errno)));
     return;
@@ -62,6 +66,11 @@ void check_writable(const std::string& path, const std::string& where) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw InputError(where, fmt::format("cannot write {}: the folder {} is not writable ({})", path, dir,
                                         std::strerror(errno)));
+}
+
+bool written_through(const std::string& path) {
+  struct stat lst {};
+  return path == "-" || (::lstat(path.c_str(), &lst) == 0 && !S_ISREG(lst.st_mode));
 }
 
 void append_line(const std::string& path, const std::string& line) {

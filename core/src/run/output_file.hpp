@@ -15,6 +15,10 @@ namespace blis {
 // it exists without write permission.
 void check_writable(const std::string& path, const std::string& where);
 
+// Whether write_output writes `path` through rather than replacing it: "-"
+// (stdout), and an existing symlink, device or FIFO.
+bool written_through(const std::string& path);
+
 // Appends `line` and a newline to `path` in one write, then syncs it: a
 // checkpoint that survives a kill (RuntimeError on failure).
 void append_line(const std::string& path, const std::string& line);

@@ -3,6 +3,8 @@
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
 
+#include "run/path_rules.hpp"
+
 #include "config/pool_text.hpp"
 #include "run/fleet_config.hpp"
 
@@ -40,6 +42,7 @@ RunContext RunContext::open(const RunConfig& config) {
       std::error_code ec;
       if (!std::filesystem::is_directory(d, ec) && d != "." )
         throw InputError(config.where(key), fmt::format("{}: no such folder", d));
+      if (std::string(key) == "plugin_dir") check_path(config.rights, PathUse::PluginFolder, d, config.where(key));
     }
   RunContext ctx;
   ctx.env = Environment::load(config.plugin_dirs, config.seed.value_or(42));
@@ -79,35 +82,31 @@ std::optional<std::string> unknown_plugin(PluginKind kind, const std::string& wh
 }
 
 // `path/to/libx.so[:name]` loads that library and selects its latency model
-// (the named one when it has several).
-std::string load_explicit_library(const std::string& spec, Environment& env) {
-  std::string path = spec, name;
-  const auto colon = spec.rfind(':');
-  if (colon != std::string::npos && spec.find(".so", colon) == std::string::npos) {
-    path = spec.substr(0, colon);
-    name = spec.substr(colon + 1);
-  }
+// (the named one when it has several), if the configuration's rights allow
+// opening it (run/path_rules.hpp): checked before any of its code runs.
+std::string load_explicit_library(const std::string& spec, const std::string& where, const RunConfig& c,
+                                  Environment& env) {
+  check_path(c.rights, PathUse::Library, spec, where);
+  const std::string path = library_path(spec);
+  const std::string name = path.size() < spec.size() ? spec.substr(path.size() + 1) : "";
   auto lib = open_plugin_library(path);
   LibraryManifest m = describe(*lib);
   std::vector<std::string> models;
   for (const auto& p : m.plugins)
     if (p.kind == PluginKind::LatencyModel) models.push_back(p.name);
   if (models.empty()) throw PluginError(path, "contains no latency-model plugin");
-  if (name.empty()) {
+  std::string chosen = name;
+  if (chosen.empty()) {
     if (models.size() > 1)
       throw PluginError(path, fmt::format("contains several latency models ({}); choose one with {}:NAME",
                                           fmt::join(models, ", "), path));
-    name = models[0];
+    chosen = models[0];
   }
-  if (std::find(models.begin(), models.end(), name) == models.end())
-    throw PluginError(path, fmt::format("has no latency model '{}' (it has {})", name, fmt::join(models, ", ")));
-  if (const auto* e = env.registries->latency.find(name); e != nullptr && e->source == path) return name;
+  if (std::find(models.begin(), models.end(), chosen) == models.end())
+    throw PluginError(path, fmt::format("has no latency model '{}' (it has {})", chosen, fmt::join(models, ", ")));
+  if (const auto* e = env.registries->latency.find(chosen); e != nullptr && e->source == path) return chosen;
   register_library(*env.registries, lib);
-  return name;
-}
-
-bool names_library(const std::string& spec) {
-  return !is_script(spec) && (spec.find('/') != std::string::npos || spec.find(".so") != std::string::npos);
+  return chosen;
 }
 
 // The registered latency models that compute step times from the model and
@@ -196,7 +195,7 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     backend = data.setting_default(alpha_given ? "latency_model_with_coefficients" : "latency_model");
     if (alpha_given) spdlog::info("--alpha-coeffs and --beta-coeffs given: using the {} latency model", backend);
   }
-  if (names_library(backend)) backend = load_explicit_library(backend, ctx.env);
+  if (names_library(backend)) backend = load_explicit_library(backend, g.where("latency_model"), g, ctx.env);
   if (auto err = unknown_plugin(PluginKind::LatencyModel, "latency model '" + backend + "'", backend, g, ctx))
     throw InputError(g.where("latency_model"), *err);
   r.latency_model = backend;
@@ -473,6 +472,11 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
     }
     if (spec.horizon > 0 && !g.horizon) r.horizon = spec.horizon;
     r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
+    if (!g.workload.num_requests && spec.num_requests < 0)
+      throw InputError(g.where("workload_spec"),
+                       fmt::format("the spec's num_requests is {}: give a count of requests (or 0 and a horizon "
+                                   "to bound the workload by time)",
+                                   spec.num_requests));
     if (r.request_cap <= 0 && r.horizon == kNoHorizon)
       throw InputError(g.where("workload_spec"),
                        "the spec sets neither num_requests nor horizon: give one of them, "

@@ -3,6 +3,7 @@
 #include "util/json_format.hpp"
 
 #include <blis/errors.hpp>
+#include <blis/settings.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,59 @@ std::string rows_csv(const std::vector<Row>& rows) {
   return out;
 }
 
+std::string sweep_identity(const std::vector<Settings>& points, const std::vector<const Settings*>& shared) {
+  // FNV-1a over length-prefixed fields: no two listings hash the same text.
+  uint64_t h = 14695981039346656037ull;
+  auto add = [&](const std::string& field) {
+    const std::string text = std::to_string(field.size()) + ":" + field;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  };
+  auto add_settings = [&](const Settings& settings) {
+    add(std::to_string(settings.size()));
+    for (const Setting& s : settings) {
+      add(s.flag);
+      add(s.value);
+      for (const std::string& item : s.items) add(item);
+    }
+  };
+  for (const Settings* s : shared) {
+    Settings kept;
+    for (const Setting& setting : *s) {
+      const SettingDef* def = find_setting(setting.flag);
+      static const char* const kProcess[] = {"shard", "resume", "jobs", "log", "quiet", "profile", "trust_scenario",
+                                             "memory_limit"};
+      if (def != nullptr && (def->has(kOutputPath) || std::find(std::begin(kProcess), std::end(kProcess), def->key) !=
+                                                          std::end(kProcess)))
+        continue;
+      kept.push_back(setting);
+    }
+    add_settings(kept);
+  }
+  add(std::to_string(points.size()));
+  for (const Settings& p : points) add_settings(p);
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+std::string journal_header(const std::string& identity, size_t total) {
+  return fmt::format("{{\"sweep\": {}, \"configurations\": {}}}", go_string(identity), total);
+}
+
+std::pair<std::string, size_t> parse_journal_header(const std::string& line, const std::string& where) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.is_object() && j.contains("sweep") && j.at("configurations").is_number_unsigned())
+      return {j.at("sweep").get<std::string>(), j.at("configurations").get<size_t>()};
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(where, "not the checkpoint of a blis sweep (its first line names no sweep); delete it, or run "
+                           "without --resume");
+}
+
+bool same_point(const Settings& a, const Settings& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Setting& x, const Setting& y) { return x.flag == y.flag && x.value == y.value; });
+}
+
 std::string row_record(size_t index, const Row& row) {
   std::string out = fmt::format("{{\"index\": {}, \"settings\": [", index);
   for (size_t i = 0; i < row.point.size(); ++i)
@@ -114,17 +168,24 @@ std::pair<size_t, Row> parse_row_record(const std::string& json, const std::stri
       f.integer = m.at(2).get<bool>();
       row.metrics.push_back(f);
     }
+    // A sweep's index is a whole number as row_record writes it: 1e30, 0.0,
+    // -0 or 18446744073709551616 are not one.
+    if (!j.at("index").is_number_unsigned())
+      throw ConfigError(where, fmt::format("index {} is not a configuration's number (a whole number >= 0)",
+                                           j.at("index").dump()));
     return {j.at("index").get<size_t>(), std::move(row)};
+  } catch (const ConfigError&) {
+    throw;
   } catch (const std::exception& e) {
     throw ConfigError(where, std::string("not a row of a blis sweep (") + e.what() + ")");
   }
 }
 
-std::string shard_document(const std::string& scenario, int64_t shard, int64_t shards, size_t total,
-                           const std::vector<std::pair<size_t, Row>>& rows) {
-  std::string out = fmt::format("{{\n  \"scenario\": {},\n  \"shard\": \"{}/{}\",\n  \"configurations\": {},\n  "
-                                "\"rows\": [",
-                                go_string(scenario), shard, shards, total);
+std::string shard_document(const std::string& scenario, const std::string& identity, int64_t shard, int64_t shards,
+                           size_t total, const std::vector<std::pair<size_t, Row>>& rows) {
+  std::string out = fmt::format("{{\n  \"scenario\": {},\n  \"sweep\": {},\n  \"shard\": \"{}/{}\",\n  "
+                                "\"configurations\": {},\n  \"rows\": [",
+                                go_string(scenario), go_string(identity), shard, shards, total);
   for (size_t i = 0; i < rows.size(); ++i) out += (i ? ",\n    " : "\n    ") + row_record(rows[i].first, rows[i].second);
   return out + (rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
@@ -142,12 +203,18 @@ void read_shard_document(const std::string& path, ShardRows& into) {
   }
   if (!j.is_object() || !j.contains("shard") || !j.contains("rows") || !j.contains("configurations"))
     throw ConfigError(path, "not a shard report of `blis run --shard` (no shard, configurations or rows)");
+  if (!j.at("configurations").is_number_unsigned() || !j.contains("sweep") || !j.at("sweep").is_string())
+    throw ConfigError(path, "not a shard report of `blis run --shard` (no sweep identity or configuration count; "
+                            "run the shard again with this blis)");
   const std::string scenario = j.value("scenario", "");
+  const std::string identity = j.at("sweep").get<std::string>();
   const size_t total = j.at("configurations").get<size_t>();
-  if (!into.scenario.empty() && (scenario != into.scenario || total != into.total))
-    throw ConfigError(path, fmt::format("is a shard of {} ({} configurations), the others of {} ({})", scenario,
-                                        total, into.scenario, into.total));
+  if (!into.scenario.empty() && (scenario != into.scenario || total != into.total || identity != into.identity))
+    throw ConfigError(path, fmt::format("is a shard of {} (sweep {}, {} configurations), the others of {} (sweep {}, "
+                                        "{}): merge the shards of one sweep",
+                                        scenario, identity, total, into.scenario, into.identity, into.total));
   into.scenario = scenario;
+  into.identity = identity;
   into.total = total;
   for (const auto& r : j.at("rows")) {
     auto [index, row] = parse_row_record(r.dump(), path);

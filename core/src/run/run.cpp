@@ -9,6 +9,7 @@
 #include "run/resolve.hpp"
 #include "run/farm.hpp"
 #include "run/output_file.hpp"
+#include "run/path_rules.hpp"
 #include "run/rows.hpp"
 #include "run/simulate.hpp"
 #include "util/text.hpp"
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <iostream>
 
 namespace blis {
@@ -28,33 +30,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scenario file is shared data (docs/lua.md, "Trust"): it may not load
-// native code, and writes only below the current directory. The command line
-// keeps every right.
-void check_scenario_rights(const Settings& settings, bool trusted) {
+// A scenario file is shared data (docs/scenarios.md, "Trust"): its settings
+// are held against the rule of run/path_rules.hpp before anything is built,
+// and the configurations built from it carry the same rights to the places
+// that open libraries and write files. A scenario cannot grant itself rights.
+void check_scenario_rights(const Settings& settings, const PathRights& rights) {
   for (const Setting& s : settings) {
     const SettingDef* def = find_setting(s.flag);
     if (def == nullptr) continue;  // reported when applied
     const std::string where = setting_where(s.where, *def);
     if (def->key == "trust_scenario")
       throw InputError(where, "a scenario file cannot grant itself rights; give --trust-scenario on the command line");
-    if (trusted) continue;
-    const bool library = def->has(kLibraryRef) && !text::ends_with(s.value, ".lua") &&
-                         (s.value.find('/') != std::string::npos || s.value.find(".so") != std::string::npos);
-    if (library || def->key == "plugin_dir")
-      throw InputError(where, "a scenario file may not load native code; give it on the command line "
-                              "(--latency-model / --admission-policy path/lib.so, --plugin-dir DIR) and name the "
-                              "plugin in the scenario, or run a file you trust with --trust-scenario");
-    if (def->has(kOutputPath) && s.value != "-") {
-      const fs::path p(s.value);
-      bool leaves = p.is_absolute();
-      for (const auto& part : p) leaves = leaves || part == "..";
-      if (leaves)
-        throw InputError(where, fmt::format("a scenario file writes only below the current directory: '{}' is "
-                                            "absolute or leaves it; give the path on the command line instead, "
-                                            "or run a file you trust with --trust-scenario",
-                                            s.value));
-    }
+    std::vector<std::string> values = s.items;
+    if (values.empty()) values.push_back(s.value);
+    for (const std::string& v : values)
+      if (const auto use = path_use(*def, v)) check_path(rights, *use, v, where);
   }
 }
 
@@ -118,9 +108,10 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
 class Runner : public ScenarioRunner {
  public:
   Runner(const Settings& base, const Settings& command_line, fs::path dir, int64_t jobs, size_t total,
-         bool trusted, std::optional<std::string> event_script)
+         PathRights rights, std::optional<std::string> event_script)
       : base_(base), cli_(command_line), dir_(std::move(dir)), script_dir_(dir_.empty() ? "." : dir_.string()),
-        jobs_(std::max<int64_t>(1, jobs)), total_(total), trusted_(trusted), event_script_(std::move(event_script)) {}
+        jobs_(std::max<int64_t>(1, jobs)), total_(total), rights_(std::move(rights)),
+        event_script_(std::move(event_script)) {}
 
   std::vector<NamedValues> run(const std::vector<Settings>& points) override {
     std::vector<RunConfig> configs;
@@ -131,9 +122,10 @@ class Runner : public ScenarioRunner {
             throw InputError(c.where, fmt::format("is varied by the scenario ({}); drop the flag or vary "
                                                   "something else",
                                                   s.where));
-      check_scenario_rights(p, trusted_);
+      check_scenario_rights(p, rights_);
       const Settings own = rebased(p, dir_);
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
+      configs.back().rights = rights_;
       configs.back().outputs.quiet = true;  // the sweep reports its own progress
       configs.back().event_script = event_script_;  // each configuration runs its own copy of the code
       if (configs.back().outputs.report)
@@ -203,7 +195,7 @@ class Runner : public ScenarioRunner {
   std::string script_dir_;
   int64_t jobs_;
   size_t total_;
-  bool trusted_;
+  PathRights rights_;
   std::optional<std::string> event_script_;
   std::function<void(size_t, const Row&)> on_row_;
   std::vector<size_t> numbers_;
@@ -231,32 +223,86 @@ std::pair<int64_t, int64_t> parse_shard(const std::string& text, const std::stri
   return {i, n};
 }
 
+// A sweep's identities (run/rows.hpp): of the whole sweep, which shard
+// documents carry, and of the settings its configurations share, which the
+// checkpoint journal carries.
+struct SweepIdentity {
+  std::string whole, shared;
+};
+
+// The rows a checkpoint journal holds for this sweep (run_sweep). Its first
+// line names the settings every configuration shares (`shared`, the identity
+// of the scenario's base and the command line) and the sweep's size; each row
+// must be that of the configuration at its index, same settings: a journal of
+// another sweep, or an edited one, is refused, while a sweep whose failed
+// configuration was fixed resumes (its row was never written). A torn last
+// line (a kill mid-write leaves no newline) is dropped, and that configuration
+// runs again.
+std::map<size_t, Row> read_journal(const std::string& journal, const std::string& shared,
+                                   const std::vector<Settings>& points) {
+  std::ifstream in(journal, std::ios::binary);
+  if (!in) throw InputError("--resume", fmt::format("{}: no checkpoint to resume from (run without --resume)", journal));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  std::vector<std::string> lines = text::split(all, '\n');
+  const bool torn = !all.empty() && all.back() != '\n';
+  if (!torn && !lines.empty() && lines.back().empty()) lines.pop_back();
+  std::map<size_t, Row> done;
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const std::string where = fmt::format("{}:{}", journal, n + 1);
+    if (n + 1 == lines.size() && torn) {
+      spdlog::warn("{}: the last line was cut short (the sweep was stopped while writing it); its configuration "
+                   "runs again",
+                   where);
+      break;
+    }
+    if (n == 0) {
+      const auto [id, total] = parse_journal_header(lines[0], where);
+      if (id != shared || total != points.size())
+        throw InputError(where, fmt::format("is the checkpoint of another sweep ({}, {} configurations; this one is "
+                                            "{}, {}): give this sweep's rows file, or run without --resume",
+                                            id, total, shared, points.size()));
+      continue;
+    }
+    auto [index, row] = parse_row_record(lines[n], where);
+    if (index >= points.size())
+      throw InputError(where, fmt::format("row {} is beyond the sweep's {} configurations", index, points.size()));
+    if (!same_point(row.point, points[index]))
+      throw InputError(where, fmt::format("the row of configuration {} has other settings than that configuration; "
+                                          "the checkpoint was edited: delete it, or run without --resume",
+                                          index));
+    if (!done.emplace(index, std::move(row)).second)
+      throw InputError(where, fmt::format("configuration {} appears twice", index));
+  }
+  return done;
+}
+
 // A sweep, or one shard of it: checkpointed row by row to a journal beside
-// the rows file (so --resume can skip what finished), then reported.
-void run_sweep(const std::string& path, const std::vector<Settings>& points, const RunConfig& base, Runner& runner,
-               std::ostream& out) {
+// the rows file (so --resume can skip what finished), then reported. Rows
+// written through (a device, a FIFO, a symlink) have no journal beside them.
+void run_sweep(const std::string& path, const std::vector<Settings>& points, const SweepIdentity& identity,
+               const RunConfig& base, Runner& runner, std::ostream& out) {
   int64_t shard = 0, shards = 1;
   if (base.outputs.shard) std::tie(shard, shards) = parse_shard(*base.outputs.shard, base.where("shard"));
-  // The journal: one line per finished configuration.
+  // The journal: its header, then one line per finished configuration.
   const std::optional<std::string> rows_file = base.outputs.rows_json ? base.outputs.rows_json : base.outputs.rows_csv;
-  const std::string journal = rows_file ? *rows_file + ".journal" : "";
+  const std::string journal = rows_file && !written_through(*rows_file) ? *rows_file + ".journal" : "";
   if (base.outputs.resume && journal.empty())
-    throw InputError(base.where("resume"), "needs the checkpoint of a sweep run with --rows-json or --rows-csv; "
-                                           "give the same rows file");
+    throw InputError(base.where("resume"), "needs the checkpoint of a sweep run with --rows-json or --rows-csv naming "
+                                           "a regular file; give the same rows file");
   std::map<size_t, Row> done;
   if (base.outputs.resume) {
-    std::ifstream in(journal);
-    std::string line;
-    int64_t n = 0;
-    while (std::getline(in, line))
-      if (!line.empty()) {
-        auto [index, row] = parse_row_record(line, fmt::format("{}:{}", journal, ++n));
-        if (index < points.size()) done.emplace(index, std::move(row));
-      }
+    done = read_journal(journal, identity.shared, points);
     spdlog::info("{}: resuming, {} configuration(s) already done", journal, done.size());
+    // The journal is written again whole: header, the rows kept (a torn line dropped).
+    std::string kept = journal_header(identity.shared, points.size()) + "\n";
+    for (const auto& [k, row] : done) kept += row_record(k, row) + "\n";
+    write_output(journal, kept, out);
   } else if (!journal.empty()) {
     std::error_code ec;
     fs::remove(journal, ec);
+    append_line(journal, journal_header(identity.shared, points.size()));
   }
   std::vector<size_t> todo;
   std::vector<Settings> todo_points;
@@ -282,7 +328,8 @@ void run_sweep(const std::string& path, const std::vector<Settings>& points, con
       indexed.emplace_back(k, row);
     }
   const std::string report =
-      base.outputs.shard ? shard_document(path, shard, shards, points.size(), indexed) : rows_json(path, rows, "");
+      base.outputs.shard ? shard_document(path, identity.whole, shard, shards, points.size(), indexed)
+                         : rows_json(path, rows, "");
   out << report << std::flush;
   if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(rows), out);
   if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
@@ -310,11 +357,13 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   }
   const fs::path dir = fs::path(path).parent_path();
   const std::string script_dir = dir.empty() ? "." : dir.string();
-  check_scenario_rights(scenario.base, cli_only.trust_scenario);
+  const PathRights rights = scenario_rights(path, req.command_line, cli_only.trust_scenario);
+  check_scenario_rights(scenario.base, rights);
   const Settings base_settings = rebased(scenario.base, dir);
   const std::vector<Settings>& points = scenario.sweep;
 
   RunConfig base = build_config({&base_settings, &req.command_line}, script_dir);
+  base.rights = rights;
   if (lua && lua->has_code()) base.event_script = path;
   set_log_level(base.outputs.log_level);
   const bool search = lua && lua->has_search();
@@ -334,8 +383,8 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
                                                   path, search ? "a search" : "a sweep"));
 
   check_outputs(base);
-  Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(),
-                cli_only.trust_scenario, base.event_script);
+  Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(), rights,
+                base.event_script);
   if (search) {
     for (const char* key : {"shard", "resume"})
       if (base.origins.count(key))
@@ -347,7 +396,9 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
     if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
     return;
   }
-  run_sweep(path, points, base, runner, out);
+  const SweepIdentity identity{sweep_identity(points, {&base_settings, &req.command_line}),
+                               sweep_identity({}, {&base_settings, &req.command_line})};
+  run_sweep(path, points, identity, base, runner, out);
 }
 
 }  // namespace

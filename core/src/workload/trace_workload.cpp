@@ -175,7 +175,10 @@ class TraceWorkload final : public WorkloadSource {
            std::to_string(fields_.size()));
     }
     constexpr int64_t kMaxLen = kMaxRequestTokens;
-    const int64_t arrival = int_field(kArrival, 0, std::numeric_limits<int64_t>::max());
+    // At most ~31.7 years, as every duration setting: later times would
+    // leave the simulation no room (a row at 2^63-1 was once lost silently).
+    constexpr int64_t kMaxArrival = 1'000'000'000'000'000;
+    const int64_t arrival = int_field(kArrival, 0, kMaxArrival);
     const int64_t input = int_field(kInput, 1, kMaxLen);
     const int64_t output = int_field(kOutput, 1, kMaxLen);
     if (arrival < last_arrival_) {
