@@ -59,8 +59,8 @@ Commands::Commands(CLI::App& app) {
                   "Find the highest --rate that --num-instances instances sustain within the targets")
       ->group("Plan");
   plan_->add_option("--duration", plan_duration_,
-                    "Arrivals per trial, a duration (120s, 5m); default: 60 s, doubled while runs are too "
-                    "short to reach steady state")
+                    "Arrivals of the first trials, a duration (120s, 5m); default: 60 s. Runs are doubled "
+                    "while too short to judge, whatever is given")
       ->group("Plan");
   plan_->add_option("--max-instances", plan_max_instances_, "Largest instance count the search tries")
       ->capture_default_str()->group("Plan");

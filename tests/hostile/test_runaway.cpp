@@ -142,3 +142,26 @@ TEST_CASE("device paths are written through, never replaced or given a journal",
   CHECK(resume.status == 2);
   CHECK(resume.err.find("naming a regular file") != std::string::npos);
 }
+
+TEST_CASE("blis plan ends with an answer or a clear refusal whatever --duration or --rate", "[hostile][plan]") {
+  // Every first-trial length from 1 µs to 10 min: trials too short to judge
+  // are lengthened, never counted as misses, so the answer is a count.
+  for (const char* d : {"1us", "1ms", "1s", "5s", "10s", "20s", "10m"}) {
+    const Result r = run_blis(std::string("plan ") + kModel + "--rate 20 --jobs 2 --quiet --duration " + d, "",
+                              "timeout 30");
+    INFO("--duration " << d << "\nstderr: " << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("minimum instances: 2 ") != std::string::npos);
+  }
+  // A rate no count up to --max-instances can serve is refused at once,
+  // with the count it would need.
+  for (const char* rate : {"1e5", "1e6", "1e9", "1e12"}) {
+    const Result r = run_blis(std::string("plan ") + kModel + "--slo 'ttft_p99<500ms' --quiet --rate " + rate, "",
+                              "timeout 30");
+    INFO("--rate " << rate << "\nstderr: " << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("minimum instances: none up to 512 — one instance completes 16.9 requests/s when saturated, so ") !=
+          std::string::npos);
+    CHECK(r.out.find("more than --max-instances 512") != std::string::npos);
+  }
+}

@@ -36,6 +36,11 @@ constexpr double kFirstDuration = 60;    // seconds of arrivals per trial, doubl
 constexpr double kLongestDuration = 960;
 constexpr int64_t kFewestRequests = 500;
 constexpr int64_t kMostRequests = 2'000'000;
+// The capacity probe: requests sent to one instance at once, at this rate.
+constexpr int64_t kProbeRequests = 2000;
+constexpr double kProbeRate = 1e6;
+// Bracket counts up to this are tried whatever the capacity bound says.
+constexpr int64_t kBracketFrom = 32;
 constexpr size_t kBracketBatch = 4;
 
 struct Trial {
@@ -91,18 +96,37 @@ class Planner {
     if (!req.duration.empty()) {
       const SettingDef* horizon = find_setting("horizon");
       const int64_t us = std::get<int64_t>(parse_setting(*horizon, req.duration, "--duration"));
-      duration_ = static_cast<double>(us) / 1e6;
-      auto_duration_ = false;
+      // The first trial's length: a trial too short to judge is still
+      // lengthened, and never counted as a miss (issue 30, finding 6).
+      // Shorter than kFewestRequests arrivals it cannot be: a trial has as many.
+      const double shortest =
+          !fixed_workload_ && base_.workload.rate > 0 ? static_cast<double>(kFewestRequests) / base_.workload.rate : 0;
+      duration_ = std::clamp(static_cast<double>(us) / 1e6, std::min(shortest, kLongestDuration), kLongestDuration);
     }
   }
 
   // The fewest instances meeting every target (0: none up to the bound).
   int64_t find_min_instances() {
+    const int64_t least = capacity_bound();
+    if (least > req_.max_instances) {
+      refused_ = fmt::format("one instance completes {:.3g} requests/s when saturated, so {:g} req/s needs at least "
+                             "{} instances, more than --max-instances {}",
+                             saturated_rate_, base_.workload.rate, least, req_.max_instances);
+      progress_.finish();
+      return 0;
+    }
     for (;;) {
       trials_.clear();
       int64_t lo = 0, hi = 0;  // lo fails (0: none tried), hi passes (0: none found)
       std::vector<int64_t> bracket;
-      for (int64_t n = 1; n <= req_.max_instances; n *= 2) bracket.push_back(n);
+      // Counts far below the capacity bound cannot sustain the rate, and at
+      // high rates they are the costliest trials: the bracket starts below
+      // the bound instead (counts up to kBracketFrom are always tried).
+      int64_t first = 1;
+      if (least > kBracketFrom)
+        while (first * 2 <= least / 2) first *= 2;
+      lo = first > 1 ? first - 1 : 0;
+      for (int64_t n = first; n <= req_.max_instances; n *= 2) bracket.push_back(n);
       if (bracket.back() != req_.max_instances) bracket.push_back(req_.max_instances);
       for (size_t i = 0; i < bracket.size() && hi == 0;) {
         expect(bracket.size() - i >= kBracketBatch ? kBracketBatch + 8 : 8);
@@ -171,11 +195,29 @@ class Planner {
   }
 
  private:
+  // A lower bound on the instances the plan's rate needs (0: none applies,
+  // with a spec or trace, pools or P/D): one instance, sent kProbeRequests
+  // requests at once, completes saturated_rate_ requests per second at most,
+  // so fewer than rate / (1.25 x that) instances cannot sustain the rate.
+  int64_t capacity_bound() {
+    if (fixed_workload_ || !base_.pool_specs.empty() || base_.pd.configured()) return 0;
+    RunConfig probe = trial_config(1, kProbeRate);
+    probe.workload.num_requests = kProbeRequests;
+    RunOutcome done;
+    const FarmFailure failure =
+        simulation_farm().run({probe}, 1, [&](size_t, RunOutcome& outcome, double) { done = std::move(outcome); });
+    if (failure) std::rethrow_exception(failure->second);
+    saturated_rate_ = metric_value(done.metrics, "responses_per_sec");
+    if (!(saturated_rate_ > 0)) return 0;
+    const double least = std::floor(base_.workload.rate / (1.25 * saturated_rate_));
+    return least >= 1e15 ? int64_t{1'000'000'000'000'000} : static_cast<int64_t>(least);
+  }
+
   // The answer must hold in a run twice as long: a slow drift can pass for a
   // steady state in a short one. If it does not, the search starts again with
   // runs of that length (true: confirmed, or it cannot grow longer).
   bool confirmed(int64_t instances, double rate) {
-    if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
+    if (fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
     duration_ *= 2;
     expect(1);
     const Trial confirm = std::move(run_points({{instances, rate}}).front());
@@ -195,7 +237,7 @@ class Planner {
   // Doubles the run length after a trial too short to judge; false when it
   // cannot grow (a fixed workload, or the longest runs already).
   bool longer() {
-    if (!auto_duration_ || fixed_workload_ || duration_ * 2 > kLongestDuration) return false;
+    if (fixed_workload_ || duration_ * 2 > kLongestDuration) return false;
     duration_ *= 2;
     progress_.note(fmt::format("a run was too short to judge; trying runs of {:g} s of arrivals", duration_));
     return true;
@@ -466,6 +508,10 @@ class Planner {
       if (req_.replicates > 1) out << fmt::format("replicates' own answers: {}\n", replicate_answers(answer));
       return;
     }
+    if (!refused_.empty()) {
+      out << fmt::format("minimum instances: none up to {} — {}\n", req_.max_instances, refused_);
+      return;
+    }
     out << fmt::format("minimum instances: none up to {} — the targets are not met by any count tried", req_.max_instances);
     // The best each target reached, to say how far it is.
     for (const auto& target : targets_) {
@@ -579,7 +625,8 @@ class Planner {
   RunConfig base_;
   std::vector<SloTarget> targets_;
   bool fixed_workload_ = false;
-  bool auto_duration_ = true;
+  std::string refused_;        // why no count was tried (capacity_bound), or empty
+  double saturated_rate_ = 0;  // one instance's completions per second when saturated
   double duration_ = kFirstDuration;
   std::map<std::pair<int64_t, double>, Trial> trials_;  // by (instances, rate): rows in order
 };
