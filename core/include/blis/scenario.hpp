@@ -22,7 +22,7 @@ struct Setting {
   std::string flag;   // "num-instances"
   std::string value;  // "8"
   std::string where;  // "file:line:col" (TOML), the file (Lua) or the flag (command line)
-  std::vector<std::string> items;  // the items, when the value was written as a list
+  std::vector<std::string> items{};  // the items, when the value was written as a list
 };
 using Settings = std::vector<Setting>;
 

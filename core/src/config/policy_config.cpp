@@ -312,7 +312,9 @@ class TomlReader {
         if (!config::is_pool_key(key)) throw ConfigError(where(k.source()), key_path + ": " + config::not_a_pool_key(key));
         std::string text;
         if (const auto* a = v.as_array()) {
-          for (const auto& x : *a) text += (text.empty() ? "" : ",") + scalar(x, key_path + "." + key);
+          std::vector<std::string> items;
+          for (const auto& x : *a) items.push_back(scalar(x, key_path + "." + key));
+          text = text::join(items, ",");
         } else {
           text = scalar(v, key_path + "." + key);
         }
@@ -333,15 +335,15 @@ class TomlReader {
       const auto* t = e.as_table();
       if (t == nullptr) wrong_type(e, key_path, "a table");
       check_keys(*t, key_path, kTomlNodePoolKeys);
-      std::string text;
+      std::vector<std::string> pairs;
       for (const auto& [k, v] : *t) {
         const std::string value = scalar(v, key_path + "." + std::string(k.str()));
         if (value.empty() || value.find(' ') != std::string::npos)
           throw ConfigError(where(v.source()),
                             key_path + "." + std::string(k.str()) + " must be non-empty and without spaces");
-        text += (text.empty() ? "" : " ") + std::string(k.str()) + "=" + value;
+        pairs.push_back(std::string(k.str()) + "=" + value);
       }
-      b.node_pools.push_back(PolicyPool{text, where(t->source())});
+      b.node_pools.push_back(PolicyPool{text::join(pairs, " "), where(t->source())});
     }
   }
 
@@ -511,7 +513,9 @@ class YamlReader {
         if (!config::is_pool_key(key)) throw ConfigError(y_.where(w.Mark()), key_path + ": " + config::not_a_pool_key(key));
         std::string text;
         if (w.IsSequence()) {
-          for (size_t j = 0; j < w.size(); ++j) text += (text.empty() ? "" : ",") + scalar(w[j], key_path + "." + key);
+          std::vector<std::string> items;
+          for (size_t j = 0; j < w.size(); ++j) items.push_back(scalar(w[j], key_path + "." + key));
+          text = text::join(items, ",");
         } else {
           text = scalar(w, key_path + "." + key);
         }

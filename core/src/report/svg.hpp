@@ -15,7 +15,7 @@ struct Series {
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in the order given
   bool dots = true;                               // a dot on every point
   bool dashed = false;
-  std::vector<std::string> point_labels;          // written beside the points, when given
+  std::vector<std::string> point_labels{};        // written beside the points, when given
 };
 
 struct Line {
@@ -27,8 +27,8 @@ struct Line {
 struct Chart {
   std::string title, x_label, y_label;  // labels carry their unit: "TTFT p99 (ms)"
   std::vector<Series> series;           // colours from a fixed palette, in order
-  std::vector<Line> hlines;             // horizontal reference lines (an SLO target)
-  std::vector<Line> vlines;             // vertical markers (the answer)
+  std::vector<Line> hlines{};           // horizontal reference lines (an SLO target)
+  std::vector<Line> vlines{};           // vertical markers (the answer)
   bool log_x = false, log_y = false;    // logarithmic axes (positive values only)
   bool y_from_zero = true;              // linear y axis starts at 0
   bool x_from_zero = false;

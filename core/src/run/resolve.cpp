@@ -69,8 +69,6 @@ QueueOrder queue_order(const std::string& scheduler, const std::string& priority
   return QueueOrder::Fcfs;
 }
 
-bool is_script(const std::string& name) { return text::ends_with(name, ".lua"); }
-
 // A registered plugin, else a Lua script by path or by name. nullopt when
 // found, else the "unknown <what> ...; valid: ..." message.
 std::optional<std::string> unknown_plugin(PluginKind kind, const std::string& what, const std::string& spec,

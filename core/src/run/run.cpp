@@ -173,9 +173,9 @@ class Runner : public ScenarioRunner {
 
  private:
   static std::string describe(const Settings& point) {
-    std::string out;
-    for (const Setting& s : point) out += (out.empty() ? "" : " ") + key_of_flag(s.flag) + "=" + s.value;
-    return out.empty() ? "the scenario's settings" : out;
+    std::vector<std::string> pairs;
+    for (const Setting& s : point) pairs.push_back(key_of_flag(s.flag) + "=" + s.value);
+    return pairs.empty() ? "the scenario's settings" : text::join(pairs, " ");
   }
 
   void progress(size_t n, const Settings& point, const RunOutcome& o, double secs) {

@@ -16,6 +16,9 @@ namespace blis::workload {
 
 namespace {
 
+// 128-bit products for overflow-free integer staggers (a GCC/Clang extension).
+__extension__ typedef __int128 Wide;
+
 int64_t saturating_add(int64_t a, int64_t b) {
   int64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
@@ -512,7 +515,7 @@ bool ConcurrencyStream::advance() {
   const int64_t n = users();
   // The integer stagger of the reference (think·u/N), without overflow.
   const int64_t arrival =
-      think_ > 0 && n > 1 ? static_cast<int64_t>((static_cast<__int128>(u) * think_) / n) : 0;
+      think_ > 0 && n > 1 ? static_cast<int64_t>((static_cast<Wide>(u) * think_) / n) : 0;
   if (arrival >= horizon_) return false;
   GoRand rng(user_seeds_[static_cast<size_t>(u)]);
   draw(rng, pending_);
