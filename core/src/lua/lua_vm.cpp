@@ -48,9 +48,14 @@ end
 -- the script cannot turn back into a pointer (it has no ffi) and a count
 -- every index is checked against. Level 2 places an error at the script's
 -- line that indexed.
+local floor = math.floor
+
 local function out_of_range(name, i, n)
   if type(i) ~= "number" then
     error(format("%s must be indexed by a number, got %s", name, type(i) == "string" and ("\"" .. i .. "\"") or type(i)), 3)
+  end
+  if i ~= floor(i) then  -- 0.5, NaN: the cast would truncate 0.5 to 0
+    error(format("%s[%s]: an index must be a whole number", name, tostring(i)), 3)
   end
   if n <= 0 then error(format("%s[%s] is out of range: %s is empty", name, tostring(i), name), 3) end
   error(format("%s[%s] is out of range: valid indices are 0 .. %d", name, tostring(i), n - 1), 3)
@@ -60,14 +65,14 @@ local function array(ctype, element, name, writable)
   local ptr = ffi.typeof(element .. " *")
   local mt = {
     __index = function(v, i)
-      if type(i) == "number" and i >= 0 and i < v._n then return cast(ptr, v._p)[i] end
+      if type(i) == "number" and i >= 0 and i < v._n and i == floor(i) then return cast(ptr, v._p)[i] end
       out_of_range(name, i, v._n)
     end,
     __len = function(v) return v._n end,
   }
   if writable then
     mt.__newindex = function(v, i, x)
-      if type(i) == "number" and i >= 0 and i < v._n then
+      if type(i) == "number" and i >= 0 and i < v._n and i == floor(i) then
         if type(x) ~= "number" then
           error(format("%s[%s] must be set to a number, got %s", name, tostring(i), type(x)), 2)
         end
@@ -135,12 +140,20 @@ local lru = cast("const blis_lua_lru_api *", lru_api)
 local lru_make, lru_contains, lru_touch, lru_count, lru_release = lru.make, lru.contains, lru.touch, lru.count, lru.release
 local lru_add_anonymous = lru.add_anonymous
 local vm_core = cast("void *", core)
-local floor = math.floor
+local istype, u64, i64 = ffi.istype, ffi.typeof("uint64_t"), ffi.typeof("int64_t")
 
+-- A key is a 64-bit integer cdata (a block hash) or a whole number that
+-- converts to uint64_t exactly: 0 <= n < 2^64. NaN, fractions, negatives and
+-- 1e300 would all convert to some uint64_t and collide with a real key.
 local function key_of(h)
   local t = type(h)
-  if t == "cdata" or t == "number" then return h end
-  error(format("lru_set: a key must be a number or a block hash, got %s", t), 3)
+  if t == "cdata" then
+    if istype(u64, h) or istype(i64, h) then return h end
+  elseif t == "number" then
+    if h >= 0 and h < 18446744073709551616 and h == floor(h) then return h end
+    error(format("lru_set: a key must be a whole number from 0 to 2^64-1 or a block hash, got %s", tostring(h)), 3)
+  end
+  error(format("lru_set: a key must be a number or a block hash, got %s", t == "cdata" and "a cdata that is not a 64-bit integer" or t), 3)
 end
 
 local function heap_full()
