@@ -34,6 +34,7 @@ ffi.cdef(abi)
 ffi.cdef(views)
 
 local traceback, tostring, type, error, format = debug.traceback, tostring, type, error, string.format
+local gsub = string.gsub  -- LuaJIT's own (the host's patterns are small); scripts get a bounded one
 local cast = ffi.cast
 
 -- The one window onto ffi that scripts get: C strings of the request view
@@ -203,8 +204,8 @@ local function on_error(err)
   -- The host's own frames (bounds checks of the views) are noise to the
   -- script's author: the message already names the script's line.
   local tb = traceback(err, 1)
-  tb = tb:gsub("\n\t%[C%]: in function 'error'(\n\tblis%-lua%-host:)", "%1")
-  return (tb:gsub("\n\tblis%-lua%-host:[^\n]*", ""))
+  tb = gsub(tb, "\n\t%[C%]: in function 'error'(\n\tblis%-lua%-host:)", "%1")
+  return (gsub(tb, "\n\tblis%-lua%-host:[^\n]*", ""))
 end
 
 local function bind(env, global, address)
@@ -290,11 +291,16 @@ VmCore* core_from(lua_State* L) {
 // `what` is the limit that ran out ("100000000 instructions").
 int raise_budget(lua_State* L, VmCore& core, int level, const std::string& what) {
   if (core.budget_error.empty()) {
-    // The full path (luaL_where would shorten a long one) and the line.
+    // The full path (luaL_where would shorten a long one) and the line, of
+    // the first script function from `level` up (a C function such as
+    // string.find called through pcall has pcall above it).
     lua_Debug ar{};
-    if (lua_getstack(L, level, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr &&
-        ar.source[0] == '@' && ar.currentline > 0)
-      core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
+    for (; lua_getstack(L, level, &ar) != 0; ++level) {
+      if (lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr && ar.source[0] == '@' && ar.currentline > 0) {
+        core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
+        break;
+      }
+    }
     core.budget_error += "exceeded " + what;
   }
   lua_pushstring(L, core.budget_error.c_str());  // [-0, +1] the error value
@@ -371,6 +377,22 @@ VmCore::~VmCore() {
 
 VmCore& core_of(LuaVm& vm) { return *vm.core_; }
 
+void spend_budget(lua_State* L, int32_t n) {
+  VmCore& core = *core_from(L);
+  if (core.budget.left == kNoBudget || n <= 0) return;
+  // Level 1: the script function that called the C function at level 0.
+  while (n > 0) {
+    if (core.budget.left < 1) refill(L, core, 1);
+    const int32_t take = std::min(n, core.budget.left);
+    if (take <= 0) {
+      core.budget.left = -1;
+      raise_instructions(L, core, 1);
+    }
+    core.budget.left -= take;
+    n -= take;
+  }
+}
+
 int budget_exceeded(lua_State* L) {
   VmCore& core = *core_from(L);
   refill(L, core, 1);
@@ -415,6 +437,7 @@ LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
   core_->bind_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   core_->new_env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   core_->on_error_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua::install_bounded_patterns(L);  // after the bootstrap, which keeps LuaJIT's gsub for tracebacks
 }
 
 LuaVm::~LuaVm() = default;
