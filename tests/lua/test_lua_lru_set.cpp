@@ -125,7 +125,12 @@ TEST_CASE("lru_set: keys that would collide with another are errors at the scrip
 }
 
 TEST_CASE("lru_set's memory counts against the Lua heap limit", "[lua]") {
-  // About 40 bytes a key: 10 million keys are more than 256 MiB.
-  const std::string m = error_of("local s = lru_set(2147483647)\nfor i = 1, 1e7 do s.touch(i) end\nreturn ''\n");
+  // About 40 bytes a key: with 192 MiB held by a string, 2 million keys are
+  // past 256 MiB. (10 million keys alone took close to the 2 s CPU limit on
+  // a loaded machine, and failed on it now and then.)
+  const std::string m = error_of(
+      "local pad = string.rep('x', 192 * 2^20)\nlocal s = lru_set(2147483647)\nfor i = 1, 1e7 do s.touch(i) end\n"
+      "return ''\n");
+  INFO(m);
   CHECK(m.rfind("set.lua: the Lua heap would exceed its limit of 256 MiB", 0) == 0);
 }
