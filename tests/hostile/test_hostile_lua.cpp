@@ -82,6 +82,17 @@ TEST_CASE("hostile: a callback rescheduling itself at the same instant is refuse
   refused_quickly("run s.lua", "s.lua:1: more than 10000 callbacks at one virtual instant (1.000000 s)", dir.str());
 }
 
+TEST_CASE("hostile: a callback chain keeping a finished run alive is refused", "[lua][hostile][events]") {
+  blis::test::TempDir dir{"blis-hostile"};
+  dir.write("s.lua", scenario("local function f(c) at(c.time + 0.001, f) end\nat(1, f)\n"));
+  refused_quickly("run s.lua", "s.lua:1: more than 10000 callbacks in a row after the rest of the run ended",
+                  dir.str());
+  // With a horizon, the run ends there.
+  dir.write("h.lua", scenario("local function f(c) at(c.time + 0.001, f) end\nat(1, f)\n", ", horizon = \"60s\""));
+  const Result r = run_blis("run h.lua", dir.str(), "timeout 60");
+  CHECK(r.status == 0);
+}
+
 TEST_CASE("hostile: callbacks multiplying themselves are refused at the pending limit", "[lua][hostile][events]") {
   blis::test::TempDir dir{"blis-hostile"};
   // Doubling at each step: the calls due at one instant pass 10,000 first.

@@ -20,6 +20,12 @@ namespace blis::lua {
 // callback that calls at(now) again would otherwise never let time advance).
 inline constexpr size_t kMaxPendingCalls = 100'000;
 inline constexpr int64_t kMaxCallsPerInstant = 10'000;
+// Callbacks registered by callbacks, run in a row while nothing but them is
+// left of the run (the workload done, no event pending, no horizon): a
+// one-off call registering the next one a microsecond later would keep the
+// run alive for ever. (Calls the top level registered are bounded by the
+// pending limit and do not count.)
+inline constexpr int64_t kMaxCallsAfterEnd = 10'000;
 
 class ScenarioApi {
  public:
@@ -44,6 +50,7 @@ class ScenarioApi {
     SimTime interval;   // 0: a one-off call (at)
     bool cancelled;
     uint32_t serial;    // of the registration in this slot; a handle holds it
+    bool chained;       // registered by a callback (not by the top level)
     std::string where;  // "script:line" of the at()/every() that registered it
   };
   static int lua_at(lua_State* L);
@@ -65,6 +72,7 @@ class ScenarioApi {
   size_t pending_calls_ = 0;      // calls asked of the host (or waiting for start) and not run
   SimTime instant_ = -1;          // the virtual time of the last call run
   int64_t calls_this_instant_ = 0;
+  int64_t calls_after_end_ = 0;   // chained calls run in a row while only calls were left
   std::vector<std::pair<SimTime, uint64_t>> pending_;  // registered before the run started
   ScenarioHost* host_ = nullptr;  // during a call only
   ClusterSnapshot snap_;

@@ -172,9 +172,9 @@ void ScenarioApi::add_call(lua_State* L, SimTime first, SimTime interval, int fn
     id = free_.back();
     free_.pop_back();
     Call& c = calls_[id];
-    c = Call{ref, interval, false, c.serial + 1, caller(L)};
+    c = Call{ref, interval, false, c.serial + 1, host_ != nullptr, caller(L)};
   } else {
-    calls_.push_back(Call{ref, interval, false, 0, caller(L)});
+    calls_.push_back(Call{ref, interval, false, 0, host_ != nullptr, caller(L)});
   }
   ++pending_calls_;
   if (host_ != nullptr)
@@ -363,7 +363,14 @@ void ScenarioApi::fire(const ScriptInstance& script, uint64_t id, ScenarioHost& 
   push_snapshot(script.state());
   script.end_call(base, 1, 0);
   const Call& done = calls_[id];  // the callback may have registered more calls
-  if (done.interval > 0 && !done.cancelled && !host.only_code_left()) {
+  const bool only_code = host.only_code_left();
+  calls_after_end_ = only_code && done.chained ? calls_after_end_ + 1 : 0;
+  if (calls_after_end_ > kMaxCallsAfterEnd)
+    throw ScriptError(fmt::format("{}: more than {} callbacks in a row after the rest of the run ended (no request, "
+                                  "event or horizon left); callbacks that keep registering calls would never let "
+                                  "the run end",
+                                  done.where, kMaxCallsAfterEnd));
+  if (done.interval > 0 && !done.cancelled && !only_code) {
     ++pending_calls_;
     host.call_at(host.now() + done.interval, id);
   } else {
