@@ -147,6 +147,10 @@ TEST_CASE("limits: scores, instances and block hashes are bounds-checked at the 
   CHECK(error_of("local x = route.request.block_hashes[1e9]") ==
         "request.block_hashes[1000000000] is out of range: valid indices are 0 .. 1");
   CHECK(error_of("local x = instances.foo") == "instances must be indexed by a number, got \"foo\"");
+  // A fraction or NaN would be truncated to another index.
+  CHECK(error_of("scores[0.5] = 1") == "scores[0.5]: an index must be a whole number");
+  CHECK(error_of("local x = instances[1.5]") == "instances[1.5]: an index must be a whole number");
+  CHECK(error_of("local x = request.block_hashes[0/0]") == "request.block_hashes[nan]: an index must be a whole number");
   // The views themselves are read-only.
   CHECK(error_of("scores._n = 1e9") == "attempt to write to constant location");
 }

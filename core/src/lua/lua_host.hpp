@@ -86,6 +86,18 @@ struct VmCore {
 // "... exceeded S s of CPU time") at the calling script function.
 int budget_exceeded(lua_State* L);
 
+// Charges `n` instructions of the guarded call in progress (nothing outside
+// one) to the script function calling the running C function, for C
+// functions that work in loops (lua_patterns.cpp). Like the budget checks in
+// the script's code, it refills (reading the CPU clock) and raises
+// "script:line: exceeded ..." when the budget or the CPU time is spent.
+void spend_budget(lua_State* L, int32_t n);
+
+// Replaces string.find, match, gmatch and gsub of the VM (the string
+// metatable's too, which is the same table) with versions whose work is
+// charged to the budget (lua_patterns.cpp). Before any sandbox is made.
+void install_bounded_patterns(lua_State* L);
+
 // Instructions handed to Budget::left at a time.
 inline constexpr int32_t kBudgetChunk = 1 << 14;
 

@@ -21,6 +21,14 @@ namespace {
 
 constexpr int kMaxDepth = 16;
 
+// A search's budget (docs/lua.md "Bounds"): the simulations it may run, set
+// by the scenario's `search_simulations` up to a ceiling. Its own Lua is
+// held to the scenario limits, but a loop of sim.run calls spends almost
+// none of them, so without this an endless search would never end.
+constexpr const char* kSearchSimulations = "search-simulations";
+constexpr int64_t kDefaultSearchSimulations = 1000;
+constexpr double kMaxSearchSimulations = 1'000'000;
+
 // Lua 5.1 (LuaJIT) has no lua_absindex.
 int lua_absindex(lua_State* L, int idx) {
   return idx > 0 || idx <= LUA_REGISTRYINDEX ? idx : lua_gettop(L) + idx + 1;
@@ -97,7 +105,7 @@ class TableReader {
   }
 
   // Reads the settings of the table at `idx` into `out`. At the top level
-  // `sweep` and `search` are handed to the callbacks.
+  // `sweep`, `search` and `search_simulations` are handed to the callbacks.
   template <typename OnSpecial>
   void settings(lua_State* L, int idx, Settings& out, bool top, OnSpecial&& special) const {
     idx = lua_absindex(L, idx);
@@ -105,7 +113,7 @@ class TableReader {
       const std::string flag = flag_of_key(key);
       lua_getfield(L, idx, key.c_str());
       const int v = lua_gettop(L);
-      if (top && (flag == scenario::kSweep || flag == scenario::kSearch)) {
+      if (top && (flag == scenario::kSweep || flag == scenario::kSearch || flag == kSearchSimulations)) {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
@@ -288,6 +296,8 @@ void append_json(lua_State* L, int idx, std::string& out, const std::string& whe
 
 struct LuaScenario::Impl {
   LuaVm vm;
+  int64_t max_simulations = kDefaultSearchSimulations;  // search_simulations
+  int64_t simulations = 0;                              // run by the search so far
   lua::ScenarioApi api;  // at() and every() at the top level: the script has code
   std::unique_ptr<lua::ScriptInstance> script;
   Scenario scenario;
@@ -319,6 +329,11 @@ struct LuaScenario::Impl {
       } else {
         points.push_back(reader.settings_only(L, 1, "sim.run argument"));
       }
+      if (simulations + static_cast<int64_t>(points.size()) > max_simulations)
+        throw ScriptError(fmt::format("the search would run more than {} simulations ({} so far, {} asked now); "
+                                      "raise search_simulations in the scenario if it needs more",
+                                      max_simulations, simulations, points.size()));
+      simulations += static_cast<int64_t>(points.size());
       std::vector<NamedValues> results;
       {
         lua::CpuClockPause pause(lua::core_of(vm));  // the simulations are not the script's CPU time
@@ -378,6 +393,12 @@ LuaScenario::LuaScenario(const std::string& path, int64_t seed)
     reader.settings(L, -1, impl_->scenario.base, true, [&](const std::string& flag, int idx) {
       if (flag == scenario::kSweep) {
         impl_->scenario.sweep = reader.sweep(L, idx);
+      } else if (flag == kSearchSimulations) {
+        const double n = lua_type(L, idx) == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
+        if (!(n >= 1 && n <= kMaxSearchSimulations) || n != std::floor(n))
+          throw reader.error("search_simulations", fmt::format("must be a whole number from 1 to {}",
+                                                               kMaxSearchSimulations));
+        impl_->max_simulations = static_cast<int64_t>(n);
       } else {
         if (lua_type(L, idx) != LUA_TFUNCTION)
           throw reader.error("search", fmt::format("must be a function(sim), not a {}", luaL_typename(L, idx)));

@@ -158,12 +158,25 @@ void ScenarioApi::start(ScenarioHost& host) {
   pending_.clear();
 }
 
-// Registers fn (at stack index `fn_idx`) and pushes its handle.
-void ScenarioApi::add_call(lua_State* L, SimTime first, SimTime interval, int fn_idx) {
+// Registers fn (at stack index `fn_idx`) and pushes its handle. `fn` names
+// the function for the message when too many calls are pending.
+void ScenarioApi::add_call(lua_State* L, SimTime first, SimTime interval, int fn_idx, const char* fn) {
+  if (pending_calls_ >= kMaxPendingCalls)
+    throw ScriptError(fmt::format("{}: {}: more than {} callbacks pending (registered and not run yet); a callback "
+                                  "that registers others each time it runs multiplies them",
+                                  caller(L), fn, kMaxPendingCalls));
   lua_pushvalue(L, fn_idx);  // +1
   const int ref = luaL_ref(L, LUA_REGISTRYINDEX);  // -1
-  const uint64_t id = calls_.size();
-  calls_.push_back(Call{ref, interval, false});
+  uint64_t id = calls_.size();
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    Call& c = calls_[id];
+    c = Call{ref, interval, false, c.serial + 1, host_ != nullptr, caller(L)};
+  } else {
+    calls_.push_back(Call{ref, interval, false, 0, host_ != nullptr, caller(L)});
+  }
+  ++pending_calls_;
   if (host_ != nullptr)
     host_->call_at(first, id);
   else
@@ -172,7 +185,8 @@ void ScenarioApi::add_call(lua_State* L, SimTime first, SimTime interval, int fn
   lua_createtable(L, 0, 1);  // +1: the handle
   lua_pushlightuserdata(L, this);  // +1
   lua_pushnumber(L, static_cast<double>(id));  // +1
-  lua_pushcclosure(L, &ScenarioApi::lua_cancel, 2);  // -2 +1
+  lua_pushnumber(L, static_cast<double>(calls_[id].serial));  // +1
+  lua_pushcclosure(L, &ScenarioApi::lua_cancel, 3);  // -3 +1
   lua_setfield(L, -2, "cancel");  // -1
 }
 
@@ -196,7 +210,7 @@ int ScenarioApi::lua_at(lua_State* L) {
       throw ScriptError(fmt::format("{}: at({:.6f}): that time has passed (now is {:.6f} s); times are absolute, "
                                     "e.g. at(blis.now() + 10, fn)",
                                     caller(L), static_cast<double>(t) / 1e6, static_cast<double>(self->now()) / 1e6));
-    self->add_call(L, t, 0, 2);
+    self->add_call(L, t, 0, 2, "at");
     return 1;
   });
 }
@@ -209,7 +223,7 @@ int ScenarioApi::lua_every(lua_State* L) {
     if (lua_type(L, 2) != LUA_TFUNCTION)
       throw ScriptError(
           fmt::format("{}: every(interval, fn): fn must be a function, not a {}", caller(L), luaL_typename(L, 2)));
-    self->add_call(L, self->now() + interval, interval, 2);
+    self->add_call(L, self->now() + interval, interval, 2, "every");
     return 1;
   });
 }
@@ -217,7 +231,10 @@ int ScenarioApi::lua_every(lua_State* L) {
 int ScenarioApi::lua_cancel(lua_State* L) {
   ScenarioApi* self = api_of(L);
   const auto id = static_cast<size_t>(lua_tonumber(L, lua_upvalueindex(2)));
-  self->calls_[id].cancelled = true;
+  // A one-off call that has run freed its slot, which may hold another call now.
+  Call& c = self->calls_[id];
+  if (c.fn_ref != LUA_NOREF && c.serial == static_cast<uint32_t>(lua_tonumber(L, lua_upvalueindex(3))))
+    c.cancelled = true;
   return 0;
 }
 
@@ -321,8 +338,21 @@ class LuaScenarioCode final : public ScenarioCode {
 }  // namespace
 
 void ScenarioApi::fire(const ScriptInstance& script, uint64_t id, ScenarioHost& host) {
-  const Call& c = calls_[id];
-  if (c.cancelled || c.fn_ref == LUA_NOREF) return;
+  --pending_calls_;
+  Call& c = calls_[id];
+  if (c.cancelled || c.fn_ref == LUA_NOREF) {
+    release(id);
+    return;
+  }
+  if (host.now() != instant_) {
+    instant_ = host.now();
+    calls_this_instant_ = 0;
+  }
+  if (++calls_this_instant_ > kMaxCallsPerInstant)
+    throw ScriptError(fmt::format("{}: more than {} callbacks at one virtual instant ({:.6f} s); callbacks that "
+                                  "keep registering calls for the time they run at, or more calls each time they "
+                                  "run, would never let the run end",
+                                  c.where, kMaxCallsPerInstant, static_cast<double>(instant_) / 1e6));
   struct Reset {
     ScenarioHost*& h;
     ~Reset() { h = nullptr; }
@@ -332,13 +362,32 @@ void ScenarioApi::fire(const ScriptInstance& script, uint64_t id, ScenarioHost& 
   const int base = script.begin_call(c.fn_ref);
   push_snapshot(script.state());
   script.end_call(base, 1, 0);
-  Call& done = calls_[id];  // the callback may have registered more calls
-  if (done.interval > 0 && !done.cancelled && !host.only_code_left()) {
+  const Call& done = calls_[id];  // the callback may have registered more calls
+  const bool only_code = host.only_code_left();
+  calls_after_end_ = only_code && done.chained ? calls_after_end_ + 1 : 0;
+  if (calls_after_end_ > kMaxCallsAfterEnd)
+    throw ScriptError(fmt::format("{}: more than {} callbacks in a row after the rest of the run ended (no request, "
+                                  "event or horizon left); callbacks that keep registering calls would never let "
+                                  "the run end",
+                                  done.where, kMaxCallsAfterEnd));
+  if (done.interval > 0 && !done.cancelled && !only_code) {
+    ++pending_calls_;
     host.call_at(host.now() + done.interval, id);
-  } else if (done.interval == 0) {
-    luaL_unref(L_, LUA_REGISTRYINDEX, done.fn_ref);
-    done.fn_ref = LUA_NOREF;
+  } else {
+    release(id);
   }
+}
+
+// Frees the slot of a call that will not run again. A periodic call keeps
+// its function: fire() is done with it, but its slot stays taken, so that
+// a handle's cancel() finds what it expects.
+void ScenarioApi::release(uint64_t id) {
+  Call& c = calls_[id];
+  if (c.interval != 0 || c.fn_ref == LUA_NOREF) return;
+  luaL_unref(L_, LUA_REGISTRYINDEX, c.fn_ref);
+  c.fn_ref = LUA_NOREF;
+  c.where.clear();
+  free_.push_back(id);
 }
 
 }  // namespace blis::lua

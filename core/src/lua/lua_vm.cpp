@@ -34,6 +34,7 @@ ffi.cdef(abi)
 ffi.cdef(views)
 
 local traceback, tostring, type, error, format = debug.traceback, tostring, type, error, string.format
+local gsub = string.gsub  -- LuaJIT's own (the host's patterns are small); scripts get a bounded one
 local cast = ffi.cast
 
 -- The one window onto ffi that scripts get: C strings of the request view
@@ -48,9 +49,14 @@ end
 -- the script cannot turn back into a pointer (it has no ffi) and a count
 -- every index is checked against. Level 2 places an error at the script's
 -- line that indexed.
+local floor = math.floor
+
 local function out_of_range(name, i, n)
   if type(i) ~= "number" then
     error(format("%s must be indexed by a number, got %s", name, type(i) == "string" and ("\"" .. i .. "\"") or type(i)), 3)
+  end
+  if i ~= floor(i) then  -- 0.5, NaN: the cast would truncate 0.5 to 0
+    error(format("%s[%s]: an index must be a whole number", name, tostring(i)), 3)
   end
   if n <= 0 then error(format("%s[%s] is out of range: %s is empty", name, tostring(i), name), 3) end
   error(format("%s[%s] is out of range: valid indices are 0 .. %d", name, tostring(i), n - 1), 3)
@@ -60,14 +66,14 @@ local function array(ctype, element, name, writable)
   local ptr = ffi.typeof(element .. " *")
   local mt = {
     __index = function(v, i)
-      if type(i) == "number" and i >= 0 and i < v._n then return cast(ptr, v._p)[i] end
+      if type(i) == "number" and i >= 0 and i < v._n and i == floor(i) then return cast(ptr, v._p)[i] end
       out_of_range(name, i, v._n)
     end,
     __len = function(v) return v._n end,
   }
   if writable then
     mt.__newindex = function(v, i, x)
-      if type(i) == "number" and i >= 0 and i < v._n then
+      if type(i) == "number" and i >= 0 and i < v._n and i == floor(i) then
         if type(x) ~= "number" then
           error(format("%s[%s] must be set to a number, got %s", name, tostring(i), type(x)), 2)
         end
@@ -135,12 +141,20 @@ local lru = cast("const blis_lua_lru_api *", lru_api)
 local lru_make, lru_contains, lru_touch, lru_count, lru_release = lru.make, lru.contains, lru.touch, lru.count, lru.release
 local lru_add_anonymous = lru.add_anonymous
 local vm_core = cast("void *", core)
-local floor = math.floor
+local istype, u64, i64 = ffi.istype, ffi.typeof("uint64_t"), ffi.typeof("int64_t")
 
+-- A key is a 64-bit integer cdata (a block hash) or a whole number that
+-- converts to uint64_t exactly: 0 <= n < 2^64. NaN, fractions, negatives and
+-- 1e300 would all convert to some uint64_t and collide with a real key.
 local function key_of(h)
   local t = type(h)
-  if t == "cdata" or t == "number" then return h end
-  error(format("lru_set: a key must be a number or a block hash, got %s", t), 3)
+  if t == "cdata" then
+    if istype(u64, h) or istype(i64, h) then return h end
+  elseif t == "number" then
+    if h >= 0 and h < 18446744073709551616 and h == floor(h) then return h end
+    error(format("lru_set: a key must be a whole number from 0 to 2^64-1 or a block hash, got %s", tostring(h)), 3)
+  end
+  error(format("lru_set: a key must be a number or a block hash, got %s", t == "cdata" and "a cdata that is not a 64-bit integer" or t), 3)
 end
 
 local function heap_full()
@@ -190,8 +204,8 @@ local function on_error(err)
   -- The host's own frames (bounds checks of the views) are noise to the
   -- script's author: the message already names the script's line.
   local tb = traceback(err, 1)
-  tb = tb:gsub("\n\t%[C%]: in function 'error'(\n\tblis%-lua%-host:)", "%1")
-  return (tb:gsub("\n\tblis%-lua%-host:[^\n]*", ""))
+  tb = gsub(tb, "\n\t%[C%]: in function 'error'(\n\tblis%-lua%-host:)", "%1")
+  return (gsub(tb, "\n\tblis%-lua%-host:[^\n]*", ""))
 end
 
 local function bind(env, global, address)
@@ -277,11 +291,16 @@ VmCore* core_from(lua_State* L) {
 // `what` is the limit that ran out ("100000000 instructions").
 int raise_budget(lua_State* L, VmCore& core, int level, const std::string& what) {
   if (core.budget_error.empty()) {
-    // The full path (luaL_where would shorten a long one) and the line.
+    // The full path (luaL_where would shorten a long one) and the line, of
+    // the first script function from `level` up (a C function such as
+    // string.find called through pcall has pcall above it).
     lua_Debug ar{};
-    if (lua_getstack(L, level, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr &&
-        ar.source[0] == '@' && ar.currentline > 0)
-      core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
+    for (; lua_getstack(L, level, &ar) != 0; ++level) {
+      if (lua_getinfo(L, "Sl", &ar) != 0 && ar.source != nullptr && ar.source[0] == '@' && ar.currentline > 0) {
+        core.budget_error = std::string(ar.source + 1) + ":" + std::to_string(ar.currentline) + ": ";
+        break;
+      }
+    }
     core.budget_error += "exceeded " + what;
   }
   lua_pushstring(L, core.budget_error.c_str());  // [-0, +1] the error value
@@ -358,6 +377,22 @@ VmCore::~VmCore() {
 
 VmCore& core_of(LuaVm& vm) { return *vm.core_; }
 
+void spend_budget(lua_State* L, int32_t n) {
+  VmCore& core = *core_from(L);
+  if (core.budget.left == kNoBudget || n <= 0) return;
+  // Level 1: the script function that called the C function at level 0.
+  while (n > 0) {
+    if (core.budget.left < 1) refill(L, core, 1);
+    const int32_t take = std::min(n, core.budget.left);
+    if (take <= 0) {
+      core.budget.left = -1;
+      raise_instructions(L, core, 1);
+    }
+    core.budget.left -= take;
+    n -= take;
+  }
+}
+
 int budget_exceeded(lua_State* L) {
   VmCore& core = *core_from(L);
   refill(L, core, 1);
@@ -402,6 +437,7 @@ LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
   core_->bind_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   core_->new_env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   core_->on_error_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua::install_bounded_patterns(L);  // after the bootstrap, which keeps LuaJIT's gsub for tracebacks
 }
 
 LuaVm::~LuaVm() = default;
