@@ -698,6 +698,14 @@ RunOutcome simulate(const RunConfig& given) {
                  "whether it settles");
   else if (result.steady.verdict == Verdict::TooShort)
     spdlog::info("{}", result.steady.advice());
+  // Admission that turns away much of the traffic is easy to miss in the
+  // report (issue 32): say so on stderr. All-rejected runs got their warning.
+  const int64_t arrived = injected_requests(cluster) + result.rejected + result.in_pipeline;
+  if (r.config.outputs.warn_unsteady && cluster.completed > 0 && result.rejected * 10 >= arrived)
+    spdlog::warn("the admission policy {} rejected {} of the {} requests that arrived ({:.0f} %); they are "
+                 "counted in rejected_requests, not in the latencies",
+                 r.config.policies.admission.value_or("?"), result.rejected, arrived,
+                 100.0 * static_cast<double>(result.rejected) / static_cast<double>(arrived));
   std::optional<Fitness> fitness;
   if (!r.fitness_weights.empty()) fitness = evaluate_fitness(cluster, r.fitness_weights);
   outcome.metrics = metrics_fields(cluster);
