@@ -2,6 +2,7 @@
 // flags, messages that lead with what the user gave, hints on stderr.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <set>
 #include <sstream>
@@ -153,4 +154,23 @@ TEST_CASE("first contact: hints on stderr leave stdout as it was", "[cli]") {
   CHECK(run_blis("run --model qwen/qwen3-14b --admission-policy token-bucket --rate 20 --num-requests 200 --log off")
             .out == r.out);
   CHECK(run_blis("run --model qwen/qwen3-14b --rate 20 --num-requests 200").err.find("rejected") == std::string::npos);
+}
+
+TEST_CASE("first contact: --format table prints a sweep's rows as a table", "[cli]") {
+  const std::string lua = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/pd-disaggregation/pd.lua";
+  const Result table = run_blis("run " + lua + " --format table --quiet");
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("(3 configurations)") != std::string::npos);
+  CHECK(table.out.find("pd_decider") != std::string::npos);
+  CHECK(table.out.find("TTFT p99 ms") != std::string::npos);
+  CHECK(table.out.find("\"rows\"") == std::string::npos);
+  // The JSON stays what it was, and --rows-json keeps every metric with --format table.
+  const Result json = run_blis("run " + lua + " --quiet");
+  REQUIRE(json.status == 0);
+  CHECK(json.out.find("\"rows\": [") != std::string::npos);
+  blis::test::TempDir dir;
+  const std::string rows = dir.str() + "/rows.json";
+  REQUIRE(run_blis("run " + lua + " --format table --quiet --rows-json " + rows).status == 0);
+  std::ifstream in(rows);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) == json.out);
 }
