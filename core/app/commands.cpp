@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <luajit.h>
 
+#include <filesystem>
 #include <iostream>
 
 namespace blis::app {
@@ -18,6 +19,14 @@ std::string version_text() {
 }
 
 namespace {
+
+// A folder that must exist, refused in the words the run uses for its folders
+// ("DIR: no such folder"), not CLI11's "Directory does not exist".
+CLI::Validator existing_folder() {
+  return CLI::Validator(
+      [](std::string& dir) { return std::filesystem::is_directory(dir) ? std::string() : dir + ": no such folder"; },
+      "DIR");
+}
 
 // What --help calls the values of a setting drawn from the bundled data.
 std::string value_label(const SettingDef& def) {
@@ -148,13 +157,13 @@ Commands::Commands(CLI::App& app) : app_(&app) {
                             "Also load plugins (lib*.so) from this directory (repeatable); "
                             "BLIS_PLUGIN_PATH adds more, colon-separated")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   plugins_list_->add_option("--script-dir", script_dirs_,
                             "Also list the Lua scripts of this directory, at its top or in its "
                             "folder of each kind (repeatable); BLIS_SCRIPT_DIR adds more, "
                             "colon-separated")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   plugins_inspect_ = plugins->add_subcommand(
       "inspect", "Check a plugin library or a Lua script (FILE.lua): load it, create each plugin "
                  "once, call it once, and print its ABI version (libraries) and plugins");

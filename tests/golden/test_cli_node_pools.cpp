@@ -30,7 +30,7 @@ TEST_CASE("node pools: the autoscaler's fifth TP-2 instance provisions a second 
   CHECK(
       r.out.find(
           "default: 4 instance(s) at start, 5 at end, peak 5 (1 added, 0 removed) of qwen/qwen3-14b on H100 "
-          "(TP 2), latency model roofline; 3000 completed; 0.1607 GPU-hours; $0.0000\n"
+          "(TP 2), latency model roofline; 3000 completed; 0.1607 GPU-hours; no price\n"
           "node pool h100: 1 node(s) of 8 x H100 at start, 2 at end, peak 2 (1 provisioned, 0 released); "
           "0.0305 node-hours; 0.2438 GPU-hours; $2.9959\n"
           "Total: 4 instance(s) at start, 5 at end, over 59.847 s; 0.2438 GPU-hours; $2.9959\n") !=

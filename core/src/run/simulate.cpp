@@ -273,8 +273,8 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
           ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
                         *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
                         r.latency_model)
-          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.initial_instances,
-                        c.pool_specs.size());
+          : fmt::format("cluster      {} instance(s) in {} pool{} (below)\n", result.initial_instances,
+                        c.pool_specs.size(), c.pool_specs.size() == 1 ? "" : "s");
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
                      *c.policies.scheduler);
@@ -284,7 +284,12 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
                      result.rejected);
   out += fmt::format("throughput   {:.2f} requests/s, {:.1f} output tokens/s over {:.1f} s\n", v("responses_per_sec"),
                      v("tokens_per_sec"), v("vllm_estimated_duration_s"));
-  out += fmt::format("verdict      {}\n\n", verdict_name(result.steady.verdict));
+  // The verdict judges the last third of the arrival window only (metrics/
+  // steady_state.hpp): say so, or a steady end reads as a steady run (issue 32).
+  out += fmt::format("verdict      {}{}\n\n", verdict_name(result.steady.verdict),
+                     result.steady.verdict == Verdict::TooShort ? ""
+                                                                : " (of the last third of the arrivals; the percentiles "
+                                                                  "below cover the whole run)");
   out += fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency (ms)", "mean", "p50", "p90", "p95", "p99");
   for (const auto& [label, key] : {std::pair{"TTFT", "ttft"}, std::pair{"ITL", "itl"}, std::pair{"E2E", "e2e"}}) {
     const std::string k = key;
@@ -308,11 +313,16 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
 }
 
 
+// A cost in the pools blocks: "$0.1521", or "no price" when nothing billed
+// had a cost_per_hour (issue 32: "$0.0000" read as a free run).
+std::string cost_text(double cost, bool priced) { return priced ? fmt::format("${:.4f}", cost) : "no price"; }
+
 // "=== Pools ===": each pool's instances, completions, GPU-hours and cost
 // over the run's duration (every instance provisioned for all of it).
 std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterResult& result, double seconds) {
   std::string out = "=== Pools ===\n";
   double gpu_hours = 0, cost = 0;
+  bool priced = false;
   int64_t instances = 0;
   size_t i = 0;
   for (const ResolvedPool& p : pools) {
@@ -322,15 +332,16 @@ std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterRes
     const double hours = static_cast<double>(p.count) * seconds / 3600;
     const double g = hours * static_cast<double>(*m.tp);
     out += fmt::format("{}: {} instance(s) of {} on {} (TP {}), latency model {}; {} completed; {:.4f} GPU-hours; "
-                       "${:.4f}\n",
+                       "{}\n",
                        p.name, p.count, m.name.value_or("?"), m.hardware.value_or("?"), *m.tp, p.run.latency_model,
-                       completed, g, hours * p.cost_per_hour);
+                       completed, g, cost_text(hours * p.cost_per_hour, p.cost_per_hour > 0));
+    priced = priced || p.cost_per_hour > 0;
     gpu_hours += g;
     cost += hours * p.cost_per_hour;
     instances += p.count;
   }
-  out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", instances, seconds, gpu_hours,
-                     cost);
+  out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; {}\n", instances, seconds, gpu_hours,
+                     cost_text(cost, priced));
   return out;
 }
 
@@ -436,15 +447,17 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
   }
   out += "=== Pools ===\n";
   double gpu_hours = 0, cost = 0;
+  bool priced = false;
   int64_t at_start = 0, at_end = 0;
   const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
   for (size_t p = 0; p < pools.size(); ++p) {
     const PoolLine& pl = pools[p];
     const PoolUse& u = use[p];
     out += fmt::format("{}: {} instance(s) at start, {} at end, peak {} ({} added, {} removed) of {} on {} (TP {}), "
-                       "latency model {}; {} completed; {:.4f} GPU-hours; ${:.4f}\n",
+                       "latency model {}; {} completed; {:.4f} GPU-hours; {}\n",
                        pl.name, pl.count, u.at_end, u.peak, u.added, u.removed, pl.model, pl.hardware, pl.tp,
-                       pl.latency_model, u.completed, u.gpu_hours, u.cost);
+                       pl.latency_model, u.completed, u.gpu_hours, cost_text(u.cost, pl.cost_per_hour > 0));
+    priced = priced || pl.cost_per_hour > 0;
     gpu_hours += u.gpu_hours;
     cost += u.cost;
     at_start += pl.count;
@@ -453,15 +466,17 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
   // With node pools the nodes are what is paid for: the total is theirs.
   if (!cc.fleet.node_pools.empty()) {
     gpu_hours = cost = 0;
+    priced = false;
     const std::vector<NodeUse> nodes = node_use(cc, result, seconds);
     for (size_t np = 0; np < nodes.size(); ++np) {
       const NodePoolConfig& c = cc.fleet.node_pools[np];
       const NodeUse& u = nodes[np];
       out += fmt::format(
           "node pool {}: {} node(s) of {} x {} at start, {} at end, peak {} ({} provisioned, {} "
-          "released); {:.4f} node-hours; {:.4f} GPU-hours; ${:.4f}\n",
+          "released); {:.4f} node-hours; {:.4f} GPU-hours; {}\n",
           c.name, u.at_start, c.gpus_per_node, c.gpu_type, u.at_end, u.peak, u.provisioned, u.released,
-          u.node_hours, u.gpu_hours, u.cost);
+          u.node_hours, u.gpu_hours, cost_text(u.cost, c.cost_per_hour > 0));
+      priced = priced || c.cost_per_hour > 0;
       gpu_hours += u.gpu_hours;
       cost += u.cost;
     }
@@ -471,8 +486,8 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
           "end\n",
           result.unplaced_waits, result.unplaced_at_end);
   }
-  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
-                     at_end, seconds, gpu_hours, cost);
+  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; {}\n", at_start,
+                     at_end, seconds, gpu_hours, cost_text(cost, priced));
   return out;
 }
 
