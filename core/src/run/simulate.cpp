@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 #include "metrics/fitness.hpp"
 #include "util/json_format.hpp"
+#include "util/text.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
 #include "run/fleet_config.hpp"
@@ -438,7 +439,7 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
     out += "=== Autoscaler ===\n";
     int64_t up = 0, down = 0;
     for (const ScalingAction& a : result.scaling) {
-      out += fmt::format("{:.6f} s: {} {:+d} ({})\n", static_cast<double>(a.time) / 1e6,
+      out += fmt::format("{}: {} {:+d} ({})\n", text::seconds_text(a.time),
                          pools[static_cast<size_t>(a.pool)].name, a.delta, a.why);
       (a.delta > 0 ? up : down) += std::abs(a.delta);
     }
