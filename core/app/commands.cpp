@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <luajit.h>
 
+#include <filesystem>
 #include <iostream>
 
 namespace blis::app {
@@ -17,10 +18,29 @@ std::string version_text() {
                      LUAJIT_VERSION);
 }
 
-Commands::Commands(CLI::App& app) {
+namespace {
+
+// A folder that must exist, refused in the words the run uses for its folders
+// ("DIR: no such folder"), not CLI11's "Directory does not exist".
+CLI::Validator existing_folder() {
+  return CLI::Validator(
+      [](std::string& dir) { return std::filesystem::is_directory(dir) ? std::string() : dir + ": no such folder"; },
+      "DIR");
+}
+
+// What --help calls the values of a setting drawn from the bundled data.
+std::string value_label(const SettingDef& def) {
+  if (def.values_from.empty()) return "";
+  if (def.values_from == "gpus") return "GPUs";
+  if (def.values_from == "models") return "Bundled models";
+  return "Bundled " + def.values_from + " plugins";
+}
+
+}  // namespace
+
+Commands::Commands(CLI::App& app) : app_(&app) {
   run_ = app.add_subcommand("run", "Run a simulation, or the sweep or search of a scenario file, "
                                    "and print its metrics (JSON) on stdout");
-  run_options_ = add_run_flags(*run_);
   run_->add_option("scenario", scenario_,
                    "Scenario file (.toml or .lua): its settings are flags without the dashes; "
                    "flags on the command line win. It may sweep or search over configurations")
@@ -29,11 +49,11 @@ Commands::Commands(CLI::App& app) {
                  "Print the resolved configuration as a TOML scenario file that reproduces the "
                  "run (GPU, TP, KV blocks, latency model, policies), and exit")
       ->group("Scenarios");
+  // The settings after the command's own arguments, so that --help shows those first.
+  run_options_ = add_run_flags(*run_);
 
   plan_ = app.add_subcommand("plan", "Find the fewest instances that serve the traffic within SLO targets "
                                      "in steady state (or, with --max-rate, the highest rate they sustain)");
-  plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
-                                         "shard", "resume", "report", "detectors", "quiet"});
   plan_->add_option("--hardware", plan_hardware_,
                     "GPU type, or several comma-separated to compare (H100,A100-80): the fewest instances "
                     "of each, and the cheapest")
@@ -78,6 +98,9 @@ Commands::Commands(CLI::App& app) {
                     "does; percentiles are reported as the mean with a 95 % confidence interval")
       ->capture_default_str()->group("Plan");
   plan_->add_flag("--quiet,-q", plan_quiet_, "No progress on stderr")->group("Plan");
+  // The run settings after the plan's own flags, so that --help shows those first.
+  plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
+                                         "shard", "resume", "report", "detectors", "quiet"});
 
   merge_ = app.add_subcommand("merge", "Assemble the shard reports of `blis run SWEEP --shard I/N` into the "
                                        "sweep's report, exactly as an unsharded run prints it");
@@ -134,13 +157,13 @@ Commands::Commands(CLI::App& app) {
                             "Also load plugins (lib*.so) from this directory (repeatable); "
                             "BLIS_PLUGIN_PATH adds more, colon-separated")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   plugins_list_->add_option("--script-dir", script_dirs_,
                             "Also list the Lua scripts of this directory, at its top or in its "
                             "folder of each kind (repeatable); BLIS_SCRIPT_DIR adds more, "
                             "colon-separated")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   plugins_inspect_ = plugins->add_subcommand(
       "inspect", "Check a plugin library or a Lua script (FILE.lua): load it, create each plugin "
                  "once, call it once, and print its ABI version (libraries) and plugins");
@@ -152,6 +175,31 @@ Commands::Commands(CLI::App& app) {
       ->type_name("KEY=VALUE");
 
   version_ = app.add_subcommand("version", "Print version, plugin ABI and LuaJIT version");
+
+  completion_ = app.add_subcommand("completion", "Print a shell completion script for blis: "
+                                                 "source <(blis completion bash); zsh and fish too");
+  CLI::Option* shell = completion_->add_option("SHELL", completion_shell_, "bash, zsh or fish")
+                           ->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+
+  for (const auto* options : {&run_options_, &plan_options_})
+    for (const auto& [key, opt] : *options) {
+      const SettingDef* def = find_setting(key);
+      value_sources_[opt] = {def, [def] { return setting_values(*def); }, value_label(*def)};
+    }
+  const SettingDef* gpu = find_setting("hardware");
+  value_sources_[plan_->get_option("--hardware")] = {nullptr, [gpu] { return setting_values(*gpu); }, "GPUs"};
+  value_sources_[plan_->get_option("--format")] = {nullptr, [] { return std::vector<std::string>{"json", "table"}; }};
+  value_sources_[shell] = {nullptr, [] { return std::vector<std::string>{"bash", "fish", "zsh"}; }};
+}
+
+void Commands::describe_values() {
+  for (auto& [opt, source] : value_sources_) {
+    if (source.help_label.empty()) continue;
+    const std::vector<std::string> values = source.values();
+    if (values.empty()) continue;
+    const_cast<CLI::Option*>(opt)->description(
+        fmt::format("{}. {}: {}", opt->get_description(), source.help_label, fmt::join(values, ", ")));
+  }
 }
 
 int Commands::execute() {
@@ -215,6 +263,10 @@ int Commands::execute() {
   if (plugins_inspect_->parsed()) return run_plugins_inspect(inspect_path_, inspect_config_);
   if (plugins_->parsed()) {  // `blis plugins` alone: its help
     std::cout << plugins_->help();
+    return 0;
+  }
+  if (completion_->parsed()) {
+    std::cout << completion_script(*app_, completion_shell_, value_sources_);
     return 0;
   }
   if (version_->parsed()) {

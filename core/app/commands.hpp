@@ -7,13 +7,30 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+namespace blis {
+struct SettingDef;
+}
+
 namespace blis::app {
 
 std::string version_text();
+
+// Where the values an option accepts come from, for --help and completion.
+struct ValueSource {
+  const SettingDef* setting = nullptr;  // the row of the settings table the option was made from
+  std::function<std::vector<std::string>()> values;
+  std::string help_label;  // "GPUs": --help lists the values after it; "" = the help says them already
+};
+using ValueSources = std::map<const CLI::Option*, ValueSource>;
+
+// `blis completion SHELL` (bash, zsh, fish): a script over every command and
+// flag of `app`, with the values of `sources`.
+std::string completion_script(const CLI::App& app, const std::string& shell, const ValueSources& sources);
 
 // CLI11's message rewritten in blis's one-line style, with a suggestion:
 // "unknown flag --num-instance; did you mean --num-instances? ...".
@@ -23,8 +40,16 @@ class Commands {
  public:
   explicit Commands(CLI::App& app);
   int execute();
+  // Adds the names the bundled data and plugins offer to the help of the
+  // options that take them (GPUs, models, policies, scorers); done only when
+  // help is shown, since it opens the plugin libraries.
+  void describe_values();
 
  private:
+  CLI::App* app_ = nullptr;
+  CLI::App* completion_ = nullptr;
+  std::string completion_shell_;
+  ValueSources value_sources_;
   CLI::App* run_ = nullptr;
   CLI::App* plugins_list_ = nullptr;
   CLI::App* plugins_inspect_ = nullptr;

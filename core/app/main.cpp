@@ -33,6 +33,7 @@ int run_command(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    commands.describe_values();
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);

@@ -38,7 +38,7 @@ end)
                                "--event 'at=3s action=fail instance=1 requests=reroute'");
   REQUIRE(data.status == 0);
   CHECK(before_events(lua.out) == before_events(data.out));
-  CHECK(lua.out.find("=== Scenario Events ===\n3.000000 s: action=fail instance=1 requests=reroute (") !=
+  CHECK(lua.out.find("=== Scenario Events ===\n3 s: action=fail instance=1 requests=reroute (") !=
         std::string::npos);
   CHECK(lua.out.find("Events Applied: 1\n") != std::string::npos);
   // The table form writes the same event.
@@ -46,7 +46,7 @@ end)
 )" + kSettings);
   const Result t = run_blis("run " + table);
   CHECK(before_events(t.out) == before_events(data.out));
-  CHECK(t.out.find("3.000000 s: action=fail instance=1 (") != std::string::npos);
+  CHECK(t.out.find("3 s: action=fail instance=1 (") != std::string::npos);
 }
 
 TEST_CASE("callbacks read the cluster, schedule more calls and cancel an every", "[golden][events][lua]") {
@@ -79,11 +79,11 @@ end)
   const Result r = run_blis("run " + code + " --format json");
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("\"1.000000 s: action=slow factor=1 instance=0\"") != std::string::npos);
-  CHECK(r.out.find("\"3.000000 s: action=slow factor=1 instance=0\"") != std::string::npos);
-  CHECK(r.out.find("4.000000 s: action=slow") == std::string::npos);
-  CHECK(r.out.find("\"4.000000 s: action=fail instance=") != std::string::npos);
-  CHECK(r.out.find("\"7.000000 s: action=restore instance=") != std::string::npos);
+  CHECK(r.out.find("\"1 s: action=slow factor=1 instance=0\"") != std::string::npos);
+  CHECK(r.out.find("\"3 s: action=slow factor=1 instance=0\"") != std::string::npos);
+  CHECK(r.out.find("4 s: action=slow") == std::string::npos);
+  CHECK(r.out.find("\"4 s: action=fail instance=") != std::string::npos);
+  CHECK(r.out.find("\"7 s: action=restore instance=") != std::string::npos);
   // Conservation: every injected request is completed, failed, dropped,
   // timed out, queued or running.
   // The cluster's block comes first; "failed" is in the scenario events block.
@@ -101,7 +101,7 @@ TEST_CASE("callback events reach the decision trace and the time series", "[gold
   TempDir dir;
   const std::string code = dir.write("code.lua", "at(2, function() blis.drain { instance = 3 } end)\n" + kSettings);
   const Result trace = run_blis("run " + code + " --trace-level decisions --summarize-trace");
-  CHECK(trace.out.find("Scenario Events: 1\n  2.000000 s: action=drain instance=3") != std::string::npos);
+  CHECK(trace.out.find("Scenario Events: 1\n  2 s: action=drain instance=3") != std::string::npos);
   const std::string csv = dir.str() + "/ts.csv";
   const Result ts = run_blis("run " + code + " --timeseries " + csv + " --timeseries-interval 1s");
   REQUIRE(ts.status == 0);
@@ -174,9 +174,9 @@ return { model = "qwen/qwen3-14b", num_instances = 2, rate = 30, num_requests = 
   const Result r = run_blis("run " + code);
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("1.000000 s: action=add count=2 (2 instance(s) starting)") != std::string::npos);
-  CHECK(r.out.find("2.000000 s: action=add count=2 (1 of 2 instance(s) starting: no free slot)") != std::string::npos);
-  CHECK(r.out.find("3.000000 s: action=add count=2 (0 of 2 instance(s) starting: no free slot)") != std::string::npos);
+  CHECK(r.out.find("1 s: action=add count=2 (2 instance(s) starting)") != std::string::npos);
+  CHECK(r.out.find("2 s: action=add count=2 (1 of 2 instance(s) starting: no free slot)") != std::string::npos);
+  CHECK(r.out.find("3 s: action=add count=2 (0 of 2 instance(s) starting: no free slot)") != std::string::npos);
 }
 
 TEST_CASE("random callback scripts lose no request", "[golden][events][lua][invariant]") {
@@ -210,7 +210,7 @@ return { model = "qwen/qwen3-14b", num_instances = 4, rate = 40, num_requests = 
       REQUIRE(at != std::string::npos);
       return std::stoll(r.out.substr(at + name.size() + 4));
     };
-    CHECK(r.out.find("\"applied\": [\n      \"0.500000 s: action=") != std::string::npos);
+    CHECK(r.out.find("\"applied\": [\n      \"0.5 s: action=") != std::string::npos);
     CHECK(field("injected_requests") + field("rejected_requests") == 400);
     CHECK(field("injected_requests") == field("completed_requests") + field("failed") + field("dropped_unservable") +
                                             field("still_queued") + field("still_running"));

@@ -166,7 +166,7 @@ TEST_CASE("format table: a summary for people, with units and medians", "[cli]")
   CHECK(r.out.find("requests     200 completed, 0 still queued") != std::string::npos);
   CHECK(r.out.find("latency (ms)       mean        p50        p90        p95        p99\n") != std::string::npos);
   CHECK(r.out.find("\nTTFT  ") != std::string::npos);
-  CHECK(r.out.find("verdict      steady\n") != std::string::npos);
+  CHECK(r.out.find("verdict      steady (of the last third of the arrivals; the percentiles below cover the whole run)\n") != std::string::npos);
   // The JSON document carries the medians too.
   const Result json = run_blis("run --model qwen/qwen3-14b --rate 10 --num-requests 50 --format json");
   CHECK(json.out.find("\"ttft_p50_ms\": ") != std::string::npos);

@@ -98,7 +98,7 @@ TEST_CASE("P/D with scenario events: a decode instance failing at peak, add and 
   INFO(r.err);
   REQUIRE(r.status == 0);
   // Every request there had tokens out: failed even when re-routing.
-  CHECK(r.out.find("2.000000 s: at=2s action=fail instance=1 requests=reroute (0 request(s) re-routed, 17 failed)\n"
+  CHECK(r.out.find("2 s: at=2s action=fail instance=1 requests=reroute (0 request(s) re-routed, 17 failed)\n"
                    "Events Applied: 1\nRerouted Requests: 0\nFailed Requests: 17\n") != std::string::npos);
   CHECK(metric(r.out, "completed_requests") == 60 - 17);
   CHECK(r.out != base.out);
@@ -139,7 +139,7 @@ TEST_CASE("P/D pools as --pool entries with role keys print what the P/D flags p
   CHECK(r.out.find("\nd: 3 instance(s) of qwen/qwen3-14b on A100-80 (TP 2), latency model roofline; 60 completed; ") !=
         std::string::npos);
   CHECK(r.out.find("=== PD Metrics ===\nDisaggregated Requests: 60\n") != std::string::npos);
-  CHECK(r.out.find("; $0.0000\n") == std::string::npos);  // every pool is billed
+  CHECK(r.out.find("; no price\n") == std::string::npos);  // every pool is billed
   // With an event naming a role pool.
   const Result ev = run_blis(run + " --pool 'name=p count=1 role=prefill' --pool 'name=d count=1 role=decode' "
                                    "--event 'at=1s action=add count=1 pool=d'");
@@ -194,7 +194,7 @@ TEST_CASE("P/D with an autoscaler: the decode and the prefill pools scale apart"
   REQUIRE(r.status == 0);
   // One scaling group per role: the decode pool grows, though the prefill
   // pool comes first and costs the same (one group would grow that).
-  CHECK(r.out.find("10.000000 s: decode +1 (KV demand ") != std::string::npos);
+  CHECK(r.out.find("10 s: decode +1 (KV demand ") != std::string::npos);
   CHECK(r.out.find(": prefill +") == std::string::npos);
   CHECK(r.out.find("\ndecode: 1 instance(s) at start, 1 at end, peak 3 (2 added, 2 removed) of qwen/qwen3-14b on H100 "
                    "(TP 1), latency model roofline; ") != std::string::npos);
@@ -207,5 +207,5 @@ TEST_CASE("P/D with an autoscaler: the decode and the prefill pools scale apart"
   INFO(cost.err);
   REQUIRE(cost.status == 0);
   CHECK(cost.out.find(": d +1 (KV demand ") != std::string::npos);
-  CHECK(cost.out.find("; $0.0000\n") == std::string::npos);
+  CHECK(cost.out.find("; no price\n") == std::string::npos);
 }

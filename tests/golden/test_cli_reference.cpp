@@ -102,7 +102,7 @@ TEST_CASE("bad input: one clear error, exit 2, nothing on stdout", "[cli]") {
       {"run --model qwen/qwen3-14b --num-requests -3", "--num-requests: must be >= 0"},
       {"run --model qwen/qwen3-14b --bogus-flag 1", "bogus-flag"},
       {"run --model qwen/qwen3-14b --rate abc", "--rate"},
-      {"run --model no-such/model", "needs --hardware (GPU type) and --tp"},
+      {"run --model no-such/model", "--model: unknown model 'no-such/model' (`blis models` lists the bundled models"},
       {"run --model qwen/qwen3-14b --latency-model nope", "unknown latency model 'nope'"},
       {"run --model qwen/qwen3-14b --alpha-coeffs 1,2,3", "--alpha-coeffs and --beta-coeffs go together"},
       {"run --model qwen/qwen3-14b --latency-model roofline --alpha-coeffs 1,2,3 --beta-coeffs 1,2,3",

@@ -37,6 +37,13 @@ void merge(const std::vector<std::string>& shard_files, const std::string& rows_
 std::string models_listing();
 std::string hardware_listing();
 
+struct SettingDef;
+// The values a setting accepts, for --help and shell completion: its fixed
+// choices, or what the bundled data and plugins offer (SettingDef::values_from:
+// the GPUs, the models, the registered plugins of a kind), sorted. Empty for
+// free text. Opens the bundled plugin libraries, so call it only to show help.
+std::vector<std::string> setting_values(const SettingDef& def);
+
 // `blis convert SUBCOMMAND` and `blis compose`: a workload spec built from
 // another input, validated and printed as YAML (spec cli.md §4-§5).
 struct ConvertRequest {

@@ -46,6 +46,12 @@ struct SettingDef {
   std::function<std::optional<SettingValue>(const RunConfig&)> get;
   // The message when a value is out of range ("must be >= 0, got -3").
   std::function<std::optional<std::string>(const SettingValue&)> check;
+  // The values the setting accepts, for help and shell completion: a fixed
+  // list (`choices`), or names from the bundled data (`values_from`: "gpus",
+  // "models", or a plugin kind such as "admission-policy"; setting_values()
+  // in blis/run.hpp reads them).
+  std::vector<std::string> choices;
+  std::string values_from;
 
   const std::string& flag() const { return flags.front(); }
   bool has(SettingTrait t) const { return (traits & t) != 0; }

@@ -175,6 +175,9 @@ ClusterResult ClusterSimulation::run() {
                    by_admission, unroutable_);
     else if (out.rejected > 0)
       spdlog::warn("all {} requests rejected by the admission policy; no requests completed", out.rejected);
+    else if (cfg_.engine.horizon < 1'000'000)  // under a second: likely seconds written as a bare number
+      spdlog::warn("no requests completed within the horizon of {} µs (a bare number is µs; {}s means {} seconds)",
+                   cfg_.engine.horizon, cfg_.engine.horizon, cfg_.engine.horizon);
     else
       spdlog::warn("no requests completed: the horizon may be too short or the workload too small");
   }

@@ -7,6 +7,7 @@
 #include "cluster/cluster.hpp"
 
 #include "kernel/events.hpp"
+#include "util/text.hpp"
 
 #include <blis/errors.hpp>
 
@@ -345,7 +346,7 @@ void ClusterSimulation::apply_event(size_t index) {
   }
   if (draining_ > 0 && e.action == EventAction::Fail) check_drained(i);
   series_.scenario_event();
-  event_log_.push_back(fmt::format("{:.6f} s: {}{}", static_cast<double>(now) / 1e6, e.text,
+  event_log_.push_back(fmt::format("{}: {}{}", text::seconds_text(now), e.text,
                                    note.empty() ? "" : " (" + note + ")"));
   spdlog::info("scenario event at {} µs: {}", now, event_log_.back());
 }

@@ -138,13 +138,34 @@ Check timeout_seconds() {
     return std::nullopt;
   };
 }
-Check one_of(std::string what, std::vector<std::string> valid) {
-  return [what = std::move(what), valid = std::move(valid)](const SettingValue& v) -> std::optional<std::string> {
+// A text setting with a fixed list of values: its check, and the list that
+// help and shell completion show.
+struct OneOf {
+  std::string what;
+  std::vector<std::string> valid;
+};
+OneOf one_of(std::string what, std::vector<std::string> valid) { return {std::move(what), std::move(valid)}; }
+
+template <class Access>
+SettingDef choice_row(std::string key, std::vector<std::string> flags, std::string group, std::string help,
+                      Access access, OneOf one, unsigned traits = 0) {
+  Check check = [what = one.what, valid = one.valid](const SettingValue& v) -> std::optional<std::string> {
     const auto& s = std::get<std::string>(v);
     if (std::find(valid.begin(), valid.end(), s) != valid.end()) return std::nullopt;
     return fmt::format("unknown {} '{}'; valid: {}", what, s, text::join(valid, ", "));
   };
+  SettingDef d = row(std::move(key), std::move(flags), std::move(group), std::move(help), access, std::move(check),
+                     traits);
+  d.choices = std::move(one.valid);
+  return d;
 }
+
+// A row whose values are names of the bundled data or plugins (SettingDef::values_from).
+SettingDef values_from(SettingDef d, std::string source) {
+  d.values_from = std::move(source);
+  return d;
+}
+
 Check finite_numbers() {
   return [](const SettingValue& v) -> std::optional<std::string> {
     for (double x : std::get<std::vector<double>>(v))
@@ -175,7 +196,7 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.profile_set; }));
   t.push_back(row("log", {"--log"}, "simulation", "Log level on stderr: trace, debug, info, warn, error (fatal and panic: the same), off",
                   [](RunConfig& c) -> auto& { return c.outputs.log_level; }));
-  t.push_back(row("format", {"--format"}, "outputs",
+  t.push_back(choice_row("format", {"--format"}, "outputs",
                   "stdout format: reference (the reference's metrics blocks, byte for byte), json (one "
                   "JSON document: configuration, verdict, cluster, instances, fitness, trace summary) or "
                   "table (a compact summary for people, with units)",
@@ -213,19 +234,19 @@ std::vector<SettingDef> make_table() {
                   "actions fail, drain, restore, slow, rate, weight, routing, add, remove; P/D clusters too (docs/cli.md)",
                   [](RunConfig& c) -> auto& { return c.events; }));
   // model and latency
-  t.push_back(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
-                  [](RunConfig& c) -> auto& { return c.pool().model.name; }));
-  t.push_back(row("hardware", {"--hardware"}, "model",
-                  "GPU type (H100, A100-SXM, A100-80); default from the model's defaults",
-                  [](RunConfig& c) -> auto& { return c.pool().model.hardware; }));
+  t.push_back(values_from(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
+                  [](RunConfig& c) -> auto& { return c.pool().model.name; }), "models"));
+  t.push_back(values_from(row("hardware", {"--hardware"}, "model",
+                  "GPU type (blis hardware lists them); default from the model's defaults",
+                  [](RunConfig& c) -> auto& { return c.pool().model.hardware; }), "gpus"));
   t.push_back(row("tp", {"--tp", "--tensor-parallel-size"}, "model", "Tensor parallelism per instance; 0 = the model's default",
                   [](RunConfig& c) -> auto& { return c.pool().model.tp; }, int_range(0, 1024)));
   t.push_back(row("vllm_version", {"--vllm-version"}, "model", "vLLM version key of the coefficient table",
                   [](RunConfig& c) -> auto& { return c.pool().model.vllm_version; }));
-  t.push_back(row("latency_model", {"--latency-model"}, "latency",
+  t.push_back(values_from(row("latency_model", {"--latency-model"}, "latency",
                   "Latency model: a plugin name (blis plugins list), a plugin library path "
                   "(path/lib.so[:name]) or a Lua script (model.lua); default from the data tables",
-                  [](RunConfig& c) -> auto& { return c.pool().model.latency_model; }, {}, kLibraryRef));
+                  [](RunConfig& c) -> auto& { return c.pool().model.latency_model; }, {}, kLibraryRef), "latency-model"));
   t.push_back(row("alpha_coeffs", {"--alpha-coeffs"}, "latency",
                   "Alpha coefficients (comma-separated); needs --beta-coeffs",
                   [](RunConfig& c) -> auto& { return c.pool().model.alpha_coeffs; }, finite_numbers()));
@@ -304,7 +325,7 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.workload.traces_filepath; }, {}, kInputPath));
   t.push_back(row("rate", {"--rate", "--request-rate"}, "workload", "Arrival rate, requests per second (spaced as --arrival-process says)",
                   [](RunConfig& c) -> auto& { return c.workload.rate; }, finite_positive()));
-  t.push_back(row("arrival_process", {"--arrival-process"}, "workload",
+  t.push_back(choice_row("arrival_process", {"--arrival-process"}, "workload",
                   "Arrivals of the distribution workload and presets: constant (the default, even "
                   "spacing), poisson, gamma or weibull (burstiness from --arrival-cv)",
                   [](RunConfig& c) -> auto& { return c.workload.arrival_process; },
@@ -363,18 +384,18 @@ std::vector<SettingDef> make_table() {
                   "of a node of its hardware's GPU type, and cost and GPU-hours are billed per node "
                   "(docs/autoscaling.md)",
                   [](RunConfig& c) -> auto& { return c.node_pool_specs; }));
-  t.push_back(row("scheduler", {"--scheduler"}, "scheduling",
+  t.push_back(choice_row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },
                   one_of("scheduler", {"fcfs", "priority-fcfs", "reverse-priority", "sjf"})));
-  t.push_back(row("priority_policy", {"--priority-policy"}, "scheduling",
+  t.push_back(choice_row("priority_policy", {"--priority-policy"}, "scheduling",
                   "Priority: constant, slo-based, inverted-slo (default constant)",
                   [](RunConfig& c) -> auto& { return c.policies.priority; },
                   one_of("priority policy", {"constant", "inverted-slo", "slo-based"})));
-  t.push_back(row("admission_policy", {"--admission-policy"}, "admission",
-                  "Admission: always-admit, token-bucket, reject-all, any admission plugin, or a Lua "
-                  "script (guard.lua); default from the data tables",
-                  [](RunConfig& c) -> auto& { return c.policies.admission; }, {}, kLibraryRef));
+  t.push_back(values_from(row("admission_policy", {"--admission-policy"}, "admission",
+                  "Admission: an admission plugin (blis plugins list) or a Lua script (guard.lua); default "
+                  "from the data tables",
+                  [](RunConfig& c) -> auto& { return c.policies.admission; }, {}, kLibraryRef), "admission-policy"));
   t.push_back(row("admission_latency", {"--admission-latency"}, "admission",
                   "µs from arrival to the admission decision",
                   [](RunConfig& c) -> auto& { return c.policies.admission_latency; }, int_between(0, kMaxMicros), kDuration));
@@ -386,14 +407,14 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, finite_positive()));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
                   [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
-  t.push_back(row("routing_policy", {"--routing-policy"}, "routing",
+  t.push_back(choice_row("routing_policy", {"--routing-policy"}, "routing",
                   "Routing: round-robin, least-loaded, weighted, always-busiest (default round-robin)",
                   [](RunConfig& c) -> auto& { return c.policies.routing; },
                   one_of("routing policy", {"always-busiest", "least-loaded", "round-robin", "weighted"})));
-  t.push_back(row("routing_scorers", {"--routing-scorers"}, "routing",
+  t.push_back(values_from(row("routing_scorers", {"--routing-scorers"}, "routing",
                   "Scorers of weighted routing, \"name:weight,...\"; a name may be a Lua script path "
                   "(default from the data tables: prefix-affinity:3,queue-depth:2,kv-utilization:2)",
-                  [](RunConfig& c) -> auto& { return c.policies.scorers; }));
+                  [](RunConfig& c) -> auto& { return c.policies.scorers; }), "routing-scorer"));
   t.push_back(row("snapshot_refresh_interval", {"--snapshot-refresh-interval"}, "routing",
                   "µs between refreshes of the queue/batch/KV signals the router sees (0 = always fresh)",
                   [](RunConfig& c) -> auto& { return c.policies.snapshot_refresh_interval; },
@@ -403,7 +424,7 @@ std::vector<SettingDef> make_table() {
                   "every other writer wins over it",
                   [](RunConfig& c) -> auto& { return c.policies.policy_file; }, {}, kInputPath));
   // tracing and fitness
-  t.push_back(row("trace_level", {"--trace-level"}, "tracing", "Decision tracing: none or decisions",
+  t.push_back(choice_row("trace_level", {"--trace-level"}, "tracing", "Decision tracing: none or decisions",
                   [](RunConfig& c) -> auto& { return c.trace.level; }, one_of("trace level", {"none", "decisions"})));
   t.push_back(row("counterfactual_k", {"--counterfactual-k"}, "tracing",
                   "With tracing: rank this many candidates per routing decision and compute regret",
@@ -483,7 +504,7 @@ std::vector<SettingDef> make_table() {
                   "(precise-prefix-cache, no-hit-lru) query; 0 = the live caches",
                   [](RunConfig& c) -> auto& { return c.policies.cache_signal_delay; },
                   int_between(0, kMaxMicros), kDuration));
-  t.push_back(row("preemption_policy", {"--preemption-policy"}, "batching",
+  t.push_back(choice_row("preemption_policy", {"--preemption-policy"}, "batching",
                   "Which running request loses its KV when blocks run out: fcfs (the batch's last) or "
                   "priority (the least urgent SLO class, latest arrival first)",
                   [](RunConfig& c) -> auto& { return c.pool().engine.preemption_policy; },
@@ -509,7 +530,7 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("prefill_decode_instances", {"--prefill-decode-instances"}, "disaggregation",
                   "Instances of both P/D pools: they prefill and decode [default: 0]",
                   [](RunConfig& c) -> auto& { return c.pd.prefill_decode_instances; }, int_range(0, 100000)));
-  t.push_back(row("pd_decider", {"--pd-decider"}, "disaggregation",
+  t.push_back(choice_row("pd_decider", {"--pd-decider"}, "disaggregation",
                   "Which requests are split into a prefill on the prefill pool and a decode on the decode "
                   "pool: never, always, prefix-threshold (when the chosen decode instance would compute "
                   "more than --pd-prefix-threshold prompt tokens itself) [default: never]",
@@ -533,23 +554,23 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("pd_transfer_contention", {"--pd-transfer-contention"}, "disaggregation",
                   "KV transfers share the bandwidth equally while they overlap (else each has all of it)",
                   [](RunConfig& c) -> auto& { return c.pd.transfer_contention; }));
-  t.push_back(row("prefill_routing_scorers", {"--prefill-routing-scorers"}, "disaggregation",
+  t.push_back(values_from(row("prefill_routing_scorers", {"--prefill-routing-scorers"}, "disaggregation",
                   "Scorers of the prefill pool's weighted router, \"name:weight,...\" (default: the run's routing)",
-                  [](RunConfig& c) -> auto& { return c.pd.prefill_routing_scorers; }));
-  t.push_back(row("decode_routing_scorers", {"--decode-routing-scorers"}, "disaggregation",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_routing_scorers; }), "routing-scorer"));
+  t.push_back(values_from(row("decode_routing_scorers", {"--decode-routing-scorers"}, "disaggregation",
                   "Scorers of the decode pool's weighted router, \"name:weight,...\" (default: the run's routing)",
-                  [](RunConfig& c) -> auto& { return c.pd.decode_routing_scorers; }));
+                  [](RunConfig& c) -> auto& { return c.pd.decode_routing_scorers; }), "routing-scorer"));
   t.push_back(row("prefill_tp", {"--prefill-tp"}, "disaggregation",
                   "TP of the prefill instances (0 = --tp); also sets the KV bytes per token on the wire",
                   [](RunConfig& c) -> auto& { return c.pd.prefill_tp; }, int_range(0, 1024)));
   t.push_back(row("decode_tp", {"--decode-tp"}, "disaggregation", "TP of the decode instances (0 = --tp)",
                   [](RunConfig& c) -> auto& { return c.pd.decode_tp; }, int_range(0, 1024)));
-  t.push_back(row("prefill_hardware", {"--prefill-hardware"}, "disaggregation",
+  t.push_back(values_from(row("prefill_hardware", {"--prefill-hardware"}, "disaggregation",
                   "GPU of the prefill instances (default: --hardware)",
-                  [](RunConfig& c) -> auto& { return c.pd.prefill_hardware; }));
-  t.push_back(row("decode_hardware", {"--decode-hardware"}, "disaggregation",
+                  [](RunConfig& c) -> auto& { return c.pd.prefill_hardware; }), "gpus"));
+  t.push_back(values_from(row("decode_hardware", {"--decode-hardware"}, "disaggregation",
                   "GPU of the decode instances (default: --hardware)",
-                  [](RunConfig& c) -> auto& { return c.pd.decode_hardware; }));
+                  [](RunConfig& c) -> auto& { return c.pd.decode_hardware; }), "gpus"));
   t.push_back(row("prefill_latency_model", {"--prefill-latency-model"}, "disaggregation",
                   "Latency model of the prefill instances (default: --latency-model)",
                   [](RunConfig& c) -> auto& { return c.pd.prefill_latency_model; }, {}, kLibraryRef));

@@ -1,7 +1,10 @@
 // `blis models` and `blis hardware`: what the bundled data tables hold.
 #include <blis/environment.hpp>
 #include <blis/model_data.hpp>
+#include <blis/plugin_kinds.hpp>
+#include <blis/registry.hpp>
 #include <blis/run.hpp>
+#include <blis/settings.hpp>
 
 #include "util/json_format.hpp"
 
@@ -65,6 +68,33 @@ std::string hardware_listing() {
                        go_float(h.mfu_decode));
   out += "\nNames are case-insensitive (--hardware h100). --hardware-config FILE replaces this table.\n";
   return out;
+}
+
+std::vector<std::string> setting_values(const SettingDef& def) {
+  if (def.values_from.empty()) return def.choices;
+  // Several settings draw from one source (--hardware, --prefill-hardware...).
+  static std::map<std::string, std::vector<std::string>> cache;
+  if (auto it = cache.find(def.values_from); it != cache.end()) return it->second;
+  std::set<std::string> names;
+  if (def.values_from == "gpus" || def.values_from == "models") {
+    const DataCatalog data = bundled_data();
+    if (def.values_from == "gpus")
+      for (const auto& [name, gpu] : data.gpus()) names.insert(name);
+    else
+      for (const auto& n : data.model_names()) names.insert(n);
+    std::set<std::string> covered;
+    for (const auto& n : names) covered.insert(short_name(n));
+    if (def.values_from == "models")
+      for (const auto& n : data.architecture_names())
+        if (!covered.count(n)) names.insert(n);
+  } else {
+    Environment env = Environment::load({}, 42);
+    env.registries->open_all_candidates();
+    for (const PluginKindRow& kind : plugin_kinds())
+      if (def.values_from == kind.name)
+        for (const PluginListing& p : kind.registry(*env.registries).listing()) names.insert(p.name);
+  }
+  return cache[def.values_from] = {names.begin(), names.end()};
 }
 
 }  // namespace blis

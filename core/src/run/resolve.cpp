@@ -220,11 +220,18 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     std::vector<std::string> missing;
     if (gpu.empty()) missing.push_back("--hardware (GPU type)");
     if (tp <= 0) missing.push_back("--tp (tensor parallelism)");
-    throw InputError("--latency-model " + backend,
-                     fmt::format("model '{}' is not in the data tables{}: this latency model needs {}. "
-                                 "Give them explicitly, or use a latency model with coefficients "
-                                 "(--alpha-coeffs/--beta-coeffs); `blis models` lists the bundled models",
-                                 model, text::did_you_mean(model, data.model_names()), fmt::join(missing, " and ")));
+    // What the user gave first: the model. Either it is unknown, or only its
+    // defaults are missing (an architecture without a GPU and TP of its own).
+    if (!m.model_config_folder && !data.bundled_model(model))
+      throw InputError(g.where("model"),
+                       fmt::format("unknown model '{}'{} (`blis models` lists the bundled models; another "
+                                   "model needs --model-config-folder with its HuggingFace config.json, "
+                                   "--hardware and --tp)",
+                                   model, text::did_you_mean(model, data.model_names())));
+    throw InputError(g.where("model"),
+                     fmt::format("model '{}' has no default GPU and TP in the data tables; give {}, e.g. "
+                                 "--hardware H100 --tp 1 (`blis hardware` lists the GPUs)",
+                                 model, fmt::join(missing, " and ")));
   }
   // GPU names are case-insensitive: the table's spelling is the one used.
   for (const auto& [name, spec] : data.gpus())

@@ -11,6 +11,7 @@
 #include "run/output_file.hpp"
 #include "run/path_rules.hpp"
 #include "run/rows.hpp"
+#include "run/rows_table.hpp"
 #include "run/simulate.hpp"
 #include "util/text.hpp"
 
@@ -330,7 +331,7 @@ void run_sweep(const std::string& path, const std::vector<Settings>& points, con
   const std::string report =
       base.outputs.shard ? shard_document(path, identity.whole, shard, shards, points.size(), indexed)
                          : rows_json(path, rows, "");
-  out << report << std::flush;
+  out << (base.outputs.format == "table" && !base.outputs.shard ? rows_table(path, rows, "") : report) << std::flush;
   if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(rows), out);
   if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
   if (!journal.empty()) {
@@ -391,7 +392,7 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
         throw InputError(base.where(key), "applies to a sweep; a search decides its configurations as it goes");
     const std::string result = lua->search(runner);
     const std::string report = rows_json(path, runner.rows(), result);
-    out << report << std::flush;
+    out << (base.outputs.format == "table" ? rows_table(path, runner.rows(), result) : report) << std::flush;
     if (base.outputs.rows_csv) write_output(*base.outputs.rows_csv, rows_csv(runner.rows()), out);
     if (base.outputs.rows_json) write_output(*base.outputs.rows_json, report, out);
     return;

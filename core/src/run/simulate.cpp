@@ -4,6 +4,7 @@
 #include "run/resolve.hpp"
 #include "metrics/fitness.hpp"
 #include "util/json_format.hpp"
+#include "util/text.hpp"
 #include "util/progress.hpp"
 #include "run/dump.hpp"
 #include "run/fleet_config.hpp"
@@ -273,8 +274,8 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
           ? fmt::format("cluster      {} instance(s) of {} on {} (TP {}), latency model {}\n", c.pool().instances,
                         *c.pool().model.name, c.pool().model.hardware.value_or("?"), *c.pool().model.tp,
                         r.latency_model)
-          : fmt::format("cluster      {} instance(s) in {} pools (below)\n", result.initial_instances,
-                        c.pool_specs.size());
+          : fmt::format("cluster      {} instance(s) in {} pool{} (below)\n", result.initial_instances,
+                        c.pool_specs.size(), c.pool_specs.size() == 1 ? "" : "s");
   out += fmt::format("policies     admission {}, routing {}{}, scheduler {}\n", *c.policies.admission,
                      *c.policies.routing, r.scorers.empty() ? "" : " (" + c.policies.scorers.value_or("") + ")",
                      *c.policies.scheduler);
@@ -284,7 +285,12 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
                      result.rejected);
   out += fmt::format("throughput   {:.2f} requests/s, {:.1f} output tokens/s over {:.1f} s\n", v("responses_per_sec"),
                      v("tokens_per_sec"), v("vllm_estimated_duration_s"));
-  out += fmt::format("verdict      {}\n\n", verdict_name(result.steady.verdict));
+  // The verdict judges the last third of the arrival window only (metrics/
+  // steady_state.hpp): say so, or a steady end reads as a steady run (issue 32).
+  out += fmt::format("verdict      {}{}\n\n", verdict_name(result.steady.verdict),
+                     result.steady.verdict == Verdict::TooShort ? ""
+                                                                : " (of the last third of the arrivals; the percentiles "
+                                                                  "below cover the whole run)");
   out += fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency (ms)", "mean", "p50", "p90", "p95", "p99");
   for (const auto& [label, key] : {std::pair{"TTFT", "ttft"}, std::pair{"ITL", "itl"}, std::pair{"E2E", "e2e"}}) {
     const std::string k = key;
@@ -308,11 +314,16 @@ std::string table_report(const ResolvedRun& r, const ClusterResult& result, cons
 }
 
 
+// A cost in the pools blocks: "$0.1521", or "no price" when nothing billed
+// had a cost_per_hour (issue 32: "$0.0000" read as a free run).
+std::string cost_text(double cost, bool priced) { return priced ? fmt::format("${:.4f}", cost) : "no price"; }
+
 // "=== Pools ===": each pool's instances, completions, GPU-hours and cost
 // over the run's duration (every instance provisioned for all of it).
 std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterResult& result, double seconds) {
   std::string out = "=== Pools ===\n";
   double gpu_hours = 0, cost = 0;
+  bool priced = false;
   int64_t instances = 0;
   size_t i = 0;
   for (const ResolvedPool& p : pools) {
@@ -322,15 +333,16 @@ std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterRes
     const double hours = static_cast<double>(p.count) * seconds / 3600;
     const double g = hours * static_cast<double>(*m.tp);
     out += fmt::format("{}: {} instance(s) of {} on {} (TP {}), latency model {}; {} completed; {:.4f} GPU-hours; "
-                       "${:.4f}\n",
+                       "{}\n",
                        p.name, p.count, m.name.value_or("?"), m.hardware.value_or("?"), *m.tp, p.run.latency_model,
-                       completed, g, hours * p.cost_per_hour);
+                       completed, g, cost_text(hours * p.cost_per_hour, p.cost_per_hour > 0));
+    priced = priced || p.cost_per_hour > 0;
     gpu_hours += g;
     cost += hours * p.cost_per_hour;
     instances += p.count;
   }
-  out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", instances, seconds, gpu_hours,
-                     cost);
+  out += fmt::format("Total: {} instance(s) over {:.3f} s; {:.4f} GPU-hours; {}\n", instances, seconds, gpu_hours,
+                     cost_text(cost, priced));
   return out;
 }
 
@@ -427,7 +439,7 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
     out += "=== Autoscaler ===\n";
     int64_t up = 0, down = 0;
     for (const ScalingAction& a : result.scaling) {
-      out += fmt::format("{:.6f} s: {} {:+d} ({})\n", static_cast<double>(a.time) / 1e6,
+      out += fmt::format("{}: {} {:+d} ({})\n", text::seconds_text(a.time),
                          pools[static_cast<size_t>(a.pool)].name, a.delta, a.why);
       (a.delta > 0 ? up : down) += std::abs(a.delta);
     }
@@ -436,15 +448,17 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
   }
   out += "=== Pools ===\n";
   double gpu_hours = 0, cost = 0;
+  bool priced = false;
   int64_t at_start = 0, at_end = 0;
   const std::vector<PoolUse> use = pool_use(pools, cc, result, seconds);
   for (size_t p = 0; p < pools.size(); ++p) {
     const PoolLine& pl = pools[p];
     const PoolUse& u = use[p];
     out += fmt::format("{}: {} instance(s) at start, {} at end, peak {} ({} added, {} removed) of {} on {} (TP {}), "
-                       "latency model {}; {} completed; {:.4f} GPU-hours; ${:.4f}\n",
+                       "latency model {}; {} completed; {:.4f} GPU-hours; {}\n",
                        pl.name, pl.count, u.at_end, u.peak, u.added, u.removed, pl.model, pl.hardware, pl.tp,
-                       pl.latency_model, u.completed, u.gpu_hours, u.cost);
+                       pl.latency_model, u.completed, u.gpu_hours, cost_text(u.cost, pl.cost_per_hour > 0));
+    priced = priced || pl.cost_per_hour > 0;
     gpu_hours += u.gpu_hours;
     cost += u.cost;
     at_start += pl.count;
@@ -453,15 +467,17 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
   // With node pools the nodes are what is paid for: the total is theirs.
   if (!cc.fleet.node_pools.empty()) {
     gpu_hours = cost = 0;
+    priced = false;
     const std::vector<NodeUse> nodes = node_use(cc, result, seconds);
     for (size_t np = 0; np < nodes.size(); ++np) {
       const NodePoolConfig& c = cc.fleet.node_pools[np];
       const NodeUse& u = nodes[np];
       out += fmt::format(
           "node pool {}: {} node(s) of {} x {} at start, {} at end, peak {} ({} provisioned, {} "
-          "released); {:.4f} node-hours; {:.4f} GPU-hours; ${:.4f}\n",
+          "released); {:.4f} node-hours; {:.4f} GPU-hours; {}\n",
           c.name, u.at_start, c.gpus_per_node, c.gpu_type, u.at_end, u.peak, u.provisioned, u.released,
-          u.node_hours, u.gpu_hours, u.cost);
+          u.node_hours, u.gpu_hours, cost_text(u.cost, c.cost_per_hour > 0));
+      priced = priced || c.cost_per_hour > 0;
       gpu_hours += u.gpu_hours;
       cost += u.cost;
     }
@@ -471,8 +487,8 @@ std::string fleet_block(const std::vector<PoolLine>& pools, const ClusterConfig&
           "end\n",
           result.unplaced_waits, result.unplaced_at_end);
   }
-  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; ${:.4f}\n", at_start,
-                     at_end, seconds, gpu_hours, cost);
+  out += fmt::format("Total: {} instance(s) at start, {} at end, over {:.3f} s; {:.4f} GPU-hours; {}\n", at_start,
+                     at_end, seconds, gpu_hours, cost_text(cost, priced));
   return out;
 }
 
@@ -698,6 +714,14 @@ RunOutcome simulate(const RunConfig& given) {
                  "whether it settles");
   else if (result.steady.verdict == Verdict::TooShort)
     spdlog::info("{}", result.steady.advice());
+  // Admission that turns away much of the traffic is easy to miss in the
+  // report (issue 32): say so on stderr. All-rejected runs got their warning.
+  const int64_t arrived = injected_requests(cluster) + result.rejected + result.in_pipeline;
+  if (r.config.outputs.warn_unsteady && cluster.completed > 0 && result.rejected * 10 >= arrived)
+    spdlog::warn("the admission policy {} rejected {} of the {} requests that arrived ({:.0f} %); they are "
+                 "counted in rejected_requests, not in the latencies",
+                 r.config.policies.admission.value_or("?"), result.rejected, arrived,
+                 100.0 * static_cast<double>(result.rejected) / static_cast<double>(arrived));
   std::optional<Fitness> fitness;
   if (!r.fitness_weights.empty()) fitness = evaluate_fitness(cluster, r.fitness_weights);
   outcome.metrics = metrics_fields(cluster);

@@ -1,5 +1,7 @@
 #include "util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -80,6 +82,13 @@ std::optional<std::string> closest(std::string_view word, const std::vector<std:
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   auto c = closest(word, candidates);
   return c ? "; did you mean " + *c + "?" : "";
+}
+
+std::string seconds_text(int64_t us) {
+  std::string t = fmt::format("{:.6f}", static_cast<double>(us) / 1e6);
+  while (t.back() == '0') t.pop_back();
+  if (t.back() == '.') t.pop_back();
+  return t + " s";
 }
 
 }  // namespace blis::text

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,10 @@ bool ends_with(std::string_view s, std::string_view suffix);
 // close enough to be a likely typo; for "did you mean ...?" messages.
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
 // "; did you mean X?" for the closest candidate, or "".
+// A time of the run in seconds for people: "10 s", "34.902335 s" (µs
+// precision, no trailing zeros).
+std::string seconds_text(int64_t us);
+
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace blis::text
