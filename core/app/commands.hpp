@@ -24,7 +24,7 @@ std::string version_text();
 struct ValueSource {
   const SettingDef* setting = nullptr;  // the row of the settings table the option was made from
   std::function<std::vector<std::string>()> values;
-  std::string help_label;  // "GPUs": --help lists the values after it; "" = the help says them already
+  std::string help_label{};  // "GPUs": --help lists the values after it; "" = the help says them already
 };
 using ValueSources = std::map<const CLI::Option*, ValueSource>;
 

@@ -36,7 +36,10 @@ std::map<std::string, CLI::Option*> add_run_flags(CLI::App& run, const std::vect
   for (const SettingDef& def : setting_table()) {
     if (std::find(skip.begin(), skip.end(), def.key) != skip.end()) continue;
     std::string names;
-    for (const auto& f : def.flags) names += (names.empty() ? "" : ",") + f;
+    for (const auto& f : def.flags) {
+      if (!names.empty()) names += ',';
+      names += f;
+    }
     CLI::Option* opt = def.type == SettingType::Boolean ? run.add_flag(names) : run.add_option(names);
     opt->description(help_text(def));
     if (def.type != SettingType::Boolean) {

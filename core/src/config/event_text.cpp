@@ -42,7 +42,7 @@ const std::map<std::string, TriggerMetric>& metrics() {
 
 std::string names(const auto& m) {
   std::string out;
-  for (const auto& [k, v] : m) out += (out.empty() ? "" : ", ") + k;
+  for (const auto& [k, v] : m) text::append(out, ", ", k);
   return out;
 }
 

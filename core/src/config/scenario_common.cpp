@@ -1,4 +1,5 @@
 #include "config/scenario_common.hpp"
+#include "util/text.hpp"
 #include "util/json_format.hpp"
 
 #include <blis/scenario.hpp>
@@ -44,7 +45,7 @@ bool is_group(const std::string& key) {
 
 std::string group_names() {
   std::string out;
-  for (const auto& g : setting_groups()) out += (out.empty() ? "" : ", ") + g;
+  for (const auto& g : setting_groups()) text::append(out, ", ", g);
   return out;
 }
 
@@ -67,7 +68,7 @@ std::vector<Settings> product(const std::vector<Settings>& axes, const std::stri
   std::string how;
   for (const Settings& axis : axes) {
     count *= static_cast<double>(axis.size());
-    how += (how.empty() ? "" : " x ") + std::to_string(axis.size());
+    text::append(how, " x ", std::to_string(axis.size()));
   }
   check_sweep_size(count, axes.size() > 1 ? " (" + how + ")" : "", where);
   std::vector<Settings> points{Settings{}};
@@ -89,7 +90,7 @@ std::string event_text(std::vector<std::pair<std::string, std::string>> fields) 
     return rank(a.first) != rank(b.first) ? rank(a.first) < rank(b.first) : a.first < b.first;
   });
   std::string out;
-  for (const auto& [k, v] : fields) out += (out.empty() ? "" : " ") + k + "=" + v;
+  for (const auto& [k, v] : fields) text::append(out, " ", k + "=" + v);
   return out;
 }
 

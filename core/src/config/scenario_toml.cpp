@@ -5,6 +5,7 @@
 #include <blis/scenario.hpp>
 
 #include "config/scenario_common.hpp"
+#include "util/text.hpp"
 #include "config/toml_input.hpp"
 
 #include <toml++/toml.h>
@@ -70,7 +71,7 @@ class TomlScenarioReader {
       for (const auto& e : *a) {
         auto t = scalar_text(e);
         if (!t) throw ConfigError(where(e.source()), fmt::format("{}: list items must be strings, numbers or booleans", key));
-        out += (out.empty() ? "" : ",") + *t;
+        text::append(out, ",", *t);
       }
       return out;
     }

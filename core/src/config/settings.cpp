@@ -813,9 +813,10 @@ std::string setting_text(const SettingValue& value) {
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::string>) return v;
         else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          std::string out;
-          for (double x : v) out += (out.empty() ? "" : ",") + scenario::number_text(x);
-          return out;
+          std::vector<std::string> items;
+          items.reserve(v.size());
+          for (double x : v) items.push_back(scenario::number_text(x));
+          return text::join(items, ",");
         } else {
           return text::join(v, ",");
         }

@@ -6,6 +6,7 @@
 #include <blis/scenario.hpp>
 
 #include "config/scenario_common.hpp"
+#include "util/text.hpp"
 #include "lua/lua_host.hpp"
 #include "lua/lua_scenario_api.hpp"
 #include "util/json_format.hpp"
@@ -95,7 +96,7 @@ class TableReader {
         auto t = scalar_text(L, -1);
         lua_pop(L, 1);
         if (!t) throw error(key, "list items must be strings, numbers or booleans");
-        out += (out.empty() ? "" : ",") + *t;
+        text::append(out, ",", *t);
       }
       return out;
     }

@@ -200,7 +200,7 @@ std::string SaturationVerdict::summary() const {
   std::string out;
   for (const char* name : {"composite", "backlog-drift", "threshold"})
     if (auto it = labels.find(name); it != labels.end())
-      out += (out.empty() ? "" : ", ") + std::string(name) + " " + level_name(it->second);
+      text::append(out, ", ", std::string(name) + " " + level_name(it->second));
   return out;
 }
 

@@ -389,7 +389,7 @@ class Planner {
     std::string out;
     for (const char* name : {"backlog-drift"})
       if (auto it = s.labels.find(name); it != s.labels.end() && it->second == SaturationLevel::Overloaded)
-        out += (out.empty() ? "" : ", ") + std::string(name);
+        text::append(out, ", ", std::string(name));
     return out;
   }
 

@@ -40,6 +40,11 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+void append(std::string& out, std::string_view sep, std::string_view item) {
+  if (!out.empty()) out += sep;
+  out += item;
+}
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }

@@ -16,6 +16,9 @@ std::string lower(std::string s);
 // Pieces between separators; "" gives one empty piece.
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// Appends `item` to `out`, after `sep` unless `out` is empty: a list built
+// piece by piece, without the temporaries of `(out.empty() ? "" : sep) + item`.
+void append(std::string& out, std::string_view sep, std::string_view item);
 bool ends_with(std::string_view s, std::string_view suffix);
 // The candidate closest to `word` by edit distance (case-insensitive), when
 // close enough to be a likely typo; for "did you mean ...?" messages.
