@@ -4,7 +4,9 @@
 #include "catch.hpp"
 #include "cli.hpp"
 
+#include <regex>
 #include <string>
+#include <vector>
 
 TEST_CASE("plan: the fewest instances for 200 req/s within TTFT p99 < 500 ms, in steady state", "[cli][plan]") {
   const Result r = run_blis("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 2");
@@ -91,4 +93,28 @@ TEST_CASE("plan --policies: each policy at its own minimum count, the fewest nam
                 "--policies (candidate 1): unknown setting 'routing-polcy'");
   check_refused(base + "--policies 'weighted; round-robin'", "--policies (candidate 1): 'weighted' is not KEY=VALUE");
   check_refused(base + "--policies 'routing-policy=weighted; routing-policy=bogus'", "routing");
+}
+
+TEST_CASE("plan --replicates: a trial that misses says how many seeds miss, in one short cell", "[cli][plan]") {
+  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet");
+  REQUIRE(r.status == 0);
+  const auto at = r.out.find("no: 3 of 3 seeds miss; seed 42: saturated, ttft_p99 ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(r.out.rfind('\n', at) + 1, r.out.find('\n', at) - r.out.rfind('\n', at) - 1);
+  CHECK(line.size() < 180);
+  CHECK(line.find("seed 43") == std::string::npos);
+}
+
+TEST_CASE("plan's progress bar: the estimated total only shrinks as the search narrows", "[cli][plan]") {
+  // A terminal for the bar (script(1) from util-linux), drawn from the first trial.
+  const Result r = run_shell("cd /tmp && BLIS_PROGRESS_DELAY=0 script -qec \"" + std::string(BLIS_TEST_STAGE) +
+                             "/bin/blis plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 2 "
+                             ">/dev/null\" /dev/null | tr '\\r' '\\n'");
+  REQUIRE(r.status == 0);
+  std::vector<long> totals;
+  const std::regex bar(R"((\d+)/~(\d+)  )");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), bar), end; it != end; ++it)
+    totals.push_back(std::stol((*it)[2]));
+  REQUIRE(totals.size() >= 10);
+  for (size_t i = 1; i < totals.size(); ++i) CHECK(totals[i] <= totals[i - 1]);
 }

@@ -129,7 +129,13 @@ class Planner {
       for (int64_t n = first; n <= req_.max_instances; n *= 2) bracket.push_back(n);
       if (bracket.back() != req_.max_instances) bracket.push_back(req_.max_instances);
       for (size_t i = 0; i < bracket.size() && hi == 0;) {
-        expect(bracket.size() - i >= kBracketBatch ? kBracketBatch + 8 : 8);
+        // What is left at most: the rest of the bracket, a bisection as deep
+        // as the largest gap, a confirmation and the monotonicity check. An
+        // estimate that only shrinks as the search narrows (it once grew
+        // batch by batch, and the time left with it).
+        expect(bracket.size() - i +
+               static_cast<size_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(2, req_.max_instances))))) +
+               2);
         // Four counts at a time, in order (--jobs runs them in parallel; the
         // batches do not depend on it, so neither do the rows).
         std::vector<std::pair<int64_t, double>> batch;
@@ -219,7 +225,7 @@ class Planner {
   bool confirmed(int64_t instances, double rate) {
     if (fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
     duration_ *= 2;
-    expect(1);
+    expect(2);  // the confirmation, then the monotonicity check
     const Trial confirm = std::move(run_points({{instances, rate}}).front());
     if (confirm.pass) {
       duration_ /= 2;
@@ -309,7 +315,7 @@ class Planner {
     std::vector<std::string> failing;
     bool conclusive = true;
     t.replicate_pass = {t.pass};
-    if (!t.pass) failing.push_back(fmt::format("seed {}: {}", seed_of(0), t.why));
+    if (!t.pass) failing.push_back(fmt::format("seed {}: {}", seed_of(0), t.why));  // the first: its reasons are shown
     conclusive = conclusive && t.conclusive;
     for (size_t r = 1; r < judged.size(); ++r) {
       const Trial& j = judged[r];
@@ -334,7 +340,12 @@ class Planner {
     }
     t.pass = failing.empty();
     t.conclusive = conclusive || std::any_of(judged.begin(), judged.end(), [](const Trial& j) { return j.conclusive && !j.pass; });
-    t.why = t.pass ? "meets every target" : !t.conclusive ? "too short to judge" : text_join(failing, "; ");
+    // One cell of the table: how many seeds miss, and the first one's reasons
+    // (all of them made the cell hundreds of characters wide).
+    t.why = t.pass           ? "meets every target"
+            : !t.conclusive ? "too short to judge"
+                            : fmt::format("{} of {} seeds miss; {}{}", failing.size(), judged.size(), failing.front(),
+                                          failing.size() > 1 ? ", ..." : "");
     return t;
   }
 
