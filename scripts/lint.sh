@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# clang-tidy over core/ with the checks of .clang-tidy (zero findings is the
-# rule: any finding fails), and clang-format over the files that follow
+# The layer check (scripts/check-layers.sh), clang-tidy over core/ with the
+# checks of .clang-tidy (zero findings is the rule: any finding fails), and clang-format over the files that follow
 # .clang-format already (fuzz/; the rest of the tree is formatted by hand and
 # not rewritten). Uses the compile_commands.json of ./build (BLIS_BUILD_DIR),
 # configuring it if needed. Arguments: files to check instead of all of core/.
@@ -12,6 +12,8 @@ if [ ! -f "$build/compile_commands.json" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
 fi
 cd "$root"
+# The include graph against core/README.md's layer table (no upward arrow without a reason).
+"$root/scripts/check-layers.sh"
 if [ $# -gt 0 ]; then
   files=("$@")
 else

@@ -2,7 +2,7 @@
 
 #include "metrics/report.hpp"
 #include "report/svg.hpp"
-#include "run/output_file.hpp"
+#include "util/output_file.hpp"
 
 #include <blis/errors.hpp>
 

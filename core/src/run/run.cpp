@@ -8,7 +8,7 @@
 
 #include "run/resolve.hpp"
 #include "run/farm.hpp"
-#include "run/output_file.hpp"
+#include "util/output_file.hpp"
 #include "run/path_rules.hpp"
 #include "run/rows.hpp"
 #include "run/rows_table.hpp"

@@ -1,4 +1,4 @@
-#include "run/output_file.hpp"
+#include "util/output_file.hpp"
 
 #include <blis/errors.hpp>
 
