@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The layer check (scripts/check-layers.sh), clang-tidy over core/ with the
+# The layer and complexity checks (scripts/check-layers.sh,
+# scripts/check-complexity.sh), clang-tidy over core/ with the
 # checks of .clang-tidy (zero findings is the rule: any finding fails), and clang-format over the files that follow
 # .clang-format already (fuzz/; the rest of the tree is formatted by hand and
 # not rewritten). Uses the compile_commands.json of ./build (BLIS_BUILD_DIR),
@@ -14,6 +15,8 @@ fi
 cd "$root"
 # The include graph against core/README.md's layer table (no upward arrow without a reason).
 "$root/scripts/check-layers.sh"
+# No function above McCabe 35, but the listed debt, which may only shrink.
+"$root/scripts/check-complexity.sh"
 if [ $# -gt 0 ]; then
   files=("$@")
 else

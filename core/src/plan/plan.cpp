@@ -216,7 +216,7 @@ class Planner {
     saturated_rate_ = metric_value(done.metrics, "responses_per_sec");
     if (!(saturated_rate_ > 0)) return 0;
     const double least = std::floor(base_.workload.rate / (1.25 * saturated_rate_));
-    return least >= 1e15 ? int64_t{1'000'000'000'000'000} : static_cast<int64_t>(least);
+    return static_cast<int64_t>(std::min(least, 1e15));
   }
 
   // The answer must hold in a run twice as long: a slow drift can pass for a
@@ -664,17 +664,61 @@ std::map<std::string, double> parse_costs(const std::string& text) {
   return out;
 }
 
+// One GPU and TP of compare_candidates, at its fewest instances.
+struct Candidate {
+  std::string gpu;
+  int64_t tp = 0, instances = 0;
+  double ttft_p99 = 0, tokens_per_s = 0, cost = -1;
+  std::string verdict;
+};
+
+// compare_candidates' answer as JSON.
+void print_candidates_json(std::ostream& out, const std::string& model, const std::vector<Candidate>& rows,
+                           const Candidate* best) {
+  out << "{\n  \"model\": " << go_string(model) << ",\n  \"candidates\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Candidate& c = rows[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"hardware\": " << go_string(c.gpu) << ", \"tp\": " << c.tp
+        << ", \"minimum_instances\": " << (c.instances > 0 ? std::to_string(c.instances) : "null")
+        << ", \"gpus\": " << c.instances * std::max<int64_t>(1, c.tp) << ", \"dollars_per_hour\": "
+        << (c.cost >= 0 ? go_float(c.cost) : "null") << ", \"ttft_p99_ms\": " << go_float(c.ttft_p99) << "}";
+  }
+  out << "\n  ],\n  \"cheapest\": "
+      << (best ? "{\"hardware\": " + go_string(best->gpu) + ", \"tp\": " + std::to_string(best->tp) + "}" : "null")
+      << "\n}\n";
+}
+
+// compare_candidates' answer as a table.
+void print_candidates_table(std::ostream& out, const PlanRequest& request, const std::string& model, double rate,
+                            const std::vector<Candidate>& rows, const Candidate* best) {
+  out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n\n", model,
+                     rate, request.slo.empty() ? "steady state, no rejections" : request.slo);
+  out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11}\n", "GPU", "TP", "instances", "GPUs", "$/hour",
+                     "$/M out tokens", "ttft_p99_ms");
+  for (const Candidate& c : rows) {
+    if (c.instances == 0) {
+      out << fmt::format("{:<10} {:>3}  {:>9}\n", c.gpu, c.tp, "none");
+      continue;
+    }
+    const double per_m = c.cost >= 0 && c.tokens_per_s > 0 ? c.cost / (c.tokens_per_s * 3600 / 1e6) : -1;
+    out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11.2f}\n", c.gpu, c.tp, c.instances,
+                       c.instances * std::max<int64_t>(1, c.tp), c.cost >= 0 ? fmt::format("{:.2f}", c.cost) : "-",
+                       per_m >= 0 ? fmt::format("{:.3f}", per_m) : "-", c.ttft_p99);
+  }
+  out << "\n";
+  if (best)
+    out << fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})\n", best->instances, best->gpu, best->tp,
+                       best->instances * std::max<int64_t>(1, best->tp),
+                       best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "");
+  else
+    out << "cheapest: none of the candidates meets the targets\n";
+}
+
 // The fewest instances for each GPU and TP, and the cheapest.
 void compare_candidates(const PlanRequest& request, std::ostream& out) {
   const auto costs = parse_costs(request.gpu_cost);
   const std::vector<std::string> gpus = request.hardware.empty() ? std::vector<std::string>{""} : request.hardware;
   const std::vector<int64_t> tps = request.tp.empty() ? std::vector<int64_t>{0} : request.tp;
-  struct Candidate {
-    std::string gpu;
-    int64_t tp = 0, instances = 0;
-    double ttft_p99 = 0, tokens_per_s = 0, cost = -1;
-    std::string verdict;
-  };
   std::vector<Candidate> rows;
   std::vector<std::unique_ptr<Planner>> planners;
   // Each planner keeps a reference to its request: they live as long as it.
@@ -733,41 +777,8 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
     r.cheapest = best ? static_cast<int>(b) : -1;
     write_plan_report(request.report, r);
   }
-  if (request.format == "json") {
-    out << "{\n  \"model\": " << go_string(model) << ",\n  \"candidates\": [";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Candidate& c = rows[i];
-      out << (i ? ",\n    " : "\n    ") << "{\"hardware\": " << go_string(c.gpu) << ", \"tp\": " << c.tp
-          << ", \"minimum_instances\": " << (c.instances > 0 ? std::to_string(c.instances) : "null")
-          << ", \"gpus\": " << c.instances * std::max<int64_t>(1, c.tp) << ", \"dollars_per_hour\": "
-          << (c.cost >= 0 ? go_float(c.cost) : "null") << ", \"ttft_p99_ms\": " << go_float(c.ttft_p99) << "}";
-    }
-    out << "\n  ],\n  \"cheapest\": "
-        << (best ? "{\"hardware\": " + go_string(best->gpu) + ", \"tp\": " + std::to_string(best->tp) + "}" : "null")
-        << "\n}\n";
-    return;
-  }
-  out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n\n", model,
-                     rate, request.slo.empty() ? "steady state, no rejections" : request.slo);
-  out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11}\n", "GPU", "TP", "instances", "GPUs", "$/hour",
-                     "$/M out tokens", "ttft_p99_ms");
-  for (const Candidate& c : rows) {
-    if (c.instances == 0) {
-      out << fmt::format("{:<10} {:>3}  {:>9}\n", c.gpu, c.tp, "none");
-      continue;
-    }
-    const double per_m = c.cost >= 0 && c.tokens_per_s > 0 ? c.cost / (c.tokens_per_s * 3600 / 1e6) : -1;
-    out << fmt::format("{:<10} {:>3}  {:>9}  {:>5}  {:>9}  {:>14}  {:>11.2f}\n", c.gpu, c.tp, c.instances,
-                       c.instances * std::max<int64_t>(1, c.tp), c.cost >= 0 ? fmt::format("{:.2f}", c.cost) : "-",
-                       per_m >= 0 ? fmt::format("{:.3f}", per_m) : "-", c.ttft_p99);
-  }
-  out << "\n";
-  if (best)
-    out << fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})\n", best->instances, best->gpu, best->tp,
-                       best->instances * std::max<int64_t>(1, best->tp),
-                       best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "");
-  else
-    out << "cheapest: none of the candidates meets the targets\n";
+  if (request.format == "json") return print_candidates_json(out, model, rows, best);
+  print_candidates_table(out, request, model, rate, rows, best);
 }
 
 // One candidate of --policies: its text and the settings it adds.
