@@ -430,9 +430,8 @@ bool has_deadlines(const WorkloadSpec& spec) {
   return false;
 }
 
-void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
-  const RunConfig& g = r.given;
-  const WorkloadSettings& w = r.config.workload;
+// Settings the workload's source makes moot are told about on stderr.
+void warn_unused_workload_settings(const RunConfig& g, const WorkloadSettings& w) {
   if (w.spec || w.trace) {
     const std::string why = w.spec ? "the workload spec sets arrivals and lengths" : "the trace sets arrivals and lengths";
     std::vector<const char*> keys = kLengthKeys;
@@ -451,71 +450,62 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   } else if (w.workload != "distribution") {
     warn_ignored(g, kLengthKeys, "the preset '" + w.workload + "' sets the lengths");
   }
-  r.seed = g.seed.value_or(42);
-  r.horizon = g.horizon.value_or(kNoHorizon);
-  const int64_t concurrency = w.concurrency.value_or(0);
-  if (concurrency > 0) {  // spec head §4.2
-    require(!w.spec, g.where("concurrency"),
-            "not with --workload-spec: give the spec's clients a concurrency instead");
-    require(!w.trace, g.where("concurrency"), "not with --workload-trace: a trace has its own arrivals");
-    require(!g.origins.count("rate"), g.where("concurrency"),
-            "closed-loop users set their own pace: give --concurrency or --rate, not both");
+}
+
+// A --workload-spec: its seed, horizon and request count unless the flags give them.
+void resolve_spec_workload(ResolvedRun& r, const RunConfig& g, const WorkloadSettings& w) {
+  require(!w.trace, g.where("workload_spec"), "give --workload-spec or --workload-trace, not both");
+  WorkloadSpec spec = load_workload_spec(*w.spec);
+  // The file's seed unless --seed is given (the simulator's streams keep
+  // --seed either way), its horizon unless --horizon is, its request count
+  // unless --num-requests is.
+  if (g.seed) {
+    spdlog::info("CLI --seed {} overrides workload-spec seed {}", *g.seed, spec.seed);
+    spec.seed = *g.seed;
   } else {
-    warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
+    spdlog::info("Using workload-spec seed {} (CLI --seed not specified)", spec.seed);
   }
-  if (w.spec) {
-    require(!w.trace, g.where("workload_spec"), "give --workload-spec or --workload-trace, not both");
-    WorkloadSpec spec = load_workload_spec(*w.spec);
-    // The file's seed unless --seed is given (the simulator's streams keep
-    // --seed either way), its horizon unless --horizon is, its request count
-    // unless --num-requests is.
-    if (g.seed) {
-      spdlog::info("CLI --seed {} overrides workload-spec seed {}", *g.seed, spec.seed);
-      spec.seed = *g.seed;
-    } else {
-      spdlog::info("Using workload-spec seed {} (CLI --seed not specified)", spec.seed);
-    }
-    if (spec.horizon > 0 && !g.horizon) r.horizon = spec.horizon;
-    r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
-    if (!g.workload.num_requests && spec.num_requests < 0)
-      throw InputError(g.where("workload_spec"),
-                       fmt::format("the spec's num_requests is {}: give a count of requests (or 0 and a horizon "
-                                   "to bound the workload by time)",
-                                   spec.num_requests));
-    if (r.request_cap <= 0 && r.horizon == kNoHorizon)
-      throw InputError(g.where("workload_spec"),
-                       "the spec sets neither num_requests nor horizon: give one of them, "
-                       "or --num-requests or --horizon, to bound the workload");
-    r.spec = std::move(spec);
-    apply_timeout(r);
-    r.deadlines = r.deadlines || has_deadlines(*r.spec);
-    return;
+  if (spec.horizon > 0 && !g.horizon) r.horizon = spec.horizon;
+  r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
+  if (!g.workload.num_requests && spec.num_requests < 0)
+    throw InputError(g.where("workload_spec"),
+                     fmt::format("the spec's num_requests is {}: give a count of requests (or 0 and a horizon "
+                                 "to bound the workload by time)",
+                                 spec.num_requests));
+  if (r.request_cap <= 0 && r.horizon == kNoHorizon)
+    throw InputError(g.where("workload_spec"),
+                     "the spec sets neither num_requests nor horizon: give one of them, "
+                     "or --num-requests or --horizon, to bound the workload");
+  r.spec = std::move(spec);
+  apply_timeout(r);
+  r.deadlines = r.deadlines || has_deadlines(*r.spec);
+}
+
+// --workload traces: the legacy CSV through the lossy conversion.
+void resolve_legacy_traces(ResolvedRun& r, const RunConfig& g, const WorkloadSettings& w) {
+  // spec cli §3.7 step 2: the legacy CSV through the lossy conversion,
+  // bounded by the run's horizon, generated with --seed.
+  if (!w.traces_filepath)
+    throw InputError(g.where("workload"), "--workload traces needs --workload-traces-filepath FILE (the trace CSV)");
+  spdlog::warn("--workload traces replays the CSV only approximately: every request gets the mean prompt and "
+               "output length, and arrivals are evenly spaced at the average rate. To replay a trace exactly, "
+               "use --workload-trace (blis's CSV) or --workload-spec");
+  WorkloadSpec spec = csv_trace_to_spec(*w.traces_filepath, r.horizon == kNoHorizon ? 0 : r.horizon);
+  spec.seed = r.seed;
+  r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
+  r.config.workload.num_requests = r.request_cap;
+  try {
+    validate_workload_spec(spec);
+  } catch (const InputError& e) {
+    throw InputError(g.where("workload_traces_filepath"),
+                     *w.traces_filepath + ": the trace converts to an invalid spec: " + e.what());
   }
-  if (w.trace) {
-    r.request_cap = g.workload.num_requests.value_or(0);
-    return;
-  }
-  if (w.workload == "traces") {
-    // spec cli §3.7 step 2: the legacy CSV through the lossy conversion,
-    // bounded by the run's horizon, generated with --seed.
-    if (!w.traces_filepath)
-      throw InputError(g.where("workload"), "--workload traces needs --workload-traces-filepath FILE (the trace CSV)");
-    spdlog::warn("--workload traces replays the CSV only approximately: every request gets the mean prompt and "
-                 "output length, and arrivals are evenly spaced at the average rate. To replay a trace exactly, "
-                 "use --workload-trace (blis's CSV) or --workload-spec");
-    WorkloadSpec spec = csv_trace_to_spec(*w.traces_filepath, r.horizon == kNoHorizon ? 0 : r.horizon);
-    spec.seed = r.seed;
-    r.request_cap = g.workload.num_requests ? *g.workload.num_requests : spec.num_requests;
-    r.config.workload.num_requests = r.request_cap;
-    try {
-      validate_workload_spec(spec);
-    } catch (const InputError& e) {
-      throw InputError(g.where("workload_traces_filepath"),
-                       *w.traces_filepath + ": the trace converts to an invalid spec: " + e.what());
-    }
-    r.spec = std::move(spec);
-    return;
-  }
+  r.spec = std::move(spec);
+}
+
+// A distribution or preset workload, open or closed loop.
+void resolve_distribution_workload(ResolvedRun& r, const RunContext& ctx, const RunConfig& g,
+                                   const WorkloadSettings& w, int64_t concurrency) {
   if (w.traces_filepath)
     spdlog::warn("{} has no effect: it is read only with --workload traces", g.where("workload_traces_filepath"));
   DistributionWorkload d;
@@ -579,6 +569,31 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   r.spec = std::move(spec);
   apply_timeout(r);
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
+}
+
+void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
+  const RunConfig& g = r.given;
+  const WorkloadSettings& w = r.config.workload;
+  warn_unused_workload_settings(g, w);
+  r.seed = g.seed.value_or(42);
+  r.horizon = g.horizon.value_or(kNoHorizon);
+  const int64_t concurrency = w.concurrency.value_or(0);
+  if (concurrency > 0) {  // spec head §4.2
+    require(!w.spec, g.where("concurrency"),
+            "not with --workload-spec: give the spec's clients a concurrency instead");
+    require(!w.trace, g.where("concurrency"), "not with --workload-trace: a trace has its own arrivals");
+    require(!g.origins.count("rate"), g.where("concurrency"),
+            "closed-loop users set their own pace: give --concurrency or --rate, not both");
+  } else {
+    warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
+  }
+  if (w.spec) return resolve_spec_workload(r, g, w);
+  if (w.trace) {
+    r.request_cap = g.workload.num_requests.value_or(0);
+    return;
+  }
+  if (w.workload == "traces") return resolve_legacy_traces(r, g, w);
+  resolve_distribution_workload(r, ctx, g, w, concurrency);
 }
 
 }  // namespace
