@@ -156,9 +156,7 @@ TEST_CASE("P/D conservation over random runs", "[cluster][pd][invariant]") {
   for (int run = 0; run < 60; ++run) {
     std::vector<uint8_t> roles;
     const int64_t p = rng.intn(3), d = rng.intn(3), s = (p == 0 || d == 0) ? 1 + rng.intn(2) : rng.intn(2);
-    roles.insert(roles.end(), static_cast<size_t>(p), P);
-    roles.insert(roles.end(), static_cast<size_t>(d), D);
-    roles.insert(roles.end(), static_cast<size_t>(s), static_cast<uint8_t>(P | D));
+    for (int64_t k = 0; k < p + d + s; ++k) roles.push_back(k < p ? P : k < p + d ? D : static_cast<uint8_t>(P | D));
     const PdDecider decider = static_cast<PdDecider>(rng.intn(3));
     ClusterConfig cfg = pd_config(roles, decider);
     cfg.cache_query = decider == PdDecider::PrefixThreshold;
@@ -309,9 +307,7 @@ TEST_CASE("P/D conservation over random event scripts", "[cluster][pd][events][i
   for (int run = 0; run < 60; ++run) {
     std::vector<uint8_t> roles;
     const int64_t p = 1 + rng.intn(2), d = 1 + rng.intn(3), s = rng.intn(2);
-    roles.insert(roles.end(), static_cast<size_t>(p), P);
-    roles.insert(roles.end(), static_cast<size_t>(d), D);
-    roles.insert(roles.end(), static_cast<size_t>(s), static_cast<uint8_t>(P | D));
+    for (int64_t k = 0; k < p + d + s; ++k) roles.push_back(k < p ? P : k < p + d ? D : static_cast<uint8_t>(P | D));
     const PdDecider decider = static_cast<PdDecider>(rng.intn(3));
     ClusterConfig cfg = pd_config(roles, decider);
     const int32_t n = static_cast<int32_t>(roles.size());
