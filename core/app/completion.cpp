@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,15 @@ std::string path_cases(const std::vector<CommandSpec>& commands, const char* var
   return fmt::format("      {}) {}=\"${}/$w\" ;;\n", fmt::join(arms, "|"), var, var);
 }
 
+// The `case "$prev"` arms of one command (bash and zsh alike): each flag that
+// takes a value, and what completes it.
+std::string value_case(const CommandSpec& c, const std::function<std::string(const FlagSpec&)>& action) {
+  std::string arms;
+  for (const FlagSpec& f : c.flags)
+    if (f.kind != ValueKind::None) arms += fmt::format("        {}) {}; return ;;\n", fmt::join(f.names, "|"), action(f));
+  return arms.empty() ? "" : "      case \"$prev\" in\n" + arms + "      esac\n";
+}
+
 std::string bash_script(const std::vector<CommandSpec>& commands) {
   std::string s =
       "# bash completion for blis, written by `blis completion bash` from its flags.\n"
@@ -140,19 +150,14 @@ std::string bash_script(const std::vector<CommandSpec>& commands) {
       "  case \"$cmd\" in\n";
   for (const CommandSpec& c : commands) {
     s += fmt::format("    {})\n", c.path);
-    std::string value_arms;
-    for (const FlagSpec& f : c.flags) {
-      if (f.kind == ValueKind::None) continue;
-      std::string action;
+    s += value_case(c, [](const FlagSpec& f) -> std::string {
       switch (f.kind) {
-        case ValueKind::Words: action = fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", joined(f.values)); break;
-        case ValueKind::Files: action = "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"; break;
-        case ValueKind::Dirs: action = "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))"; break;
-        default: action = "COMPREPLY=()"; break;
+        case ValueKind::Words: return fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", joined(f.values));
+        case ValueKind::Files: return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))";
+        case ValueKind::Dirs: return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))";
+        default: return "COMPREPLY=()";
       }
-      value_arms += fmt::format("        {}) {}; return ;;\n", fmt::join(f.names, "|"), action);
-    }
-    if (!value_arms.empty()) s += "      case \"$prev\" in\n" + value_arms + "      esac\n";
+    });
     std::vector<std::string> words = c.subcommands;
     if (c.positional == ValueKind::Words) words.insert(words.end(), c.positional_values.begin(), c.positional_values.end());
     s += fmt::format("      flags='{}'; words='{}'", joined(flag_words(c)), joined(words));
@@ -192,19 +197,14 @@ std::string zsh_script(const std::vector<CommandSpec>& commands) {
       "  case \"$cmd\" in\n";
   for (const CommandSpec& c : commands) {
     s += fmt::format("    {})\n", c.path);
-    std::string value_arms;
-    for (const FlagSpec& f : c.flags) {
-      if (f.kind == ValueKind::None) continue;
-      std::string action;
+    s += value_case(c, [](const FlagSpec& f) -> std::string {
       switch (f.kind) {
-        case ValueKind::Words: action = fmt::format("compadd -- {}", joined(f.values)); break;
-        case ValueKind::Files: action = "_files"; break;
-        case ValueKind::Dirs: action = "_files -/"; break;
-        default: action = "_message value"; break;
+        case ValueKind::Words: return fmt::format("compadd -- {}", joined(f.values));
+        case ValueKind::Files: return "_files";
+        case ValueKind::Dirs: return "_files -/";
+        default: return "_message value";
       }
-      value_arms += fmt::format("        {}) {}; return ;;\n", fmt::join(f.names, "|"), action);
-    }
-    if (!value_arms.empty()) s += "      case \"$prev\" in\n" + value_arms + "      esac\n";
+    });
     s += fmt::format("      if [[ $cur == -* ]]; then compadd -- {}; return; fi\n", joined(flag_words(c)));
     std::vector<std::string> words = c.subcommands;
     if (c.positional == ValueKind::Words) words.insert(words.end(), c.positional_values.begin(), c.positional_values.end());
