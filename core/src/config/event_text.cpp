@@ -48,134 +48,169 @@ std::string names(const auto& m) {
 
 }  // namespace
 
-ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at) {
-  auto bad = [&](const std::string& what) {
-    return InputError(where, fmt::format("event '{}': {}", text, what));
-  };
-  std::map<std::string, std::string> kv;
-  for (const std::string& part : text::split(text, ' ')) {
-    if (part.empty()) continue;
-    const auto eq = part.find('=');
-    if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
-    if (!kv.emplace(part.substr(0, eq), part.substr(eq + 1)).second)
-      throw bad(fmt::format("'{}' is given twice", part.substr(0, eq)));
+namespace {
+
+// One event text being read: its key=value pairs, taken as they are used, so
+// that whatever is left at the end is a key the action does not know.
+class EventReader {
+ public:
+  EventReader(const std::string& text, const std::string& where) : text_(text), where_(where) {
+    for (const std::string& part : text::split(text, ' ')) {
+      if (part.empty()) continue;
+      const auto eq = part.find('=');
+      if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
+      if (!kv_.emplace(part.substr(0, eq), part.substr(eq + 1)).second)
+        throw bad(fmt::format("'{}' is given twice", part.substr(0, eq)));
+    }
   }
-  ScenarioEvent e;
-  e.text = text::trim(text);
-  auto take = [&](const char* key) -> std::optional<std::string> {
-    auto it = kv.find(key);
-    if (it == kv.end()) return std::nullopt;
+
+  InputError bad(const std::string& what) const {
+    return InputError(where_, fmt::format("event '{}': {}", text_, what));
+  }
+  std::optional<std::string> take(const char* key) {
+    auto it = kv_.find(key);
+    if (it == kv_.end()) return std::nullopt;
     std::string v = it->second;
-    kv.erase(it);
+    kv_.erase(it);
     return v;
-  };
-  auto need = [&](const char* key, const char* what) {
+  }
+  std::string need(const char* key, const char* what) {
     auto v = take(key);
     if (!v) throw bad(fmt::format("needs {}={}", key, what));
     return *v;
-  };
-  auto num = [&](const char* key, const std::string& v) {
+  }
+  double num(const char* key, const std::string& v) const {
     auto x = number(v);
     if (!x) throw bad(fmt::format("{}={} is not a finite number", key, v));
     return *x;
-  };
+  }
+  // An instance index, 0 to 10^6.
+  int32_t instance(const std::string& v) const {
+    const auto x = number(v);
+    if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e6) throw bad(fmt::format("instance={} is not an instance index", v));
+    return static_cast<int32_t>(*x);
+  }
+  bool has(const char* key) const { return kv_.count(key) != 0; }
+  // The first key no reader took, if any.
+  std::optional<std::string> left_over() const {
+    return kv_.empty() ? std::nullopt : std::optional<std::string>(kv_.begin()->first);
+  }
 
-  const std::string action = need("action", names(actions()).c_str());
-  const auto a = actions().find(action);
-  if (a == actions().end()) throw bad(fmt::format("unknown action '{}'; actions are {}", action, names(actions())));
-  e.action = a->second;
+ private:
+  const std::string& text_;
+  const std::string& where_;
+  std::map<std::string, std::string> kv_;
+};
 
-  auto at = take("at");
-  auto when = take("when");
+// at=TIME or when=METRIC>VALUE (or the default time, when given).
+void read_trigger(EventReader& in, ScenarioEvent& e, SimTime default_at) {
+  auto at = in.take("at");
+  auto when = in.take("when");
   if (!at && !when && default_at >= 0) {
     e.at = default_at;
   } else if (at.has_value() == when.has_value()) {
-    throw bad("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
+    throw in.bad("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
   } else if (at) {
     auto us = duration_text_us(*at);
-    if (!us || *us < 0) throw bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 2m, 1h, 250us)", *at));
+    if (!us || *us < 0) throw in.bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 2m, 1h, 250us)", *at));
     e.at = *us;
   } else {
     const auto op = when->find_first_of("<>");
-    if (op == std::string::npos)
-      throw bad(fmt::format("when={} must read METRIC>VALUE or METRIC<VALUE", *when));
+    if (op == std::string::npos) throw in.bad(fmt::format("when={} must read METRIC>VALUE or METRIC<VALUE", *when));
     const std::string metric = when->substr(0, op);
     const auto m = metrics().find(metric);
     if (m == metrics().end())
-      throw bad(fmt::format("unknown metric '{}'; metrics are {}", metric, names(metrics())));
+      throw in.bad(fmt::format("unknown metric '{}'; metrics are {}", metric, names(metrics())));
     e.metric = m->second;
     e.above = (*when)[op] == '>';
-    e.threshold = num("when", when->substr(op + 1));
+    e.threshold = in.num("when", when->substr(op + 1));
   }
+}
 
+// fail, drain, restore, slow: one instance, and what happens to it.
+void read_instance_action(EventReader& in, ScenarioEvent& e) {
+  if (e.action == EventAction::Fail) {
+    const std::string mode = in.take("requests").value_or("reroute");
+    if (mode != "reroute" && mode != "fail") throw in.bad("requests= must be reroute or fail");
+    e.reroute = mode == "reroute";
+  }
+  e.instance = in.instance(in.need("instance", "N (an instance index)"));
+  if (e.action == EventAction::Slow) {
+    // Bounded so that a slowed step stays a time (a factor of 1e20 once
+    // overflowed into a faster instance, 1e15 into a negative time).
+    e.factor = in.num("factor", in.need("factor", "F (step times are multiplied by F)"));
+    if (!(e.factor >= 1e-3 && e.factor <= 1e3))
+      throw in.bad(fmt::format("factor={} is not a slowdown in [0.001, 1000]", e.factor));
+  }
+}
+
+// add, remove: instances of a pool, and for remove how they leave.
+void read_fleet_action(EventReader& in, ScenarioEvent& e) {
+  e.pool = in.take("pool").value_or("");
+  if (auto c = in.take("count")) {
+    const auto x = number(*c);
+    if (!x || *x < 1 || *x != std::floor(*x) || *x > 100000)
+      throw in.bad(fmt::format("count={} is not an instance count in [1, 100000]", *c));
+    e.count = static_cast<int32_t>(*x);
+  }
+  if (e.action == EventAction::Add) return;
+  if (auto i = in.take("instance")) {
+    const int32_t index = in.instance(*i);
+    if (!e.pool.empty() || in.has("count") || e.count != 1)
+      throw in.bad("instance= names one instance: leave out pool= and count=");
+    e.instance = index;
+  }
+  const std::string drain = in.take("drain").value_or("wait");
+  if (drain == "wait")
+    e.drain = DrainMode::Wait;
+  else if (drain == "redirect")
+    e.drain = DrainMode::Redirect;
+  else if (drain == "immediate")
+    e.drain = DrainMode::Immediate;
+  else
+    throw in.bad(fmt::format("drain={} must be wait, redirect or immediate", drain));
+}
+
+// The keys of the event's action.
+void read_action(EventReader& in, ScenarioEvent& e) {
   switch (e.action) {
-    case EventAction::Fail: {
-      const std::string mode = take("requests").value_or("reroute");
-      if (mode != "reroute" && mode != "fail") throw bad("requests= must be reroute or fail");
-      e.reroute = mode == "reroute";
-      [[fallthrough]];
-    }
+    case EventAction::Fail:
     case EventAction::Drain:
     case EventAction::Restore:
-    case EventAction::Slow: {
-      const std::string i = need("instance", "N (an instance index)");
-      const auto x = number(i);
-      if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e6) throw bad(fmt::format("instance={} is not an instance index", i));
-      e.instance = static_cast<int32_t>(*x);
-      if (e.action == EventAction::Slow) {
-        // Bounded so that a slowed step stays a time (a factor of 1e20 once
-        // overflowed into a faster instance, 1e15 into a negative time).
-        e.factor = num("factor", need("factor", "F (step times are multiplied by F)"));
-        if (!(e.factor >= 1e-3 && e.factor <= 1e3))
-          throw bad(fmt::format("factor={} is not a slowdown in [0.001, 1000]", e.factor));
-      }
-      break;
-    }
+    case EventAction::Slow: read_instance_action(in, e); break;
     case EventAction::Rate:
-      e.factor = num("factor", need("factor", "F (the arrival rate is multiplied by F)"));
+      e.factor = in.num("factor", in.need("factor", "F (the arrival rate is multiplied by F)"));
       if (!(e.factor >= 1e-6 && e.factor <= 1e6))
-        throw bad(fmt::format("factor={} is not a rate factor in [0.000001, 1000000]", e.factor));
+        throw in.bad(fmt::format("factor={} is not a rate factor in [0.000001, 1000000]", e.factor));
       break;
     case EventAction::Weight:
-      e.scorer = need("scorer", "NAME (a scorer of --routing-scorers)");
-      e.weight = num("weight", need("weight", "W"));
+      e.scorer = in.need("scorer", "NAME (a scorer of --routing-scorers)");
+      e.weight = in.num("weight", in.need("weight", "W"));
       break;
-    case EventAction::Routing: e.policy = need("policy", "NAME (round-robin, least-loaded, weighted, ...)"); break;
+    case EventAction::Routing: e.policy = in.need("policy", "NAME (round-robin, least-loaded, weighted, ...)"); break;
     case EventAction::Workload:
-      e.spec = need("spec", "FILE (a workload spec, YAML)");
+      e.spec = in.need("spec", "FILE (a workload spec, YAML)");
       // Its arrivals are drawn ahead of time: its start must be known.
-      if (e.at < 0) throw bad("a workload change needs at=TIME, not a threshold trigger");
+      if (e.at < 0) throw in.bad("a workload change needs at=TIME, not a threshold trigger");
       break;
     case EventAction::Add:
-    case EventAction::Remove: {
-      e.pool = take("pool").value_or("");
-      if (auto c = take("count")) {
-        const auto x = number(*c);
-        if (!x || *x < 1 || *x != std::floor(*x) || *x > 100000)
-          throw bad(fmt::format("count={} is not an instance count in [1, 100000]", *c));
-        e.count = static_cast<int32_t>(*x);
-      }
-      if (e.action == EventAction::Add) break;
-      if (auto i = take("instance")) {
-        const auto x = number(*i);
-        if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e6) throw bad(fmt::format("instance={} is not an instance index", *i));
-        if (!e.pool.empty() || kv.count("count") != 0 || e.count != 1)
-          throw bad("instance= names one instance: leave out pool= and count=");
-        e.instance = static_cast<int32_t>(*x);
-      }
-      const std::string drain = take("drain").value_or("wait");
-      if (drain == "wait")
-        e.drain = DrainMode::Wait;
-      else if (drain == "redirect")
-        e.drain = DrainMode::Redirect;
-      else if (drain == "immediate")
-        e.drain = DrainMode::Immediate;
-      else
-        throw bad(fmt::format("drain={} must be wait, redirect or immediate", drain));
-      break;
-    }
+    case EventAction::Remove: read_fleet_action(in, e); break;
   }
-  if (!kv.empty()) throw bad(fmt::format("unknown or unused key '{}' for action {}", kv.begin()->first, action));
+}
+
+}  // namespace
+
+ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at) {
+  EventReader in(text, where);
+  ScenarioEvent e;
+  e.text = text::trim(text);
+  const std::string action = in.need("action", names(actions()).c_str());
+  const auto a = actions().find(action);
+  if (a == actions().end()) throw in.bad(fmt::format("unknown action '{}'; actions are {}", action, names(actions())));
+  e.action = a->second;
+  read_trigger(in, e, default_at);
+  read_action(in, e);
+  if (auto key = in.left_over()) throw in.bad(fmt::format("unknown or unused key '{}' for action {}", *key, action));
   return e;
 }
 
