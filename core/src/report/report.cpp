@@ -161,26 +161,35 @@ void write_run_report(const std::string& dir, const RunReport& r) {
   f.write(page(r.title, body));
 }
 
-void write_plan_report(const std::string& dir, const PlanReport& r) {
-  Files f{dir, {}};
-  std::string body = "<h1>" + svg::escape(r.title) + "</h1>\n<p class=\"answer\">" + svg::escape(r.answer) + "</p>\n";
-  // The trials, as in the table on stdout.
+namespace {
+
+// Whether trial `t` is the plan's answer.
+bool is_answer(const PlanReport& r, const PlanReportTrial& t) {
+  return r.by_rate ? r.answer_rate > 0 && t.rate == r.answer_rate : t.instances == r.answer_instances;
+}
+
+// The trials, as in the table on stdout.
+std::string plan_trials(const PlanReport& r) {
+  std::string out;
   const std::string x_name = r.by_rate ? "req/s" : "instances";
-  body += "<h2>Trials</h2>\n<table>\n<tr><th>" + x_name +
+  out += "<h2>Trials</h2>\n<table>\n<tr><th>" + x_name +
           "</th><th class=\"l\">verdict</th><th>TTFT p99 (ms)</th><th>ITL p99 (ms)</th><th>E2E p99 (ms)</th>"
           "<th>offered (req/s)</th><th>served (req/s)</th><th class=\"l\">meets</th></tr>\n";
-  auto is_answer = [&](const PlanReportTrial& t) {
-    return r.by_rate ? r.answer_rate > 0 && t.rate == r.answer_rate : t.instances == r.answer_instances;
-  };
   for (const PlanReportTrial& t : r.trials)
-    body += fmt::format("<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+    out += fmt::format("<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                         "<td>{}</td><td class=\"l {}\">{}</td></tr>\n",
-                        is_answer(t) ? " class=\"answer\"" : "",
+                        is_answer(r, t) ? " class=\"answer\"" : "",
                         r.by_rate ? fmt::format("{:g}", t.rate) : std::to_string(t.instances), svg::escape(t.verdict),
                         fixed(t.ttft_p99), fixed(t.itl_p99), fixed(t.e2e_p99), fixed(t.offered_rps),
                         fixed(t.served_rps), t.pass ? "yes" : "no", t.pass ? "yes" : "no: " + svg::escape(t.why));
-  body += "</table>\n";
+  out += "</table>\n";
 
+  return out;
+}
+
+// The candidates' minimum counts, when GPUs and TPs were compared.
+std::string plan_candidates(Files& f, const PlanReport& r) {
+  std::string out;
   if (!r.candidates.empty()) {
     const bool priced = std::all_of(r.candidates.begin(), r.candidates.end(), [](const PlanReportCandidate& c) {
       return c.instances == 0 || c.dollars_per_hour >= 0;
@@ -191,14 +200,19 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
       bars.categories.push_back(c.label);
       bars.values.push_back(c.instances == 0 ? -1 : priced ? c.dollars_per_hour : static_cast<double>(c.gpus));
     }
-    body += "<h2>Candidates</h2>\n" +
+    out += "<h2>Candidates</h2>\n" +
             f.figure("cost.svg", svg::bar_chart(bars),
                      "Each GPU and TP at the fewest instances that meet the targets; \"none\": no count up to "
                      "--max-instances does. The charts below are the cheapest candidate's search.");
   }
 
-  // Latency p99 against the searched variable.
-  body += "<h2>Latency p99 against " + std::string(r.by_rate ? "the offered rate" : "the instance count") + "</h2>\n";
+  return out;
+}
+
+// Latency p99 against the searched variable.
+std::string plan_p99_charts(Files& f, const PlanReport& r) {
+  std::string out;
+  out += "<h2>Latency p99 against " + std::string(r.by_rate ? "the offered rate" : "the instance count") + "</h2>\n";
   const std::string x_label = r.by_rate ? "offered rate (req/s)" : "instances";
   for (const auto& [family, label] :
        {std::pair<std::string, std::string>{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E"}}) {
@@ -222,16 +236,21 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
     if (r.by_rate && r.answer_rate > 0) c.vlines.push_back({r.answer_rate, fmt::format("answer: {:g} req/s", r.answer_rate)});
     if (!r.by_rate && r.answer_instances > 0)
       c.vlines.push_back({static_cast<double>(r.answer_instances), fmt::format("answer: {}", r.answer_instances)});
-    body += f.figure(family + "_p99.svg", svg::line_chart(c),
+    out += f.figure(family + "_p99.svg", svg::line_chart(c),
                      label + " p99 of each trial (log scale); dashed red: the target, dashed green: the answer.");
   }
 
-  // Latency distributions at the answer and its neighbours.
+  return out;
+}
+
+// Latency distributions at the answer and its neighbours.
+std::string plan_cdf_charts(Files& f, const PlanReport& r) {
+  std::string out;
   std::vector<const PlanReportTrial*> with_cdf;
   for (const PlanReportTrial& t : r.trials)
     if (t.cdf != nullptr && !t.cdf->ttft_ms.empty()) with_cdf.push_back(&t);
   if (!with_cdf.empty()) {
-    body += "<h2>Latency distributions at the answer and its neighbours</h2>\n";
+    out += "<h2>Latency distributions at the answer and its neighbours</h2>\n";
     for (const auto& [family, label] :
          {std::pair<std::string, std::string>{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E"}}) {
       svg::Chart c{label + " CDF", label + " (ms)", "share at most x", {}};
@@ -245,13 +264,18 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
       for (const PlanReportTarget& target : r.targets)
         if (target.metric == family + "_p99_ms") c.vlines.push_back({target.limit_ms, "target"});
       c.hlines.push_back({0.99, "p99", true});
-      body += f.figure(family + "_cdf.svg", svg::line_chart(c),
+      out += f.figure(family + "_cdf.svg", svg::line_chart(c),
                        label + " distribution of the answer's trial and the trials beside it (log scale); the "
                                "p99 is where a curve crosses the red line, the target the green one.");
     }
   }
 
-  // Throughput against offered load: the knee where serving stops keeping up.
+  return out;
+}
+
+// Throughput against offered load: the knee where serving stops keeping up.
+std::string plan_knee(Files& f, const PlanReport& r) {
+  std::string out;
   svg::Chart k{"Served against offered load", r.by_rate ? "offered (req/s)" : "offered per instance (req/s)",
                r.by_rate ? "served (req/s)" : "served per instance (req/s)",
                {{r.by_rate ? "trials" : "trials (by instances)", {}, true, false}}};
@@ -269,17 +293,30 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
     k.series[0].point_labels.push_back(label);
   }
   for (const PlanReportTrial& t : r.trials)
-    if (is_answer(t)) {
+    if (is_answer(r, t)) {
       const double n = r.by_rate ? 1 : static_cast<double>(std::max<int64_t>(1, t.instances));
       k.vlines.push_back({t.offered_rps / n, "answer"});
     }
-  body += "<h2>Saturation knee</h2>\n" +
+  out += "<h2>Saturation knee</h2>\n" +
           f.figure("throughput.svg", svg::line_chart(k),
                    "Requests started per second against requests arriving per second while traffic lasted (the "
                    "last third of the arrival window), per instance, log scales; each point is labelled with its " +
                        std::string(r.by_rate ? "rate" : "instance count") +
                        ". On the dotted diagonal every arrival is served; where the points leave it (the knee), "
                        "instances saturate: what they serve there is their capacity.");
+  return out;
+}
+
+}  // namespace
+
+void write_plan_report(const std::string& dir, const PlanReport& r) {
+  Files f{dir, {}};
+  std::string body = "<h1>" + svg::escape(r.title) + "</h1>\n<p class=\"answer\">" + svg::escape(r.answer) + "</p>\n";
+  body += plan_trials(r);
+  body += plan_candidates(f, r);
+  body += plan_p99_charts(f, r);
+  body += plan_cdf_charts(f, r);
+  body += plan_knee(f, r);
   f.write(page(r.title, body));
 }
 
