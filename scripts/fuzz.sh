@@ -2,7 +2,8 @@
 # Builds and runs one libFuzzer target of fuzz/ (docs/testing.md):
 #   scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]
 #   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each (what CI runs)
-# Targets: scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script.
+# Targets: scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script
+# sweep_rows event_text lua_callbacks.
 # Installs clang if missing, builds with clang, ASan and UBSan in ./build-fuzz
 # (BLIS_FUZZ_BUILD_DIR), and starts from the checked-in seeds of
 # fuzz/corpus/TARGET. What it discovers goes to build-fuzz/corpus/TARGET, never
@@ -11,7 +12,8 @@
 # a regression test, and, when it is small and interesting, to the seeds.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-targets=(scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script)
+targets=(scenario_toml policy_toml policy_yaml workload_yaml trace_csv settings flags lua_script
+         sweep_rows event_text lua_callbacks)
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags...]" >&2
   echo "targets: ${targets[*]}" >&2
