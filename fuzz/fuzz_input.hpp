@@ -33,11 +33,14 @@ inline void write_file(const std::string& path, const uint8_t* data, size_t size
 // Runs `read`: a blis::Error is the reader saying no, as it should; any other
 // exception reaches main() as an internal failure (exit 1), which bad input
 // must never cause, so it stops the fuzzer with the input that caused it.
+// BLIS_FUZZ_SHOW_ERRORS=1 prints the refusals (to check that a seed passes).
 template <class F>
 void expect_only_blis_errors(F&& read) {
   try {
     read();
-  } catch (const blis::Error&) {
+  } catch (const blis::Error& e) {
+    static const bool show = std::getenv("BLIS_FUZZ_SHOW_ERRORS") != nullptr;
+    if (show) std::fprintf(stderr, "blis-fuzz: refused: %s\n", e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "blis-fuzz: not a blis::Error: %s\n", e.what());
     std::abort();

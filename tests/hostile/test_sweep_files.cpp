@@ -6,6 +6,10 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include "run/rows.hpp"
+
+#include <blis/errors.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -156,4 +160,22 @@ TEST_CASE("blis merge takes shards of one sweep with whole-number indices only",
     CHECK(r.out.empty());
     CHECK(r.err.find("bad.json") != std::string::npos);
   }
+}
+
+TEST_CASE("a shard report whose fields have the wrong types is refused as a configuration error", "[hostile][sweep]") {
+  // fuzz/sweep_rows: a scenario that is not a text escaped as nlohmann's
+  // type_error (an internal failure, exit 1) instead of a ConfigError.
+  TempDir dir;
+  const std::string tail = R"(, "sweep": "fnv1a64:0123456789abcdef", "shard": "1/2", "configurations": 4, "rows": []})";
+  for (const char* scenario : {"5", "null", "[]", "{}", "true"}) {
+    const std::string path = dir.write("bad.json", std::string(R"({"scenario": )") + scenario + tail);
+    blis::ShardRows rows;
+    INFO(scenario);
+    CHECK_THROWS_AS(blis::read_shard_document(path, rows), blis::ConfigError);
+  }
+  const std::string ok = dir.write("ok.json", std::string(R"({"scenario": "s.toml")") + tail);
+  blis::ShardRows rows;
+  blis::read_shard_document(ok, rows);
+  CHECK(rows.scenario == "s.toml");
+  CHECK(rows.total == 4);
 }

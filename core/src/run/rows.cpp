@@ -206,6 +206,10 @@ void read_shard_document(const std::string& path, ShardRows& into) {
   if (!j.at("configurations").is_number_unsigned() || !j.contains("sweep") || !j.at("sweep").is_string())
     throw ConfigError(path, "not a shard report of `blis run --shard` (no sweep identity or configuration count; "
                             "run the shard again with this blis)");
+  // j.value() would throw nlohmann's type_error for a scenario that is not a
+  // text (an input of fuzz/sweep_rows): refused here like any malformed field.
+  if (j.contains("scenario") && !j.at("scenario").is_string())
+    throw ConfigError(path, "not a shard report of `blis run --shard` (its scenario is not a file name)");
   const std::string scenario = j.value("scenario", "");
   const std::string identity = j.at("sweep").get<std::string>();
   const size_t total = j.at("configurations").get<size_t>();
