@@ -11,6 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   blis_fuzz::expect_only_blis_errors([&] { blis::parse_scenario_event(text, "--event"); });
-  blis_fuzz::expect_only_blis_errors([&] { blis::parse_scenario_event(text, "code.lua:1", /*default_at=*/1000000); });
+  blis_fuzz::expect_only_blis_errors(
+      [&] { blis::parse_scenario_event(text, "code.lua:1", /*default_at=*/1000000); });
   return 0;
 }
