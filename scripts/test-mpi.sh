@@ -62,5 +62,24 @@ set -e
 check "a failing worker: exit 2, nothing on stdout" test "$status" -eq 2 -a ! -s "$tmp/bad.out"
 check "a failing worker: rank 0 reports its error" grep -q "unknown latency model 'nope'" "$tmp/bad.err"
 
+# A scenario's path rights travel to the workers with its configurations: a
+# pool naming a library is refused there as in one process.
+cat > "$tmp/lib.toml" <<'TOML'
+model = "qwen/qwen3-14b"
+num-requests = 20
+[[pools]]
+name = "evil"
+count = 1
+latency-model = "/nonexistent/libevil.so"
+[sweep]
+rate = [5, 10]
+TOML
+set +e
+"${mpi[@]}" run "$tmp/lib.toml" > "$tmp/lib.out" 2> "$tmp/lib.err"
+status=$?
+set -e
+check "a scenario's pool library is refused on the workers too: exit 2" test "$status" -eq 2 -a ! -s "$tmp/lib.out"
+check "a scenario's pool library: the refusal names the rule" grep -q "a scenario file may not load native code" "$tmp/lib.err"
+
 echo "mpi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -45,6 +45,9 @@ std::string task_text(size_t index, const RunConfig& c) {
   j["index"] = index;
   j["warn_unsteady"] = c.outputs.warn_unsteady;
   for (const Setting& s : settings_of(c)) j["settings"].push_back({s.flag, s.value});
+  // The configuration's path rights (run/path_rules.hpp) are no setting: they
+  // travel beside them, so a worker refuses what the coordinator would.
+  j["rights"] = {{"scenario", c.rights.scenario}, {"native", c.rights.native}};
   return j.dump();
 }
 
@@ -143,6 +146,8 @@ void mpi_worker() {
       RunConfig c;
       apply_settings(c, settings);
       c.outputs.warn_unsteady = j.at("warn_unsteady").get<bool>();
+      c.rights.scenario = j.at("rights").at("scenario").get<std::string>();
+      c.rights.native = j.at("rights").at("native").get<std::vector<std::string>>();
       send(result_text(index, simulate(c)), 0, kResult);
     } catch (const Error& e) {
       send(error_text(index, e.what(), e.exit_code()), 0, kResult);
