@@ -109,7 +109,7 @@ TEST_CASE("plan's progress bar: the estimated total only shrinks as the search n
   // A terminal for the bar (script(1) from util-linux), drawn from the first trial.
   const Result r = run_shell("cd /tmp && BLIS_PROGRESS_DELAY=0 script -qec \"" + std::string(BLIS_TEST_STAGE) +
                              "/bin/blis plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 2 "
-                             ">/dev/null\" /dev/null | tr '\\r' '\\n'");
+                             ">/dev/null\" /dev/null </dev/null | tr '\\r' '\\n'");
   REQUIRE(r.status == 0);
   std::vector<long> totals;
   const std::regex bar(R"((\d+)/~(\d+)  )");
