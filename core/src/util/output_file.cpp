@@ -87,9 +87,7 @@ void write_output(const std::string& path, const std::string& text, std::ostream
     stdout_stream << text << std::flush;
     return;
   }
-  struct stat lst {};
-  const bool exists = ::lstat(path.c_str(), &lst) == 0;
-  if (exists && !S_ISREG(lst.st_mode)) {
+  if (written_through(path)) {
     // A symlink, FIFO or device: write through it, never replace it.
     const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) throw RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
