@@ -70,16 +70,21 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string w = lower(std::string(word));
+  const size_t limit = std::max<size_t>(2, w.size() / 4);
   std::optional<std::string> best;
   size_t best_d = 0;
   for (const auto& c : candidates) {
     const std::string lc = lower(c);
-    size_t d = edit_distance(w, lc);
     // A prefix of a candidate ("qwen/qwen3-14" for "qwen/qwen3-14b") is close.
-    if (lc.size() > w.size() && lc.compare(0, w.size(), w) == 0 && w.size() >= 4) d = std::min<size_t>(d, 1);
+    const bool prefix = lc.size() > w.size() && lc.compare(0, w.size(), w) == 0 && w.size() >= 4;
+    // The distance is at least the difference in length: a candidate that far
+    // away cannot be suggested, and measuring it would cost |w|·|c| steps.
+    const size_t gap = lc.size() > w.size() ? lc.size() - w.size() : w.size() - lc.size();
+    if (!prefix && gap > limit) continue;
+    // (a proper prefix is exactly one step away at the least, so it counts as 1)
+    const size_t d = prefix ? 1 : edit_distance(w, lc);
     if (!best || d < best_d) best = c, best_d = d;
   }
-  const size_t limit = std::max<size_t>(2, w.size() / 4);
   if (best && best_d <= limit && best_d < w.size()) return best;
   return std::nullopt;
 }
