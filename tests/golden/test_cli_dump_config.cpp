@@ -111,7 +111,12 @@ TEST_CASE("settings: bad values name the flag, or the file and line", "[cli]") {
       {"run --model qwen/qwen3-14b --num-requests 99999999999999999999",
        "--num-requests: invalid value '99999999999999999999': expected an integer in range"},
       {"run --model qwen/qwen3-14b --num-instances 2.5", "--num-instances: invalid value '2.5': expected an integer"},
-      {"run --model qwen/qwen3-14b --kv-transfer-bandwidth 1e-300", "--kv-transfer-bandwidth: must lie in"},
+      {"run --model qwen/qwen3-14b --kv-cpu-blocks 100 --kv-transfer-bandwidth 1e-300",
+       "--kv-transfer-bandwidth: must lie in"},
+      {"run --model qwen/qwen3-14b --kv-cpu-blocks 100 --kv-transfer-bandwidth 0",
+       "--kv-transfer-bandwidth: must be a finite value > 0 when --kv-cpu-blocks > 0, got 0"},
+      {"run --model qwen/qwen3-14b --admission-policy token-bucket --token-bucket-refill-rate -3",
+       "--token-bucket-refill-rate: must be a finite value > 0, got -3"},
       {"run --model qwen/qwen3-14b --routing-latency 9223372036854775807", "--routing-latency: must be at most"},
       {"run " + dir.write("bad.toml", "model = \"qwen/qwen3-14b\"\n[cluster]\nnum-instances = 0\n"),
        "bad.toml:3:17: num-instances: must be between 1 and 100000, got 0"},
@@ -119,6 +124,13 @@ TEST_CASE("settings: bad values name the flag, or the file and line", "[cli]") {
        "bad.lua: scheduler: unknown scheduler 'lifo'"},
   };
   for (const auto& [args, message] : cases) check_refused(args, message);
+  // A value is checked only where it is used, as the reference does: these
+  // run, each the same experiment as without the unused flag.
+  const Result plain = run_blis("run --model qwen/qwen3-14b --num-requests 20");
+  REQUIRE(plain.status == 0);
+  for (const char* unused : {"--kv-transfer-bandwidth 0", "--token-bucket-capacity 0",
+                             "--token-bucket-refill-rate -3"})
+    CHECK(run_blis(std::string("run --model qwen/qwen3-14b --num-requests 20 ") + unused).out == plain.out);
   // A repeated flag keeps its last value, as the reference does.
   CHECK(run_blis("run --model qwen/qwen3-14b --rate 1 --rate 2 --num-requests 20").out ==
         run_blis("run --model qwen/qwen3-14b --rate 2 --num-requests 20").out);

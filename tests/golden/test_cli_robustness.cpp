@@ -279,6 +279,25 @@ TEST_CASE("robustness: counts accept the reference's digit grouping", "[cli][con
   check_refused("run --model qwen/qwen3-14b --num-requests 1000_", "--num-requests: invalid value '1000_'");
 }
 
+TEST_CASE("robustness: integers read as Go's ParseInt reads the reference's flags", "[cli][config]") {
+  // A leading 0 is octal, 0x hex, 0o octal, 0b binary: the same experiment as
+  // the reference runs for the same command line.
+  const std::string base = "run --model qwen/qwen3-14b --rate 50 ";
+  Result eight = run_blis(base + "--num-requests 40 --seed 8");
+  REQUIRE(eight.status == 0);
+  CHECK(run_blis(base + "--num-requests 40 --seed 010").out == eight.out);
+  CHECK(run_blis(base + "--num-requests 0x28 --seed 0o10").out == eight.out);
+  CHECK(run_blis(base + "--num-requests 0b101000 --seed 0B1000").out == eight.out);
+  CHECK(run_blis(base + "--num-requests 0x_28 --seed +0_10").out == eight.out);
+  // 050 is 40, not 50: a different experiment from --num-requests 50.
+  CHECK(run_blis(base + "--num-requests 050 --seed 8").out == eight.out);
+  CHECK(run_blis(base + "--num-requests 50 --seed 8").out != eight.out);
+  check_refused(base + "--num-requests 08", "--num-requests: invalid value '08': expected an integer (a leading 0 "
+                                            "makes it octal");
+  check_refused(base + "--num-requests 0x", "--num-requests: invalid value '0x'");
+  check_refused(base + "--seed 0x8000000000000000", "--seed: invalid value '0x8000000000000000'");
+}
+
 TEST_CASE("robustness: failing instances under request deadlines loses nothing", "[cli][events]") {
   // Overloaded, with a 2 s deadline: requests re-routed from the failed
   // instance (some back to it once restored) time out where they are then,

@@ -292,8 +292,8 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.pool().engine.kv_offload_threshold; }, finite_unit()));
   t.push_back(row("kv_transfer_bandwidth", {"--kv-transfer-bandwidth"}, "kv-cache",
                   "CPU-GPU transfer bandwidth in blocks per µs",
-                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_bandwidth; },
-                  finite_positive(1e-9, 1e12)));
+                  // Checked only when a CPU tier uses it (run/resolve.cpp), as the reference does.
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_bandwidth; }, {}));
   t.push_back(row("kv_transfer_base_latency", {"--kv-transfer-base-latency"}, "kv-cache",
                   "Fixed µs added to every block transfer between tiers",
                   [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_base_latency; },
@@ -401,10 +401,11 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.admission_latency; }, int_between(0, kMaxMicros), kDuration));
   t.push_back(row("token_bucket_capacity", {"--token-bucket-capacity"}, "admission",
                   "Token bucket size, in input tokens (given to the admission policy)",
-                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_capacity; }, finite_positive()));
+                  // Both checked only when the token bucket admits (run/resolve.cpp), as the reference does.
+                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_capacity; }, {}));
   t.push_back(row("token_bucket_refill_rate", {"--token-bucket-refill-rate"}, "admission",
                   "Token bucket refill, tokens per second (given to the admission policy)",
-                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, finite_positive()));
+                  [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, {}));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
                   [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
   t.push_back(choice_row("routing_policy", {"--routing-policy"}, "routing",
@@ -609,33 +610,83 @@ std::vector<std::string> setting_names() {
   return out;
 }
 
-// Go's literal rule, as the reference's flags read counts: an underscore
-// between two digits groups them ("1_000"); anywhere else it is an error.
-std::optional<std::string> without_digit_separators(const std::string& s) {
-  if (s.find('_') == std::string::npos) return s;
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '_') {
-      out += s[i];
-      continue;
-    }
-    if (i == 0 || i + 1 == s.size() || !digit(s[i - 1]) || !digit(s[i + 1])) return std::nullopt;
+// Go's rule for underscores in an integer literal (strconv's underscoreOK):
+// each one stands between two digits, a base prefix counting as a digit
+// ("1_000", "0x_ff"); anywhere else the text is not a number.
+bool go_underscores_ok(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  char saw = '^';  // ^ start, 0 digit or prefix, _ underscore, ! other
+  size_t i = 0;
+  bool hex = false;
+  if (s.size() >= 2 && s[0] == '0') {
+    const char p = static_cast<char>(s[1] | 0x20);
+    if (p == 'b' || p == 'o' || p == 'x') i = 2, saw = '0', hex = p == 'x';
   }
-  return out;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    const char lc = static_cast<char>(c | 0x20);
+    if ((c >= '0' && c <= '9') || (hex && lc >= 'a' && lc <= 'f')) {
+      saw = '0';
+    } else if (c == '_') {
+      if (saw != '0') return false;
+      saw = '_';
+    } else {
+      if (saw == '_') return false;
+      saw = '!';
+    }
+  }
+  return saw != '_';
 }
 
-std::optional<int64_t> parse_int(const std::string& text) {
-  const auto grouped = without_digit_separators(text);
-  if (!grouped) return std::nullopt;
-  const std::string& s = *grouped;
-  int64_t v = 0;
+// An integer as the reference's flags read one, Go's strconv.ParseInt(s, 0,
+// 64): an optional sign, then 0x/0X hex, 0o/0O or a bare leading 0 octal
+// ("010" is 8), 0b/0B binary, or decimal; underscores as above.
+std::optional<int64_t> go_parse_int(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  const std::string_view whole = s;
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') negative = s[0] == '-', s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  unsigned base = 10;
+  if (s[0] == '0') {
+    const char p = s.size() >= 3 ? static_cast<char>(s[1] | 0x20) : '\0';
+    if (p == 'b') base = 2, s.remove_prefix(2);
+    else if (p == 'o') base = 8, s.remove_prefix(2);
+    else if (p == 'x') base = 16, s.remove_prefix(2);
+    else base = 8, s.remove_prefix(1);
+  }
+  uint64_t n = 0;
+  bool underscores = false;
+  for (const char c : s) {
+    if (c == '_') {
+      underscores = true;
+      continue;
+    }
+    const char lc = static_cast<char>(c | 0x20);
+    unsigned d = 0;
+    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
+    else if (lc >= 'a' && lc <= 'z') d = static_cast<unsigned>(lc - 'a') + 10;
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    if (n > (uint64_t{1} << 63) / base) return std::nullopt;  // out of range
+    n = n * base + d;
+    if (n > (uint64_t{1} << 63)) return std::nullopt;
+  }
+  if (underscores && !go_underscores_ok(whole)) return std::nullopt;
+  if (!negative && n == (uint64_t{1} << 63)) return std::nullopt;
+  if (negative) return n == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(n);
+  return static_cast<int64_t>(n);
+}
+
+std::optional<int64_t> parse_int(const std::string& s) {
+  if (auto v = go_parse_int(s)) return v;
+  // Integral values written as floats ("1e4", "100.0") are accepted when
+  // exact; a text with neither point nor exponent ("08") is no float.
+  if (s.find_first_of(".eE") == std::string::npos || s.find_first_of("xX") != std::string::npos)
+    return std::nullopt;
   const char* b = s.data();
   const char* e = b + s.size();
   if (b != e && *b == '+') ++b;
-  auto r = std::from_chars(b, e, v);
-  if (r.ec == std::errc() && r.ptr == e) return v;
-  // Integral values written as floats ("1e4", "100.0") are accepted when exact.
   double d = 0;
   auto rd = std::from_chars(b, e, d);
   if (rd.ec == std::errc() && rd.ptr == e && std::isfinite(d) && d == std::floor(d) &&
@@ -730,9 +781,15 @@ SettingValue parse_setting(const SettingDef& def, const std::string& text, const
         v = *x;
         break;
       }
-      auto x = parse_int(text::trim(text));
+      const std::string t = text::trim(text);
+      auto x = parse_int(t);
       if (!x) {
-        if (parse_double(text::trim(text))) throw bad("an integer in range");
+        const size_t digits = t.find_first_not_of("+-");
+        if (digits != std::string::npos && t.size() > digits + 1 && t[digits] == '0' &&
+            t.find_first_not_of("0123456789_", digits) == std::string::npos)
+          throw bad("an integer (a leading 0 makes it octal, as Go reads it, so only digits 0-7 follow; "
+                    "leave the 0 out for a decimal)");
+        if (parse_double(t)) throw bad("an integer in range");
         throw bad("an integer");
       }
       v = *x;

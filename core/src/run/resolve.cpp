@@ -361,6 +361,13 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   if (auto err = unknown_plugin(PluginKind::AdmissionPolicy, "admission policy '" + *p.admission + "'",
                                 *p.admission, g, ctx))
     throw InputError(g.where("admission_policy"), *err);
+  // The bucket's two numbers are checked only when the bucket admits (spec cli step 15).
+  if (*p.admission == "token-bucket") {
+    for (const auto& [key, value] : {std::pair{"token_bucket_capacity", p.token_bucket_capacity},
+                                     std::pair{"token_bucket_refill_rate", p.token_bucket_refill_rate}})
+      require(!value || (std::isfinite(*value) && *value > 0), g.where(key),
+              fmt::format("must be a finite value > 0, got {}", value.value_or(0)));
+  }
   r.routing = parse_routing_policy(*p.routing);
   r.order = queue_order(*p.scheduler, *p.priority);
 
@@ -668,9 +675,13 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   require(config.pool().model.name && !config.pool().model.name->empty(), "--model",
           "no model given; e.g. --model qwen/qwen3-14b");
   const EngineSettings& e = config.pool().engine;
+  // Checked only when used, as the reference does: a bandwidth of 0 runs without a CPU tier.
   require(e.kv_cpu_blocks == 0 || (std::isfinite(e.kv_transfer_bandwidth) && e.kv_transfer_bandwidth > 0),
           config.where("kv_transfer_bandwidth"),
           fmt::format("must be a finite value > 0 when --kv-cpu-blocks > 0, got {}", e.kv_transfer_bandwidth));
+  require(e.kv_cpu_blocks == 0 || (e.kv_transfer_bandwidth >= 1e-9 && e.kv_transfer_bandwidth <= 1e12),
+          config.where("kv_transfer_bandwidth"),
+          fmt::format("must lie in [1e-09, 1e+12] blocks per µs, got {}", e.kv_transfer_bandwidth));
   std::vector<std::string> entries;
   for (const auto& p : config.plugin_config) entries.push_back(p.entry);
   r.overrides = parse_plugin_overrides(entries);
