@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libluajit-5.1-dev
   libboost-dev libboost-filesystem-dev
   libspdlog-dev libfmt-dev

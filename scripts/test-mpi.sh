@@ -16,10 +16,8 @@ if ! command -v mpirun >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libopen
   "${SUDO[@]}" apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev >&2
 fi
 "$root/scripts/install-deps.sh"
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLIS_WITH_MPI=ON \
-    -DBLIS_BUILD_TESTS=OFF -DBLIS_BUILD_BENCH=OFF >&2
-fi
+# As the default build (scripts/configure.sh), so that ccache serves it from that one's objects.
+"$root/scripts/configure.sh" default "$build" -DBLIS_WITH_MPI=ON -DBLIS_BUILD_TESTS=OFF -DBLIS_BUILD_BENCH=OFF
 cmake --build "$build" -j "$(nproc)" >&2
 
 # Open MPI refuses root unless told; ranks yield while they wait (2 cores).

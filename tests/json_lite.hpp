@@ -23,6 +23,15 @@ struct Json {
   std::vector<Json> items;
   std::vector<std::pair<std::string, Json>> fields;  // in document order
 
+  // Declared here, defined once Json is complete (below): clang would
+  // otherwise instantiate the destructor of `fields` while Json is not.
+  Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+  ~Json();
+
   bool has(const std::string& key) const {
     for (const auto& [k, v] : fields)
       if (k == key) return true;
@@ -149,5 +158,12 @@ struct Json {
     return v;
   }
 };
+
+inline Json::Json() = default;
+inline Json::Json(const Json&) = default;
+inline Json::Json(Json&&) noexcept = default;
+inline Json& Json::operator=(const Json&) = default;
+inline Json& Json::operator=(Json&&) noexcept = default;
+inline Json::~Json() = default;
 
 }  // namespace blis::test
