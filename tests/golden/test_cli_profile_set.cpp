@@ -139,3 +139,79 @@ TEST_CASE("CLI: --profile-set head makes queue-depth score the wait queue when t
 TEST_CASE("CLI: an unknown profile set is refused", "[cli][config]") {
   check_refused(kModel + " --profile-set heads", "--profile-set: unknown profile set 'heads'; valid: c9ca689b, head");
 }
+
+TEST_CASE("CLI: with no --tp, --profile-set head uses HEAD's default TP of every bundled model", "[cli][config]") {
+  // model, TP in HEAD's defaults.yaml (f90a1e3a), TP in the seed's (c9ca689b).
+  struct Row {
+    const char* model;
+    int head, seed;
+  };
+  const Row rows[] = {
+      {"codellama/codellama-34b-instruct-hf", 2, 1},
+      {"ibm-granite/granite-3.1-8b-instruct", 1, 4},
+      {"meta-llama/llama-3.1-8b-instruct", 1, 1},
+      {"meta-llama/llama-3.3-70b-instruct", 4, 4},
+      {"meta-llama/llama-4-maverick-17b-128e-instruct-fp8", 8, 8},
+      {"meta-llama/llama-4-scout-17b-16e-instruct", 4, 4},
+      {"microsoft/phi-4", 1, 2},
+      {"mistralai/mistral-small-24b-instruct-2501", 1, 2},
+      {"mistralai/mistral-small-3.1-24b-instruct-2503", 1, 8},
+      {"nvidia/llama-3.1-nemotron-70b-instruct-hf", 4, 4},
+      {"openai/gpt-oss-120b", 4, 2},
+      {"openai/gpt-oss-20b", 1, 1},
+      {"qwen/qwen2.5-3b-instruct", 1, 1},
+      {"qwen/qwen2.5-7b-instruct", 1, 1},
+      {"qwen/qwen3-14b", 1, 1},
+      {"redhatai/llama-3.1-nemotron-70b-instruct-hf-fp8-dynamic", 2, 2},
+      {"redhatai/llama-3.3-70b-instruct-quantized.w4a16", 1, 4},
+      {"redhatai/llama-3.3-70b-instruct-quantized.w8a8", 2, 4},
+      {"redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic", 2, 8},
+      {"redhatai/llama-4-scout-17b-16e-instruct-quantized.w4a16", 1, 8},
+      {"redhatai/mistral-small-3.1-24b-instruct-2503-fp8-dynamic", 1, 8},
+      {"redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w4a16", 1, 8},
+      {"redhatai/mistral-small-3.1-24b-instruct-2503-quantized.w8a8", 1, 4},
+      {"redhatai/phi-4-fp8-dynamic", 1, 2},
+      {"redhatai/phi-4-quantized.w4a16", 1, 1},
+      {"redhatai/phi-4-quantized.w8a8", 1, 2},
+      {"redhatai/qwen2.5-7b-instruct-fp8-dynamic", 1, 4},
+      {"redhatai/qwen2.5-7b-instruct-quantized.w4a16", 1, 4},
+      {"redhatai/qwen2.5-7b-instruct-quantized.w8a8", 1, 4},
+      {"redhatai/smollm3-3b-fp8-dynamic", 1, 1},
+  };
+  for (const Row& row : rows) {
+    INFO(row.model);
+    // Explicit coefficients and KV blocks: nothing else of the model is looked up.
+    const std::string base = std::string("run --model ") + row.model +
+                             " --latency-model blackbox --alpha-coeffs 1,1,1 --beta-coeffs 1,1,1"
+                             " --total-kv-blocks 1000 --dump-config";
+    const Result head = run_blis(base + " --profile-set head");
+    const Result seed = run_blis(base);
+    INFO(head.err << seed.err);
+    REQUIRE(head.status == 0);
+    REQUIRE(seed.status == 0);
+    CHECK(has(head.out, "tp = " + std::to_string(row.head) + "\n"));
+    CHECK(has(seed.out, "tp = " + std::to_string(row.seed) + "\n"));
+  }
+  // A --tp given wins over either.
+  CHECK(has(run_blis("run --model microsoft/phi-4 --latency-model blackbox --alpha-coeffs 1,1,1 --beta-coeffs 1,1,1 "
+                     "--total-kv-blocks 1000 --tp 4 --profile-set head --dump-config")
+                .out,
+            "tp = 4\n"));
+}
+
+TEST_CASE("CLI: with a GPU memory share, KV blocks that cannot be computed stop the run, as in HEAD",
+          "[cli][config]") {
+  // 40 % of an H100 cannot hold qwen3-14b's weights: HEAD stops, naming the fewest GPUs.
+  const Result r = check_refused("run --model qwen/qwen3-14b --gpu-memory-utilization 0.4 --num-requests 10",
+                                 "--gpu-memory-utilization: KV blocks cannot be computed from GPU memory: ");
+  CHECK(r.err.find("minimum GPUs required per instance: 2;") != std::string::npos);
+  CHECK(run_blis("run --model qwen/qwen3-14b --gpu-memory-utilization 0.4 --tp 2 --num-requests 10").status == 0);
+  // A 70B model on one GPU: HEAD's profile stops; the seed's defaults warn and run on a million blocks.
+  const std::string big =
+      "run --model llama-3.1-70b-instruct --hardware H100 --tp 1 --latency-model roofline --num-requests 5";
+  const Result head = check_refused(big + " --profile-set head", "profile-set head: gpu-memory-utilization: ");
+  CHECK(head.err.find("minimum GPUs required per instance: 2;") != std::string::npos);
+  const Result seed = run_blis(big);
+  CHECK(seed.status == 0);
+  CHECK(seed.err.find("KV capacity auto-calculation failed") != std::string::npos);
+}

@@ -95,7 +95,9 @@ class DataCatalog {
   void apply_reference_defaults(const std::string& path);
 
   const std::string& dir() const { return dir_; }
-  std::optional<ModelDefaults> defaults_for(const std::string& model) const;
+  // The model's defaults; under profile set `profile_set`, with the TP that
+  // set's [profile-sets.NAME.default-tp] gives the model, if any.
+  std::optional<ModelDefaults> defaults_for(const std::string& model, const std::string& profile_set = "") const;
   // First entry equal in id, GPU, TP and vLLM version.
   std::optional<CoefficientEntry> coefficients(const std::string& model, const std::string& gpu,
                                                int64_t tp, const std::string& vllm) const;
@@ -131,6 +133,8 @@ class DataCatalog {
   std::map<std::string, GlobalCoefficients> plugin_coefficients_;
   std::map<std::string, std::string> setting_defaults_;
   std::map<std::string, ProfileSet> profile_sets_;
+  // Per profile set: lower-cased model -> its default TP there.
+  std::map<std::string, std::map<std::string, int64_t>> profile_default_tp_;
   std::map<std::string, HardwareSpec> hardware_;
 };
 

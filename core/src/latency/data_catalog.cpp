@@ -215,6 +215,25 @@ DataCatalog DataCatalog::load(const std::string& dir) {
       ProfileSet& set = c.profile_sets_[name];
       for (const auto& [key, value] : toml_util::as_table(p, v, "[profile-sets." + name + "]")) {
         const std::string at = "profile-sets." + name + "." + std::string(key.str());
+        if (key.str() == "default-tp") {  // model -> TP, over [defaults]
+          for (const auto& [model, tp] : toml_util::as_table(p, value, "[" + at + "]")) {
+            const auto n = tp.value_exact<int64_t>();
+            if (!n || *n < 1) throw ConfigError(where(p, tp.source()), at + " must map models to integers >= 1");
+            c.profile_default_tp_[name][text::lower(std::string(model.str()))] = *n;
+          }
+          continue;
+        }
+        if (const auto* list = value.as_array(); list != nullptr && key.str() == "plugin_config") {
+          // Several plugin keys: kept one per line.
+          std::string lines;
+          for (const auto& item : *list) {
+            const auto s = item.value_exact<std::string>();
+            if (!s) throw ConfigError(where(p, item.source()), at + " must list strings");
+            lines += (lines.empty() ? "" : "\n") + *s;
+          }
+          set["plugin_config"] = lines;
+          continue;
+        }
         if (const auto s = value.value_exact<std::string>()) set[std::string(key.str())] = *s;
         else if (const auto i = value.value_exact<int64_t>()) set[std::string(key.str())] = std::to_string(*i);
         else if (const auto d = value.value_exact<double>()) set[std::string(key.str())] = fmt::format("{}", *d);
@@ -239,10 +258,14 @@ std::string DataCatalog::setting_default(const std::string& key) const {
   return it == setting_defaults_.end() ? "" : it->second;
 }
 
-std::optional<ModelDefaults> DataCatalog::defaults_for(const std::string& model) const {
+std::optional<ModelDefaults> DataCatalog::defaults_for(const std::string& model,
+                                                       const std::string& profile_set) const {
   auto it = defaults_.find(text::lower(model));
   if (it == defaults_.end()) return std::nullopt;
-  return it->second;
+  ModelDefaults d = it->second;
+  if (const auto set = profile_default_tp_.find(profile_set); set != profile_default_tp_.end())
+    if (const auto tp = set->second.find(text::lower(model)); tp != set->second.end()) d.tensor_parallelism = tp->second;
+  return d;
 }
 
 std::optional<CoefficientEntry> DataCatalog::coefficients(const std::string& model,

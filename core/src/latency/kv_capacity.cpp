@@ -94,11 +94,19 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
                               (moe ? kActivationMoeGiB : kActivationDenseGiB) +
                               (tp == 1 ? kNonTorchTp1GiB : kNonTorchTpMultiGiB) *
                                   static_cast<double>(tp);
-  if (overhead_gib >= available_gib)
+  if (overhead_gib >= available_gib) {
+    // The fewest GPUs that would hold it: weights and activations are shared
+    // out, each GPU keeps its share of memory less the multi-GPU overhead.
+    const double per_gpu = hw.memory_gib * gpu_memory_utilization - kNonTorchTpMultiGiB;
+    const double shared = static_cast<double>(weights_bytes) / kGiB + (moe ? kActivationMoeGiB : kActivationDenseGiB);
+    const std::string fewest =
+        per_gpu <= 0 ? "no number of GPUs holds it at this memory share"
+                     : "minimum GPUs required per instance: " + std::to_string(static_cast<int64_t>(std::ceil(shared / per_gpu)));
     fail("model overhead of " + num(overhead_gib) + " GiB does not fit in the available " +
          num(available_gib) + " GiB (" + num(hw.memory_gib) + " GiB x " +
          fmt::format("{:g}", gpu_memory_utilization * 100) + "% x " +
-         std::to_string(tp) + " GPUs)");
+         std::to_string(tp) + " GPUs); " + fewest);
+  }
   const auto alloc_bytes = static_cast<int64_t>((available_gib - overhead_gib) * kGiB);
   const int64_t blocks = alloc_bytes / per_block;
   if (blocks <= 0)

@@ -146,7 +146,7 @@ void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
       throw ConfigError((std::filesystem::path(data.dir()) / "defaults.toml").string(),
                         fmt::format("[profile-sets.{}] names '{}', which is no setting of blis run", name, key));
     if (def->key == "plugin_config") {  // per plugin and key, below: writers list entries of their own
-      r.profile_plugin_config.push_back(value);
+      for (const auto& entry : text::split(value, '\n')) r.profile_plugin_config.push_back(entry);
       continue;
     }
     if (r.given.origins.count(def->key)) continue;  // given by a writer: it wins
@@ -210,7 +210,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   std::string gpu = m.hardware.value_or("");
   int64_t tp = m.tp.value_or(0);
   std::string vllm = m.vllm_version.value_or("");
-  if (auto d = data.defaults_for(model)) {
+  // A profile set may give another default TP (HEAD changed 18 of them).
+  if (auto d = data.defaults_for(model, g.profile_set.value_or(""))) {
     if (tp == 0 && d->tensor_parallelism > 0) tp = d->tensor_parallelism;
     if (gpu.empty()) gpu = d->gpu;
     if (vllm.empty()) vllm = d->vllm_version;
@@ -325,6 +326,14 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
         spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB x {}, TP={}, block size {})", blocks,
                      r.hardware->memory_gib, share, tp, e.block_size);
       } catch (const Error& err) {
+        // With a memory share (HEAD's flag, or its profile set) the count must
+        // come from memory, as in HEAD, which stops here; the seed had no
+        // such flag, and falls back to a million blocks.
+        if (memory_share)
+          throw InputError(g.where("gpu_memory_utilization"),
+                           fmt::format("KV blocks cannot be computed from GPU memory: {}; give a larger --tp, "
+                                       "or --total-kv-blocks",
+                                       err.what()));
         spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), blocks);
       }
     }

@@ -5,10 +5,12 @@
 #include <blis/config_keys.h>
 
 #include "../common/latency_common.hpp"
+#include "roofline_head.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,9 +78,18 @@ class Roofline {
     peak_bw_ = bw * 1e12;
     weights_ = weight_bytes();
     precompute_decode_terms();
+    // HEAD's form (roofline_head.hpp), for --profile-set head: key `form`.
+    const std::string form = ctx.str_or("form", "seed");
+    if (form == "head")
+      head_ = std::make_unique<blis::roofline::HeadForm>(ctx, tp_, layers_, d_, heads_, kv_heads_,
+                                                          static_cast<double>(ffn), bytes_, experts, top_k,
+                                                          expert_ffn, tflops, bw, mfu_prefill_, mfu_decode_);
+    else if (form != "seed")
+      throw blis::sdk::ConfigError("key 'form' must be \"seed\" or \"head\", got \"" + form + "\"");
   }
 
   double step_time(const blis_step_batch& batch) const {
+    if (head_) return head_->step_time(batch);
     double compute = 0, dynamic = 0;
     bool any = false;
     // Prefill members first, then decode members, each in batch order.
@@ -113,6 +124,7 @@ class Roofline {
   // too (max, the product by 1e6 and rounding are monotone); otherwise the
   // host takes the exact path.
   std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    if (head_) return std::nullopt;  // HEAD's form takes the member-by-member path
     double compute = 0, dynamic = 0;
     bool any = b.count > 0;
     lc::for_each_other(b, [&](const blis_batch_entry& e) {
@@ -231,6 +243,7 @@ class Roofline {
   double decode_gemm_ = 0, four_heads_ = 0, five_heads_ = 0, two_d_ = 0, decode_mlp_layers_ = 0;
   double kv_per_token_ = 0, decode_activations_ = 0, decode_rate_ = 0;
   lc::LinearAlpha alpha_{{0, 0, 0}};
+  std::unique_ptr<blis::roofline::HeadForm> head_;
 };
 
 }  // namespace
