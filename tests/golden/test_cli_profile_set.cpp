@@ -215,3 +215,31 @@ TEST_CASE("CLI: with a GPU memory share, KV blocks that cannot be computed stop 
   CHECK(seed.status == 0);
   CHECK(seed.err.find("KV capacity auto-calculation failed") != std::string::npos);
 }
+
+TEST_CASE("CLI: --profile-set head computes the roofline as HEAD does (numbers from a HEAD build)", "[cli][golden]") {
+  // Each printed by BLIS HEAD (f90a1e3a) for the same command line without the
+  // profile flag: truncated µs (qwen3-14b), and FP8 rate, interleaved MoE layers,
+  // expected experts and quantised weights in the KV capacity (Llama-4-Scout FP8,
+  // HEAD's default TP 2).
+  struct Case {
+    const char* args;
+    const char* ttft_mean;
+    const char* itl_mean;
+    const char* e2e_mean;
+  };
+  const Case cases[] = {
+      {"run --model qwen/qwen3-14b --rate 5 --num-requests 20 --latency-model roofline", "27.367150000000002",
+       "6.529741974984693", "3760.09415"},
+      {"run --model redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic --rate 5 --num-requests 30 "
+       "--latency-model roofline",
+       "8.297866666666668", "3.1812231825114385", "1885.5376666666668"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run_blis(std::string(c.args) + " --profile-set head");
+    INFO(c.args << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, std::string("\"ttft_mean_ms\": ") + c.ttft_mean + ",\n"));
+    CHECK(has(r.out, std::string("\"itl_mean_ms\": ") + c.itl_mean + ",\n"));
+    CHECK(has(r.out, std::string("\"e2e_mean_ms\": ") + c.e2e_mean + ",\n"));
+  }
+}

@@ -150,8 +150,12 @@ double weight_bytes_from_model_name(const std::string& model);
 // the reason when the inputs are invalid or the model does not fit.
 // vLLM's default share of GPU memory (--gpu-memory-utilization, spec head §7.4).
 inline constexpr double kDefaultGpuMemoryUtilization = 0.9;
+// `quantised_weights`: HEAD's formula, which counts a quantised model's weights
+// at their stored width (ModelArch::weight_bytes_per_param) and also takes the
+// "situ" activation; the seed's counts every weight at bytes_per_param.
 int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
-                       double gpu_memory_utilization = kDefaultGpuMemoryUtilization);
+                       double gpu_memory_utilization = kDefaultGpuMemoryUtilization,
+                       bool quantised_weights = false);
 
 // max-model-len from max_position_embeddings and rope scaling (spec engine.md
 // §10.2); 0 when the config has none. Warnings go to the log.

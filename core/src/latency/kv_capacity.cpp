@@ -32,7 +32,7 @@ std::string num(double v) { return fmt::format("{}", v); }
 }  // namespace
 
 int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
-                       double gpu_memory_utilization) {
+                       double gpu_memory_utilization, bool quantised_weights) {
   // Validation, in the order of spec engine.md §4.2.
   if (tp <= 0) fail("TP must be > 0, got " + std::to_string(tp));
   if (block_size <= 0) fail("block size must be > 0, got " + std::to_string(block_size));
@@ -53,7 +53,7 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
     fail("hidden_size " + std::to_string(m.hidden_size) + " is not divisible by num_attention_heads " +
          std::to_string(m.num_heads));
   if (!(m.hidden_act.empty() || m.hidden_act == "silu" || m.hidden_act == "swiglu" ||
-        m.hidden_act == "geglu"))
+        m.hidden_act == "geglu" || (quantised_weights && m.hidden_act == "situ")))
     fail("unsupported activation \"" + m.hidden_act +
          "\"; only SwiGLU-family activations (silu, swiglu, geglu) are supported");
   int64_t kv_heads = m.num_kv_heads;
@@ -88,7 +88,8 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
   }
   const int64_t per_layer = d * (d + 2 * K * d_h) + d * d + mlp + 2 * d;
   const int64_t params = V * d + L * per_layer + (m.tie_word_embeddings ? 0 : V * d) + d;
-  const auto weights_bytes = static_cast<int64_t>(static_cast<double>(params) * b);
+  const double weight_width = quantised_weights && m.weight_bytes_per_param > 0 ? m.weight_bytes_per_param : b;
+  const auto weights_bytes = static_cast<int64_t>(static_cast<double>(params) * weight_width);
 
   const double overhead_gib = static_cast<double>(weights_bytes) / kGiB +
                               (moe ? kActivationMoeGiB : kActivationDenseGiB) +

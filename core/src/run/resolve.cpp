@@ -322,7 +322,8 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     } else if (r.arch && r.hardware && tp > 0) {
       try {
         const double share = memory_share.value_or(kDefaultGpuMemoryUtilization);
-        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size, share);
+        // A memory share is HEAD's flag: HEAD's formula with it (quantised weights).
+        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size, share, memory_share.has_value());
         spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB x {}, TP={}, block size {})", blocks,
                      r.hardware->memory_gib, share, tp, e.block_size);
       } catch (const Error& err) {
