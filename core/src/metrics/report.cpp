@@ -141,10 +141,10 @@ std::vector<MetricField> metrics_fields(const InstanceMetrics& m) {
   if (m.kv_allocation_failures != 0) f.push_back(count("kv_allocation_failures", m.kv_allocation_failures));
   f.push_back(count("preemption_count", m.preemptions));
   f.push_back(count("dropped_unservable", m.dropped_unservable));
-  // Only in runs whose requests may have deadlines: the baseline reference
-  // has no such key (spec head §4.1).
-  if (m.reports_timeouts) f.push_back(count("timed_out_requests", m.timed_out));
   f.push_back(count("length_capped_requests", m.length_capped));
+  // Only in runs whose requests may have deadlines: the baseline reference
+  // has no such key (spec head §4.1); HEAD prints it after length_capped_requests.
+  if (m.reports_timeouts) f.push_back(count("timed_out_requests", m.timed_out));
   return f;
 }
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Random configurations on blis and on a reference binary, every printed line
+compared (docs/testing.md, "Differential testing").
+
+    tests/differential/random_vs_reference.py --reference PATH --run-dir DIR
+        [--profile head|seed] [--count N] [--seed S] [--blis build/stage/bin/blis] [-v]
+
+--reference is a build of BLIS (../shared/reference/README.md says how), run
+in --run-dir, the folder holding its defaults.yaml, hardware_config.json and
+model_configs/. With --profile head, blis runs with --profile-set head and
+the reference should be HEAD (f90a1e3a); with seed, the seed (c9ca689b).
+Each configuration draws flags both accept; stdout is compared line by line
+(blis prints the reference's format). Prints one line per configuration that
+differs (its command and the first differing line) and the counts. Not run by
+CI: a fresh machine has no reference build.
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Models with an architecture in both (HEAD's model_configs/ and blis's data).
+MODELS = ["qwen/qwen3-14b", "qwen/qwen2.5-7b-instruct", "meta-llama/llama-3.1-8b-instruct",
+          "codellama/codellama-34b-instruct-hf", "redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic"]
+
+
+def draw(rng, profile):
+    a = ["run", "--model", rng.choice(MODELS), "--seed", str(rng.randrange(1000)),
+         "--rate", str(rng.choice([1, 2, 5, 10, 20, 50])), "--num-requests", str(rng.choice([10, 20, 50, 100]))]
+    if rng.random() < 0.5:
+        a += ["--num-instances", str(rng.randint(1, 4))]
+        routing = rng.choice(["round-robin", "least-loaded", "weighted"])
+        a += ["--routing-policy", routing]
+        if routing == "weighted" and rng.random() < 0.5:
+            a += ["--routing-scorers", rng.choice(["queue-depth:1", "kv-utilization:2,queue-depth:1",
+                                                   "prefix-affinity:3,queue-depth:2,kv-utilization:2"])]
+    if rng.random() < 0.4:
+        a += ["--latency-model", rng.choice(["roofline", "trained-physics"])]
+    if rng.random() < 0.3:
+        a += ["--scheduler", rng.choice(["fcfs", "sjf", "priority-fcfs"])]
+    if rng.random() < 0.3:
+        a += ["--max-num-seqs", str(rng.choice([4, 16, 64, 256]))]
+    if rng.random() < 0.3:
+        a += ["--max-num-batched-tokens", str(rng.choice([512, 2048, 8192]))]
+    if rng.random() < 0.3:
+        a += ["--total-kv-blocks", str(rng.choice([500, 2000, 20000]))]
+    if rng.random() < 0.3:
+        a += ["--prompt-tokens", str(rng.choice([64, 512, 2048])), "--output-tokens", str(rng.choice([16, 128, 512]))]
+    if rng.random() < 0.2:
+        a += ["--admission-policy", "token-bucket", "--token-bucket-capacity", str(rng.choice([2000, 20000])),
+              "--token-bucket-refill-rate", str(rng.choice([500, 5000]))]
+    if rng.random() < 0.2:
+        a += ["--prefix-tokens", str(rng.choice([32, 256]))]
+    return a
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", required=True)
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--profile", choices=["head", "seed"], default="head")
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
+    ap.add_argument("-v", action="store_true")
+    o = ap.parse_args()
+    rng = random.Random(o.seed)
+    same = differ = refused_both = 0
+    for _ in range(o.count):
+        args = draw(rng, o.profile)
+        ref = subprocess.run([os.path.abspath(o.reference)] + args, cwd=o.run_dir, capture_output=True, text=True)
+        mine = subprocess.run([o.blis] + args + (["--profile-set", "head"] if o.profile == "head" else []),
+                              capture_output=True, text=True)
+        if ref.returncode != 0 and mine.returncode != 0:
+            refused_both += 1
+            continue
+        if ref.stdout == mine.stdout and (ref.returncode == 0) == (mine.returncode == 0):
+            same += 1
+            if o.v:
+                print("same:", " ".join(args))
+            continue
+        differ += 1
+        a, b = ref.stdout.splitlines(), mine.stdout.splitlines()
+        first = next((i for i in range(max(len(a), len(b))) if i >= len(a) or i >= len(b) or a[i] != b[i]), None)
+        print("differ:", " ".join(args))
+        print(f"   exit reference {ref.returncode}, blis {mine.returncode}")
+        if first is not None:
+            print("   reference:", a[first] if first < len(a) else "(end)")
+            print("   blis:     ", b[first] if first < len(b) else "(end)")
+        if mine.returncode != 0:
+            print("   blis stderr:", mine.stderr.strip()[:200])
+    print(f"{o.count} configurations: {same} identical stdout, {differ} differ, {refused_both} refused by both")
+    return 0 if differ == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
