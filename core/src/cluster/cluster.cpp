@@ -133,6 +133,9 @@ ClusterResult ClusterSimulation::run() {
     if (r.state != RequestState::Free) signals_.stopped(r);
   }
   out.rejected = collector_.rejected();
+  out.routing_rejected = unroutable_;
+  out.admission_rejected_by_class = collector_.rejected_by_class();
+  for (const auto& [slo, n] : unroutable_by_class_) out.admission_rejected_by_class[slo] -= n;
   out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.steady = steady_.judge();
@@ -298,6 +301,13 @@ void ClusterSimulation::on_admission(uint32_t slot) {
   schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
 }
 
+void ClusterSimulation::reject_unroutable(Request& r, std::string_view reason) {
+  const int32_t slo = r.spec.slo_class;  // read before the signal: it may release nothing, but be safe
+  signals_.rejected(r, reason);
+  ++unroutable_;
+  ++unroutable_by_class_[slo];
+}
+
 void ClusterSimulation::on_routing(uint32_t slot) {
   if (pd_link_) {
     pd_route(slot);
@@ -305,8 +315,7 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   }
   const blis_route_input& in = router_state(slot);
   if (in.count == 0) {  // every instance failed or drained (scenario events)
-    signals_.rejected(pool_[slot], "no instance takes traffic");
-    ++unroutable_;
+    reject_unroutable(pool_[slot], "no instance takes traffic");
     pool_.release(slot);
     return;
   }

@@ -17,6 +17,7 @@
 #include <blis/workload.hpp>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <memory>
 #include <vector>
@@ -78,6 +79,10 @@ struct ClusterPolicies {
 struct ClusterResult {
   std::vector<InstanceMetrics> instances;
   int64_t rejected = 0;
+  // Of those, rejected at routing (no instance took traffic); and the
+  // admission policy's rejections by SLO class (HEAD's "Shed (class)" lines).
+  int64_t routing_rejected = 0;
+  std::map<int32_t, int64_t> admission_rejected_by_class;
   // Arrived, but the run stopped before its admission or routing decision.
   int64_t in_pipeline = 0;
   TraceSummary trace;
@@ -240,6 +245,9 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   std::vector<std::string> event_log_;
   int64_t rerouted_ = 0;
   int64_t unroutable_ = 0;  // rejected because no instance took traffic (for the warning)
+  std::map<int32_t, int64_t> unroutable_by_class_;
+  // A request no instance takes: rejected at routing.
+  void reject_unroutable(Request& r, std::string_view reason);
   size_t code_calls_ = 0;  // calls of the scenario's code in the kernel's queue
 
   // Instance lifecycle (cluster/fleet.hpp): each slot's state, the

@@ -35,8 +35,7 @@ void ClusterSimulation::pd_route(uint32_t slot) {
   const blis_route_input& in = pd_pool_state(slot, kPdDecode);
   Request& r = pool_[slot];
   if (in.count == 0) {
-    signals_.rejected(r, "no decode instance takes traffic");
-    ++unroutable_;
+    reject_unroutable(r, "no decode instance takes traffic");
     pool_.release(slot);
     return;
   }
@@ -60,8 +59,7 @@ void ClusterSimulation::pd_prefill_route(uint32_t slot) {
   const blis_route_input& in = pd_pool_state(slot, kPdPrefill);
   Request& r = pool_[slot];
   if (in.count == 0) {
-    signals_.rejected(r, "no prefill instance takes traffic");
-    ++unroutable_;
+    reject_unroutable(r, "no prefill instance takes traffic");
     pool_.release(slot);
     return;
   }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <deque>
 #include <string>
 #include <utility>
@@ -98,9 +99,14 @@ class MetricsCollector : public LifecycleSubscriber {
   // up is multiplied by this factor (rounded to the µs).
   void set_warm_up_factor(size_t instance, double factor) { instances_[instance].warm_up_factor = factor; }
   int64_t rejected() const { return rejected_; }
+  // Rejections by SLO class (admission and routing together).
+  const std::map<int32_t, int64_t>& rejected_by_class() const { return rejected_by_class_; }
   int64_t in_pipeline() const { return in_pipeline_; }
 
-  void on_rejected(Request&, std::string_view) { ++rejected_; }
+  void on_rejected(Request& r, std::string_view) {
+    ++rejected_;
+    ++rejected_by_class_[r.spec.slo_class];
+  }
   // A request re-routed off a failed instance is queued again: its input counts once.
   void on_queued(Request& r, SimTime) {
     if (r.timing.input_counted) return;
@@ -165,6 +171,7 @@ class MetricsCollector : public LifecycleSubscriber {
   bool keep_completions_;
   std::vector<Slot> instances_;
   int64_t rejected_ = 0, in_pipeline_ = 0;
+  std::map<int32_t, int64_t> rejected_by_class_;
 };
 
 }  // namespace blis

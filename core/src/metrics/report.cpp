@@ -278,10 +278,23 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     out += "=== Anomaly Counters ===\n";
     out += fmt::format("Priority Inversions: {}\n", inversions);
     out += fmt::format("HOL Blocking Events: {}\n", hol);
-    out += fmt::format("Rejected Requests: {}\n", ctx.rejected);
-    out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
-    if (cluster.reports_timeouts) out += fmt::format("Timed Out Requests: {}\n", cluster.timed_out);
-    out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+    if (cluster.reports_timeouts) {  // HEAD's lines: admission (by class) and routing apart
+      out += fmt::format("Rejected Requests (Admission): {}\n", ctx.rejected - ctx.routing_rejected);
+      std::map<std::string, int64_t> shed;  // by class name, the default class "standard"
+      for (const auto& [slo, n] : ctx.admission_rejected_by_class) {
+        const std::string name = slo_class_name(slo);
+        if (n > 0) shed[name.empty() ? "standard" : name] += n;
+      }
+      for (const auto& [name, n] : shed) out += fmt::format("  Shed ({}): {}\n", name, n);
+      out += fmt::format("Rejected Requests (Routing): {}\n", ctx.routing_rejected);
+      out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
+      out += fmt::format("Timed Out Requests: {}\n", cluster.timed_out);
+      out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+    } else {
+      out += fmt::format("Rejected Requests: {}\n", ctx.rejected);
+      out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
+      out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+    }
   }
   // KV cache metrics: preemption rate over the cluster, hit and thrashing
   // rates averaged over instances.

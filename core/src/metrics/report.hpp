@@ -39,6 +39,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
 struct ReportContext {
   bool priority_policy_constant = true;
   int64_t rejected = 0;
+  // HEAD's split of `rejected` (printed when the run reports timeouts, as
+  // every HEAD run does): at routing, and the admission policy's by class.
+  int64_t routing_rejected = 0;
+  std::map<int32_t, int64_t> admission_rejected_by_class;
   bool per_slo_always = false;  // SLO targets set: the per-SLO block prints for one class too
 };
 

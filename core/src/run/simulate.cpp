@@ -784,6 +784,8 @@ RunOutcome simulate(const RunConfig& given) {
   ReportContext report_ctx;
   report_ctx.priority_policy_constant = !cc.keep_completions;
   report_ctx.rejected = result.rejected;
+  report_ctx.routing_rejected = result.routing_rejected;
+  report_ctx.admission_rejected_by_class = result.admission_rejected_by_class;
   report_ctx.per_slo_always = result.goodput.enabled();
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
