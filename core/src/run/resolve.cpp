@@ -483,6 +483,7 @@ void resolve_spec_workload(ResolvedRun& r, const RunConfig& g, const WorkloadSet
     throw InputError(g.where("workload_spec"),
                      "the spec sets neither num_requests nor horizon: give one of them, "
                      "or --num-requests or --horizon, to bound the workload");
+  spec.closed_loop_sessions = w.session_mode == "closed-loop";
   r.spec = std::move(spec);
   apply_timeout(r);
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
@@ -738,6 +739,16 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   if (r.spec && closed_loop(*r.spec))
     throw InputError(where, "a workload change cannot follow closed-loop users (--concurrency or a spec's "
                             "concurrency clients): use an open-loop workload, or a 'rate' event");
+  const auto sessions = [](const WorkloadSpec& s) {
+    const bool chat = s.inference_perf && s.inference_perf->shared_prefix &&
+                      s.inference_perf->shared_prefix->enable_multi_turn_chat;
+    return s.closed_loop_sessions &&
+           (chat || std::any_of(s.clients.begin(), s.clients.end(),
+                                [](const ClientSpec& c) { return c.reasoning && c.reasoning->multi_turn; }));
+  };
+  if (r.spec && sessions(*r.spec))
+    throw InputError(where, "a workload change cannot follow closed-loop sessions (--session-mode closed-loop, "
+                            "set by --profile-set head): give --session-mode open-loop, or use a 'rate' event");
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   for (size_t k = 0; k < changes.size(); ++k) {
     const ScenarioEvent& e = *changes[k];
