@@ -430,8 +430,15 @@ void apply_timeout(ResolvedRun& r) {
 
 // Whether some request may have a deadline: timed_out_requests is reported.
 bool has_deadlines(const WorkloadSpec& spec) {
-  for (const auto& c : spec.clients)
-    if (c.timeout_us.value_or(c.concurrency > 0 ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  // Closed-loop sessions default to 300 s, as concurrency clients do.
+  const bool chat = spec.inference_perf && spec.inference_perf->shared_prefix &&
+                    spec.inference_perf->shared_prefix->enable_multi_turn_chat;
+  if (spec.closed_loop_sessions && chat && spec.clients.empty()) return true;
+  for (const auto& c : spec.clients) {
+    const bool session = spec.closed_loop_sessions && c.reasoning && c.reasoning->multi_turn &&
+                         c.reasoning->multi_turn->single_session;
+    if (c.timeout_us.value_or(c.concurrency > 0 || session ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  }
   for (const auto& c : spec.cohorts)
     if (c.timeout_us.value_or(0) > 0) return true;
   return false;
