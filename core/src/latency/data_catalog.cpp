@@ -218,6 +218,16 @@ DataCatalog DataCatalog::load(const std::string& dir) {
         if (const auto s = value.value_exact<std::string>()) set[std::string(key.str())] = *s;
         else if (const auto i = value.value_exact<int64_t>()) set[std::string(key.str())] = std::to_string(*i);
         else if (const auto d = value.value_exact<double>()) set[std::string(key.str())] = fmt::format("{}", *d);
+        else if (const auto* list = value.as_array(); list && key.str() == "plugin_config") {
+          // Several NAME.KEY=VALUE entries, kept one per line.
+          std::string joined;
+          for (const auto& item : *list) {
+            const auto e = item.value_exact<std::string>();
+            if (!e) throw ConfigError(where(p, item.source()), at + " entries must be strings");
+            joined += (joined.empty() ? "" : "\n") + *e;
+          }
+          set[std::string(key.str())] = joined;
+        }
         else throw ConfigError(where(p, value.source()), at + " must be a string or a number");
       }
     }

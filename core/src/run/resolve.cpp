@@ -146,7 +146,11 @@ void apply_profile_set(ResolvedRun& r, const DataCatalog& data) {
       throw ConfigError((std::filesystem::path(data.dir()) / "defaults.toml").string(),
                         fmt::format("[profile-sets.{}] names '{}', which is no setting of blis run", name, key));
     if (def->key == "plugin_config") {  // per plugin and key, below: writers list entries of their own
-      r.profile_plugin_config.push_back(value);
+      for (size_t at = 0; at <= value.size();) {  // one entry per line
+        const size_t end = std::min(value.find('\n', at), value.size());
+        r.profile_plugin_config.push_back(value.substr(at, end - at));
+        at = end + 1;
+      }
       continue;
     }
     if (r.given.origins.count(def->key)) continue;  // given by a writer: it wins

@@ -60,6 +60,33 @@ class Roofline {
       throw blis::sdk::ConfigError("hardware.memory_gib must be a finite number > 0, got " +
                                    lc::show(memory));
 
+    // variant = "head": the roofline of HEAD (f90a1e3a), see step_time_head().
+    const std::string variant = ctx.str_or("variant", "c9ca689b");
+    if (variant != "c9ca689b" && variant != "head")
+      throw blis::sdk::ConfigError("configuration key 'variant' must be \"c9ca689b\" (the default) or \"head\", got \"" +
+                                   variant + "\"");
+    head_ = variant == "head";
+    if (head_) {
+      const double fp8 = ctx.f64_or(BLIS_KEY_HARDWARE_TFLOPS_FP8, 0);
+      const double quantised = ctx.f64_or(BLIS_KEY_MODEL_WEIGHT_BYTES_PER_PARAM, 0);
+      weight_bpp_ = quantised > 0 ? quantised : bytes_;
+      const int64_t interleave = ctx.i64_or(BLIS_KEY_MODEL_INTERLEAVE_MOE_LAYER_STEP, 0);
+      const int64_t dense_ffn = ctx.i64_or(BLIS_KEY_MODEL_INTERMEDIATE_SIZE_MLP, 0);
+      const int64_t l = shape.layers;
+      if (experts > 1 && interleave > 0) {
+        moe_layers_ = static_cast<double>(l / (interleave + 1));
+        dense_layers_ = static_cast<double>(l - l / (interleave + 1));
+      } else if (experts > 1) {
+        moe_layers_ = static_cast<double>(l);
+      } else {
+        dense_layers_ = static_cast<double>(l);
+      }
+      const double f0 = ffn > 0 ? static_cast<double>(ffn) : 4 * static_cast<double>(shape.hidden);
+      d_moe_ = expert_ffn > 0 ? static_cast<double>(expert_ffn) : f0;
+      d_dense_ = dense_ffn > 0 ? static_cast<double>(dense_ffn) : f0;
+      head_flops_ = (weight_bpp_ == 1.0 && fp8 > 0 ? fp8 : tflops) * 1e12;
+    }
+
     // The host hands roofline no coefficients; a missing key means zeros.
     alpha_ = lc::LinearAlpha(ctx.has(BLIS_KEY_ALPHA_COEFFS) ? lc::coefficients(ctx, BLIS_KEY_ALPHA_COEFFS, 3)
                                                       : std::vector<double>{0, 0, 0});
@@ -79,6 +106,7 @@ class Roofline {
   }
 
   double step_time(const blis_step_batch& batch) const {
+    if (head_) return step_time_head(batch);
     double compute = 0, dynamic = 0;
     bool any = false;
     // Prefill members first, then decode members, each in batch order.
@@ -113,6 +141,7 @@ class Roofline {
   // too (max, the product by 1e6 and rounding are monotone); otherwise the
   // host takes the exact path.
   std::optional<double> decode_step_time(const blis_decode_batch& b) const {
+    if (head_) return std::nullopt;  // member by member
     double compute = 0, dynamic = 0;
     bool any = b.count > 0;
     lc::for_each_other(b, [&](const blis_batch_entry& e) {
@@ -162,6 +191,62 @@ class Roofline {
   double post_decode_overhead() const { return alpha_.post_decode_overhead(); }
 
  private:
+  // HEAD's roofline (f90a1e3a sim/latency/roofline.go): MoE layers load only
+  // the experts a step's tokens are expected to touch, N·(1 − ((N−k)/N)^B);
+  // interleaved MoE and dense layers are costed apart (dense ones with
+  // intermediate_size_mlp); quantised weights load their own width and
+  // one-byte weights compute at the GPU's FP8 rate; memory terms are summed
+  // weights first; the step truncates to the tick instead of rounding.
+  double head_weights(double tokens) const {
+    const double attention = (d_ * (d_ + 2 * d_kv_) + d_ * d_) * layers_;
+    double moe = 0, dense = 0;
+    if (moe_layers_ > 0) {
+      const double n_eff = experts_ * (1.0 - std::pow((experts_ - top_k_) / experts_, tokens));
+      moe = kMlpMatrices * d_ * d_moe_ * n_eff * moe_layers_;
+    }
+    if (dense_layers_ > 0) dense = kMlpMatrices * d_ * d_dense_ * dense_layers_;
+    return (attention + (moe + dense)) * weight_bpp_;
+  }
+  double head_flops(double s, double n) const {
+    const double c = n <= 1 ? s : s + (n - 1) / 2.0;
+    double gemm = (2 * n * (d_ * d_ + 2 * d_ * d_kv_) + 2 * n * d_ * d_) * layers_;
+    gemm += (4 * heads_ * n * c * d_h_) * layers_;
+    const double sram = (5 * heads_ * n * c + 2 * n * d_) * layers_;
+    if (moe_layers_ > 0) gemm += 2 * n * (kMlpMatrices * d_ * d_moe_) * top_k_ * moe_layers_;
+    if (dense_layers_ > 0) gemm += 2 * n * (kMlpMatrices * d_ * d_dense_) * dense_layers_;
+    return gemm + sram;
+  }
+  double head_dynamic(double s, double n) const {
+    const double w = head_weights(n);
+    const double kv_per_token = 2 * layers_ * kv_heads_ * d_h_ * bytes_;
+    const double total = ((w + kv_per_token * n) + kv_per_token * s) + layers_ * d_ * bytes_ * n;
+    return total - w;
+  }
+  double step_time_head(const blis_step_batch& batch) const {
+    double compute = 0, dynamic = 0, tokens = 0;
+    bool any = false;
+    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+      if (e.phase != BLIS_PHASE_PREFILL) return;
+      any = true;
+      const double s = static_cast<double>(e.progress), n = static_cast<double>(e.new_tokens);
+      compute += head_flops(s, n) / tp_ / (head_flops_ * mfu_prefill_);
+      dynamic += head_dynamic(s, n) / tp_;
+      tokens += n;
+    });
+    lc::for_each_scheduled(batch, [&](const blis_batch_entry& e) {
+      if (e.phase != BLIS_PHASE_DECODE) return;
+      any = true;
+      const double s = static_cast<double>(e.progress);
+      compute += head_flops(s, 1) / tp_ / (head_flops_ * mfu_decode_);
+      dynamic += head_dynamic(s, 1) / tp_;
+      tokens += 1;
+    });
+    if (!any) return 0;
+    const double memory = (head_weights(tokens) / tp_ + dynamic) / peak_bw_;
+    const double us = std::max(compute, memory) * 1e6;
+    return us >= 9.2233720368547758e18 || std::isnan(us) ? 9.2233720368547758e18 : std::trunc(us);
+  }
+
   // x / tp_. Dividing by 1 is exact, so without tensor parallelism the
   // division, the slowest part of a decode member's cost, is skipped.
   double per_gpu(double x) const { return tp_ == 1 ? x : x / tp_; }
@@ -231,6 +316,8 @@ class Roofline {
   double decode_gemm_ = 0, four_heads_ = 0, five_heads_ = 0, two_d_ = 0, decode_mlp_layers_ = 0;
   double kv_per_token_ = 0, decode_activations_ = 0, decode_rate_ = 0;
   lc::LinearAlpha alpha_{{0, 0, 0}};
+  bool head_ = false;
+  double weight_bpp_ = 0, moe_layers_ = 0, dense_layers_ = 0, d_moe_ = 0, d_dense_ = 0, head_flops_ = 0;
 };
 
 }  // namespace
