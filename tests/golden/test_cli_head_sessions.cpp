@@ -2,7 +2,8 @@
 // multi-turn client sends its later rounds when the previous one completes,
 // and inference_perf expands as HEAD's does. Two of HEAD's own golden
 // experiments (testdata/trained_physics_iter29.json at f90a1e3a) are
-// reproduced to 1e-9, with the command line HEAD's golden README gives.
+// reproduced to 1e-9, with the command line HEAD's golden README gives, and
+// two of testdata/roofline_goldendataset.json (HEAD's roofline).
 #include "catch.hpp"
 #include "cli.hpp"
 #include "temp_dir.hpp"
@@ -113,6 +114,79 @@ inference_perf:
                         {"e2e_p90_ms", 1669.2038},
                         {"e2e_p99_ms", 1731.42632},
                         {"itl_mean_ms", 6.476624481225688}});
+}
+
+TEST_CASE("CLI: --profile-set head reproduces HEAD's roofline golden experiments 67 (dense) and 17 (MoE, FP8)",
+          "[cli][workload][head]") {
+  // testdata/roofline_goldendataset.json at f90a1e3a: HEAD's roofline
+  // (roofline.variant = "head", which the profile sets).
+  blis::test::TempDir dir;
+  const std::string one = dir.write("one.yaml", R"(version: "2"
+seed: 42
+num_requests: 1200
+inference_perf:
+  stages:
+    - {rate: 1, duration: 1200}
+  shared_prefix:
+    num_unique_system_prompts: 23
+    num_users_per_system_prompt: 1
+    system_prompt_len: 100
+    question_len: 934
+    output_len: 1448
+    enable_multi_turn_chat: true
+)");
+  check_expected(run_blis("run --profile-set head --model meta-llama/Llama-2-7b-hf --hardware H100 --tp 1"
+                          " --latency-model roofline --max-num-seqs 128 --max-num-batched-tokens 2048"
+                          " --total-kv-blocks 7463 --kv-cpu-blocks 1023 --kv-offload-threshold 0.9"
+                          " --kv-transfer-bandwidth 0.2 --workload-spec " + one + " --seed 42 --num-requests 1200"),
+                 {{"completed_requests", 1200},
+                  {"total_input_tokens", 1240800},
+                  {"total_output_tokens", 1737600},
+                  {"ttft_sum_us", 31127971},
+                  {"ttft_mean_ms", 25.939975833333335},
+                  {"ttft_p90_ms", 26.929000000000002},
+                  {"ttft_p99_ms", 62.339},
+                  {"e2e_mean_ms", 6547.379883333334},
+                  {"e2e_p90_ms", 7035.1229},
+                  {"e2e_p99_ms", 7532.97888},
+                  {"itl_mean_ms", 4.506869321008984}});
+  const std::string two = dir.write("two.yaml", R"(version: "2"
+seed: 42
+num_requests: 5100
+inference_perf:
+  stages:
+    - {rate: 2.5, duration: 600}
+    - {rate: 6, duration: 600}
+  shared_prefix:
+    num_unique_system_prompts: 9
+    num_users_per_system_prompt: 5
+    system_prompt_len: 100
+    question_len: 447
+    output_len: 248
+    enable_multi_turn_chat: true
+)");
+  const std::string scout = "run --profile-set head --model RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"
+                            " --hardware H100 --tp 2 --latency-model roofline --max-num-seqs 128"
+                            " --max-num-batched-tokens 2048 --total-kv-blocks 8253 --kv-cpu-blocks 0"
+                            " --kv-offload-threshold 0.9 --kv-transfer-bandwidth 0.2 --workload-spec " + two +
+                            " --seed 42 --num-requests 5100";
+  const Result head = run_blis(scout);
+  check_expected(head, {{"completed_requests", 5100},
+                        {"total_input_tokens", 2789700},
+                        {"total_output_tokens", 1264800},
+                        {"ttft_sum_us", 165629225},
+                        {"ttft_mean_ms", 32.47631862745098},
+                        {"ttft_p90_ms", 89.672},
+                        {"ttft_p99_ms", 158.903},
+                        {"e2e_mean_ms", 1013.1004780392157},
+                        {"e2e_p90_ms", 1749.715},
+                        {"e2e_p99_ms", 1749.715},
+                        {"itl_mean_ms", 3.970138297213622}});
+  // The baseline's roofline (all experts loaded every step) is far slower here.
+  const Result seed = run_blis(scout + " --plugin-config roofline.variant=c9ca689b");
+  REQUIRE(seed.status == 0);
+  CHECK(metric(seed.out, "e2e_mean_ms") > 2 * metric(head.out, "e2e_mean_ms"));
+  check_refused(scout + " --plugin-config roofline.variant=newest", "'variant' must be");
 }
 
 TEST_CASE("CLI: closed-loop sessions send a round only after the previous one completed", "[cli][workload]") {
