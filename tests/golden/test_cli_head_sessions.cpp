@@ -72,6 +72,12 @@ inference_perf:
                         {"itl_mean_ms", 11.745262446440913}});
   // Open-loop sessions (the baseline's) send rounds on their schedule
   // instead: the same requests, other latencies.
+  // --timeout reaches the clients inference_perf expands into: at 17 s,
+  // about the mean E2E, some rounds are abandoned and end their sessions.
+  const Result short_deadlines = run_blis(cmd + " --timeout 17");
+  REQUIRE(short_deadlines.status == 0);
+  CHECK(metric(short_deadlines.out, "timed_out_requests") > 0);
+  CHECK(metric(short_deadlines.out, "completed_requests") < 1200);
   const Result open = run_blis(cmd + " --session-mode open-loop");
   REQUIRE(open.status == 0);
   CHECK(metric(open.out, "completed_requests") == 1200);

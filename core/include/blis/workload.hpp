@@ -249,6 +249,9 @@ struct WorkloadSpec {
   // workload's arrival order; each later round arrives its think time after
   // the previous one completes (docs/workloads.md, "Multi-turn sessions").
   bool closed_loop_sessions = false;
+  // Not a YAML key: --timeout (µs, 0 = none) for the clients the
+  // inference_perf and servegen_data shorthands expand into.
+  std::optional<int64_t> expanded_timeout_us;
 };
 
 // Reads a workload-spec YAML file strictly (spec workload §5.1-§5.12):

@@ -429,6 +429,7 @@ void apply_timeout(ResolvedRun& r) {
   const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
   for (auto& c : r.spec->clients) c.timeout_us = us;
   for (auto& c : r.spec->cohorts) c.timeout_us = us;
+  r.spec->expanded_timeout_us = us;
   r.deadlines = true;
 }
 
@@ -778,6 +779,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
       const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
       for (auto& c : spec.clients) c.timeout_us = us;
       for (auto& c : spec.cohorts) c.timeout_us = us;
+      spec.expanded_timeout_us = us;
     }
     deadlines = deadlines || has_deadlines(spec) || r.given.workload.timeout_s.has_value();
     const int64_t horizon = r.horizon == kNoHorizon ? kNoHorizon : std::max<int64_t>(r.horizon - e.at, 0);

@@ -301,6 +301,8 @@ std::unique_ptr<WorkloadSource> make_spec_workload(const WorkloadSpec& spec_in, 
       spec.clients = workload::load_servegen_clients(*spec.servegen_data);
       expanded_from("servegen_data");
     }
+    if (spec.expanded_timeout_us)  // --timeout reaches the expanded clients too (as HEAD)
+      for (auto& c : spec.clients) c.timeout_us = *spec.expanded_timeout_us;
     workload::upgrade_legacy_version(spec);
     validate_workload_spec(spec);
   } catch (const InputError& e) {
