@@ -80,6 +80,11 @@ struct WorkloadSettings {
   // Optional so that a configuration without them dumps as it did.
   std::optional<int64_t> concurrency;
   std::optional<int64_t> think_time_ms;
+  // How a spec's single-session multi-turn clients send their rounds:
+  // "open-loop" (not given: every round on its schedule, the baseline) or
+  // "closed-loop" (each round think time after the previous one completes,
+  // as HEAD; --profile-set head). Optional so that dumps are unchanged.
+  std::optional<std::string> session_mode;
 };
 
 // Admission, routing and scheduling. The optional ones may also come from a

@@ -171,6 +171,11 @@ struct ClientSpec : TrafficSource {
   std::optional<std::vector<LifecycleWindow>> lifecycle;  // present: arrivals outside every window are dropped
   std::optional<MultimodalSpec> multimodal;
   std::optional<ReasoningSpec> reasoning;
+  // Not a YAML key: set by the inference_perf expansion of a multi-stage
+  // spec under closed-loop sessions (HEAD). The client's own Poisson rate
+  // (requests per µs), used instead of its share of the aggregate rate; its
+  // stream draws one seed (which nothing reads) before its first arrival.
+  std::optional<double> own_rate_per_us;
 };
 
 // A population of identical clients (spec workload §5.10).
@@ -239,6 +244,14 @@ struct WorkloadSpec {
   std::optional<ServeGenDataSpec> servegen_data;
   std::optional<InferencePerfSpec> inference_perf;
   SpecSource source;  // empty for specs built in code
+  // Not a YAML key: --session-mode closed-loop (HEAD's sessions). Each
+  // single-session multi-turn client sends only its first round in the
+  // workload's arrival order; each later round arrives its think time after
+  // the previous one completes (docs/workloads.md, "Multi-turn sessions").
+  bool closed_loop_sessions = false;
+  // Not a YAML key: --timeout (µs, 0 = none) for the clients the
+  // inference_perf and servegen_data shorthands expand into.
+  std::optional<int64_t> expanded_timeout_us;
 };
 
 // Reads a workload-spec YAML file strictly (spec workload §5.1-§5.12):

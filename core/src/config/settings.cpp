@@ -598,6 +598,12 @@ std::vector<SettingDef> make_table() {
                   "With --concurrency: milliseconds a user waits after a completion before its next request",
                   [](RunConfig& c) -> auto& { return c.workload.think_time_ms; },
                   int_between(0, kMaxMicros / 1000)));
+  t.push_back(choice_row("session_mode", {"--session-mode"}, "workload",
+                  "Multi-turn sessions of a --workload-spec: open-loop (the default: every round arrives on "
+                  "its schedule) or closed-loop (HEAD's: a round arrives its think time after the previous "
+                  "one completes; inference_perf then expands as HEAD's does)",
+                  [](RunConfig& c) -> auto& { return c.workload.session_mode; },
+                  one_of("session mode", {"closed-loop", "open-loop"})));
   return t;
 }
 

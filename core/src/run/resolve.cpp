@@ -435,13 +435,21 @@ void apply_timeout(ResolvedRun& r) {
   const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
   for (auto& c : r.spec->clients) c.timeout_us = us;
   for (auto& c : r.spec->cohorts) c.timeout_us = us;
+  r.spec->expanded_timeout_us = us;
   r.deadlines = true;
 }
 
 // Whether some request may have a deadline: timed_out_requests is reported.
 bool has_deadlines(const WorkloadSpec& spec) {
-  for (const auto& c : spec.clients)
-    if (c.timeout_us.value_or(c.concurrency > 0 ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  // Closed-loop sessions default to 300 s, as concurrency clients do.
+  const bool chat = spec.inference_perf && spec.inference_perf->shared_prefix &&
+                    spec.inference_perf->shared_prefix->enable_multi_turn_chat;
+  if (spec.closed_loop_sessions && chat && spec.clients.empty()) return true;
+  for (const auto& c : spec.clients) {
+    const bool session = spec.closed_loop_sessions && c.reasoning && c.reasoning->multi_turn &&
+                         c.reasoning->multi_turn->single_session;
+    if (c.timeout_us.value_or(c.concurrency > 0 || session ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
+  }
   for (const auto& c : spec.cohorts)
     if (c.timeout_us.value_or(0) > 0) return true;
   return false;
@@ -493,6 +501,7 @@ void resolve_spec_workload(ResolvedRun& r, const RunConfig& g, const WorkloadSet
     throw InputError(g.where("workload_spec"),
                      "the spec sets neither num_requests nor horizon: give one of them, "
                      "or --num-requests or --horizon, to bound the workload");
+  spec.closed_loop_sessions = w.session_mode == "closed-loop";
   r.spec = std::move(spec);
   apply_timeout(r);
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
@@ -748,6 +757,16 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   if (r.spec && closed_loop(*r.spec))
     throw InputError(where, "a workload change cannot follow closed-loop users (--concurrency or a spec's "
                             "concurrency clients): use an open-loop workload, or a 'rate' event");
+  const auto sessions = [](const WorkloadSpec& s) {
+    const bool chat = s.inference_perf && s.inference_perf->shared_prefix &&
+                      s.inference_perf->shared_prefix->enable_multi_turn_chat;
+    return s.closed_loop_sessions &&
+           (chat || std::any_of(s.clients.begin(), s.clients.end(),
+                                [](const ClientSpec& c) { return c.reasoning && c.reasoning->multi_turn; }));
+  };
+  if (r.spec && sessions(*r.spec))
+    throw InputError(where, "a workload change cannot follow closed-loop sessions (--session-mode closed-loop, "
+                            "set by --profile-set head): give --session-mode open-loop, or use a 'rate' event");
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   for (size_t k = 0; k < changes.size(); ++k) {
     const ScenarioEvent& e = *changes[k];
@@ -766,6 +785,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
       const int64_t us = *t > 0 ? *t * 1'000'000 : 0;
       for (auto& c : spec.clients) c.timeout_us = us;
       for (auto& c : spec.cohorts) c.timeout_us = us;
+      spec.expanded_timeout_us = us;
     }
     deadlines = deadlines || has_deadlines(spec) || r.given.workload.timeout_s.has_value();
     const int64_t horizon = r.horizon == kNoHorizon ? kNoHorizon : std::max<int64_t>(r.horizon - e.at, 0);

@@ -94,7 +94,11 @@ class ClientStreamBase : public RequestStream {
         block_size_(s.block_size),
         own_stream_(s.own_stream),
         seed_(s.seed),
-        windows_(s.client->lifecycle) {}
+        windows_(s.client->lifecycle) {
+    // HEAD's per-client arrival sampler takes a seed of its own from the
+    // client's stream first, and never draws from it.
+    if (s.client->own_rate_per_us) rng_.int63();
+  }
 
   // Draws inter-arrival times until one lands in a window; false once the
   // next arrival would reach the horizon or no window can match any more.
@@ -295,6 +299,7 @@ class SessionStream final : public ClientStreamBase {
         pending_.input_tokens = s->round.input_tokens;
         pending_.output_tokens = s->round.output_tokens;
         pending_.max_output_tokens = s->round.output_tokens;
+        pending_round_ = s->round.index;
         std::swap(pending_.block_hashes, s->round.hashes);
         if (next_round(*s)) {
           std::push_heap(live_.begin(), live_.end(), later);
@@ -312,6 +317,7 @@ class SessionStream final : public ClientStreamBase {
 
  private:
   struct Round {
+    int64_t index = 0;  // within its session, from 0
     int64_t arrival = 0;
     int32_t input_tokens = 0;
     int32_t output_tokens = 0;
@@ -448,6 +454,7 @@ class SessionStream final : public ClientStreamBase {
       // Next round: after the think time plus 1 µs per output token.
       s.t = saturating_add(saturating_add(t, turns_.think_time_us), out_len);
       if (keep) {
+        s.round.index = s.r - 1;
         s.round.arrival = t;
         s.round.input_tokens = input_tokens;
         s.round.output_tokens = static_cast<int32_t>(out_len);
@@ -494,19 +501,51 @@ ConcurrencyStream::ConcurrencyStream(const StreamSetup& s, GoRand& users, int64_
   blueprints_.resize(user_seeds_.size());
 }
 
-void ConcurrencyStream::draw(GoRand& rng, WorkloadRequest& out) const {
+namespace {
+
+// A request drawn whole from `rng`, as an ordinary client draws one (spec
+// workload §6.6): input length, output length, input ids, output ids, after
+// the group's prefix.
+void draw_request(GoRand& rng, const LengthSampler& input, const LengthSampler& output, const SharedPrefix* prefix,
+                  int32_t block_size, const std::string& where, WorkloadRequest& out) {
   auto& hashes = out.block_hashes;
   hashes.clear();
-  ContentHasher hasher(hashes, block_size_);
-  const int64_t prefix_len = prefix_ ? prefix_->size() : 0;
-  if (prefix_) prefix_->begin(hashes, hasher, prefix_len);
-  const int64_t in_len = checked_tokens(input_.sample(rng), where_ + ".input_distribution", "an input");
-  const int64_t out_len = checked_tokens(output_.sample(rng), where_ + ".output_distribution", "an output");
+  ContentHasher hasher(hashes, block_size);
+  const int64_t prefix_len = prefix ? prefix->size() : 0;
+  if (prefix) prefix->begin(hashes, hasher, prefix_len);
+  const int64_t in_len = checked_tokens(input.sample(rng), where + ".input_distribution", "an input");
+  const int64_t out_len = checked_tokens(output.sample(rng), where + ".output_distribution", "an output");
   hasher.draw(rng, in_len);
   hasher.draw(rng, out_len);
-  out.input_tokens = checked_tokens(prefix_len + in_len, where_, "an input", kMaxInt32);
+  out.input_tokens = checked_tokens(prefix_len + in_len, where, "an input", kMaxInt32);
   out.output_tokens = static_cast<int32_t>(out_len);
   out.max_output_tokens = static_cast<int32_t>(out_len);
+}
+
+}  // namespace
+
+void ConcurrencyStream::draw(GoRand& rng, WorkloadRequest& out) const {
+  draw_request(rng, input_, output_, prefix_, block_size_, where_, out);
+}
+
+SessionRounds::SessionRounds(const StreamSetup& s, int64_t seed)
+    : where_(s.where),
+      input_(s.client->input_distribution, s.where + ".input_distribution"),
+      output_(s.client->output_distribution, s.where + ".output_distribution"),
+      prefix_(s.prefix),
+      horizon_(s.horizon),
+      block_size_(s.block_size),
+      think_(s.client->reasoning->multi_turn->think_time_us),
+      max_rounds_(s.client->reasoning->multi_turn->max_rounds),
+      rng_(seed) {}
+
+bool SessionRounds::follow_up(int64_t done_round, int64_t t, WorkloadRequest& out) {
+  if (done_round >= max_rounds_ - 1) return false;  // that was the last round
+  const int64_t arrival = saturating_add(t, think_);
+  if (arrival > horizon_) return false;
+  draw_request(rng_, input_, output_, prefix_, block_size_, where_, out);
+  out.arrival_us = arrival;
+  return true;
 }
 
 bool ConcurrencyStream::advance() {

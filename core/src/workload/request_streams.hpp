@@ -44,6 +44,8 @@ class RequestStream {
   // Requests come in (arrival, generation order) order.
   virtual bool advance() = 0;
   int64_t pending_arrival() const { return pending_.arrival_us; }
+  // The pending request's round within its multi-turn session (0 for other clients).
+  int64_t pending_round() const { return pending_round_; }
   // Hands the pending request over; the hash buffers are swapped and the
   // strings assigned, so a caller reusing `out` causes no allocation.
   void take(WorkloadRequest& out);
@@ -51,6 +53,7 @@ class RequestStream {
  protected:
   explicit RequestStream(const ClientSpec& client);
   WorkloadRequest pending_;
+  int64_t pending_round_ = 0;
 };
 
 // Builds the stream for a client; errors name `setup.where`.
@@ -86,6 +89,30 @@ class ConcurrencyStream final : public RequestStream {
   std::vector<int64_t> user_seeds_, blueprint_seeds_;
   std::vector<std::unique_ptr<GoRand>> blueprints_;  // made at a user's first follow-up
   int32_t next_user_ = 0;
+};
+
+// The later rounds of a closed-loop session (--session-mode closed-loop, as
+// HEAD runs multi-turn clients): round r + 1 arrives think_time_us after
+// round r completes, until max_rounds or past the horizon. Each is drawn from
+// the session's own stream, seeded `seed`, as draw() of a concurrency user
+// draws: fresh lengths and ids after the group's prefix (no context
+// accumulation).
+class SessionRounds {
+ public:
+  SessionRounds(const StreamSetup& setup, int64_t seed);
+  // The round after `done_round`, which completed at t, without its id;
+  // false when the session has no more.
+  bool follow_up(int64_t done_round, int64_t t, WorkloadRequest& out);
+
+ private:
+  std::string where_;
+  LengthSampler input_, output_;
+  const SharedPrefix* prefix_;
+  int64_t horizon_;
+  int32_t block_size_;
+  int64_t think_;
+  int64_t max_rounds_;
+  GoRand rng_;
 };
 
 }  // namespace blis::workload

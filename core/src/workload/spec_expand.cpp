@@ -56,6 +56,7 @@ void expand_inference_perf(WorkloadSpec& spec) {
                      fmt::format("{} x {} clients per stage is too many (at most 1000000)", n_prompts, n_users));
   const int64_t per_stage = n_prompts * n_users;
   const bool multi_stage = ip.stages.size() > 1;
+  const bool closed_loop = spec.closed_loop_sessions;
 
   double aggregate = 0;
   std::vector<ClientSpec> clients;
@@ -65,6 +66,16 @@ void expand_inference_perf(WorkloadSpec& spec) {
     const int64_t window_end = wrapping_add(window_start, wrapping_mul(stage.duration, kUsPerSecond));
     aggregate += stage.rate;
     std::optional<ReasoningSpec> reasoning;
+    // Closed-loop sessions (HEAD): the stage's rate x duration requests,
+    // truncated, split evenly over its sessions (the first `extra` one more).
+    int64_t stage_requests = 0;
+    if (sp.enable_multi_turn_chat && closed_loop) {
+      stage_requests = go_trunc(stage.rate * static_cast<double>(stage.duration));
+      if (stage_requests < 1)
+        throw InputError("inference_perf.stages[" + std::to_string(s) + "]",
+                         fmt::format("rate {} x duration {} s makes no request; raise the rate or the duration",
+                                     stage.rate, stage.duration));
+    }
     if (sp.enable_multi_turn_chat) {
       // Each session spreads its stage's requests over the stage: rounds
       // = ceil(rate x duration / sessions), spaced sessions / rate seconds.
@@ -76,15 +87,20 @@ void expand_inference_perf(WorkloadSpec& spec) {
       // A constant 0 samples as 1, i.e. a reason ratio of 0.01 (reference quirk).
       reasoning = ReasoningSpec{constant_dist(0), mt};
     }
+    int64_t client_index = 0;
     for (int64_t p = 0; p < n_prompts; ++p) {
-      for (int64_t u = 0; u < n_users; ++u) {
+      for (int64_t u = 0; u < n_users; ++u, ++client_index) {
         ClientSpec c;
         c.id = multi_stage ? fmt::format("stage-{}-prompt-{}-user-{}", s, p, u)
                            : fmt::format("prompt-{}-user-{}", p, u);
         c.tenant_id = fmt::format("prompt-{}", p);
-        c.slo_class = "batch";
+        c.slo_class = closed_loop ? "standard" : "batch";
         c.rate_fraction = multi_stage ? stage.rate / static_cast<double>(per_stage)
                                       : 1.0 / static_cast<double>(per_stage);
+        if (closed_loop && multi_stage) {
+          c.rate_fraction = 1.0;  // a placeholder: the client's own rate below is used
+          c.own_rate_per_us = stage.rate / static_cast<double>(per_stage) / 1e6;
+        }
         c.arrival.process = "poisson";
         c.input_distribution = constant_dist(sp.question_len);
         c.output_distribution = constant_dist(sp.output_len);
@@ -92,6 +108,8 @@ void expand_inference_perf(WorkloadSpec& spec) {
         c.prefix_length = sp.system_prompt_len;  // 0 still means the 50-token default
         if (multi_stage) c.lifecycle = std::vector<LifecycleWindow>{{window_start, window_end}};
         c.reasoning = reasoning;
+        if (reasoning && closed_loop)
+          c.reasoning->multi_turn->max_rounds = stage_requests / per_stage + (client_index < stage_requests % per_stage ? 1 : 0);
         clients.push_back(std::move(c));
       }
     }

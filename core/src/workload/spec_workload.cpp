@@ -9,6 +9,8 @@
 #include <queue>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "blis/errors.hpp"
 #include "blis/go_rand.hpp"
 #include "blis/workload.hpp"
@@ -60,6 +62,7 @@ class SpecWorkload final : public WorkloadSource {
     // whose content is its own (workload::own_streams). Null: open-loop.
     std::vector<std::unique_ptr<RequestStream>> made;
     std::vector<workload::StreamSetup> setups;
+    bool warned_open_sessions = false;
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
       if (client.concurrency > 0) {
@@ -75,14 +78,22 @@ class SpecWorkload final : public WorkloadSource {
         for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({made.size(), u});
         user_base_.push_back(static_cast<int32_t>(user_stream_.size()) - stream->users());
         closed_.push_back(stream.get());
+        closed_session_.push_back(false);
         made.push_back(std::move(stream));
         timeouts_.push_back(client.timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
         continue;
       }
-      const double rate = fraction_sum == 0
-                              ? 0
-                              : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
+      double rate = fraction_sum == 0 ? 0 : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
       if (rate <= 0) continue;  // no draws (unreachable after validation)
+      if (client.own_rate_per_us) rate = *client.own_rate_per_us;
+      const bool multi_turn = client.reasoning && client.reasoning->multi_turn;
+      const bool closed_session = spec_.closed_loop_sessions && multi_turn && client.reasoning->multi_turn->single_session;
+      if (spec_.closed_loop_sessions && multi_turn && !closed_session && !warned_open_sessions) {
+        spdlog::warn("{}: multi-turn clients with many sessions (single_session: false) run open-loop: every round "
+                     "arrives on its schedule, not after the previous one completes (HEAD drives them by completions)",
+                     entry.where);
+        warned_open_sessions = true;
+      }
       workload::StreamSetup setup;
       setup.client = &client;
       setup.where = entry.where;
@@ -96,7 +107,9 @@ class SpecWorkload final : public WorkloadSource {
       made.push_back(nullptr);
       user_base_.push_back(-1);
       closed_.push_back(nullptr);
-      timeouts_.push_back(client.timeout_us.value_or(0));
+      closed_session_.push_back(closed_session);
+      // Session clients' requests have HEAD's 300 s default deadline.
+      timeouts_.push_back(client.timeout_us.value_or(closed_session ? kDefaultClosedLoopTimeoutUs : 0));
     }
     std::vector<int64_t> seeds;
     seeds.reserve(setups.size());
@@ -113,19 +126,43 @@ class SpecWorkload final : public WorkloadSource {
       streams_.push_back(workload::make_request_stream(setups[open]));
       ++open;
     }
+    // Closed-loop sessions: rand.New(seed + 7919) draws one seed per
+    // session, in client order, for the stream of its later rounds.
+    GoRand session_seeds(spec_.seed + 7919);
+    sessions_.resize(streams_.size());
+    session_user_.assign(streams_.size(), -1);
+    size_t open_k = 0;
     for (size_t k = 0; k < streams_.size(); ++k) {
-      if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);
+      const bool open_loop_stream = closed_[k] == nullptr;
+      const bool started = streams_[k]->advance();
+      if (started) heap_.emplace(streams_[k]->pending_arrival(), k);
+      if (open_loop_stream) {
+        if (started && closed_session_[k]) {
+          sessions_[k] = std::make_unique<workload::SessionRounds>(setups[open_k], session_seeds.int63());
+          session_user_[k] = static_cast<int32_t>(user_stream_.size());
+          user_stream_.push_back({k, -1});
+        }
+        ++open_k;
+      }
     }
   }
 
   // spec head §4.2: the user's next request, counted toward the cap.
   bool follow_up(const WorkloadRequest& done, int64_t t, WorkloadRequest& out) override {
-    if (max_requests_ > 0 && emitted_ >= static_cast<uint64_t>(max_requests_)) return false;
     const auto [k, u] = user_stream_[static_cast<size_t>(done.user)];
+    // A session's rounds were counted against the cap when generated.
+    if (!sessions_[k] && max_requests_ > 0 && taken_ >= static_cast<uint64_t>(max_requests_)) return false;
     try {
-      if (!closed_[k]->follow_up(u, t, out)) return false;
+      if (sessions_[k] ? !sessions_[k]->follow_up(done.round, t, out) : !closed_[k]->follow_up(u, t, out)) return false;
     } catch (const InputError& e) {
       workload::rethrow_located(spec_.source, e);
+    }
+    if (sessions_[k]) {
+      out.slo_class = done.slo_class;
+      out.tenant_id = done.tenant_id;
+      out.model = done.model;
+    } else {
+      ++taken_;
     }
     out.id = emitted_++;
     out.user = done.user;
@@ -135,25 +172,35 @@ class SpecWorkload final : public WorkloadSource {
   }
 
   bool next(WorkloadRequest& out) override {
-    if (max_requests_ > 0 && emitted_ >= static_cast<uint64_t>(max_requests_)) return false;
-    if (heap_.empty()) return false;
-    // Ties in arrival go to the earlier client (spec workload §6.9); the
-    // heap key carries the position in streams_, which follows client order.
-    const size_t k = heap_.top().second;
-    heap_.pop();
-    RequestStream& stream = *streams_[k];
-    stream.take(out);
-    out.id = emitted_++;
-    out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
-    if (out.user >= 0) out.user += user_base_[k];  // the stream's user number, made global
-    // Samplers of multimodal and reasoning blocks are built at a client's
-    // first request, so their errors surface here.
-    try {
-      if (stream.advance()) heap_.emplace(stream.pending_arrival(), k);
-    } catch (const InputError& e) {
-      workload::rethrow_located(spec_.source, e);
+    for (;;) {
+      if (max_requests_ > 0 && taken_ >= static_cast<uint64_t>(max_requests_)) return false;
+      if (heap_.empty()) return false;
+      // Ties in arrival go to the earlier client (spec workload §6.9); the
+      // heap key carries the position in streams_, which follows client order.
+      const size_t k = heap_.top().second;
+      heap_.pop();
+      RequestStream& stream = *streams_[k];
+      // A closed-loop session's later rounds are generated in the arrival
+      // order (they count against the cap there, as in HEAD) but sent only
+      // when the previous round completes (follow_up).
+      const bool later_round = sessions_[k] && stream.pending_round() > 0;
+      stream.take(out);
+      ++taken_;
+      if (!later_round) {
+        out.id = emitted_++;
+        out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
+        if (out.user >= 0) out.user += user_base_[k];  // the stream's user number, made global
+        if (sessions_[k]) out.user = session_user_[k];
+      }
+      // Samplers of multimodal and reasoning blocks are built at a client's
+      // first request, so their errors surface here.
+      try {
+        if (stream.advance()) heap_.emplace(stream.pending_arrival(), k);
+      } catch (const InputError& e) {
+        workload::rethrow_located(spec_.source, e);
+      }
+      if (!later_round) return true;
     }
-    return true;
   }
 
  private:
@@ -161,7 +208,8 @@ class SpecWorkload final : public WorkloadSource {
   WorkloadSpec spec_;                         // the clients the streams read
   std::deque<ClientSpec> members_;            // cohort members' shared descriptions
   int64_t max_requests_;
-  uint64_t emitted_ = 0;
+  uint64_t emitted_ = 0;  // ids given
+  uint64_t taken_ = 0;    // requests generated, counted against max_requests_
   std::vector<std::unique_ptr<SharedPrefix>> prefixes_;
   std::vector<std::unique_ptr<RequestStream>> streams_;
   std::vector<int64_t> timeouts_;  // per stream, its client's timeout (µs, 0 = none)
@@ -171,6 +219,12 @@ class SpecWorkload final : public WorkloadSource {
   std::vector<workload::ConcurrencyStream*> closed_;
   std::vector<int32_t> user_base_;
   std::vector<std::pair<size_t, int32_t>> user_stream_;
+  // Closed-loop sessions: per stream its session's later rounds (null for
+  // the others); whether a stream's client is one; per stream its session's
+  // user number (-1: none).
+  std::vector<std::unique_ptr<workload::SessionRounds>> sessions_;
+  std::vector<bool> closed_session_;
+  std::vector<int32_t> session_user_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
 };
 
@@ -247,6 +301,8 @@ std::unique_ptr<WorkloadSource> make_spec_workload(const WorkloadSpec& spec_in, 
       spec.clients = workload::load_servegen_clients(*spec.servegen_data);
       expanded_from("servegen_data");
     }
+    if (spec.expanded_timeout_us)  // --timeout reaches the expanded clients too (as HEAD)
+      for (auto& c : spec.clients) c.timeout_us = *spec.expanded_timeout_us;
     workload::upgrade_legacy_version(spec);
     validate_workload_spec(spec);
   } catch (const InputError& e) {
