@@ -29,6 +29,20 @@ constexpr double kGiB = 1073741824.0;  // 2^30
 
 std::string num(double v) { return fmt::format("{}", v); }
 
+// The fewest GPUs that would hold `shared_gib` (weights and activations,
+// which are shared out): each keeps its share of memory less the multi-GPU
+// overhead.
+std::string fewest_gpus(const HardwareSpec& hw, double gpu_memory_utilization, double shared_gib) {
+  const double per_gpu = hw.memory_gib * gpu_memory_utilization - kNonTorchTpMultiGiB;
+  if (per_gpu <= 0) return "no number of GPUs holds it at this memory share";
+  return "minimum GPUs required per instance: " + std::to_string(static_cast<int64_t>(std::ceil(shared_gib / per_gpu)));
+}
+
+// HEAD's formula also takes the "situ" activation.
+bool swiglu_family(const std::string& act, bool head) {
+  return act.empty() || act == "silu" || act == "swiglu" || act == "geglu" || (head && act == "situ");
+}
+
 }  // namespace
 
 int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
@@ -52,8 +66,7 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
   if (m.hidden_size % m.num_heads != 0)
     fail("hidden_size " + std::to_string(m.hidden_size) + " is not divisible by num_attention_heads " +
          std::to_string(m.num_heads));
-  if (!(m.hidden_act.empty() || m.hidden_act == "silu" || m.hidden_act == "swiglu" ||
-        m.hidden_act == "geglu" || (quantised_weights && m.hidden_act == "situ")))
+  if (!swiglu_family(m.hidden_act, quantised_weights))
     fail("unsupported activation \"" + m.hidden_act +
          "\"; only SwiGLU-family activations (silu, swiglu, geglu) are supported");
   int64_t kv_heads = m.num_kv_heads;
@@ -96,13 +109,9 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
                               (tp == 1 ? kNonTorchTp1GiB : kNonTorchTpMultiGiB) *
                                   static_cast<double>(tp);
   if (overhead_gib >= available_gib) {
-    // The fewest GPUs that would hold it: weights and activations are shared
-    // out, each GPU keeps its share of memory less the multi-GPU overhead.
-    const double per_gpu = hw.memory_gib * gpu_memory_utilization - kNonTorchTpMultiGiB;
-    const double shared = static_cast<double>(weights_bytes) / kGiB + (moe ? kActivationMoeGiB : kActivationDenseGiB);
-    const std::string fewest =
-        per_gpu <= 0 ? "no number of GPUs holds it at this memory share"
-                     : "minimum GPUs required per instance: " + std::to_string(static_cast<int64_t>(std::ceil(shared / per_gpu)));
+    const std::string fewest = fewest_gpus(hw, gpu_memory_utilization,
+                                           static_cast<double>(weights_bytes) / kGiB +
+                                               (moe ? kActivationMoeGiB : kActivationDenseGiB));
     fail("model overhead of " + num(overhead_gib) + " GiB does not fit in the available " +
          num(available_gib) + " GiB (" + num(hw.memory_gib) + " GiB x " +
          fmt::format("{:g}", gpu_memory_utilization * 100) + "% x " +

@@ -252,6 +252,27 @@ int64_t priority_inversions(std::vector<CompletionSample> samples) {
   return total;
 }
 
+namespace {
+
+// The anomaly block's lines after HOL blocking, as HEAD prints them:
+// admission rejections (with their SLO classes) and routing ones apart.
+std::string head_rejection_lines(const InstanceMetrics& cluster, const ReportContext& ctx) {
+  std::string out = fmt::format("Rejected Requests (Admission): {}\n", ctx.rejected - ctx.routing_rejected);
+  std::map<std::string, int64_t> shed;  // by class name, the default class "standard"
+  for (const auto& [slo, n] : ctx.admission_rejected_by_class) {
+    const std::string name = slo_class_name(slo);
+    if (n > 0) shed[name.empty() ? "standard" : name] += n;
+  }
+  for (const auto& [name, n] : shed) out += fmt::format("  Shed ({}): {}\n", name, n);
+  out += fmt::format("Rejected Requests (Routing): {}\n", ctx.routing_rejected);
+  out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
+  out += fmt::format("Timed Out Requests: {}\n", cluster.timed_out);
+  out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+  return out;
+}
+
+}  // namespace
+
 std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
                         const InstanceMetrics& cluster, const ReportContext& ctx) {
   std::string out;
@@ -278,18 +299,8 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     out += "=== Anomaly Counters ===\n";
     out += fmt::format("Priority Inversions: {}\n", inversions);
     out += fmt::format("HOL Blocking Events: {}\n", hol);
-    if (cluster.reports_timeouts) {  // HEAD's lines: admission (by class) and routing apart
-      out += fmt::format("Rejected Requests (Admission): {}\n", ctx.rejected - ctx.routing_rejected);
-      std::map<std::string, int64_t> shed;  // by class name, the default class "standard"
-      for (const auto& [slo, n] : ctx.admission_rejected_by_class) {
-        const std::string name = slo_class_name(slo);
-        if (n > 0) shed[name.empty() ? "standard" : name] += n;
-      }
-      for (const auto& [name, n] : shed) out += fmt::format("  Shed ({}): {}\n", name, n);
-      out += fmt::format("Rejected Requests (Routing): {}\n", ctx.routing_rejected);
-      out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
-      out += fmt::format("Timed Out Requests: {}\n", cluster.timed_out);
-      out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
+    if (cluster.reports_timeouts) {
+      out += head_rejection_lines(cluster, ctx);
     } else {
       out += fmt::format("Rejected Requests: {}\n", ctx.rejected);
       out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);

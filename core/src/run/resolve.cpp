@@ -171,6 +171,19 @@ bool from_profile_set(const RunConfig& g, const std::string& key) {
   return it != g.origins.end() && it->second.rfind("profile-set ", 0) == 0;
 }
 
+// KV blocks could not be computed from GPU memory. With a memory share
+// (HEAD's flag, or its profile set) the count must come from memory, as in
+// HEAD, which stops here; the seed had no such flag and falls back to
+// `fallback` blocks, with a warning.
+void kv_calculation_failed(const Error& err, bool memory_share, const RunConfig& g, int64_t fallback) {
+  if (memory_share)
+    throw InputError(g.where("gpu_memory_utilization"),
+                     fmt::format("KV blocks cannot be computed from GPU memory: {}; give a larger --tp, "
+                                 "or --total-kv-blocks",
+                                 err.what()));
+  spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), fallback);
+}
+
 // Model, hardware, latency model, coefficients, KV blocks and max-model-len
 // of the (only) pool.
 void resolve_model(ResolvedRun& r, RunContext& ctx) {
@@ -327,15 +340,7 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
         spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB x {}, TP={}, block size {})", blocks,
                      r.hardware->memory_gib, share, tp, e.block_size);
       } catch (const Error& err) {
-        // With a memory share (HEAD's flag, or its profile set) the count must
-        // come from memory, as in HEAD, which stops here; the seed had no
-        // such flag, and falls back to a million blocks.
-        if (memory_share)
-          throw InputError(g.where("gpu_memory_utilization"),
-                           fmt::format("KV blocks cannot be computed from GPU memory: {}; give a larger --tp, "
-                                       "or --total-kv-blocks",
-                                       err.what()));
-        spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), blocks);
+        kv_calculation_failed(err, memory_share.has_value(), g, blocks);
       }
     }
     e.total_kv_blocks = blocks;
