@@ -24,7 +24,10 @@ namespace {
 // ("DIR: no such folder"), not CLI11's "Directory does not exist".
 CLI::Validator existing_folder() {
   return CLI::Validator(
-      [](std::string& dir) { return std::filesystem::is_directory(dir) ? std::string() : dir + ": no such folder"; },
+      [](std::string& dir) {
+        std::error_code ec;  // a name too long is no folder, not an exception
+        return std::filesystem::is_directory(dir, ec) && !ec ? std::string() : dir + ": no such folder";
+      },
       "DIR");
 }
 

@@ -144,3 +144,16 @@ TEST_CASE("every setting that names a path follows the one rule", "[hostile][tru
   CHECK(folders == 1);
   CHECK(reads >= 5);
 }
+
+// Found by fuzz_flags (2026-11-26): a folder name longer than the system
+// allows made std::filesystem throw inside CLI11's validator, and blis
+// aborted (exit 134). Every path a user names is asked without throwing.
+TEST_CASE("a path name too long for the system is refused, never an abort", "[hostile][trust]") {
+  const std::string long_name(5000, 'a');
+  check_refused("plugins list --plugin-dir " + long_name, ": no such folder");
+  check_refused("plugins list --script-dir " + long_name, ": no such folder");
+  check_refused("run --model qwen/qwen3-14b --model-config-folder " + long_name, "no config.json in");
+  check_refused("run --model qwen/" + long_name, "unknown model");
+  check_refused("run --model qwen/qwen3-14b --num-requests 5 --workload-trace " + long_name + ".csv", long_name);
+  check_refused("run " + long_name + ".toml", "no such file");
+}

@@ -6,6 +6,7 @@
 
 #include "toml_util.hpp"
 #include "util/text.hpp"
+#include "util/files.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -167,7 +168,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
   c.dir_ = dir;
 
   const std::string defaults_path = (fs::path(dir) / "defaults.toml").string();
-  if (!fs::exists(defaults_path)) throw ConfigError(defaults_path, "data file not found");
+  if (!files::exists(defaults_path)) throw ConfigError(defaults_path, "data file not found");
   toml::table root = toml_util::parse_file(defaults_path);
   const std::string& p = defaults_path;
   check_keys(p, root, "the top level",
@@ -243,7 +244,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
   }
 
   const std::string hw_path = (fs::path(dir) / "hardware.toml").string();
-  if (!fs::exists(hw_path)) throw ConfigError(hw_path, "data file not found");
+  if (!files::exists(hw_path)) throw ConfigError(hw_path, "data file not found");
   c.hardware_ = read_hardware_toml(hw_path);
   return c;
 }
@@ -310,7 +311,7 @@ HardwareSpec DataCatalog::hardware(const std::string& gpu, const std::string& pa
   std::map<std::string, HardwareSpec> loaded;
   const std::map<std::string, HardwareSpec>* table = &hardware_;
   if (!path.empty()) {
-    if (!fs::exists(path)) throw ConfigError(path, "hardware config not found");
+    if (!files::exists(path)) throw ConfigError(path, "hardware config not found");
     loaded = text::ends_with(text::lower(path), ".json") ? read_hardware_json(path) : read_hardware_toml(path);
     table = &loaded;
   }

@@ -5,6 +5,7 @@
 #include <blis/model_data.hpp>
 
 #include "toml_util.hpp"
+#include "util/files.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -251,7 +252,7 @@ double weight_bytes_from_model_name(const std::string& model) {
 
 ModelArch load_model_config_folder(const std::string& dir) {
   const std::string path = (fs::path(dir) / "config.json").string();
-  if (!fs::exists(path)) throw InputError("--model-config-folder", "no config.json in " + dir);
+  if (!files::exists(path)) throw InputError("--model-config-folder", "no config.json in " + dir);
   return load_model_config_json(path);
 }
 
@@ -268,7 +269,7 @@ std::optional<ModelArch> DataCatalog::bundled_model(const std::string& model) co
     throw InputError("--model", "invalid model name \"" + model + "\": model name \"" + model +
                                     "\" contains invalid path components");
   const std::string path = (fs::path(dir_) / "models" / (short_name + ".toml")).string();
-  if (!fs::exists(path)) return std::nullopt;
+  if (!files::exists(path)) return std::nullopt;
   ModelArch arch = arch_from_json(json_of(toml_util::parse_file(path)), path);
   if (arch.weight_bytes_per_param == 0) arch.weight_bytes_per_param = weight_bytes_from_model_name(name);
   return arch;

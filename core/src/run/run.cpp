@@ -14,6 +14,7 @@
 #include "run/rows_table.hpp"
 #include "run/simulate.hpp"
 #include "util/text.hpp"
+#include "util/files.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -345,7 +346,7 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
   RunConfig cli_only;
   apply_settings(cli_only, req.command_line);
   set_log_level(cli_only.outputs.log_level);
-  if (!fs::exists(path)) throw InputError("scenario", path + ": no such file");
+  if (!files::exists(path)) throw InputError("scenario", path + ": no such file");
   std::unique_ptr<LuaScenario> lua;
   Scenario scenario;
   if (text::ends_with(path, ".lua")) {

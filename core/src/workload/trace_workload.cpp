@@ -19,6 +19,7 @@
 #include "workload/content.hpp"
 #include "workload/csv_line.hpp"
 #include "workload/slo_class.hpp"
+#include "util/files.hpp"
 
 namespace blis {
 
@@ -67,7 +68,7 @@ class TraceWorkload final : public WorkloadSource {
         block_size_(block_size),
         rng_(derive_seed(seed, "trace")) {
     if (!in_) throw InputError(path_, "cannot open the trace file");
-    if (std::filesystem::is_directory(path_)) throw InputError(path_, "is a directory, not a trace file");
+    if (files::is_folder(path_)) throw InputError(path_, "is a directory, not a trace file");
     read_header();
     done_ = !read_row(/*first=*/true);
   }
