@@ -49,6 +49,9 @@ struct EngineSettings {
   // Given, it replaces the defaults table's KV blocks by a computed count.
   std::optional<double> gpu_memory_utilization;
   std::string preemption_policy = "fcfs";  // fcfs (batch tail) or priority (spec head §7.3)
+  // recompute (vLLM's: delivered tokens stay delivered) or restart (HEAD's:
+  // the victim makes its output again from the first token)
+  std::string preemption_mode = "recompute";
 };
 
 // A group of identical instances. Today a cluster has exactly one pool.
@@ -133,6 +136,10 @@ struct OutputSettings {
   std::optional<std::string> report;     // a folder for report.html and its charts
   bool keep_distributions = false;       // not a setting: plans keep latency CDFs for their report
   bool quiet = false;                    // no progress on stderr
+  // What stdout's blocks look like: "seed" (c9ca689b's) or "head" (HEAD's:
+  // every metrics block even with nothing completed, timed_out_requests, the
+  // split rejection lines, priority inversions only under priority-fcfs).
+  std::string output_form = "seed";
 };
 
 // Prefill/decode disaggregation (spec head §5.1; docs/disaggregation.md):

@@ -45,6 +45,7 @@ struct ClusterConfig {
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;
   bool deadlines = false;                 // requests may time out: report timed_out_requests
+  bool head_report = false;               // HEAD's output form: timed_out_requests always
   // --timeseries: the interval of its rows (0 = off) and the pool's name.
   SimTime timeseries_interval = 0;
   std::string pool_name = "default";

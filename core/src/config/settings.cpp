@@ -202,6 +202,12 @@ std::vector<SettingDef> make_table() {
                   "table (a compact summary for people, with units)",
                   [](RunConfig& c) -> auto& { return c.outputs.format; },
                   one_of("format", {"json", "reference", "table"})));
+  t.push_back(choice_row("output_form", {"--output-form"}, "outputs",
+                  "Whose metrics blocks: seed (c9ca689b's, the default) or head (BLIS HEAD's: a block per "
+                  "instance and for the cluster even with nothing completed, timed_out_requests, rejections at "
+                  "admission and routing apart, priority inversions counted under priority-fcfs only); "
+                  "--profile-set head sets head",
+                  [](RunConfig& c) -> auto& { return c.outputs.output_form; }, one_of("output form", {"head", "seed"})));
   t.push_back(row("results_path", {"--results-path"}, "outputs",
                   "Also write the metrics and one record per request to this JSON file",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
@@ -510,6 +516,13 @@ std::vector<SettingDef> make_table() {
                   "priority (the least urgent SLO class, latest arrival first)",
                   [](RunConfig& c) -> auto& { return c.pool().engine.preemption_policy; },
                   one_of("preemption policy", {"fcfs", "priority"})));
+  t.push_back(choice_row("preemption_mode", {"--preemption-mode"}, "batching",
+                  "What a preempted request keeps: recompute (vLLM's, the default: the tokens it delivered "
+                  "stay delivered; back in the batch it recomputes prompt and those tokens, then goes on) or "
+                  "restart (HEAD's: it prefills its prompt again and makes its whole output anew; its TTFT and "
+                  "inter-token latencies are those of the last attempt); --profile-set head sets restart",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.preemption_mode; },
+                  one_of("preemption mode", {"recompute", "restart"})));
   t.push_back(row("gpu_memory_utilization", {"--gpu-memory-utilization"}, "kv-cache",
                   "Share of GPU memory, in (0, 1], from which KV blocks are computed (default 0.9); "
                   "given, it replaces the defaults table's KV blocks",

@@ -646,6 +646,13 @@ void Instance::preempt(Request& v) {
   v.state = RequestState::Queued;
   s.entry.new_tokens = 0;
   s.entry.cached_tokens = 0;
+  if (cfg_.restart_preemption) {
+    // HEAD's form: what it delivered is forgotten, and its first token,
+    // inter-token latencies and output come again from the prompt.
+    signals_.restarted(v);
+    s.emitted = 0;
+    s.run_begin = s.run_end = 0;
+  }
   s.set_progress(0, v.spec.input_tokens + s.emitted);
   waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
 }

@@ -30,6 +30,7 @@ struct EngineConfig {
   int64_t max_model_len = 0;            // M, 0 = unlimited
   QueueOrder order = QueueOrder::Fcfs;
   bool priority_preemption = false;     // --preemption-policy priority (spec head §7.3)
+  bool restart_preemption = false;      // --preemption-mode restart: the victim's output starts over
   CpuTierConfig cpu_tier;
   SimTime horizon = kForever;
 };

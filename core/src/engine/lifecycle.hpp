@@ -72,6 +72,9 @@ struct LifecycleSubscriber {
   // A token after a stall or a preemption; `itl` is the real gap (µs).
   void on_token_gap(Request&, int64_t /*itl*/) {}
   void on_preempted(Request&, SimTime) {}
+  // Right after on_preempted under --preemption-mode restart: its tokens so
+  // far are void; its next first token replaces the one it had.
+  void on_restarted(Request&) {}
   void on_completed(Request&, SimTime) {}  // finished or length-capped; r.step is final
   void on_dropped(Request&, SimTime) {}    // can never be served (spec engine §2.7)
   // Its deadline passed at its instance: at the enqueue (r.state Routed),
@@ -107,6 +110,7 @@ class Lifecycle {
   }
   void token_gap(Request& r, int64_t itl) { each([&](auto& s) { s.on_token_gap(r, itl); }); }
   void preempted(Request& r, SimTime t) { each([&](auto& s) { s.on_preempted(r, t); }); }
+  void restarted(Request& r) { each([&](auto& s) { s.on_restarted(r); }); }
   void completed(Request& r, SimTime t) { each([&](auto& s) { s.on_completed(r, t); }); }
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
   void timed_out(Request& r, SimTime t) { each([&](auto& s) { s.on_timed_out(r, t); }); }

@@ -114,11 +114,23 @@ class MetricsCollector : public LifecycleSubscriber {
     of(r).metrics->input_tokens += r.spec.input_tokens;
   }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
+  // Under --preemption-mode restart, that of the last (HEAD's).
   void on_scheduled(Request& r, SimTime now) {
     RequestTiming::Detail& t = r.timing.set();
-    if (t.scheduling_delay >= 0) return;
+    auto& delays = of(r).metrics->scheduling_delay;
+    if (t.scheduling_delay >= 0) {
+      if (!t.restarted) return;
+      t.restarted = false;
+      t.scheduling_delay = now - r.spec.arrival_us;
+      if (t.delay_instance == r.instance) {  // the same instance: the sample is replaced
+        delays[static_cast<size_t>(t.delay_sample)] = t.scheduling_delay;
+        return;
+      }
+    }
     t.scheduling_delay = now - r.spec.arrival_us;
-    of(r).metrics->scheduling_delay.push_back(t.scheduling_delay);
+    t.delay_sample = static_cast<int64_t>(delays.size());
+    t.delay_instance = r.instance;
+    delays.push_back(t.scheduling_delay);
   }
   void on_first_token(Request& r, SimTime end) {
     const Slot& i = of(r);
@@ -126,12 +138,24 @@ class MetricsCollector : public LifecycleSubscriber {
     t.ttft = end + i.alpha_output - r.spec.arrival_us;
     if (r.timing.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
     t.first_token_end = end;
+    if (t.ttft_sample >= 0 && t.ttft_instance == r.instance) {  // again after a restart: the last counts
+      i.metrics->ttft[static_cast<size_t>(t.ttft_sample)] = t.ttft;
+      return;
+    }
+    t.ttft_sample = static_cast<int64_t>(i.metrics->ttft.size());
+    t.ttft_instance = r.instance;
     i.metrics->ttft.push_back(t.ttft);
     i.metrics->ttft_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   }
   void on_token_run(Request& r, uint64_t first, uint64_t end) { r.timing.set().runs.emplace_back(first, end); }
   void on_token_gap(Request& r, int64_t gap) { r.timing.set().gaps.push_back(gap + of(r).alpha_output); }
   void on_preempted(Request& r, SimTime) { ++of(r).metrics->preemptions; }
+  void on_restarted(Request& r) {
+    RequestTiming::Detail& t = r.timing.set();
+    t.runs.clear();
+    t.gaps.clear();
+    t.restarted = true;
+  }
   void on_completed(Request& r, SimTime end);
   void on_dropped(Request& r, SimTime) { ++of(r).metrics->dropped_unservable; }
   // Its tokens so far count as output; a request timed out at the enqueue

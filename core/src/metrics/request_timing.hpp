@@ -21,6 +21,11 @@ struct RequestTiming {
     int64_t e2e = -1;               // µs from arrival, once completed with a token
     double itl_avg = 0;             // mean inter-token latency (µs), once completed
     int64_t first_token_end = 0;    // end of the step that produced the first token
+    int64_t ttft_sample = -1;       // its TTFT's index among the samples of ttft_instance
+    int32_t ttft_instance = -1;
+    int64_t delay_sample = -1;      // its scheduling delay's index among the samples of delay_instance
+    int32_t delay_instance = -1;
+    bool restarted = false;         // preempted under restart: its next admission counts instead
     // Inter-token latencies, counted only if the request completes: closed
     // runs of standard values (steps [first, end)) and individual gaps.
     std::vector<std::pair<uint64_t, uint64_t>> runs;

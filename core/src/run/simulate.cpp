@@ -79,7 +79,10 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.cpu_tier =
       CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
   cc.keep_records = c.outputs.results_path.has_value();
-  cc.keep_completions = *c.policies.priority != "constant";
+  cc.head_report = c.outputs.output_form == "head";
+  // Priority inversions: the seed counts them when priorities vary, HEAD when
+  // the scheduler orders by priority (its fix of false positives, #292).
+  cc.keep_completions = cc.head_report ? *c.policies.scheduler == "priority-fcfs" : *c.policies.priority != "constant";
   cc.admission_latency = c.policies.admission_latency;
   cc.routing_latency = c.policies.routing_latency;
   cc.snapshot_refresh_interval = c.policies.snapshot_refresh_interval;
@@ -89,6 +92,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.cache_query = r.cache_query;
   cc.cache_signal_delay = c.policies.cache_signal_delay;
   cc.engine.priority_preemption = e.preemption_policy == "priority";
+  cc.engine.restart_preemption = e.preemption_mode == "restart";
   cc.keep_series = c.outputs.report.has_value();
   // The detectors keep two events per request: only when their labels are
   // printed, drawn, or judge a search's trials (which do not warn).
@@ -774,12 +778,13 @@ RunOutcome simulate(const RunConfig& given) {
   }
 
   std::string& out = outcome.report;
+  // The seed prints a metrics block only where something completed, HEAD always.
   if (cc.num_instances > 1)
     for (size_t i = 0; i < result.instances.size(); ++i)
-      if (result.instances[i].completed > 0)
+      if (result.instances[i].completed > 0 || cc.head_report)
         out += "=== Simulation Metrics ===\n" +
                metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
-  if (cluster.completed > 0) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result, r.detectors) + "\n";
+  if (cluster.completed > 0 || cc.head_report) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result, r.detectors) + "\n";
   if (fitness) out += fitness_block(*fitness);
   ReportContext report_ctx;
   report_ctx.priority_policy_constant = !cc.keep_completions;
