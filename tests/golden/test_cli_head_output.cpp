@@ -5,6 +5,7 @@
 // --preemption-mode restart and --output-form head.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -12,13 +13,19 @@
 
 namespace {
 
-std::string head_stdout(const std::string& name) {
-  std::ifstream f(std::string(BLIS_TEST_SOURCE_DIR) + "/tests/golden/expected/head/" + name + ".txt");
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
   REQUIRE(f.good());
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
 }
+
+std::string head_file(const std::string& name) {
+  return read_file(std::string(BLIS_TEST_SOURCE_DIR) + "/tests/golden/expected/head/" + name);
+}
+
+std::string head_stdout(const std::string& name) { return head_file(name + ".txt"); }
 
 Result run_head(const std::string& args) {
   Result r = run_blis(args + " --profile-set head");
@@ -75,4 +82,23 @@ TEST_CASE("CLI: --output-form head counts priority inversions under priority-fcf
   const Result seed_idle = run_blis(kIdle + " --profile-set head --output-form seed");
   REQUIRE(seed_idle.status == 0);
   CHECK(seed_idle.out.find("\"instance_id\": \"instance_0\"") == std::string::npos);
+}
+
+TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --profile-set head",
+          "[cli][head][output]") {
+  blis::test::TempDir dir;
+  const std::string path = dir.str() + "/m.json";
+  const std::string cmd =
+      "run --model qwen/qwen3-14b --seed 5 --rate 20 --num-requests 30 --num-instances 3 --routing-policy weighted "
+      "--scheduler priority-fcfs --metrics-path " + path;
+  run_head(cmd);
+  // The cluster's metrics, its cache_hit_rate (the instances' mean) and each
+  // request with its round_index, as HEAD writes them, with no final newline.
+  const std::string written = read_file(path);
+  CHECK(written == head_file("metrics_path.json"));
+  CHECK(written.find("\"cache_hit_rate\": ") != std::string::npos);
+  // Without the profile it is the seed's --results-path file: no such keys.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  CHECK(read_file(path).find("round_index") == std::string::npos);
 }

@@ -47,6 +47,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
     metrics_[static_cast<size_t>(i)].reports_timeouts = cfg.deadlines || cfg.head_report;
+    metrics_[static_cast<size_t>(i)].head_form = cfg.head_report;
     std::unique_ptr<LatencyModel> model = latency(i);
     collector_.add_instance(metrics_[static_cast<size_t>(i)], model->output_token_time(),
                             model->post_decode_overhead());

@@ -208,8 +208,9 @@ std::vector<SettingDef> make_table() {
                   "admission and routing apart, priority inversions counted under priority-fcfs only); "
                   "--profile-set head sets head",
                   [](RunConfig& c) -> auto& { return c.outputs.output_form; }, one_of("output form", {"head", "seed"})));
-  t.push_back(row("results_path", {"--results-path"}, "outputs",
-                  "Also write the metrics and one record per request to this JSON file",
+  t.push_back(row("results_path", {"--results-path", "--metrics-path"}, "outputs",
+                  "Also write the metrics and one record per request to this JSON file (--metrics-path: "
+                  "HEAD's name; under --output-form head the file has HEAD's cache_hit_rate and round_index)",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
   t.push_back(row("detectors", {"--detectors"}, "outputs",
                   "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "

@@ -27,6 +27,7 @@ struct RequestRecord {
   double itl_avg = 0;
   int32_t slo_class = 0;
   int32_t instance = -1;
+  int32_t round = 0;  // of its session or closed-loop user: 0 first, then 1, 2, ...
   bool length_capped = false;
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
@@ -48,6 +49,7 @@ struct InstanceMetrics {
   int64_t timed_out = 0;  // spec head §4.1
   // Requests of the run may have deadlines: the report shows timed_out_requests.
   bool reports_timeouts = false;
+  bool head_form = false;  // --output-form head: the results file as HEAD's --metrics-path writes it
   int64_t failed = 0;  // lost with a failed instance (scenario events)
   int64_t preemptions = 0, kv_allocation_failures = 0;
   int64_t input_tokens = 0, output_tokens = 0;

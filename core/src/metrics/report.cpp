@@ -69,6 +69,9 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.dropped_unservable += p->dropped_unservable;
     out.timed_out += p->timed_out;
     out.reports_timeouts = out.reports_timeouts || p->reports_timeouts;
+    out.head_form = out.head_form || p->head_form;
+    // HEAD's file: the instances' mean (each instance's own until then).
+    out.cache_hit_rate += p->cache_hit_rate / static_cast<double>(parts.size());
     out.failed += p->failed;
     out.length_capped += p->length_capped;
     out.preemptions += p->preemptions;
@@ -165,6 +168,8 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
   for (const MetricField& f : metrics_fields(m)) {
     o.key(f.name.c_str());
     o.text += metric_text(f);
+    // HEAD's file (not its stdout) has the cache hit rate after the preemptions.
+    if (with_requests && m.head_form && f.name == "preemption_count") o.real("cache_hit_rate", m.cache_hit_rate);
   }
   if (with_requests && !m.records.empty()) {
     std::vector<const RequestRecord*> recs;
@@ -208,6 +213,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
         e.key("failed");
         e.text += "true";
       }
+      if (m.head_form) e.num("round_index", r->round);
       o.text += (first ? "\n    " : ",\n    ") + e.close();
       first = false;
     }

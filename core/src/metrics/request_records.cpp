@@ -14,6 +14,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.itl_avg = r.timing.itl_avg();
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;
+  rec.round = r.spec.round;
   rec.length_capped = r.length_capped;
   rec.dropped = dropped;
   rec.timed_out = timed_out;
