@@ -61,6 +61,13 @@ def draw(rng, profile):
               "--token-bucket-refill-rate", str(rng.choice([500, 5000]))]
     if rng.random() < 0.2:
         a += ["--prefix-tokens", str(rng.choice([32, 256]))]
+    if head and rng.random() < 0.15:  # HEAD's CPU tier
+        a += ["--kv-cpu-blocks", str(rng.choice([200, 2000])), "--kv-offload-threshold", str(rng.choice([0.5, 0.9]))]
+    if head and rng.random() < 0.15:  # goodput
+        a += ["--slo-ttft", rng.choice(["standard=100ms", "standard=2s"])]
+    if head and rng.random() < 0.15:  # prefill/decode disaggregation
+        a += ["--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
+              "--pd-decider", rng.choice(["always", "never"])]
     return a
 
 

@@ -102,3 +102,18 @@ TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --
   REQUIRE(seed.status == 0);
   CHECK(read_file(path).find("round_index") == std::string::npos);
 }
+
+TEST_CASE("CLI: under --profile-set head a goodput target's class is reported with no requests, and per-SLO ITL",
+          "[cli][head][goodput]") {
+  // A target for `standard`, every request in the default class: HEAD lists
+  // `standard` with count 0 and its targeted dimension, and its per-SLO block
+  // has an ITL line (the requests' mean ITLs) between TTFT and E2E.
+  const std::string out =
+      run_head("run --model qwen/qwen3-14b --seed 26 --rate 10 --num-requests 100 --num-instances 1 "
+               "--routing-policy least-loaded --latency-model trained-physics --prompt-tokens 512 "
+               "--output-tokens 16 --slo-ttft standard=2s")
+          .out;
+  CHECK(out == head_stdout("goodput_untargeted"));
+  CHECK(out.find("\"standard\": {\n      \"count\": 0,") != std::string::npos);
+  CHECK(out.find("    ITL:  mean=") != std::string::npos);
+}

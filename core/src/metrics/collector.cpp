@@ -34,6 +34,10 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
         r.length_capped ? std::max(s.emitted - 2, 1) : std::max(r.spec.output_tokens - 1, 1);
     t.itl_avg = static_cast<double>(itl_sum) / static_cast<double>(divisor);
   }
+  if (m.head_form) {
+    m.request_itl.push_back(t.itl_avg);
+    m.request_itl_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
+  }
 }
 
 // Requests on their way to their instance's queue count as still queued there:

@@ -62,6 +62,10 @@ struct InstanceMetrics {
   // Chunked (one entry per request of a long run): no doubling slack.
   std::deque<int64_t> ttft, e2e, scheduling_delay;
   std::deque<int8_t> ttft_slo, e2e_slo;
+  // Under head_form: each completed request's mean ITL (µs) and class, for
+  // the ITL line of HEAD's per-SLO block.
+  std::deque<double> request_itl;
+  std::deque<int8_t> request_itl_slo;
 
   // Inter-token latencies: per step its standard value (Δ + α_o) and a
   // difference array counting completed requests' runs over steps; gaps that

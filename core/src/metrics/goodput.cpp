@@ -14,6 +14,14 @@
 
 namespace blis {
 
+GoodputTracker::GoodputTracker(SloTargetMap targets) {
+  result_.targets = std::move(targets);
+  for (const auto& [slo, t] : result_.targets) {
+    const char* n = workload::slo_class_name(slo);
+    result_.classes[n[0] ? n : "default"].targeted = {t.ttft_ms > 0, t.itl_ms > 0, t.e2e_ms > 0};
+  }
+}
+
 GoodputClass& GoodputTracker::cls(const Request& r) {
   const char* n = workload::slo_class_name(r.spec.slo_class);
   return result_.classes[n[0] ? n : "default"];
@@ -67,9 +75,11 @@ std::string goodput_json(const Goodput& g, double runtime_s) {
     std::string dims;
     const char* names[3] = {"ttft", "itl", "e2e"};
     for (size_t d = 0; d < 3; ++d)
-      if (c.counted[d] > 0)
+      if (c.targeted[d] || c.counted[d] > 0)  // 0 when nothing was counted
         dims += fmt::format("{}\n        \"{}\": {}", dims.empty() ? "" : ",", names[d],
-                            go_float(static_cast<double>(c.met[d]) / static_cast<double>(c.counted[d])));
+                            go_float(c.counted[d] > 0 ? static_cast<double>(c.met[d]) /
+                                                            static_cast<double>(c.counted[d])
+                                                      : 0));
     if (!dims.empty()) out += ",\n      \"slo_attainment_by_dim\": {" + dims + "\n      }";
     std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
     const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;

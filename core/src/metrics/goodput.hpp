@@ -25,6 +25,7 @@ using SloTargetMap = std::map<int32_t, SloTargets>;
 struct GoodputClass {
   int64_t arrived = 0, good = 0;
   std::array<int64_t, 3> counted{}, met{};  // ttft, itl, e2e
+  std::array<bool, 3> targeted{};           // the dimensions the class has a target for
   std::vector<int64_t> ttft, e2e;           // µs, completed requests
   std::vector<double> itl;                  // µs, each request's mean ITL
 };
@@ -37,7 +38,8 @@ struct Goodput {
 
 class GoodputTracker : public LifecycleSubscriber {
  public:
-  explicit GoodputTracker(SloTargetMap targets) { result_.targets = std::move(targets); }
+  // Every class with a target has an entry, requests or not (as HEAD prints).
+  explicit GoodputTracker(SloTargetMap targets);
 
   void on_admitted(Request& r) {
     if (!on(r)) return;

@@ -85,6 +85,8 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.ttft_slo, p->ttft_slo);
     append(out.e2e, p->e2e);
     append(out.e2e_slo, p->e2e_slo);
+    append(out.request_itl, p->request_itl);
+    append(out.request_itl_slo, p->request_itl_slo);
     append(out.scheduling_delay, p->scheduling_delay);
     append(out.records, p->records);
     append(out.completions, p->completions);
@@ -260,6 +262,19 @@ int64_t priority_inversions(std::vector<CompletionSample> samples) {
 
 namespace {
 
+// Mean (summed in ascending order) and p99 (linear interpolation between
+// ranks) of real values, as HEAD's per-SLO distributions compute them.
+std::pair<double, double> mean_and_p99(std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double rank = 0.99 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(rank)), hi = static_cast<size_t>(std::ceil(rank));
+  const double p99 = lo == hi ? v[lo] : v[lo] + (rank - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  return {sum / static_cast<double>(v.size()), p99};
+}
+
 // The anomaly block's lines after HOL blocking, as HEAD prints them:
 // admission rejections (with their SLO classes) and routing ones apart.
 std::string head_rejection_lines(const InstanceMetrics& cluster, const ReportContext& ctx) {
@@ -358,6 +373,13 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
       const Summary e = summary_of(cluster.e2e, cluster.e2e_slo, in);
       out += fmt::format("  {}:\n", name);
       out += fmt::format("    TTFT: mean={:.2f} p99={:.2f} (n={})\n", t.mean, t.p99, t.count);
+      if (cluster.head_form) {  // HEAD's line: the requests' mean ITLs
+        std::vector<double> itl;
+        for (size_t k = 0; k < cluster.request_itl.size(); ++k)
+          if (in.count(cluster.request_itl_slo[k]) > 0) itl.push_back(cluster.request_itl[k]);
+        const auto [mean, p99] = mean_and_p99(itl);
+        out += fmt::format("    ITL:  mean={:.2f} p99={:.2f} (n={})\n", mean, p99, itl.size());
+      }
       out += fmt::format("    E2E:  mean={:.2f} p99={:.2f} (n={})\n", e.mean, e.p99, e.count);
     }
   }
