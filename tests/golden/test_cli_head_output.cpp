@@ -117,3 +117,18 @@ TEST_CASE("CLI: under --profile-set head a goodput target's class is reported wi
   CHECK(out.find("\"standard\": {\n      \"count\": 0,") != std::string::npos);
   CHECK(out.find("    ITL:  mean=") != std::string::npos);
 }
+
+TEST_CASE("CLI: under --profile-set head P/D pools that disaggregate nothing print no P/D or pools block",
+          "[cli][head][pd]") {
+  const std::string cmd =
+      "run --model qwen/qwen3-14b --seed 835 --rate 1 --num-requests 50 --scheduler fcfs --max-num-seqs 256 "
+      "--num-instances 3 --prefill-instances 1 --decode-instances 2 --pd-decider never";
+  const std::string out = run_head(cmd).out;
+  CHECK(out == head_stdout("pd_never"));
+  CHECK(out.find("=== PD Metrics ===") == std::string::npos);
+  // blis's own form keeps both blocks.
+  const Result seed_form = run_blis(cmd + " --profile-set head --output-form seed");
+  REQUIRE(seed_form.status == 0);
+  CHECK(seed_form.out.find("=== Pools ===") != std::string::npos);
+  CHECK(seed_form.out.find("Disaggregated Requests: 0") != std::string::npos);
+}

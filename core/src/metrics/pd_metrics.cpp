@@ -26,12 +26,13 @@ std::pair<double, double> PdMetrics::throughputs(const std::vector<InstanceMetri
 // spec head §5.4, with the requests still on the wire when the run stopped.
 // An instance's sub-requests are its completions and the prefills it
 // finished: a prefill-decode instance counts both in both pools.
-std::string PdMetrics::block(const std::vector<InstanceMetrics>& instances, double seconds) const {
+std::string PdMetrics::block(const std::vector<InstanceMetrics>& instances, double seconds, bool head_form) const {
+  if (head_form && disaggregated_ == 0) return "";
   std::string out = "=== PD Metrics ===\n";
   out += fmt::format("Disaggregated Requests: {}\n", disaggregated_);
-  out += fmt::format("KV Transfers: {}\n", transfers_);
+  if (!head_form) out += fmt::format("KV Transfers: {}\n", transfers_);
   out += fmt::format("Dropped at Decode KV: {}\n", dropped_at_decode_);
-  out += fmt::format("Still in KV Transfer: {}\n", in_transfer_);
+  if (!head_form) out += fmt::format("Still in KV Transfer: {}\n", in_transfer_);
   const auto [p, d] = throughputs(instances, seconds);
   out += fmt::format("Prefill Throughput: {:.4f} sub-req/s\n", p);
   out += fmt::format("Decode Throughput: {:.4f} sub-req/s\n", d);

@@ -52,7 +52,9 @@ class PdMetrics : public LifecycleSubscriber {
 
   // "=== PD Metrics ===" over `seconds` of simulated time; `instances` are
   // the run's, in index order.
-  std::string block(const std::vector<InstanceMetrics>& instances, double seconds) const;
+  // head_form: HEAD's block, only when a request was disaggregated, without
+  // the transfer and in-transfer counts.
+  std::string block(const std::vector<InstanceMetrics>& instances, double seconds, bool head_form = false) const;
   // The same figures as a JSON object (--format json), indented for its
   // place as a top-level member; an idle pool's ratio is null.
   std::string json(const std::vector<InstanceMetrics>& instances, double seconds) const;

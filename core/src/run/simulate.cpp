@@ -798,9 +798,9 @@ RunOutcome simulate(const RunConfig& given) {
   if (!cc.events.empty() || cc.code) out += events_block(result, cluster);
   if (fleet)
     out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
-  else if (!pools.empty())
+  else if (!pools.empty() && !(cc.head_report && result.pd))  // HEAD has no pools block for P/D
     out += pools_block(pools, result, runtime_seconds(cluster));
-  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster));
+  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster), cc.head_report);
   return outcome;
 }
 
