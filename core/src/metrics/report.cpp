@@ -292,6 +292,47 @@ std::string head_rejection_lines(const InstanceMetrics& cluster, const ReportCon
   return out;
 }
 
+// Per-SLO metrics, in µs, when at least two classes appear (or goodput
+// targets are set). The classes' names (and the codes of each) first; then
+// one class's samples at a time.
+std::string per_slo_block(const InstanceMetrics& cluster, const ReportContext& ctx) {
+  std::string out;
+  std::map<std::string, std::set<int8_t>> classes;
+  std::array<bool, 256> seen{};
+  for (int8_t c : cluster.ttft_slo) seen[static_cast<uint8_t>(c)] = true;
+  for (int8_t c : cluster.e2e_slo) seen[static_cast<uint8_t>(c)] = true;
+  for (size_t c = 0; c < seen.size(); ++c) {
+    if (!seen[c]) continue;
+    const auto code = static_cast<int8_t>(static_cast<uint8_t>(c));
+    const char* n = slo_class_name(code);
+    classes[n[0] ? n : "default"].insert(code);
+  }
+  auto summary_of = [](const std::deque<int64_t>& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
+    std::vector<int64_t> picked;
+    for (size_t k = 0; k < values.size(); ++k)
+      if (in.count(slo[k]) > 0) picked.push_back(values[k]);
+    return summarize(picked, 1);
+  };
+  if (classes.size() >= 2 || (ctx.per_slo_always && !classes.empty())) {
+    out += "=== Per-SLO Metrics ===\n";
+    for (const auto& [name, in] : classes) {
+      const Summary t = summary_of(cluster.ttft, cluster.ttft_slo, in);
+      const Summary e = summary_of(cluster.e2e, cluster.e2e_slo, in);
+      out += fmt::format("  {}:\n", name);
+      out += fmt::format("    TTFT: mean={:.2f} p99={:.2f} (n={})\n", t.mean, t.p99, t.count);
+      if (cluster.head_form) {  // HEAD's line: the requests' mean ITLs
+        std::vector<double> itl;
+        for (size_t k = 0; k < cluster.request_itl.size(); ++k)
+          if (in.count(cluster.request_itl_slo[k]) > 0) itl.push_back(cluster.request_itl[k]);
+        const auto [mean, p99] = mean_and_p99(itl);
+        out += fmt::format("    ITL:  mean={:.2f} p99={:.2f} (n={})\n", mean, p99, itl.size());
+      }
+      out += fmt::format("    E2E:  mean={:.2f} p99={:.2f} (n={})\n", e.mean, e.p99, e.count);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
@@ -348,41 +389,7 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
     out += fmt::format("Cache Hit Rate: {:.4f}\n", hit);
     out += fmt::format("KV Thrashing Rate: {:.4f}\n", thrash);
   }
-  // Per-SLO metrics, in µs, when at least two classes appear. The classes'
-  // names (and the codes of each) first; then one class's samples at a time.
-  std::map<std::string, std::set<int8_t>> classes;
-  std::array<bool, 256> seen{};
-  for (int8_t c : cluster.ttft_slo) seen[static_cast<uint8_t>(c)] = true;
-  for (int8_t c : cluster.e2e_slo) seen[static_cast<uint8_t>(c)] = true;
-  for (size_t c = 0; c < seen.size(); ++c) {
-    if (!seen[c]) continue;
-    const auto code = static_cast<int8_t>(static_cast<uint8_t>(c));
-    const char* n = slo_class_name(code);
-    classes[n[0] ? n : "default"].insert(code);
-  }
-  auto summary_of = [](const std::deque<int64_t>& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
-    std::vector<int64_t> picked;
-    for (size_t k = 0; k < values.size(); ++k)
-      if (in.count(slo[k]) > 0) picked.push_back(values[k]);
-    return summarize(picked, 1);
-  };
-  if (classes.size() >= 2 || (ctx.per_slo_always && !classes.empty())) {
-    out += "=== Per-SLO Metrics ===\n";
-    for (const auto& [name, in] : classes) {
-      const Summary t = summary_of(cluster.ttft, cluster.ttft_slo, in);
-      const Summary e = summary_of(cluster.e2e, cluster.e2e_slo, in);
-      out += fmt::format("  {}:\n", name);
-      out += fmt::format("    TTFT: mean={:.2f} p99={:.2f} (n={})\n", t.mean, t.p99, t.count);
-      if (cluster.head_form) {  // HEAD's line: the requests' mean ITLs
-        std::vector<double> itl;
-        for (size_t k = 0; k < cluster.request_itl.size(); ++k)
-          if (in.count(cluster.request_itl_slo[k]) > 0) itl.push_back(cluster.request_itl[k]);
-        const auto [mean, p99] = mean_and_p99(itl);
-        out += fmt::format("    ITL:  mean={:.2f} p99={:.2f} (n={})\n", mean, p99, itl.size());
-      }
-      out += fmt::format("    E2E:  mean={:.2f} p99={:.2f} (n={})\n", e.mean, e.p99, e.count);
-    }
-  }
+  out += per_slo_block(cluster, ctx);
   return out;
 }
 

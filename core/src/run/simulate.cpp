@@ -350,6 +350,31 @@ std::string pools_block(const std::vector<ResolvedPool>& pools, const ClusterRes
   return out;
 }
 
+// The "=== Simulation Metrics ===" blocks: one per instance when there are
+// several, then the cluster's. The seed prints them only where something
+// completed, HEAD always.
+std::string simulation_metrics_blocks(const ClusterConfig& cc, const ClusterResult& result,
+                                      const InstanceMetrics& cluster, const std::vector<std::string>& detectors) {
+  std::string out;
+  if (cc.num_instances > 1)
+    for (size_t i = 0; i < result.instances.size(); ++i)
+      if (result.instances[i].completed > 0 || cc.head_report)
+        out += "=== Simulation Metrics ===\n" +
+               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
+  if (cluster.completed > 0 || cc.head_report)
+    out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result, detectors) + "\n";
+  return out;
+}
+
+// The pools block (HEAD has none for P/D) and the P/D block.
+std::string pools_and_pd_blocks(const ClusterConfig& cc, const std::vector<ResolvedPool>& pools,
+                                const ClusterResult& result, double seconds) {
+  std::string out;
+  if (!pools.empty() && !(cc.head_report && result.pd)) out += pools_block(pools, result, seconds);
+  if (result.pd) out += result.pd->block(result.instances, seconds, cc.head_report);
+  return out;
+}
+
 // What the pools block says of each pool.
 struct PoolLine {
   std::string name, model, hardware, latency_model;
@@ -779,13 +804,7 @@ RunOutcome simulate(const RunConfig& given) {
   }
 
   std::string& out = outcome.report;
-  // The seed prints a metrics block only where something completed, HEAD always.
-  if (cc.num_instances > 1)
-    for (size_t i = 0; i < result.instances.size(); ++i)
-      if (result.instances[i].completed > 0 || cc.head_report)
-        out += "=== Simulation Metrics ===\n" +
-               metrics_json(result.instances[i], "instance_" + std::to_string(i), false) + "\n";
-  if (cluster.completed > 0 || cc.head_report) out += "=== Simulation Metrics ===\n" + cluster_block(cluster, result, r.detectors) + "\n";
+  out += simulation_metrics_blocks(cc, result, cluster, r.detectors);
   if (fitness) out += fitness_block(*fitness);
   ReportContext report_ctx;
   report_ctx.priority_policy_constant = !cc.keep_completions;
@@ -798,9 +817,8 @@ RunOutcome simulate(const RunConfig& given) {
   if (!cc.events.empty() || cc.code) out += events_block(result, cluster);
   if (fleet)
     out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
-  else if (!pools.empty() && !(cc.head_report && result.pd))  // HEAD has no pools block for P/D
-    out += pools_block(pools, result, runtime_seconds(cluster));
-  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster), cc.head_report);
+  else
+    out += pools_and_pd_blocks(cc, pools, result, runtime_seconds(cluster));
   return outcome;
 }
 
