@@ -61,3 +61,17 @@ TEST_CASE("CLI: --timeout with a trace warns that trace requests have no deadlin
   REQUIRE(r.status == 0);
   CHECK(r.err.find("--timeout has no effect: requests replayed from a trace have no deadlines") != std::string::npos);
 }
+
+// docs/differences.md row 38: HEAD counts output tokens at completion only.
+TEST_CASE("CLI: a timed-out request's streamed tokens count as output", "[cli][metrics][head]") {
+  // Four running slots and 300 s deadlines (the head profile's default):
+  // 7 requests time out, some while running, after streaming tokens.
+  const Result r =
+      run_blis("run --model redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic --seed 53 --rate 5 "
+               "--num-requests 100 --latency-model trained-physics --scheduler sjf --max-num-seqs 4 --profile-set head");
+  REQUIRE(r.status == 0);
+  CHECK(metric(r.out, "completed_requests") == 93);
+  CHECK(metric(r.out, "timed_out_requests") == 7);
+  // HEAD prints 48,166 (the completed requests' tokens only).
+  CHECK(metric(r.out, "total_output_tokens") == 49511);
+}
