@@ -366,11 +366,12 @@ std::string simulation_metrics_blocks(const ClusterConfig& cc, const ClusterResu
   return out;
 }
 
-// The pools block (HEAD has none for P/D) and the P/D block.
-std::string pools_and_pd_blocks(const ClusterConfig& cc, const std::vector<ResolvedPool>& pools,
+// The pools block (a fleet prints its own; HEAD has none for P/D) and the
+// P/D block.
+std::string pools_and_pd_blocks(const ClusterConfig& cc, const std::vector<ResolvedPool>& pools, bool fleet,
                                 const ClusterResult& result, double seconds) {
   std::string out;
-  if (!pools.empty() && !(cc.head_report && result.pd)) out += pools_block(pools, result, seconds);
+  if (!fleet && !pools.empty() && !(cc.head_report && result.pd)) out += pools_block(pools, result, seconds);
   if (result.pd) out += result.pd->block(result.instances, seconds, cc.head_report);
   return out;
 }
@@ -815,10 +816,8 @@ RunOutcome simulate(const RunConfig& given) {
   out += text_blocks(parts, cluster, report_ctx);
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
   if (!cc.events.empty() || cc.code) out += events_block(result, cluster);
-  if (fleet)
-    out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
-  else
-    out += pools_and_pd_blocks(cc, pools, result, runtime_seconds(cluster));
+  if (fleet) out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
+  out += pools_and_pd_blocks(cc, pools, fleet, result, runtime_seconds(cluster));
   return outcome;
 }
 
