@@ -367,12 +367,14 @@ std::string simulation_metrics_blocks(const ClusterConfig& cc, const ClusterResu
 }
 
 // The pools block (a fleet prints its own; HEAD has none for P/D) and the
-// P/D block.
+// P/D block. The run's duration only when one is printed: it takes the
+// cluster's metrics, a summary of every sample.
 std::string pools_and_pd_blocks(const ClusterConfig& cc, const std::vector<ResolvedPool>& pools, bool fleet,
-                                const ClusterResult& result, double seconds) {
+                                const ClusterResult& result, const InstanceMetrics& cluster) {
   std::string out;
-  if (!fleet && !pools.empty() && !(cc.head_report && result.pd)) out += pools_block(pools, result, seconds);
-  if (result.pd) out += result.pd->block(result.instances, seconds, cc.head_report);
+  if (!fleet && !pools.empty() && !(cc.head_report && result.pd))
+    out += pools_block(pools, result, runtime_seconds(cluster));
+  if (result.pd) out += result.pd->block(result.instances, runtime_seconds(cluster), cc.head_report);
   return out;
 }
 
@@ -817,7 +819,7 @@ RunOutcome simulate(const RunConfig& given) {
   if (cc.trace_decisions && r.config.trace.summarize) out += trace_block(result.trace, result.event_log);
   if (!cc.events.empty() || cc.code) out += events_block(result, cluster);
   if (fleet) out += fleet_block(pool_lines, cc, result, runtime_seconds(cluster));
-  out += pools_and_pd_blocks(cc, pools, fleet, result, runtime_seconds(cluster));
+  out += pools_and_pd_blocks(cc, pools, fleet, result, cluster);
   return outcome;
 }
 
