@@ -180,3 +180,22 @@ TEST_CASE("blis plan ends with an answer or a clear refusal whatever --duration 
     CHECK(r.out.find("more than --max-instances 512") != std::string::npos);
   }
 }
+
+// Found by fuzz_lua_callbacks (2026-11-27): Lua strings were read as C
+// strings, so every("25\0...vms", f) was every 25 µs (the text up to the NUL)
+// and a 60 s run made 2.4 million callbacks. Strings are read whole now.
+TEST_CASE("a Lua string with a NUL in it is read whole, not cut at the NUL", "[hostile][lua]") {
+  TempDir dir;
+  std::string code = "every(\"25";
+  code += std::string(3, '\0');
+  code += "vms\", function(c) blis.slow { instance = 0, factor = 1 } end)\n"
+          "return { model = \"qwen/qwen3-14b\", num_instances = 2, rate = 20, num_requests = 20 }\n";
+  const std::string path = dir.write("nul.lua", code);
+  const Result r = check_refused("run " + path + " --horizon 60s", "is not a duration");
+  CHECK(r.err.find("'25\\0\\0\\0vms'") != std::string::npos);
+  // A setting's text too: the model name is not cut to a bundled one.
+  std::string settings = "return { model = \"qwen/qwen3-14b";
+  settings += std::string(1, '\0');
+  settings += "x\", num_requests = 5 }\n";
+  check_refused("run " + dir.write("model.lua", settings), "unknown model");
+}

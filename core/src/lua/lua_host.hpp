@@ -18,6 +18,14 @@
 
 namespace blis::lua {
 
+// The Lua string at `idx` whole: lua_tostring's C string ends at the first
+// NUL, and a script's "25\0vms" must not read as "25".
+inline std::string lua_text(lua_State* L, int idx) {
+  size_t n = 0;
+  const char* s = lua_tolstring(L, idx, &n);
+  return s != nullptr ? std::string(s, n) : std::string();
+}
+
 // Generated at build time from sdk/include/blis/plugin.h (core/embed_abi.cmake).
 extern const char* const kAbiHeaderText;
 

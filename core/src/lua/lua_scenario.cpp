@@ -47,7 +47,7 @@ std::vector<std::string> sorted_keys(lua_State* L, int idx, const std::string& w
       lua_pop(L, 2);
       throw ScriptError(fmt::format("{}: keys must be names (strings)", what));
     }
-    keys.emplace_back(lua_tostring(L, -2));
+    keys.emplace_back(lua::lua_text(L, -2));
     lua_pop(L, 1);
   }
   std::sort(keys.begin(), keys.end());
@@ -75,7 +75,7 @@ bool is_list(lua_State* L, int idx) {
 std::optional<std::string> scalar_text(lua_State* L, int idx) {
   switch (lua_type(L, idx)) {
     case LUA_TNUMBER: return scenario::number_text(lua_tonumber(L, idx));
-    case LUA_TSTRING: return std::string(lua_tostring(L, idx));
+    case LUA_TSTRING: return lua::lua_text(L, idx);
     case LUA_TBOOLEAN: return std::string(lua_toboolean(L, idx) ? "true" : "false");
     default: return std::nullopt;
   }
@@ -261,7 +261,7 @@ void append_json(lua_State* L, int idx, std::string& out, const std::string& whe
       out += scenario::number_text(v);
       return;
     }
-    case LUA_TSTRING: out += go_string(lua_tostring(L, idx)); return;
+    case LUA_TSTRING: out += go_string(lua::lua_text(L, idx)); return;
     case LUA_TTABLE: {
       if (is_list(L, idx)) {
         out += "[";

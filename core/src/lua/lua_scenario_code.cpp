@@ -67,9 +67,11 @@ SimTime time_arg(lua_State* L, int idx, const char* fn) {
     return static_cast<SimTime>(std::llround(s * 1e6));
   }
   if (lua_type(L, idx) == LUA_TSTRING) {
-    const std::string text = lua_tostring(L, idx);
+    const std::string text = lua_text(L, idx);
     if (auto us = duration_text_us(text); us && *us >= 0) return *us;
-    throw ScriptError(fmt::format("{}: {}: '{}' is not a duration (90s, 1500ms, 2m, 1h)", caller(L), fn, text));
+    std::string shown;
+    for (char ch : text) shown += ch == '\0' ? std::string("\\0") : std::string(1, ch);
+    throw ScriptError(fmt::format("{}: {}: '{}' is not a duration (90s, 1500ms, 2m, 1h)", caller(L), fn, shown));
   }
   throw ScriptError(fmt::format("{}: {}: the time must be seconds or a duration text, not a {}", caller(L), fn,
                                 luaL_typename(L, idx)));
@@ -88,11 +90,11 @@ std::string action_text(lua_State* L, const std::string& action) {
       lua_pop(L, 2);
       throw ScriptError(fmt::format("{}: blis.{}: keys must be names", caller(L), action));
     }
-    std::string key = lua_tostring(L, -2);
+    std::string key = lua_text(L, -2);
     std::string value;
     switch (lua_type(L, -1)) {
       case LUA_TNUMBER: value = scenario::number_text(lua_tonumber(L, -1)); break;
-      case LUA_TSTRING: value = lua_tostring(L, -1); break;
+      case LUA_TSTRING: value = lua_text(L, -1); break;
       case LUA_TBOOLEAN: value = lua_toboolean(L, -1) ? "true" : "false"; break;
       default: {
         const std::string type = luaL_typename(L, -1);
@@ -241,7 +243,7 @@ int ScenarioApi::lua_cancel(lua_State* L) {
 int ScenarioApi::lua_action(lua_State* L) {
   ScenarioApi* self = api_of(L);
   return guarded(L, [L, self] {
-    const std::string action = lua_tostring(L, lua_upvalueindex(2));
+    const std::string action = lua_text(L, lua_upvalueindex(2));
     ScenarioHost& host = self->host(L, ("blis." + action).c_str());
     host.apply_text(action_text(L, action), caller(L));
     return 0;
@@ -256,7 +258,7 @@ int ScenarioApi::lua_event(lua_State* L) {
       throw ScriptError(fmt::format("{}: blis.event takes an event's text, e.g. blis.event(\"action=drain "
                                     "instance=1\"), not a {}",
                                     caller(L), luaL_typename(L, 1)));
-    host.apply_text(lua_tostring(L, 1), caller(L));
+    host.apply_text(lua_text(L, 1), caller(L));
     return 0;
   });
 }
