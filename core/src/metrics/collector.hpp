@@ -123,9 +123,9 @@ class MetricsCollector : public LifecycleSubscriber {
   // Under --preemption-mode restart, that of the last (HEAD's).
   void on_scheduled(Request& r, SimTime now) {
     RequestTiming::Detail& t = r.timing.set();
+    if (t.scheduling_delay >= 0 && !t.restarted) return;  // readmitted after a preemption
     auto& delays = of(r).metrics->scheduling_delay;
     if (t.scheduling_delay >= 0) {
-      if (!t.restarted) return;
       t.restarted = false;
       t.scheduling_delay = now - r.spec.arrival_us;
       if (t.delay_instance == r.instance) {  // the same instance: the sample is replaced
