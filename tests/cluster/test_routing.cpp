@@ -213,14 +213,14 @@ TEST_CASE("decision trace: counts, targets and regret", "[cluster]") {
 #include "metrics/fitness.hpp"
 
 TEST_CASE("fitness: parsing, normalisation and score", "[cluster][metrics]") {
-  auto w = parse_fitness_weights(" p99_ttft : 3, mean_e2e:1,throughput:2 ");
+  auto w = parse_fitness_weights(" p99_ttft : 3, mean_e2e:1,throughput:2 ", "--fitness-weights");
   CHECK(w.size() == 3);
   CHECK(w["p99_ttft"] == 3);
-  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft"), Catch::Contains("expected key:value"));
-  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:x"), Catch::Contains("is not a number"));
-  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:-1"), Catch::Contains("finite non-negative"));
-  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttfx:1"), Catch::Contains("unknown fitness metric key \"p99_ttfx\""));
-  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:1,"), Catch::Contains("expected key:value"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft", "--fitness-weights"), Catch::Contains("expected key:value"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:x", "--fitness-weights"), Catch::Contains("is not a number"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:-1", "--fitness-weights"), Catch::Contains("finite non-negative"));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttfx:1", "--fitness-weights"), Catch::Contains("unknown fitness metric key \"p99_ttfx\""));
+  CHECK_THROWS_WITH(parse_fitness_weights("p99_ttft:1,", "--fitness-weights"), Catch::Contains("expected key:value"));
 
   InstanceMetrics m;
   m.completed = 50;

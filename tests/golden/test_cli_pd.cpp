@@ -168,7 +168,7 @@ TEST_CASE("P/D pools in a TOML scenario's [[pools]] tables", "[golden][pd][pools
   const Result dump = run_blis(kBase + " --pd-decider always --pool 'name=prefill count=1 role=prefill' "
                                        "--pool 'name=decode count=2 role=decode' --dump-config");
   REQUIRE(dump.status == 0);
-  CHECK(dump.out.find("role=decode") != std::string::npos);
+  CHECK(dump.out.find("\n[[pools]]\nname = \"decode\"\ncount = 2\nrole = \"decode\"\n") != std::string::npos);
   const std::string again = dir.write("again.toml", dump.out);
   CHECK(run_blis("run '" + again + "' --trust-scenario").out == flags);
 }

@@ -163,7 +163,7 @@ cost_per_hour = 2.2
   // --dump-config reproduces the run.
   const Result dumped = run_blis(kBase + " --policy-config " + yaml + " --dump-config");
   REQUIRE(dumped.status == 0);
-  CHECK(dumped.out.find("name=a100") != std::string::npos);
+  CHECK(dumped.out.find("\n[[pools]]\nname = \"a100\"\n") != std::string::npos);
   CHECK(run_blis("run " + dir.write("dumped.toml", dumped.out)).out == want.out);
   // Bad values name the file and the pool's line, also those checked at resolution.
   check_refused(kBase + " --policy-config " +

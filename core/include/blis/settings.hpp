@@ -31,6 +31,9 @@ enum SettingTrait : unsigned {
   kAccumulates = 1u << 2,  // repeatable; every writer's values add up
   kOutputPath = 1u << 3,   // a file the run writes (relative to the current directory)
   kDuration = 1u << 4,     // an integer of µs that also accepts units: 60s, 500ms, 2m, 1h, 250us
+  kRecord = 1u << 5,       // a record of key=value pairs (util/compact_text.hpp's form): a
+                           // scenario writes it as a table ([lifecycle], [[pools]]), the command
+                           // line as 'key=value key="a value"'; --dump-config writes tables
 };
 
 struct SettingDef {

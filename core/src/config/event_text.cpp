@@ -5,6 +5,7 @@
 #include <blis/scenario_events.hpp>
 #include <blis/settings.hpp>
 
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -55,13 +56,8 @@ namespace {
 class EventReader {
  public:
   EventReader(const std::string& text, const std::string& where) : text_(text), where_(where) {
-    for (const std::string& part : text::split(text, ' ')) {
-      if (part.empty()) continue;
-      const auto eq = part.find('=');
-      if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
-      if (!kv_.emplace(part.substr(0, eq), part.substr(eq + 1)).second)
-        throw bad(fmt::format("'{}' is given twice", part.substr(0, eq)));
-    }
+    for (auto& p : compact::pairs(text, compact::kSpaced, where, fmt::format("event '{}': ", text)))
+      if (!kv_.emplace(p.key, std::move(p.value)).second) throw bad(fmt::format("'{}' is given twice", p.key));
   }
 
   InputError bad(const std::string& what) const {

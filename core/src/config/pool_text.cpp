@@ -1,6 +1,6 @@
 #include "config/pool_text.hpp"
 
-#include "util/text.hpp"
+#include "util/compact_text.hpp"
 
 #include <blis/errors.hpp>
 
@@ -42,11 +42,7 @@ PoolText read_pool_text(const std::string& text, const std::string& where) {
   auto bad = [&](const std::string& what) { return InputError(where, fmt::format("pool '{}': {}", text, what)); };
   PoolText p;
   std::vector<std::pair<std::string, std::string>> settings;
-  for (const std::string& part : text::split(text, ' ')) {
-    if (part.empty()) continue;
-    const auto eq = part.find('=');
-    if (eq == std::string::npos || eq == 0) throw bad(fmt::format("'{}' is not key=value", part));
-    const std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+  for (const auto& [key, value, piece] : compact::pairs(text, compact::kSpaced, where, fmt::format("pool '{}': ", text))) {
     if (key == "name") {
       p.name = value;
     } else if (key == "count") {
@@ -66,7 +62,7 @@ PoolText read_pool_text(const std::string& text, const std::string& where) {
         throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both)", value));
       p.role = value;
     } else if (is_pool_lifecycle_key(key)) {
-      p.lifecycle += (p.lifecycle.empty() ? "" : " ") + part;
+      p.lifecycle += (p.lifecycle.empty() ? "" : " ") + piece;
     } else {
       const SettingDef* def = find_setting(key);
       if (def == nullptr || !per_pool(*def)) throw bad(not_a_pool_key(key));

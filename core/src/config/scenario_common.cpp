@@ -1,4 +1,5 @@
 #include "config/scenario_common.hpp"
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 #include "util/json_format.hpp"
 
@@ -89,9 +90,7 @@ std::string event_text(std::vector<std::pair<std::string, std::string>> fields) 
   std::stable_sort(fields.begin(), fields.end(), [&](const auto& a, const auto& b) {
     return rank(a.first) != rank(b.first) ? rank(a.first) < rank(b.first) : a.first < b.first;
   });
-  std::string out;
-  for (const auto& [k, v] : fields) text::append(out, " ", k + "=" + v);
-  return out;
+  return compact::write(fields, compact::kSpaced);
 }
 
 }  // namespace scenario

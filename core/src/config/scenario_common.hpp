@@ -16,9 +16,6 @@ bool is_group(const std::string& key);
 inline constexpr const char* kSweep = "sweep";
 inline constexpr const char* kSearch = "search";
 inline constexpr const char* kPluginConfig = "plugin-config";
-inline constexpr const char* kEvents = "events";
-inline constexpr const char* kPools = "pools";
-inline constexpr const char* kNodePools = "node-pools";
 // A scenario event written as a table (TOML [[events]], a Lua `events` entry)
 // as the text the `events` setting reads (blis/scenario_events.hpp): its
 // key=value pairs, `at`/`when` and `action` first, then the rest by name.

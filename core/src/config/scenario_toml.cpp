@@ -3,6 +3,7 @@
 // entries are configurations; [plugin-config.NAME] tables configure plugins.
 #include <blis/errors.hpp>
 #include <blis/scenario.hpp>
+#include <blis/settings.hpp>
 
 #include "config/scenario_common.hpp"
 #include "util/text.hpp"
@@ -31,16 +32,18 @@ class TomlScenarioReader {
         read_sweep(node, s);
       } else if (flag == scenario::kPluginConfig) {
         read_plugin_config(node, s.base);
-      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) &&
-                 node.is_array_of_tables()) {
-        read_table_list(flag, *node.as_array(), s.base);
+      } else if (is_record(key, node)) {
+        read_records(flag, node, s.base);
       } else if (const auto* t = node.as_table()) {
         if (!scenario::is_group(key))
           throw ConfigError(where(k.source()),
                             fmt::format("unknown section [{}]; sections are sweep, plugin-config and "
                                         "the groups {}",
                                         key, scenario::group_names()));
-        for (const auto& [gk, gnode] : *t) s.base.push_back(setting(std::string(gk.str()), gnode));
+        for (const auto& [gk, gnode] : *t) {
+          if (is_record(std::string(gk.str()), gnode)) read_records(flag_of_key(std::string(gk.str())), gnode, s.base);
+          else s.base.push_back(setting(std::string(gk.str()), gnode));
+        }
       } else {
         s.base.push_back(setting(key, node));
       }
@@ -135,20 +138,30 @@ class TomlScenarioReader {
     }
   }
 
+  // A record setting (pools, events, lifecycle, ...; kRecord) written as a
+  // table or a list of tables, not as its compact text.
+  static bool is_record(const std::string& key, const toml::node& n) {
+    const SettingDef* def = find_setting(key);
+    return def != nullptr && def->has(kRecord) && (n.is_table() || n.is_array_of_tables());
+  }
+
   // [[events]] at = "30s"  action = "fail" ... -> one item of the events
-  // setting each; [[pools]] likewise.
-  void read_table_list(const std::string& flag, const toml::array& a, Settings& out) const {
-    for (const auto& e : a) {
+  // setting each; [[pools]], [lifecycle] likewise. The text quotes what
+  // needs it, so every value reads back as written.
+  void read_records(const std::string& flag, const toml::node& node, Settings& out) const {
+    auto one = [&](const toml::table& t) {
       std::vector<std::pair<std::string, std::string>> fields;
-      for (const auto& [k, v] : *e.as_table()) {
-        auto t = scalar_text(v);
-        if (!t)
+      for (const auto& [k, v] : t) {
+        auto text = scalar_text(v);
+        if (!text)
           throw ConfigError(where(v.source()), fmt::format("{}.{} must be a string, number or boolean", flag, k.str()));
-        fields.emplace_back(std::string(k.str()), *t);
+        fields.emplace_back(std::string(k.str()), *text);
       }
       const std::string text = scenario::event_text(std::move(fields));
-      out.push_back(Setting{flag, text, where(e.source()), {text}});
-    }
+      out.push_back(Setting{flag, text, where(t.source()), {text}});
+    };
+    if (const auto* t = node.as_table()) return one(*t);
+    for (const auto& e : *node.as_array()) one(*e.as_table());
   }
 
   std::string path_;

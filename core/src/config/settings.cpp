@@ -239,7 +239,7 @@ std::vector<SettingDef> make_table() {
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
                   "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
                   "actions fail, drain, restore, slow, rate, weight, routing, add, remove; P/D clusters too (docs/cli.md)",
-                  [](RunConfig& c) -> auto& { return c.events; }));
+                  [](RunConfig& c) -> auto& { return c.events; }, {}, kRecord));
   // model and latency
   t.push_back(values_from(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
                   [](RunConfig& c) -> auto& { return c.pool().model.name; }), "models"));
@@ -370,27 +370,27 @@ std::vector<SettingDef> make_table() {
                   "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
                   "batching setting of its own; role=prefill|decode|mixed for P/D pools "
                   "(docs/scenarios.md)",
-                  [](RunConfig& c) -> auto& { return c.pool_specs; }));
+                  [](RunConfig& c) -> auto& { return c.pool_specs; }, {}, kRecord));
   t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
                   "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "
                   "loading_delay=30s min=1 max=8' (also provisioning_stddev, loading_stddev); delays apply "
                   "to instances added by 'add' events or the autoscaler (warm_start=false: the initial ones load "
                   "first too); warm_up_request_count=N "
                   "warm_up_ttft_factor=F multiplies the TTFT of each instance's first N requests (docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.lifecycle; }));
+                  [](RunConfig& c) -> auto& { return c.lifecycle; }, {}, kRecord));
   t.push_back(row("autoscaler", {"--autoscaler"}, "cluster",
                   "Scale pools between their min and max (--lifecycle) every interval from KV demand, spec "
                   "head 6.3: 'interval=30s up_window=0s down_window=120s actuation_delay=0s "
                   "kv_cache_threshold=0.8 scale_up_threshold=0.8 scale_down_boundary=0.4 avg_input_tokens=512' "
                   "(docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.autoscaler; }));
+                  [](RunConfig& c) -> auto& { return c.autoscaler; }, {}, kRecord));
   t.push_back(row("node_pools", {"--node-pool"}, "cluster",
                   "A pool of nodes the instances are placed on (repeatable): 'name=h100-nodes gpu_type=H100 "
                   "gpus_per_node=8 gpu_memory_gib=80 initial_nodes=1 min_nodes=0 max_nodes=4 "
                   "provisioning_delay=30s provisioning_stddev=5s cost_per_hour=98.32'; an instance takes TP GPUs "
                   "of a node of its hardware's GPU type, and cost and GPU-hours are billed per node "
                   "(docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.node_pool_specs; }));
+                  [](RunConfig& c) -> auto& { return c.node_pool_specs; }, {}, kRecord));
   t.push_back(choice_row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },

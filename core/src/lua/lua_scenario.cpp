@@ -4,6 +4,7 @@
 #include <blis/errors.hpp>
 #include <blis/lua.hpp>
 #include <blis/scenario.hpp>
+#include <blis/settings.hpp>
 
 #include "config/scenario_common.hpp"
 #include "util/text.hpp"
@@ -118,9 +119,10 @@ class TableReader {
         special(flag, v);
       } else if (flag == scenario::kPluginConfig) {
         plugin_config(L, v, out);
-      } else if ((flag == scenario::kEvents || flag == scenario::kPools || flag == scenario::kNodePools) &&
-                 lua_type(L, v) == LUA_TTABLE && is_list(L, v)) {
+      } else if (is_record(key) && lua_type(L, v) == LUA_TTABLE && is_list(L, v)) {
         table_list(L, v, flag, out);
+      } else if (is_record(key) && lua_type(L, v) == LUA_TTABLE) {
+        out.push_back(Setting{flag, record_text(L, v, flag), path_, {}});
       } else if (lua_type(L, v) == LUA_TTABLE && !is_list(L, v) && scenario::is_group(key)) {
         settings(L, v, out, false, special);
       } else {
@@ -209,6 +211,26 @@ class TableReader {
     }
   }
 
+  // A record setting (kRecord: pools, events, lifecycle, ...)?
+  static bool is_record(const std::string& key) {
+    const SettingDef* def = find_setting(key);
+    return def != nullptr && def->has(kRecord);
+  }
+
+  // The record written as the table at `idx` ({min = 1, max = 8}) as its
+  // compact text, values quoted as needed so that each reads back as written.
+  std::string record_text(lua_State* L, int idx, const std::string& what) const {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (const std::string& key : sorted_keys(L, idx, path_ + ": " + what)) {
+      lua_getfield(L, idx, key.c_str());  // +1: the field's value
+      auto t = scalar_text(L, -1);
+      lua_pop(L, 1);  // -1
+      if (!t) throw error(what + "." + key, "must be a string, number or boolean");
+      fields.emplace_back(key, *t);
+    }
+    return scenario::event_text(std::move(fields));
+  }
+
   // events = { {at = "30s", action = "fail", instance = 2}, "at=40s action=restore instance=2" }
   // pools = { {name = "a100", count = 2, hardware = "A100-80"} } likewise.
   void table_list(lua_State* L, int idx, const std::string& flag, Settings& out) const {
@@ -220,16 +242,7 @@ class TableReader {
       if (auto t = scalar_text(L, e)) {
         text = *t;
       } else if (lua_type(L, e) == LUA_TTABLE) {
-        std::vector<std::pair<std::string, std::string>> fields;
-        const std::string what = fmt::format("{}[{}]", flag, i);
-        for (const std::string& key : sorted_keys(L, e, path_ + ": " + what)) {
-          lua_getfield(L, e, key.c_str());  // +1: the field's value
-          auto t = scalar_text(L, -1);
-          lua_pop(L, 1);  // -1
-          if (!t) throw error(what + "." + key, "must be a string, number or boolean");
-          fields.emplace_back(key, *t);
-        }
-        text = scenario::event_text(std::move(fields));
+        text = record_text(L, e, fmt::format("{}[{}]", flag, i));
       } else {
         throw error(fmt::format("{}[{}]", flag, i), "must be a table or a string");
       }

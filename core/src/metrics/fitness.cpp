@@ -1,4 +1,5 @@
 #include "metrics/fitness.hpp"
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include "metrics/stats.hpp"
@@ -26,35 +27,28 @@ bool valid_key(const std::string& k) {
 
 }  // namespace
 
-std::map<std::string, double> parse_fitness_weights(const std::string& text) {
+std::map<std::string, double> parse_fitness_weights(const std::string& text, const std::string& where) {
   std::map<std::string, double> out;
   if (text.empty()) return out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string piece = text::trim(text.substr(start, comma - start));
+  for (const std::string& raw : compact::items(text, ',', where)) {
+    const std::string piece = text::trim(raw);
     const size_t colon = piece.find(':');
     if (colon == std::string::npos)
-      throw InputError("--fitness-weights",
-                       fmt::format("invalid fitness weight \"{}\": expected key:value", piece));
+      throw InputError(where, fmt::format("invalid fitness weight \"{}\": expected key:value", piece));
     const std::string key = text::trim(piece.substr(0, colon));
     const std::string value = text::trim(piece.substr(colon + 1));
     char* end = nullptr;
     const double w = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0')
-      throw InputError("--fitness-weights",
-                       fmt::format("invalid fitness weight value for \"{}\": \"{}\" is not a number", key, value));
+      throw InputError(where, fmt::format("invalid fitness weight value for \"{}\": \"{}\" is not a number", key, value));
     if (!std::isfinite(w) || w < 0)
-      throw InputError("--fitness-weights",
+      throw InputError(where,
                        fmt::format("invalid weight for \"{}\": must be a finite non-negative number, got {}", key, w));
     // Unknown keys are refused up front (the reference found them only after
     // the simulation, with its metrics already printed).
     if (!valid_key(key))
-      throw InputError("--fitness-weights",
-                       fmt::format("unknown fitness metric key \"{}\"; valid keys: {}", key, kValidKeys));
+      throw InputError(where, fmt::format("unknown fitness metric key \"{}\"; valid keys: {}", key, kValidKeys));
     out[key] = w;  // a repeated key keeps the last value
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

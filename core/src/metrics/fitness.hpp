@@ -9,10 +9,10 @@
 
 namespace blis {
 
-// Parses "key:value,key:value"; InputError("--fitness-weights", ...) on a bad
-// piece, value or key. Keys: throughput, tokens_per_sec, p99_ttft, p50_ttft,
+// Parses "key:value,key:value" given at `where` (a flag or a file position);
+// InputError(where, ...) on a bad piece, value or key. Keys: throughput, tokens_per_sec, p99_ttft, p50_ttft,
 // mean_ttft, p99_e2e, p50_e2e, mean_e2e.
-std::map<std::string, double> parse_fitness_weights(const std::string& text);
+std::map<std::string, double> parse_fitness_weights(const std::string& text, const std::string& where);
 
 struct Fitness {
   double score = 0;

@@ -2,6 +2,7 @@
 
 #include "metrics/stats.hpp"
 #include "util/json_format.hpp"
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 #include "workload/slo_class.hpp"
 
@@ -127,7 +128,7 @@ std::optional<double> go_duration_ms(const std::string& s) {
 }  // namespace
 
 void parse_slo_flag(const std::string& text, int dim, const std::string& where, SloTargetMap& targets) {
-  for (const std::string& raw : text::split(text, ',')) {
+  for (const std::string& raw : compact::items(text, ',', where)) {
     const std::string pair = text::trim(raw);
     if (pair.empty()) throw InputError(where, "empty pair; write class=duration, e.g. critical=100ms,default=500ms");
     const auto eq = pair.find('=');

@@ -2,6 +2,7 @@
 
 #include <blis/errors.hpp>
 
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ const char* level_name(SaturationLevel l) {
 std::vector<std::string> parse_detector_list(const std::string& text, const std::string& where) {
   static const std::vector<std::string> roster{"composite", "threshold", "backlog-drift"};
   std::vector<std::string> given;
-  for (const std::string& raw : text::split(text, ',')) {
+  for (const std::string& raw : compact::items(text, ',', where)) {
     const std::string name = text::trim(raw);
     if (name.empty()) continue;
     if (name != "all" && std::find(roster.begin(), roster.end(), name) == roster.end())

@@ -1,8 +1,10 @@
 #include "run/dump.hpp"
 
+#include "util/compact_text.hpp"
 #include "util/json_format.hpp"
 #include "util/text.hpp"
 
+#include <blis/scenario.hpp>
 #include <blis/settings.hpp>
 
 #include <fmt/format.h>
@@ -82,6 +84,40 @@ bool names_relative_script(const RunConfig& c) {
   return false;
 }
 
+// A record's value as TOML: a number or boolean bare when the TOML reader
+// writes it back as the same text, anything else a string.
+std::string toml_field(const std::string& v) {
+  if (v == "true" || v == "false") return v;
+  if (auto x = setting_number(v); x && toml_number(*x) == v) return v;
+  return toml_string(v);
+}
+
+std::string toml_key(const std::string& k) {
+  const bool bare = !k.empty() && k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                      "0123456789_-") == std::string::npos;
+  return bare ? k : toml_string(k);
+}
+
+// Record settings (kRecord: pools, events, lifecycle, ...) as tables:
+// [[pools]] for each item of a repeatable one, [lifecycle] for a single one.
+std::string record_tables(const RunConfig& c) {
+  std::string out;
+  for (const SettingDef& def : setting_table()) {
+    if (!def.has(kRecord)) continue;
+    const std::optional<SettingValue> v = def.get(c);
+    if (!v) continue;
+    std::vector<std::string> texts;
+    if (const auto* list = std::get_if<std::vector<std::string>>(&*v)) texts = *list;
+    else texts.push_back(std::get<std::string>(*v));
+    for (const std::string& text : texts) {
+      out += def.has(kAccumulates) ? fmt::format("\n[[{}]]\n", def.key) : fmt::format("\n[{}]\n", def.key);
+      for (const auto& pair : compact::pairs(text, compact::kSpaced, def.flag()))
+        out += fmt::format("{} = {}\n", toml_key(pair.key), toml_field(pair.value));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string dump_toml(const ResolvedRun& resolved) {
@@ -106,7 +142,7 @@ std::string dump_toml(const ResolvedRun& resolved) {
     std::string body;
     for (const SettingDef& def : setting_table()) {
       if (def.group != group || def.key == "plugin_config" || def.key == "policy_config" ||
-          def.key == "trust_scenario")
+          def.key == "trust_scenario" || def.has(kRecord))
         continue;
       std::optional<SettingValue> v = def.get(r.config);
       // A workload spec brings its own seed unless one is given.
@@ -121,6 +157,7 @@ std::string dump_toml(const ResolvedRun& resolved) {
     }
     if (!body.empty()) out += fmt::format("\n[{}]\n{}", group, body);
   }
+  out += record_tables(r.config);
   for (const auto& [plugin, keys] : r.overrides.values()) {
     out += fmt::format("\n[plugin-config.{}]\n", toml_string(plugin));
     for (const auto& [key, value] : keys) out += fmt::format("{} = {}\n", toml_string(key), toml_value(value));

@@ -1,6 +1,7 @@
 #include "run/fleet_config.hpp"
 
 #include "run/pools.hpp"
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -18,14 +19,9 @@ namespace {
 // "key=value key=value" into a map; InputError on a malformed or repeated pair.
 std::map<std::string, std::string> pairs(const std::string& text, const std::string& where, const char* what) {
   std::map<std::string, std::string> kv;
-  for (const std::string& part : text::split(text, ' ')) {
-    if (part.empty()) continue;
-    const auto eq = part.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(where, fmt::format("{} '{}': '{}' is not key=value", what, text, part));
-    if (!kv.emplace(part.substr(0, eq), part.substr(eq + 1)).second)
-      throw InputError(where, fmt::format("{} '{}': '{}' is given twice", what, text, part.substr(0, eq)));
-  }
+  for (auto& p : compact::pairs(text, compact::kSpaced, where, fmt::format("{} '{}': ", what, text)))
+    if (!kv.emplace(p.key, std::move(p.value)).second)
+      throw InputError(where, fmt::format("{} '{}': '{}' is given twice", what, text, p.key));
   return kv;
 }
 

@@ -391,7 +391,7 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   if (t.counterfactual_k > 0 && !tracing)
     spdlog::warn("--counterfactual-k={} has no effect without --trace-level decisions", t.counterfactual_k);
   if (t.summarize && !tracing) spdlog::warn("--summarize-trace has no effect without --trace-level decisions");
-  r.fitness_weights = parse_fitness_weights(t.fitness_weights.value_or(""));
+  r.fitness_weights = parse_fitness_weights(t.fitness_weights.value_or(""), g.where("fitness_weights"));
 
   if (r.routing != RoutingPolicy::Weighted) {
     if (g.policies.scorers && !g.policies.scorers->empty() && g.where("routing_scorers").rfind("--", 0) == 0)
@@ -686,8 +686,14 @@ RunConfig build_config(const std::vector<const Settings*>& layers, const std::st
   RunConfig c;
   for (const Settings* l : layers) apply_settings(c, *l);
   // Scripts named in a scenario are found beside it, after any folder the
-  // command line or the scenario names.
-  if (!script_dir.empty()) c.script_dirs.push_back(script_dir);
+  // command line or the scenario names (once: a dumped scenario names its own).
+  auto same_dir = [&](const std::string& d) {
+    std::error_code ec;
+    auto norm = [&](const std::string& p) { return (std::filesystem::absolute(p, ec) / "").lexically_normal(); };
+    return norm(d) == norm(script_dir);
+  };
+  if (!script_dir.empty() && std::none_of(c.script_dirs.begin(), c.script_dirs.end(), same_dir))
+    c.script_dirs.push_back(script_dir);
   apply_policy_file(c);
   return c;
 }

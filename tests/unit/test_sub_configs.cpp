@@ -1,0 +1,240 @@
+// Sub-configurations written three ways read the same: pools, node pools,
+// events, the lifecycle and the autoscaler as a TOML table, a Lua table and
+// the command line's compact text (util/compact_text.hpp). Values may hold
+// spaces, '=', ',', quotes, backslashes and any UTF-8; an error names where
+// the value was given.
+#include "catch.hpp"
+#include "splitmix.hpp"
+#include "temp_dir.hpp"
+
+#include "config/pool_text.hpp"
+#include "run/fleet_config.hpp"
+#include "util/compact_text.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/run_config.hpp>
+#include <blis/scenario.hpp>
+#include <blis/scenario_events.hpp>
+#include <blis/settings.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+using blis::test::TempDir;
+namespace compact = blis::compact;
+
+namespace {
+
+// Random text from the characters that broke the old round trip.
+std::string random_text(blis::test::SplitMix& rng, bool allow_empty) {
+  static const std::vector<std::string> alphabet{"a", "b", "Z", "0", ".", "/", " ", " ", "=", ",", ":", "\"", "'",
+                                                 "\\", "\t", "é", "日本", "-", "_", "{", "}"};
+  const size_t n = rng.next() % 12 + (allow_empty ? 0 : 1);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += alphabet[rng.next() % alphabet.size()];
+  return s;
+}
+
+// A TOML basic string of any UTF-8 text.
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\t') {
+      out += "\\t";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A Lua string literal of any bytes (\ddd escapes).
+std::string lua_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) out += "\\" + std::to_string(static_cast<int>(c));
+  return out + "\"";
+}
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// The same record given three ways; each applied to a RunConfig.
+struct ThreeWays {
+  blis::RunConfig toml, lua, flag;
+  std::string toml_path, lua_path;
+};
+
+ThreeWays three_ways(const TempDir& dir, const std::string& key, bool list, const Fields& fields) {
+  const std::string flag_key = blis::flag_of_key(key);
+  std::string toml = list ? "[[" + key + "]]\n" : "[" + key + "]\n";
+  std::string lua = "return { " + key + " = " + (list ? "{ {" : "{");
+  for (const auto& [k, v] : fields) {
+    toml += k + " = " + toml_string(v) + "\n";
+    lua += " " + k + " = " + lua_string(v) + ",";
+  }
+  lua += list ? "} } }\n" : "} }\n";
+  ThreeWays w;
+  w.toml_path = dir.write("s.toml", toml);
+  w.lua_path = dir.write("s.lua", lua);
+  blis::apply_settings(w.toml, blis::load_toml_scenario(w.toml_path).base);
+  blis::apply_settings(w.lua, blis::LuaScenario(w.lua_path, 1).scenario().base);
+  const std::string text = compact::write(fields, compact::kSpaced);
+  blis::apply_settings(w.flag, {blis::Setting{flag_key, text, blis::find_setting(key)->flag(), {}}});
+  return w;
+}
+
+// What reading a record gave: its fields as text, or the error.
+std::string outcome(const std::function<std::string()>& read) {
+  try {
+    return read();
+  } catch (const blis::Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("compact text: quotes hold separators, and an error says what is wrong", "[config]") {
+  auto p = compact::pairs(R"(name="big pool" spec='my mix.yaml' when=a=b k="x\"y\\z" e=)", compact::kSpaced);
+  REQUIRE(p.size() == 5);
+  CHECK(p[0].key == "name");
+  CHECK(p[0].value == "big pool");
+  CHECK(p[1].value == "my mix.yaml");
+  CHECK(p[2].value == "a=b");
+  CHECK(p[3].value == R"(x"y\z)");
+  CHECK(p[4].value.empty());
+  CHECK(p[0].piece == R"(name="big pool")");
+  CHECK(compact::items(R"(a,"b,c",d)", ',') == std::vector<std::string>{"a", "b,c", "d"});
+  CHECK(compact::items("a,", ',') == std::vector<std::string>{"a", ""});
+  CHECK_THROWS_WITH(compact::pairs("name=\"big pool count=2", compact::kSpaced),
+                    Catch::Contains("unterminated double quote in '\"big pool count=2'"));
+  CHECK_THROWS_WITH(compact::pairs("count=2 pool", compact::kSpaced), Catch::Contains("'pool' is not key=value"));
+  CHECK_THROWS_WITH(compact::pairs("a:1,b", compact::kCommaColon), Catch::Contains("'b' is not key:value"));
+  CHECK_THROWS_WITH(compact::pairs("=2", compact::kSpaced, "--pool", "pool '=2': "),
+                    Catch::Contains("--pool: pool '=2': '=2' is not key=value"));
+  // Values that need no quotes are written as they always were.
+  CHECK(compact::write({{"name", "a100"}, {"count", "2"}, {"when", "queue_depth>4"}}, compact::kSpaced) ==
+        "name=a100 count=2 when=queue_depth>4");
+  CHECK(compact::write({{"name", "big pool"}}, compact::kSpaced) == R"(name="big pool")");
+}
+
+TEST_CASE("compact text: every value written reads back unchanged", "[config]") {
+  blis::test::SplitMix rng{2411};
+  for (const compact::Syntax syntax : {compact::kSpaced, compact::kCommaEquals, compact::kCommaColon}) {
+    for (int i = 0; i < 3000; ++i) {
+      const Fields fields{{"k", random_text(rng, true)}, {"name", random_text(rng, true)}};
+      const std::string text = compact::write(fields, syntax);
+      INFO(text);
+      const auto back = compact::pairs(text, syntax);
+      REQUIRE(back.size() == 2);
+      CHECK(back[0].value == fields[0].second);
+      CHECK(back[1].value == fields[1].second);
+    }
+  }
+}
+
+TEST_CASE("the bugs of the text round trip: a pool name or spec path with a space, fitness weights' origin",
+          "[config]") {
+  TempDir dir;
+  {
+    const std::string path = dir.write("p.toml", "[[pools]]\nname = \"big pool\"\ncount = 2\n");
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    REQUIRE(c.pool_specs.size() == 1);
+    const auto pool = blis::config::read_pool_text(c.pool_specs[0], c.where("pools"));
+    CHECK(pool.name == "big pool");
+    CHECK(pool.count == 2);
+  }
+  {
+    const std::string path =
+        dir.write("e.toml", "[[events]]\nat = \"1s\"\naction = \"workload\"\nspec = \"my mix.yaml\"\n");
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    REQUIRE(c.events.size() == 1);
+    CHECK(blis::parse_scenario_event(c.events[0], c.where("events")).spec == "my mix.yaml");
+  }
+  {
+    const std::string path = dir.write("g.toml", "model = \"qwen/qwen3-14b\"\nfitness-weights = \"bogus\"\n");
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    CHECK(c.where("fitness_weights") == path + ":2:19: fitness-weights");
+  }
+}
+
+TEST_CASE("sub-configurations read the same from TOML, Lua and the command line", "[config][lua]") {
+  TempDir dir;
+  blis::test::SplitMix rng{77};
+  for (int i = 0; i < 60; ++i) {
+    const std::string s = random_text(rng, false);
+    INFO("value: " << s);
+    {  // a pool's name
+      const ThreeWays w = three_ways(dir, "pools", true, {{"count", "2"}, {"name", s}, {"tp", "1"}});
+      auto read = [](const blis::RunConfig& c) {
+        return outcome([&] {
+          const auto p = blis::config::read_pool_text(c.pool_specs.at(0), "here");
+          return p.name + "|" + std::to_string(p.count) + "|" + std::to_string(p.settings.size());
+        });
+      };
+      CHECK(read(w.toml) == s + "|2|1");
+      CHECK(read(w.lua) == read(w.toml));
+      CHECK(read(w.flag) == read(w.toml));
+    }
+    {  // an event's workload spec, a routing event's policy
+      const ThreeWays w = three_ways(dir, "events", true, {{"action", "workload"}, {"at", "2s"}, {"spec", s}});
+      auto read = [](const blis::RunConfig& c) {
+        return outcome([&] { return blis::parse_scenario_event(c.events.at(0), "here").spec; });
+      };
+      CHECK(read(w.toml) == s);
+      CHECK(read(w.lua) == s);
+      CHECK(read(w.flag) == s);
+    }
+    {  // a node pool's name and GPU type
+      const ThreeWays w = three_ways(dir, "node_pools", true,
+                                     {{"gpu_type", s}, {"gpus_per_node", "8"}, {"max_nodes", "2"}, {"name", s}});
+      auto read = [](const blis::RunConfig& c) {
+        return outcome([&] {
+          const auto n = blis::parse_node_pool(c.node_pool_specs.at(0), "here");
+          return n.name + "|" + n.gpu_type + "|" + std::to_string(n.gpus_per_node);
+        });
+      };
+      CHECK(read(w.toml) == read(w.flag));
+      CHECK(read(w.lua) == read(w.flag));
+    }
+    {  // the lifecycle: a random delay is refused, with the writer's place
+      const ThreeWays w = three_ways(dir, "lifecycle", false, {{"max", "4"}, {"provisioning_delay", s}});
+      auto read = [](const blis::RunConfig& c) {
+        return outcome([&] {
+          const auto l = blis::parse_lifecycle(*c.lifecycle, c.where("lifecycle"), {});
+          return std::to_string(l.max) + "|" + std::to_string(l.provisioning.mean_s);
+        });
+      };
+      const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
+      if (t.rfind("error: ", 0) == 0) {
+        CHECK(t.find(w.toml_path + ":1:1: lifecycle: ") != std::string::npos);
+        CHECK(l.find(w.lua_path + ": lifecycle: ") != std::string::npos);
+        CHECK(f.find("--lifecycle: ") != std::string::npos);
+      } else {
+        CHECK(l == t);
+        CHECK(f == t);
+      }
+    }
+    {  // the autoscaler, likewise
+      const ThreeWays w = three_ways(dir, "autoscaler", false, {{"interval", s}});
+      auto read = [](const blis::RunConfig& c) {
+        return outcome([&] {
+          return std::to_string(blis::parse_autoscaler(*c.autoscaler, c.where("autoscaler")).interval);
+        });
+      };
+      const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
+      if (t.rfind("error: ", 0) == 0) {
+        CHECK(t.find(w.toml_path + ":1:1: autoscaler: ") != std::string::npos);
+        CHECK(l.find(w.lua_path + ": autoscaler: ") != std::string::npos);
+        CHECK(f.find("--autoscaler: ") != std::string::npos);
+      } else {
+        CHECK(l == t);
+        CHECK(f == t);
+      }
+    }
+  }
+}
