@@ -7,17 +7,21 @@
 #   --label TEXT  what the table's header names the binary by (say its commit);
 #                 default: this checkout's commit, for its own build
 #   --list        print the runs' names and commands, run nothing
+#   --instructions  count instructions instead of timing (valgrind's callgrind,
+#                 one repetition: the count is the same on a busy machine)
 #   RUN...        names of runs to time (default: all except the long ones)
 #
 # Columns: CPU seconds (user+sys, min over the repetitions), peak RSS (max),
 # events per CPU second (from `--profile`), peak RSS bytes per request.
-# CPU time, not wall time: the machine is shared.
+# CPU time, not wall time: the machine is shared. With --instructions:
+# instructions (callgrind's Ir), instructions per event and per request.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 blis=""
 reps=3
 label=""
 list=0
+instructions=0
 names=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     --list) list=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --instructions) instructions=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) names+=("$1"); shift ;;
   esac
@@ -71,15 +76,34 @@ commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$here" diff --quiet HEAD 2>/dev/null || commit="$commit-dirty"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+how="min of $reps"
+[ $instructions = 1 ] && how="callgrind instructions"
 if [ -n "$label" ]; then
-  echo "$label: $blis, min of $reps"
+  echo "$label: $blis, $how"
 elif [[ $blis == "$here"/build/* ]]; then
-  echo "commit $commit, $(basename "$blis") $blis, min of $reps"
+  echo "commit $commit, $(basename "$blis") $blis, $how"
 else
   # A binary from elsewhere: this checkout's commit says nothing about it.
-  echo "$blis ($("$blis" --version 2>/dev/null | head -1)), min of $reps; give --label to name its commit"
+  echo "$blis ($("$blis" --version 2>/dev/null | head -1)), $how; give --label to name its commit"
 fi
 echo
+if [ $instructions = 1 ]; then
+  command -v valgrind >/dev/null || { echo "bench.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+  echo "| run | instructions | per event | per request |"
+  echo "|---|---:|---:|---:|"
+  for r in "${runs[@]}"; do
+    IFS='|' read -r name requests args <<<"$r"
+    selected "$name" || continue
+    # shellcheck disable=SC2086
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$blis" $args --profile >/dev/null 2>"$tmp/err" ||
+      { echo "bench.sh: $name failed:" >&2; tail -3 "$tmp/err" >&2; exit 1; }
+    ir=$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg")
+    events=$(sed -n 's/^profile: \([0-9]*\) events.*/\1/p' "$tmp/err")
+    awk -v n="$name" -v i="$ir" -v e="$events" -v q="$requests" 'BEGIN {
+      printf "| %s | %.4g G | %.0f | %.0f |\n", n, i / 1e9, (e > 0 ? i / e : 0), i / q }'
+  done
+  exit 0
+fi
 echo "| run | CPU s | peak RSS MiB | events/s | bytes/request |"
 echo "|---|---:|---:|---:|---:|"
 for r in "${runs[@]}"; do

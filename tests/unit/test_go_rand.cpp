@@ -158,6 +158,12 @@ TEST_CASE("GoRand's kernel variants agree with the portable one", "[workload][go
   REQUIRE(variants.size() >= 1);
   CHECK(std::string(variants[0].name) == "portable");
   CHECK(&k::best() == &variants.back());
+#if defined(__x86_64__)
+  // The widest variant the CPU runs is the one used.
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) CHECK(std::string(variants.back().name) == "avx512");
+  else if (__builtin_cpu_supports("avx2")) CHECK(std::string(variants.back().name) == "avx2");
+#endif
   GoRand r(5);
   std::vector<int64_t> values(80), dst(80), want(80);
   for (int trial = 0; trial < 300; ++trial) {

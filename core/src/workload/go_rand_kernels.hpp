@@ -17,7 +17,7 @@ using AddFn = void (*)(int64_t* dst, const int64_t* src, int n);
 using CountAboveFn = int (*)(const int64_t* v, int n, int32_t max);
 
 struct Kernels {
-  const char* name;  // "portable", "sse2", "avx2"
+  const char* name;  // "portable", "sse2", "avx2", "avx512"
   AddFn add;
   CountAboveFn count_above;
 };
