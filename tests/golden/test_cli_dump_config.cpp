@@ -179,4 +179,14 @@ TEST_CASE("sub-configuration errors name the file position", "[cli][scenario]") 
                 "p.toml:2:1: pools: pool 'name=\"big pool\"': needs count=N");
   check_refused("run --model qwen/qwen3-14b --pool 'name=\"big pool count=2'",
                 "--pool: pool 'name=\"big pool count=2': unterminated double quote");
+  // Each table of a list names its own position, not the last one's.
+  const std::string two = dir.write("two.toml",
+                                    "model = \"qwen/qwen3-14b\"\nnum-requests = 20\n"
+                                    "[[events]]\nat = \"1s\"\naction = \"drain\"\ninstance = 7\n"
+                                    "[[events]]\nat = \"2s\"\naction = \"restore\"\ninstance = 0\n"
+                                    "[[pools]]\nname = \"a\"\ncount = 1\n"
+                                    "[[pools]]\nname = \"b\"\ncount = 1\n");
+  check_refused("run " + two, "two.toml:3:1: events: event 'at=1s action=drain instance=7': instance 7 does not exist");
+  check_refused("run " + two + " --pool 'name=c count=1 bogus=3'",
+                "--pool: pool 'name=c count=1 bogus=3': 'bogus' is not a pool key");
 }

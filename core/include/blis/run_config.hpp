@@ -226,6 +226,10 @@ struct RunConfig {
   const PoolSettings& pool() const { return pools.front(); }
   // "--rate" or "run.toml:3:1: rate": how a message names setting `key`.
   std::string where(const std::string& key) const;
+  // Where item `i` of a repeatable setting (pools, events, ...) was given:
+  // its own place ("run.toml:7:1: pools", "--pool", a policy file's line),
+  // kept in origins as "KEY#I"; else where(key).
+  std::string item_where(const std::string& key, size_t i) const;
 };
 
 }  // namespace blis

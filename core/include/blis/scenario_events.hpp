@@ -57,6 +57,7 @@ struct ScenarioEvent {
   int32_t count = 1;  // add, remove: how many instances
   DrainMode drain = DrainMode::Wait;  // remove
   std::string text;  // as given, for the report
+  std::string where;  // where it was given ("--event", "s.toml:7:1: events"), for messages
 };
 
 // Parses one event's text (src/config/event_text.cpp); InputError naming

@@ -123,7 +123,7 @@ void ClusterSimulation::setup_fleet() {
   }
   // The pools named by add and remove events.
   event_pool_.assign(cfg_.events.size(), 0);
-  for (size_t k = 0; k < cfg_.events.size(); ++k) event_pool_[k] = pool_of_event(cfg_.events[k], cfg_.events_where);
+  for (size_t k = 0; k < cfg_.events.size(); ++k) event_pool_[k] = pool_of_event(cfg_.events[k], cfg_.events[k].where);
   lifecycle_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "instance-lifecycle"));
   autoscaler_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "autoscaler"));
   setup_nodes();

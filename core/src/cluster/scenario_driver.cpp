@@ -26,7 +26,7 @@ void ClusterSimulation::setup_scenario() {
   down_reroutes_.assign(n, 0);
   for (size_t k = 0; k < cfg_.events.size(); ++k) {
     const ScenarioEvent& e = cfg_.events[k];
-    check_event(e, cfg_.events_where);
+    check_event(e, e.where);
     if (e.at >= 0)
       schedule(kernel_, e.at, EventKind::Scenario, 0, k);
     else

@@ -200,6 +200,7 @@ ScenarioEvent parse_scenario_event(const std::string& text, const std::string& w
   EventReader in(text, where);
   ScenarioEvent e;
   e.text = text::trim(text);
+  e.where = where;
   const std::string action = in.need("action", names(actions()).c_str());
   const auto a = actions().find(action);
   if (a == actions().end()) throw in.bad(fmt::format("unknown action '{}'; actions are {}", action, names(actions())));

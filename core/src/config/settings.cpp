@@ -846,6 +846,17 @@ SettingValue parse_setting(const SettingDef& def, const std::string& text, const
   return v;
 }
 
+namespace {
+
+// How many items a repeatable setting holds in `config` (0 for the others).
+size_t item_count(const SettingDef& def, const RunConfig& config) {
+  if (def.type != SettingType::TextList) return 0;
+  const auto v = def.get(config);
+  return v ? std::get<std::vector<std::string>>(*v).size() : 0;
+}
+
+}  // namespace
+
 void apply_settings(RunConfig& config, const Settings& settings) {
   for (const Setting& s : settings) {
     const SettingDef* def = find_setting(s.flag);
@@ -862,8 +873,11 @@ void apply_settings(RunConfig& config, const Settings& settings) {
     } else {
       value = parse_setting(*def, s.value, where);
     }
+    const size_t before = item_count(*def, config);
     def->set(config, value, s.where);
     config.origins[def->key] = s.where;
+    for (size_t i = before, n = item_count(*def, config); i < n; ++i)
+      config.origins[fmt::format("{}#{}", def->key, i)] = where;
   }
 }
 
@@ -899,6 +913,11 @@ std::string setting_text(const SettingValue& value) {
         }
       },
       value);
+}
+
+std::string RunConfig::item_where(const std::string& key, size_t i) const {
+  auto it = origins.find(fmt::format("{}#{}", key, i));
+  return it != origins.end() ? it->second : where(key);
 }
 
 std::string RunConfig::where(const std::string& key) const {

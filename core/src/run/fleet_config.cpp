@@ -204,7 +204,7 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     pl.max = static_cast<int32_t>(p.count);
     if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.where("lifecycle"), pl);
     const std::string where = fmt::format(
-        "{}: pool {}", i < c.pool_specs.size() ? pool_where(c, i) : c.where("pools"), p.name);
+        "{}: pool {}", i < c.pool_specs.size() ? c.item_where("pools", i) : c.where("pools"), p.name);
     if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, where, pl);
     if (pl.min > pl.max)
       throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,
@@ -214,8 +214,7 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
   // Node pools (spec head §6.1, §6.2): each pool's instances go on the node
   // pool of its GPU type (names compared without case).
   for (size_t k = 0; k < c.node_pool_specs.size(); ++k) {
-    const auto it = c.origins.find(fmt::format("node_pools#{}", k));
-    const std::string where = it != c.origins.end() ? it->second : c.where("node_pools");
+    const std::string where = c.item_where("node_pools", k);
     NodePoolConfig n = parse_node_pool(c.node_pool_specs[k], where);
     for (const NodePoolConfig& o : f.node_pools) {
       if (o.name == n.name) throw InputError(where, fmt::format("node pool '{}' is given twice", n.name));

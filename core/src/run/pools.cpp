@@ -11,18 +11,12 @@
 
 namespace blis {
 
-std::string pool_where(const RunConfig& config, size_t i) {
-  // A policy file's pools each name their own line (run/resolve.cpp:apply_policy_file).
-  auto it = config.origins.find(fmt::format("pools#{}", i));
-  return it != config.origins.end() ? it->second : config.where("pools");
-}
-
 std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx) {
   std::vector<ResolvedPool> out;
   std::set<std::string> names;
   for (size_t i = 0; i < config.pool_specs.size(); ++i) {
     const std::string& text = config.pool_specs[i];
-    const std::string where = pool_where(config, i);
+    const std::string where = config.item_where("pools", i);
     config::PoolText t = config::read_pool_text(text, where);
     if (!names.insert(t.name).second)
       throw InputError(where, fmt::format("pool '{}': the name '{}' is taken by another pool", text, t.name));

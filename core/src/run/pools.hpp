@@ -24,8 +24,4 @@ struct ResolvedPool {
 // text for unknown keys, keys that are not per-pool settings, bad values.
 std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx);
 
-// How messages name pool `i`'s writer: its own file line when it came from
-// the policy file, else the pools setting's origin.
-std::string pool_where(const RunConfig& config, size_t i);
-
 }  // namespace blis

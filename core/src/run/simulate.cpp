@@ -100,7 +100,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.deadlines = r.deadlines;
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
-  for (const std::string& text : c.events) cc.events.push_back(parse_scenario_event(text, c.where("events")));
+  for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.item_where("events", k)));
   if (!c.events.empty()) cc.events_where = c.where("events");
   return cc;
 }
