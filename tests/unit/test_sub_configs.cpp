@@ -238,3 +238,21 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     }
   }
 }
+
+TEST_CASE("an error that names a flag is placed where the value was given", "[config]") {
+  blis::RunConfig c;
+  blis::apply_settings(c, {blis::Setting{"hardware", "B300", "s.toml:4:12", {}},
+                           blis::Setting{"latency-model", "x", "s.toml:5:1", {}},
+                           blis::Setting{"rate", "3", "--rate", {}}});
+  const auto moved = blis::at_origin(blis::InputError("--hardware", "GPU \"B300\" not found"), c);
+  REQUIRE(moved);
+  CHECK(std::string(moved->what()) == "s.toml:4:12: hardware: GPU \"B300\" not found");
+  const auto with_value = blis::at_origin(blis::InputError("--latency-model x", "unknown"), c);
+  REQUIRE(with_value);
+  CHECK(std::string(with_value->what()) == "s.toml:5:1: latency-model x: unknown");
+  // Given as a flag, or not given at all, or not a setting: the error stays as it is.
+  CHECK_FALSE(blis::at_origin(blis::InputError("--rate", "too high"), c));
+  CHECK_FALSE(blis::at_origin(blis::InputError("--tp", "bad"), c));
+  CHECK_FALSE(blis::at_origin(blis::InputError("--no-such-flag", "bad"), c));
+  CHECK_FALSE(blis::at_origin(blis::InputError("clients[0].rate", "bad"), c));
+}

@@ -5,6 +5,7 @@
 // through this table, so a new setting is one row in settings.cpp.
 #pragma once
 
+#include <blis/errors.hpp>
 #include <blis/run_config.hpp>
 #include <blis/scenario.hpp>
 
@@ -95,5 +96,12 @@ std::string setting_text(const SettingValue& value);
 // Names a place for messages: a flag ("--rate") as is, a file position
 // ("run.toml:3:1") followed by the setting's kebab name.
 std::string setting_where(const std::string& origin, const SettingDef& def);
+
+// An error raised far from the configuration names the value by its flag
+// ("--hardware: GPU ... not found"); when `config` got that setting from
+// elsewhere (a scenario file, a profile set), the same error placed there
+// ("run.toml:4:12: hardware: GPU ... not found"). nullopt when the flag is
+// where the value came from, or names no setting.
+std::optional<InputError> at_origin(const InputError& error, const RunConfig& config);
 
 }  // namespace blis

@@ -915,6 +915,19 @@ std::string setting_text(const SettingValue& value) {
       value);
 }
 
+std::optional<InputError> at_origin(const InputError& error, const RunConfig& config) {
+  const std::string& where = error.where();
+  if (where.rfind("--", 0) != 0) return std::nullopt;
+  const std::string flag = where.substr(0, where.find(' '));  // "--latency-model X": the flag
+  const SettingDef* def = find_setting(flag);
+  if (def == nullptr) return std::nullopt;
+  auto it = config.origins.find(def->key);
+  if (it == config.origins.end() || it->second.empty() || it->second.front() == '-') return std::nullopt;
+  const std::string what = error.what();
+  const std::string message = what.size() > where.size() + 2 ? what.substr(where.size() + 2) : what;
+  return InputError(config.where(def->key) + where.substr(flag.size()), message);
+}
+
 std::string RunConfig::item_where(const std::string& key, size_t i) const {
   auto it = origins.find(fmt::format("{}#{}", key, i));
   return it != origins.end() ? it->second : where(key);
