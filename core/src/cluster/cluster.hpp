@@ -139,6 +139,9 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   std::vector<PoolGauges> gauges() const;
   double trigger_value(TriggerMetric m) const;
   void apply_event(size_t index);
+  // apply_event()'s `fail` and `remove` actions: the event log's note.
+  std::string fail_instance(const ScenarioEvent& e, size_t i);
+  std::string remove_by_event(size_t index);
   void check_event(const ScenarioEvent& e, const std::string& where) const;
   void scenario_event(uint64_t payload);
   // ScenarioHost: what scenario code does during a callback.
@@ -172,6 +175,12 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   void close_span(size_t i);
   void check_drained(size_t i);
   void scaling_tick();
+  // The load of scaling group `group`'s pools, and the KV capacity of its
+  // instances still starting (pending_capacity).
+  std::vector<VariantLoad> group_load(size_t group, double& pending_capacity) const;
+  // One tick for scaling group `group`: its decision, stabilised, then
+  // actuated (now, or after the actuation delay).
+  void scale_group(size_t group, SimTime now);
   std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
   void actuate(size_t decision);
   // P/D disaggregation (cluster/pd_flow.cpp).

@@ -399,75 +399,84 @@ void ClusterSimulation::scaling_tick() {
   // The loop stops when nothing else can happen before an unbounded horizon:
   // the run is over, there is nothing to scale for.
   if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
-  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
-  const double block = static_cast<double>(cfg_.engine.block_size);
-  for (ScalingGroup& g : groups_) {
-    std::vector<VariantLoad> variants;
-    for (int32_t p : g.pools) {
-      const PoolLifecycle& pl = cfg_.fleet.pools[static_cast<size_t>(p)];
-      VariantLoad v;
-      v.pool = p;
-      v.cost_per_hour = pl.cost_per_hour;
-      v.room = pl.max - live_instances(static_cast<size_t>(p));
-      variants.push_back(v);
-    }
-    double pending_capacity = 0;
-    for (size_t i = 0; i < instances_.size(); ++i) {
-      auto v = std::find_if(variants.begin(), variants.end(),
-                            [&](const VariantLoad& x) { return static_cast<size_t>(x.pool) == pool_index(i); });
-      if (v == variants.end()) continue;
-      const Instance& inst = *instances_[i];
-      const double capacity = static_cast<double>(inst.kv().total_blocks()) * block;
-      if (life_[i] == Life::Starting) {
-        pending_capacity += capacity;
-        continue;
-      }
-      if (life_[i] != Life::Active || !routable_[i] || capacity <= 0) continue;
-      const double supply = capacity * a.kv_cache_threshold;
-      v->supply += supply;
-      v->demand += static_cast<double>(inst.kv().used_blocks()) * block +
-                   static_cast<double>(inst.queue_depth()) * a.avg_input_tokens;
-      v->max_supply = std::max(v->max_supply, supply);
-      v->queue_depth += inst.queue_depth();
-      v->in_flight += in_flight_[i];
-      ++v->count;
-    }
-    for (VariantLoad& v : variants) v.above_min = v.count - cfg_.fleet.pools[static_cast<size_t>(v.pool)].min;
-    const double pending_supply = pending_capacity * a.kv_cache_threshold;
-    int32_t pool = -1, delta = 0;
-    std::string why;
-    double demand = 0;
-    for (const VariantLoad& v : variants) demand += v.demand;
-    if (a.rule) {
-      std::tie(pool, delta) = ask_rule(variants, pending_supply);
-      if (delta != 0) why = fmt::format("{} with KV demand {:.0f} tokens", a.policy, demand);
-    } else {
-      const ScalingDecision d = decide_scaling(variants, pending_supply, a);
-      pool = d.pool, delta = d.delta;
-      if (delta > 0) why = fmt::format("KV demand {:.0f} tokens needs {:.0f} more", demand, d.required);
-      if (delta < 0) why = fmt::format("KV demand {:.0f} tokens leaves {:.0f} spare", demand, d.spare);
-    }
-    // Stabilisation (spec head §6.3 step 4).
-    SimTime& since = delta > 0 ? g.up_since : g.down_since;
-    (delta > 0 ? g.down_since : g.up_since) = -1;
-    if (delta == 0) {
-      g.up_since = g.down_since = -1;
-      continue;
-    }
-    const SimTime window = delta > 0 ? a.up_window : a.down_window;
-    if (since < 0) since = now;
-    if (now - since < window) continue;
-    since = -1;
-    decisions_.push_back(ScalingAction{now, pool, delta, why});
-    const SimTime delay = sample_delay(a.actuation, *autoscaler_rng_);
-    if (delay == 0)
-      actuate(decisions_.size() - 1);
-    else
-      schedule(kernel_, now + delay, EventKind::ScaleActuation, 0, decisions_.size() - 1);
-  }
+  for (size_t g = 0; g < groups_.size(); ++g) scale_group(g, now);
   // The loop stops when nothing else can happen before an unbounded horizon.
   if (kernel_.horizon() == kForever && kernel_.queue().empty() && source_done_) return;
-  schedule(kernel_, now + a.interval, EventKind::ScalingTick);
+  schedule(kernel_, now + cfg_.fleet.autoscaler.interval, EventKind::ScalingTick);
+}
+
+std::vector<VariantLoad> ClusterSimulation::group_load(size_t group, double& pending_capacity) const {
+  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
+  const double block = static_cast<double>(cfg_.engine.block_size);
+  std::vector<VariantLoad> variants;
+  for (int32_t p : groups_[group].pools) {
+    const PoolLifecycle& pl = cfg_.fleet.pools[static_cast<size_t>(p)];
+    VariantLoad v;
+    v.pool = p;
+    v.cost_per_hour = pl.cost_per_hour;
+    v.room = pl.max - live_instances(static_cast<size_t>(p));
+    variants.push_back(v);
+  }
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    auto v = std::find_if(variants.begin(), variants.end(),
+                          [&](const VariantLoad& x) { return static_cast<size_t>(x.pool) == pool_index(i); });
+    if (v == variants.end()) continue;
+    const Instance& inst = *instances_[i];
+    const double capacity = static_cast<double>(inst.kv().total_blocks()) * block;
+    if (life_[i] == Life::Starting) {
+      pending_capacity += capacity;
+      continue;
+    }
+    if (life_[i] != Life::Active || !routable_[i] || capacity <= 0) continue;
+    const double supply = capacity * a.kv_cache_threshold;
+    v->supply += supply;
+    v->demand += static_cast<double>(inst.kv().used_blocks()) * block +
+                 static_cast<double>(inst.queue_depth()) * a.avg_input_tokens;
+    v->max_supply = std::max(v->max_supply, supply);
+    v->queue_depth += inst.queue_depth();
+    v->in_flight += in_flight_[i];
+    ++v->count;
+  }
+  for (VariantLoad& v : variants) v.above_min = v.count - cfg_.fleet.pools[static_cast<size_t>(v.pool)].min;
+  return variants;
+}
+
+void ClusterSimulation::scale_group(size_t group, SimTime now) {
+  const AutoscalerConfig& a = cfg_.fleet.autoscaler;
+  ScalingGroup& g = groups_[group];
+  double pending_capacity = 0;
+  const std::vector<VariantLoad> variants = group_load(group, pending_capacity);
+  const double pending_supply = pending_capacity * a.kv_cache_threshold;
+  int32_t pool = -1, delta = 0;
+  std::string why;
+  double demand = 0;
+  for (const VariantLoad& v : variants) demand += v.demand;
+  if (a.rule) {
+    std::tie(pool, delta) = ask_rule(variants, pending_supply);
+    if (delta != 0) why = fmt::format("{} with KV demand {:.0f} tokens", a.policy, demand);
+  } else {
+    const ScalingDecision d = decide_scaling(variants, pending_supply, a);
+    pool = d.pool, delta = d.delta;
+    if (delta > 0) why = fmt::format("KV demand {:.0f} tokens needs {:.0f} more", demand, d.required);
+    if (delta < 0) why = fmt::format("KV demand {:.0f} tokens leaves {:.0f} spare", demand, d.spare);
+  }
+  // Stabilisation (spec head §6.3 step 4).
+  SimTime& since = delta > 0 ? g.up_since : g.down_since;
+  (delta > 0 ? g.down_since : g.up_since) = -1;
+  if (delta == 0) {
+    g.up_since = g.down_since = -1;
+    return;
+  }
+  const SimTime window = delta > 0 ? a.up_window : a.down_window;
+  if (since < 0) since = now;
+  if (now - since < window) return;
+  since = -1;
+  decisions_.push_back(ScalingAction{now, pool, delta, why});
+  const SimTime delay = sample_delay(a.actuation, *autoscaler_rng_);
+  if (delay == 0)
+    actuate(decisions_.size() - 1);
+  else
+    schedule(kernel_, now + delay, EventKind::ScaleActuation, 0, decisions_.size() - 1);
 }
 
 // A registered autoscaler's decision over the group's pools (cheapest

@@ -258,34 +258,50 @@ SimTime ClusterSimulation::warp_arrival(SimTime source_time) {
   return std::max<SimTime>(static_cast<SimTime>(std::llround(t)), kernel_.now());
 }
 
+// A `fail` event: instance i's requests are lost, re-routed or failed.
+std::string ClusterSimulation::fail_instance(const ScenarioEvent& e, size_t i) {
+  if (down_[i]) return "already failed";
+  down_[i] = 1;
+  down_reroutes_[i] = e.reroute ? 1 : 0;
+  routable_[i] = 0;
+  any_down_ = true;
+  evicted_.clear();
+  instances_[i]->evict(evicted_);
+  const int64_t before = rerouted_;
+  for (uint32_t slot : evicted_) lose(slot, e.reroute);
+  int64_t lost = static_cast<int64_t>(evicted_.size());
+  if (pd_link_) {  // P/D: the transfers from or to it, too
+    const int64_t in_transfer = pd_abandon(i, e.reroute);
+    lost += in_transfer;
+  }
+  const int64_t moved = rerouted_ - before;
+  return fmt::format("{} request(s) re-routed, {} failed", moved, lost - moved);
+}
+
+// A `remove` event: the instance it names, or `count` of its pool, leave.
+std::string ClusterSimulation::remove_by_event(size_t index) {
+  const ScenarioEvent& e = cfg_.events[index];
+  const size_t i = static_cast<size_t>(std::max(e.instance, 0));
+  const int64_t before = rerouted_;
+  int32_t n = 0;
+  if (e.instance >= 0) {
+    if (life_[i] == Life::Active || life_[i] == Life::Starting) {
+      remove_instance(i, e.drain);
+      n = 1;
+    }
+  } else {
+    n = remove_instances(static_cast<size_t>(event_pool_[index]), e.count, e.drain);
+  }
+  return fmt::format("{} instance(s) leaving; {} request(s) re-routed", n, rerouted_ - before);
+}
+
 void ClusterSimulation::apply_event(size_t index) {
   const ScenarioEvent& e = cfg_.events[index];
   const SimTime now = kernel_.now();
   const size_t i = static_cast<size_t>(std::max(e.instance, 0));
   std::string note;
   switch (e.action) {
-    case EventAction::Fail: {
-      if (down_[i]) {
-        note = "already failed";
-        break;
-      }
-      down_[i] = 1;
-      down_reroutes_[i] = e.reroute ? 1 : 0;
-      routable_[i] = 0;
-      any_down_ = true;
-      evicted_.clear();
-      instances_[i]->evict(evicted_);
-      const int64_t before = rerouted_;
-      for (uint32_t slot : evicted_) lose(slot, e.reroute);
-      int64_t lost = static_cast<int64_t>(evicted_.size());
-      if (pd_link_) {  // P/D: the transfers from or to it, too
-        const int64_t in_transfer = pd_abandon(i, e.reroute);
-        lost += in_transfer;
-      }
-      const int64_t moved = rerouted_ - before;
-      note = fmt::format("{} request(s) re-routed, {} failed", moved, lost - moved);
-      break;
-    }
+    case EventAction::Fail: note = fail_instance(e, i); break;
     case EventAction::Drain:
       routable_[i] = 0;
       note = fmt::format("{} queued and {} running finish there", instances_[i]->queue_depth(),
@@ -329,20 +345,7 @@ void ClusterSimulation::apply_event(size_t index) {
                           : fmt::format("{} of {} instance(s) starting: no free slot", n, e.count);
       break;
     }
-    case EventAction::Remove: {
-      const int64_t before = rerouted_;
-      int32_t n = 0;
-      if (e.instance >= 0) {
-        if (life_[i] == Life::Active || life_[i] == Life::Starting) {
-          remove_instance(i, e.drain);
-          n = 1;
-        }
-      } else {
-        n = remove_instances(static_cast<size_t>(event_pool_[index]), e.count, e.drain);
-      }
-      note = fmt::format("{} instance(s) leaving; {} request(s) re-routed", n, rerouted_ - before);
-      break;
-    }
+    case EventAction::Remove: note = remove_by_event(index); break;
   }
   if (draining_ > 0 && e.action == EventAction::Fail) check_drained(i);
   series_.scenario_event();

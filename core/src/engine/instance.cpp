@@ -371,115 +371,150 @@ void Instance::anchor(Member& mb, uint64_t S) {
 // spec engine §3.2: running requests first, in batch order, then admissions
 // from the head of the wait queue while budget, batch slots and KV allow.
 void Instance::form_batch(SimTime now) {
-  int64_t budget = cfg_.max_scheduled_tokens;
-  const int64_t chunk = cfg_.long_prefill_threshold;
-  const int64_t m = cfg_.max_model_len;
-  bool preempted_any = false;
   // The sums of the members that decode one token, the others' entries in
   // batch order: the model may price the step from those (DecodeSums).
-  DecodeSums& sums = decode_sums_;
-  sums = DecodeSums{};
+  decode_sums_ = DecodeSums{};
   others_.clear();
   active_.clear();
   all_active_ = false;
-  bool valid = true;
+  Forming f;
+  f.budget = cfg_.max_scheduled_tokens;
+  schedule_running(now, f);
+  add_implicit_sums();
+  // Preemptions moved members the sums counted: the step is priced member by member.
+  if (f.preempted_any) f.valid = false;
+  admit_waiting(now, f);
+  decode_sums_.valid = f.valid && !batch_.empty();
+}
+
+// The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
+// Implicit members not due take one token each, and count in the sums
+// through implicit_ (once the loop is done: those still implicit then).
+void Instance::schedule_running(SimTime now, Forming& f) {
   const uint64_t S = step_index_;
-  // The batch arrives with new_tokens and cached_tokens at 0 (see execute()).
-  // Implicit members not due take one token each, and count in the sums
-  // through implicit_ (once the loop is done: those still implicit then).
   size_t i = 0;
   while (i < batch_.size()) {
-    const size_t size = batch_.size();
-    size_t j = i;
-    // Four at a time: S - due is negative for each member not due.
-    const Member* const mbs = batch_.data();
-    while (j + 4 <= size && static_cast<int64_t>((S - mbs[j].due) & (S - mbs[j + 1].due) & (S - mbs[j + 2].due) &
-                                                  (S - mbs[j + 3].due)) < 0)
-      j += 4;
-    while (j < size && mbs[j].due > S) ++j;
+    const size_t j = next_due(i, S);
     const int64_t run = static_cast<int64_t>(j - i);
     if (run > 0) {
-      if (run >= budget) {
+      if (run >= f.budget) {
         // The budget runs out in the run, or right after it: the rest stall.
-        i += static_cast<size_t>(std::max<int64_t>(budget, 0));
-        budget = 0;
+        i += static_cast<size_t>(std::max<int64_t>(f.budget, 0));
+        f.budget = 0;
       } else {
-        budget -= run;
+        f.budget -= run;
         i = j;
       }
       if (i == batch_.size()) break;
     }
-    if (budget <= 0) {
-      // They stall.
-      for (size_t k = i; k < batch_.size(); ++k) {
-        catch_up(batch_[k], S - 1, now);
-        others_.push_back(slab_[batch_[k].slot].s.entry);
-        active_.push_back(static_cast<uint32_t>(k));
-      }
+    if (f.budget <= 0) {
+      stall_from(i, S, now);
       break;
     }
     Member& mb = batch_[i];
-    StepState& r = slab_[mb.slot].s;
-    if (mb.due != 0) {
-      bring_up(mb, S - 1, now);
-      const int64_t b = cfg_.block_size;
-      if (r.kv.tokens == int64_t{r.kv.count} * b && b > 1 && r.emitted + 1 < r.output_tokens &&
-          !(m > 0 && r.pi() + 1 >= m - 1) && kv_.add_block(r.kv)) {
-        // Due for its new block only: it gets the block here, as the step
-        // would give it, and stays implicit (this step's token is one of
-        // the implicit ones, not yet in the block's count). Its next due
-        // step, as anchor() would set it at the end of the last step (at
-        // least two steps on: a new block, and its last token and the cap
-        // two or more steps away).
-        --r.kv.tokens;
-        --budget;
-        mb.due = S - 1 + static_cast<uint64_t>(steps_to_due(r));
-        ++i;
-        continue;
-      }
-      catch_up(mb, S - 1, now);  // brought up already: it leaves the implicit sums
-    }
-    active_.push_back(static_cast<uint32_t>(i));
-    const int64_t pi = r.pi();
-    int64_t n = 0;
-    if (pi < r.prefill_target()) {
-      n = r.prefill_target() - pi;
-      if (chunk > 0 && chunk < n) n = chunk;
-      n = std::min(n, budget);
-      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
-    } else if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
-      n = 1;
-      sums.progress += pi;
-      sums.progress_max = std::max(sums.progress_max, pi);
-      sums.input_tokens += r.entry.input_tokens;
-    }
-    if (n == 0) {
-      others_.push_back(r.entry);  // stalled
+    if (mb.due != 0 && renew_implicit(mb, S, now, f.budget)) {
       ++i;
       continue;
     }
-    if (!kv_.append_in_place(r.kv, n) && !reserve(i, n, preempted_any)) {
-      valid = false;
+    if (!schedule_member(i, f)) {
+      f.valid = false;
       break;
     }
-    budget -= n;
-    StepState& moved = slab_[batch_[i].slot].s;  // reserve() may have moved its member
-    moved.entry.new_tokens = static_cast<int32_t>(n);
-    if (moved.entry.phase == BLIS_PHASE_PREFILL) others_.push_back(moved.entry);
     ++i;
   }
-  if (implicit_.count > 0) {
-    const int64_t progress_at = static_cast<int64_t>(S) - 1;  // an implicit member's progress: key + this
-    sums.progress += implicit_.key_sum + implicit_.count * progress_at;
-    sums.progress_max = std::max(sums.progress_max, implicit_key_max() + progress_at);
-    sums.input_tokens += implicit_.input_sum;
-  }
-  // Preemptions moved members the sums counted: the step is priced member by member.
-  if (preempted_any) valid = false;
+}
 
-  while (static_cast<int64_t>(batch_.size()) < cfg_.max_running && !waiting_.empty() &&
-         budget > 0 && !preempted_any) {
-    uint32_t slot = waiting_.front();
+size_t Instance::next_due(size_t i, uint64_t S) const {
+  const size_t size = batch_.size();
+  size_t j = i;
+  // Four at a time: S - due is negative for each member not due.
+  const Member* const mbs = batch_.data();
+  while (j + 4 <= size && static_cast<int64_t>((S - mbs[j].due) & (S - mbs[j + 1].due) & (S - mbs[j + 2].due) &
+                                                (S - mbs[j + 3].due)) < 0)
+    j += 4;
+  while (j < size && mbs[j].due > S) ++j;
+  return j;
+}
+
+void Instance::stall_from(size_t i, uint64_t S, SimTime now) {
+  for (size_t k = i; k < batch_.size(); ++k) {
+    catch_up(batch_[k], S - 1, now);
+    others_.push_back(slab_[batch_[k].slot].s.entry);
+    active_.push_back(static_cast<uint32_t>(k));
+  }
+}
+
+bool Instance::renew_implicit(Member& mb, uint64_t S, SimTime now, int64_t& budget) {
+  StepState& r = slab_[mb.slot].s;
+  bring_up(mb, S - 1, now);
+  const int64_t b = cfg_.block_size;
+  const int64_t m = cfg_.max_model_len;
+  if (r.kv.tokens == int64_t{r.kv.count} * b && b > 1 && r.emitted + 1 < r.output_tokens &&
+      !(m > 0 && r.pi() + 1 >= m - 1) && kv_.add_block(r.kv)) {
+    // Due for its new block only: it gets the block here, as the step
+    // would give it, and stays implicit (this step's token is one of
+    // the implicit ones, not yet in the block's count). Its next due
+    // step, as anchor() would set it at the end of the last step (at
+    // least two steps on: a new block, and its last token and the cap
+    // two or more steps away).
+    --r.kv.tokens;
+    --budget;
+    mb.due = S - 1 + static_cast<uint64_t>(steps_to_due(r));
+    return true;
+  }
+  catch_up(mb, S - 1, now);  // brought up already: it leaves the implicit sums
+  return false;
+}
+
+bool Instance::schedule_member(size_t& pos, Forming& f) {
+  active_.push_back(static_cast<uint32_t>(pos));
+  StepState& r = slab_[batch_[pos].slot].s;
+  const int64_t n = member_tokens(r, f.budget);
+  if (n == 0) {
+    others_.push_back(r.entry);  // stalled
+    return true;
+  }
+  if (!kv_.append_in_place(r.kv, n) && !reserve(pos, n, f.preempted_any)) return false;
+  f.budget -= n;
+  StepState& moved = slab_[batch_[pos].slot].s;  // reserve() may have moved its member
+  moved.entry.new_tokens = static_cast<int32_t>(n);
+  if (moved.entry.phase == BLIS_PHASE_PREFILL) others_.push_back(moved.entry);
+  return true;
+}
+
+int64_t Instance::member_tokens(const StepState& r, int64_t budget) {
+  const int64_t chunk = cfg_.long_prefill_threshold;
+  const int64_t m = cfg_.max_model_len;
+  const int64_t pi = r.pi();
+  if (pi < r.prefill_target()) {
+    int64_t n = r.prefill_target() - pi;
+    if (chunk > 0 && chunk < n) n = chunk;
+    n = std::min(n, budget);
+    if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
+    return n;
+  }
+  if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
+    decode_sums_.progress += pi;
+    decode_sums_.progress_max = std::max(decode_sums_.progress_max, pi);
+    decode_sums_.input_tokens += r.entry.input_tokens;
+    return 1;
+  }
+  return 0;
+}
+
+void Instance::add_implicit_sums() {
+  if (implicit_.count == 0) return;
+  DecodeSums& sums = decode_sums_;
+  const int64_t progress_at = static_cast<int64_t>(step_index_) - 1;  // an implicit member's progress: key + this
+  sums.progress += implicit_.key_sum + implicit_.count * progress_at;
+  sums.progress_max = std::max(sums.progress_max, implicit_key_max() + progress_at);
+  sums.input_tokens += implicit_.input_sum;
+}
+
+void Instance::admit_waiting(SimTime now, Forming& f) {
+  while (static_cast<int64_t>(batch_.size()) < cfg_.max_running && !waiting_.empty() && f.budget > 0 &&
+         !f.preempted_any) {
+    const uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
     StepState& qs = q.step;
     // Lazy content is made now, and stays until the request leaves.
@@ -487,73 +522,90 @@ void Instance::form_batch(SimTime now) {
     qs.kv.hashes = q.spec.block_hashes.data();
     qs.kv.num_hashes = static_cast<int64_t>(q.spec.block_hashes.size());
     if (qs.kv.count > 0) {
-      // P/D: its prompt's KV came from a prefill instance; it joins decoding.
-      bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
-      if (!fits && batch_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
-      if (fits) {
-        waiting_.pop_front();
-        q.state = RequestState::Running;
-        qs.entry.new_tokens = 1;
-        qs.entry.cached_tokens = 0;
-        budget -= 1;
-        sums.progress += qs.pi();
-        sums.progress_max = std::max(sums.progress_max, qs.pi());
-        sums.input_tokens += qs.entry.input_tokens;
-        signals_.scheduled(q, now);
-        active_.push_back(static_cast<uint32_t>(batch_.size()));
-        batch_.push_back(Member{0, 0, 0, slab_add(q)});
-        continue;
-      }
-      if (!batch_.empty()) break;
-      // Its own blocks fill the cache: it computes its prompt here instead.
-      kv_.release(qs.kv, KVCache::Release::MayReturn);
-      qs.set_progress(0, q.spec.input_tokens);
+      const Transferred t = admit_transferred(slot, now, f.budget);
+      if (t == Transferred::Joined) continue;
+      if (t == Transferred::Stop) break;
     }
-    // At least one token is always computed, so a fully cached prompt still
-    // gets a prefill step (the reference admitted it with no work: quirk Q2).
-    const int64_t b = cfg_.block_size;
-    const int64_t max_hits = std::min<int64_t>((qs.prefill_target() - 1) / b, qs.kv.num_hashes);
-    int64_t start = 0, n = 0;
-    auto plan = [&] {
-      start = kv_.cached_prefix(qs.kv.hashes, max_hits, hits_) * b;
-      n = qs.prefill_target() - start;
-      if (chunk > 0 && chunk < n) n = chunk;
-      n = std::min(n, budget);
-      if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
-    };
-    auto try_allocate = [&] { return kv_.allocate(qs.kv, hits_, n); };
-    plan();
-    if (n <= 0) break;
-    bool ok = try_allocate();
-    if (!ok && kv_.reload()) {
-      plan();  // reloaded content may extend the cached prefix
-      ok = n > 0 && try_allocate();
-    }
-    if (!ok && batch_.empty() && reclaim_queued_kv(slot)) {
-      plan();
-      ok = n > 0 && try_allocate();
-    }
-    if (!ok) {
-      if (batch_.empty() && kv_.used_blocks() == 0) {
-        // Nothing else holds memory and it still does not fit: it never will.
-        waiting_.pop_front();
-        complete(q, /*capped=*/true, now);
-        continue;
-      }
-      break;
-    }
-    waiting_.pop_front();
-    q.state = RequestState::Running;
-    qs.entry.new_tokens = static_cast<int32_t>(n);
-    qs.entry.cached_tokens = start;
-    others_.push_back(qs.entry);
-    budget -= n;
-    signals_.scheduled(q, now);
-    active_.push_back(static_cast<uint32_t>(batch_.size()));
-    batch_.push_back(Member{0, 0, 0, slab_add(q)});
+    if (!admit_prefill(slot, now, f.budget)) break;
   }
-  sums.valid = valid && !batch_.empty();
-  decode_sums_ = sums;
+}
+
+// P/D: its prompt's KV came from a prefill instance; it joins decoding, or
+// (its own blocks filling the cache) computes its prompt here instead.
+Instance::Transferred Instance::admit_transferred(uint32_t slot, SimTime now, int64_t& budget) {
+  Request& q = pool_[slot];
+  StepState& qs = q.step;
+  bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
+  if (!fits && batch_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
+  if (fits) {
+    qs.entry.new_tokens = 1;
+    qs.entry.cached_tokens = 0;
+    budget -= 1;
+    DecodeSums& sums = decode_sums_;
+    sums.progress += qs.pi();
+    sums.progress_max = std::max(sums.progress_max, qs.pi());
+    sums.input_tokens += qs.entry.input_tokens;
+    join_batch(q, now);
+    return Transferred::Joined;
+  }
+  if (!batch_.empty()) return Transferred::Stop;
+  kv_.release(qs.kv, KVCache::Release::MayReturn);
+  qs.set_progress(0, q.spec.input_tokens);
+  return Transferred::Prefill;
+}
+
+bool Instance::admit_prefill(uint32_t slot, SimTime now, int64_t& budget) {
+  Request& q = pool_[slot];
+  StepState& qs = q.step;
+  const int64_t chunk = cfg_.long_prefill_threshold;
+  const int64_t m = cfg_.max_model_len;
+  // At least one token is always computed, so a fully cached prompt still
+  // gets a prefill step (the reference admitted it with no work: quirk Q2).
+  const int64_t b = cfg_.block_size;
+  const int64_t max_hits = std::min<int64_t>((qs.prefill_target() - 1) / b, qs.kv.num_hashes);
+  int64_t start = 0, n = 0;
+  auto plan = [&] {
+    start = kv_.cached_prefix(qs.kv.hashes, max_hits, hits_) * b;
+    n = qs.prefill_target() - start;
+    if (chunk > 0 && chunk < n) n = chunk;
+    n = std::min(n, budget);
+    if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - start, 0));
+  };
+  auto try_allocate = [&] { return kv_.allocate(qs.kv, hits_, n); };
+  plan();
+  if (n <= 0) return false;
+  bool ok = try_allocate();
+  if (!ok && kv_.reload()) {
+    plan();  // reloaded content may extend the cached prefix
+    ok = n > 0 && try_allocate();
+  }
+  if (!ok && batch_.empty() && reclaim_queued_kv(slot)) {
+    plan();
+    ok = n > 0 && try_allocate();
+  }
+  if (!ok) {
+    if (batch_.empty() && kv_.used_blocks() == 0) {
+      // Nothing else holds memory and it still does not fit: it never will.
+      waiting_.pop_front();
+      complete(q, /*capped=*/true, now);
+      return true;
+    }
+    return false;
+  }
+  qs.entry.new_tokens = static_cast<int32_t>(n);
+  qs.entry.cached_tokens = start;
+  others_.push_back(qs.entry);
+  budget -= n;
+  join_batch(q, now);
+  return true;
+}
+
+void Instance::join_batch(Request& q, SimTime now) {
+  waiting_.pop_front();
+  q.state = RequestState::Running;
+  signals_.scheduled(q, now);
+  active_.push_back(static_cast<uint32_t>(batch_.size()));
+  batch_.push_back(Member{0, 0, 0, slab_add(q)});
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they

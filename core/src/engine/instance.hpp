@@ -108,6 +108,41 @@ class Instance {
   void on_timeout(uint64_t payload);
 
   void form_batch(SimTime now);
+  // What form_batch()'s phases share: the token budget left, whether a
+  // preemption moved members, and whether the decode sums may price the step.
+  struct Forming {
+    int64_t budget = 0;
+    bool preempted_any = false;
+    bool valid = true;
+  };
+  // form_batch()'s phases, in order (spec engine §3.2), kept in the
+  // translation unit and inlined: the running members, the implicit
+  // members' decode sums, then the admissions from the wait queue.
+  [[gnu::always_inline]] inline void schedule_running(SimTime now, Forming& f);
+  [[gnu::always_inline]] inline void add_implicit_sums();
+  [[gnu::always_inline]] inline void admit_waiting(SimTime now, Forming& f);
+  // The first batch position from `i` on whose member is due at step S
+  // (implicit members not due take their token without being handled).
+  [[gnu::always_inline]] inline size_t next_due(size_t i, uint64_t S) const;
+  // The budget ran out: the members from batch position `i` on stall.
+  [[gnu::noinline]] void stall_from(size_t i, uint64_t S, SimTime now);
+  // An implicit member due at step S, brought up to date: true when it was
+  // due for its new block only and got it here (it stays implicit, its token
+  // taken from the budget), else it is explicit again.
+  [[gnu::always_inline]] inline bool renew_implicit(Member& mb, uint64_t S, SimTime now, int64_t& budget);
+  // Schedules the explicit member at batch position `pos` (which a
+  // preemption may move): false when its tokens could not be reserved.
+  [[gnu::always_inline]] inline bool schedule_member(size_t& pos, Forming& f);
+  // The tokens a running member computes this step within `budget`; one
+  // decode token counts in the decode sums.
+  [[gnu::always_inline]] inline int64_t member_tokens(const StepState& r, int64_t budget);
+  // The queue's head with KV transferred by a prefill instance (P/D).
+  enum class Transferred { Joined, Stop, Prefill };
+  [[gnu::noinline]] Transferred admit_transferred(uint32_t slot, SimTime now, int64_t& budget);
+  // The queue's head for its prompt's prefill: false when admission stops.
+  [[gnu::always_inline]] inline bool admit_prefill(uint32_t slot, SimTime now, int64_t& budget);
+  // The queue's head, its entry set, leaves the queue and joins the batch.
+  [[gnu::always_inline]] inline void join_batch(Request& q, SimTime now);
   // May preempt requests ahead of batch_pos, which then moves with its request.
   [[gnu::noinline]] bool reserve(size_t& batch_pos, int64_t n, bool& preempted_any);
   // Moves a request out of the batch's tail, its step state back home.

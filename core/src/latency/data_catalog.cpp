@@ -161,6 +161,47 @@ std::map<std::string, HardwareSpec> read_hardware_json(const std::string& path) 
   return out;
 }
 
+// A profile set's `default-tp` (at `at`): model -> TP, over [defaults].
+void read_default_tp(const std::string& p, const toml::node& value, const std::string& at,
+                     std::map<std::string, int64_t>& out) {
+  for (const auto& [model, tp] : toml_util::as_table(p, value, "[" + at + "]")) {
+    const auto n = tp.value_exact<int64_t>();
+    if (!n || *n < 1) throw ConfigError(where(p, tp.source()), at + " must map models to integers >= 1");
+    out[text::lower(std::string(model.str()))] = *n;
+  }
+}
+
+// A profile set's `plugin_config` list: several plugin keys, one per line.
+std::string plugin_config_lines(const std::string& p, const toml::array& list, const std::string& at) {
+  std::string lines;
+  for (const auto& item : list) {
+    const auto s = item.value_exact<std::string>();
+    if (!s) throw ConfigError(where(p, item.source()), at + " must list strings");
+    lines += (lines.empty() ? "" : "\n") + *s;
+  }
+  return lines;
+}
+
+// A profile set's value (at `at`) as the text a flag would take.
+std::string profile_value(const std::string& p, const toml::node& value, const std::string& at) {
+  if (const auto s = value.value_exact<std::string>()) return *s;
+  if (const auto i = value.value_exact<int64_t>()) return std::to_string(*i);
+  if (const auto d = value.value_exact<double>()) return fmt::format("{}", *d);
+  throw ConfigError(where(p, value.source()), at + " must be a string or a number");
+}
+
+// [profile-sets.NAME]: its settings, and the TPs of its `default-tp`.
+void read_profile_set(const std::string& p, const std::string& name, const toml::node& v,
+                      DataCatalog::ProfileSet& set, std::map<std::string, int64_t>& default_tp) {
+  for (const auto& [key, value] : toml_util::as_table(p, v, "[profile-sets." + name + "]")) {
+    const std::string at = "profile-sets." + name + "." + std::string(key.str());
+    if (key.str() == "default-tp") read_default_tp(p, value, at, default_tp);
+    else if (const auto* list = value.as_array(); list != nullptr && key.str() == "plugin_config")
+      set["plugin_config"] = plugin_config_lines(p, *list, at);
+    else set[std::string(key.str())] = profile_value(p, value, at);
+  }
+}
+
 }  // namespace
 
 DataCatalog DataCatalog::load(const std::string& dir) {
@@ -213,33 +254,7 @@ DataCatalog DataCatalog::load(const std::string& dir) {
   if (const auto* n = root.get("profile-sets")) {
     for (const auto& [k, v] : toml_util::as_table(p, *n, "[profile-sets]")) {
       const std::string name(k.str());
-      ProfileSet& set = c.profile_sets_[name];
-      for (const auto& [key, value] : toml_util::as_table(p, v, "[profile-sets." + name + "]")) {
-        const std::string at = "profile-sets." + name + "." + std::string(key.str());
-        if (key.str() == "default-tp") {  // model -> TP, over [defaults]
-          for (const auto& [model, tp] : toml_util::as_table(p, value, "[" + at + "]")) {
-            const auto n = tp.value_exact<int64_t>();
-            if (!n || *n < 1) throw ConfigError(where(p, tp.source()), at + " must map models to integers >= 1");
-            c.profile_default_tp_[name][text::lower(std::string(model.str()))] = *n;
-          }
-          continue;
-        }
-        if (const auto* list = value.as_array(); list != nullptr && key.str() == "plugin_config") {
-          // Several plugin keys: kept one per line.
-          std::string lines;
-          for (const auto& item : *list) {
-            const auto s = item.value_exact<std::string>();
-            if (!s) throw ConfigError(where(p, item.source()), at + " must list strings");
-            lines += (lines.empty() ? "" : "\n") + *s;
-          }
-          set["plugin_config"] = lines;
-          continue;
-        }
-        if (const auto s = value.value_exact<std::string>()) set[std::string(key.str())] = *s;
-        else if (const auto i = value.value_exact<int64_t>()) set[std::string(key.str())] = std::to_string(*i);
-        else if (const auto d = value.value_exact<double>()) set[std::string(key.str())] = fmt::format("{}", *d);
-        else throw ConfigError(where(p, value.source()), at + " must be a string or a number");
-      }
+      read_profile_set(p, name, v, c.profile_sets_[name], c.profile_default_tp_[name]);
     }
   }
 

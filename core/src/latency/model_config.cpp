@@ -126,6 +126,47 @@ double quantised_weight_bytes(const json& qc) {
   return 0;
 }
 
+// The experts of a mixture-of-experts model (none: num_experts <= 1).
+void read_moe(const json& j, ModelArch& m) {
+  m.num_experts = get_int(j, "num_local_experts");
+  if (m.num_experts <= 1) {
+    for (const char* k : {"num_routed_experts", "n_routed_experts", "num_experts"}) {
+      if (int64_t v = get_int(j, k); v > 1) {
+        m.num_experts = v;
+        break;
+      }
+    }
+  }
+  m.experts_per_token = get_int(j, "num_experts_per_tok");
+  m.moe_intermediate_size = get_int(j, "moe_intermediate_size");
+  m.n_shared_experts = get_int(j, "n_shared_experts");
+  if (int64_t s = get_int(j, "shared_expert_intermediate_size"); s > 0) {
+    m.shared_expert_dim = s;
+  } else {
+    const int64_t per_expert = m.moe_intermediate_size > 0 ? m.moe_intermediate_size
+                                                           : m.intermediate_size;
+    m.shared_expert_dim = m.n_shared_experts * per_expert;
+  }
+}
+
+// rope_scaling, when present.
+void read_rope_scaling(const json& j, ModelArch& m) {
+  const auto rs = j.find("rope_scaling");
+  if (rs == j.end() || rs->is_null()) return;
+  m.rope_scaling_present = true;
+  if (!rs->is_object()) return;
+  m.rope_scaling_is_object = true;
+  m.rope_type = get_string(*rs, "type");
+  if (m.rope_type.empty()) m.rope_type = get_string(*rs, "rope_type");
+  if (auto f = rs->find("factor"); f != rs->end()) {
+    m.rope_factor_present = true;
+    if (f->is_number() && std::isfinite(f->get<double>())) m.rope_factor = f->get<double>();
+  }
+  // The yarn base is read from inside rope_scaling (spec engine.md §10.2).
+  if (auto o = rs->find("original_max_position_embeddings"); o != rs->end() && o->is_number())
+    m.original_max_position_embeddings = int_of(*o);
+}
+
 ModelArch arch_from_json(const json& raw, const std::string& source) {
   if (!raw.is_object()) throw ConfigError(source, "model config must be a JSON object");
   // Multimodal configs keep the language model in text_config; its keys win.
@@ -149,25 +190,7 @@ ModelArch arch_from_json(const json& raw, const std::string& source) {
   if (dtype.empty()) dtype = get_string(j, "dtype");
   m.bytes_per_param = bytes_for_dtype(dtype);
 
-  m.num_experts = get_int(j, "num_local_experts");
-  if (m.num_experts <= 1) {
-    for (const char* k : {"num_routed_experts", "n_routed_experts", "num_experts"}) {
-      if (int64_t v = get_int(j, k); v > 1) {
-        m.num_experts = v;
-        break;
-      }
-    }
-  }
-  m.experts_per_token = get_int(j, "num_experts_per_tok");
-  m.moe_intermediate_size = get_int(j, "moe_intermediate_size");
-  m.n_shared_experts = get_int(j, "n_shared_experts");
-  if (int64_t s = get_int(j, "shared_expert_intermediate_size"); s > 0) {
-    m.shared_expert_dim = s;
-  } else {
-    const int64_t per_expert = m.moe_intermediate_size > 0 ? m.moe_intermediate_size
-                                                           : m.intermediate_size;
-    m.shared_expert_dim = m.n_shared_experts * per_expert;
-  }
+  read_moe(j, m);
   m.interleave_moe_layer_step = get_int(j, "interleave_moe_layer_step");
   m.intermediate_size_mlp = get_int(j, "intermediate_size_mlp");
   if (auto qc = j.find("quantization_config"); qc != j.end())
@@ -179,21 +202,7 @@ ModelArch arch_from_json(const json& raw, const std::string& source) {
     m.tie_word_embeddings = it->get<bool>();
 
   m.max_position_embeddings = get_int(j, "max_position_embeddings");
-  if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) {
-    m.rope_scaling_present = true;
-    if (rs->is_object()) {
-      m.rope_scaling_is_object = true;
-      m.rope_type = get_string(*rs, "type");
-      if (m.rope_type.empty()) m.rope_type = get_string(*rs, "rope_type");
-      if (auto f = rs->find("factor"); f != rs->end()) {
-        m.rope_factor_present = true;
-        if (f->is_number() && std::isfinite(f->get<double>())) m.rope_factor = f->get<double>();
-      }
-      // The yarn base is read from inside rope_scaling (spec engine.md §10.2).
-      if (auto o = rs->find("original_max_position_embeddings"); o != rs->end() && o->is_number())
-        m.original_max_position_embeddings = int_of(*o);
-    }
-  }
+  read_rope_scaling(j, m);
   return m;
 }
 

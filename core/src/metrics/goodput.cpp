@@ -58,6 +58,37 @@ std::pair<double, double> goodput_totals(const Goodput& g, double runtime_s) {
   return {rps, attainment};
 }
 
+namespace {
+
+// One class's members of "per_class" (after its opening brace).
+std::string class_json(const GoodputClass& c, double runtime_s) {
+  std::string out;
+  const double class_rps = runtime_s > 0 ? static_cast<double>(c.good) / runtime_s : 0;
+  const double class_att = c.arrived > 0 ? static_cast<double>(c.good) / static_cast<double>(c.arrived) : 0;
+  out += fmt::format("\n      \"count\": {},\n      \"goodput_rps\": {},\n      \"slo_attainment\": {}", c.arrived,
+                     go_float(class_rps), go_float(class_att));
+  std::string dims;
+  const char* names[3] = {"ttft", "itl", "e2e"};
+  for (size_t d = 0; d < 3; ++d)
+    if (c.targeted[d] || c.counted[d] > 0)  // 0 when nothing was counted
+      dims += fmt::format("{}\n        \"{}\": {}", dims.empty() ? "" : ",", names[d],
+                          go_float(c.counted[d] > 0 ? static_cast<double>(c.met[d]) /
+                                                          static_cast<double>(c.counted[d])
+                                                    : 0));
+  if (!dims.empty()) out += ",\n      \"slo_attainment_by_dim\": {" + dims + "\n      }";
+  std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
+  const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;
+  double itl_mean = 0;
+  for (double x : c.itl) itl_mean += x;
+  itl_mean = c.itl.empty() ? 0 : itl_mean / static_cast<double>(c.itl.size()) / 1000;
+  if (ttft_p99 > 0) out += ",\n      \"ttft_p99_ms\": " + go_float(ttft_p99);
+  if (itl_mean > 0) out += ",\n      \"itl_mean_ms\": " + go_float(itl_mean);
+  if (e2e_p99 > 0) out += ",\n      \"e2e_p99_ms\": " + go_float(e2e_p99);
+  return out;
+}
+
+}  // namespace
+
 std::string goodput_json(const Goodput& g, double runtime_s) {
   if (!g.enabled()) return "";
   std::string out;
@@ -69,27 +100,7 @@ std::string goodput_json(const Goodput& g, double runtime_s) {
   for (const auto& [name, c] : g.classes) {
     out += (first ? "\n    " : ",\n    ") + go_string(name) + ": {";
     first = false;
-    const double class_rps = runtime_s > 0 ? static_cast<double>(c.good) / runtime_s : 0;
-    const double class_att = c.arrived > 0 ? static_cast<double>(c.good) / static_cast<double>(c.arrived) : 0;
-    out += fmt::format("\n      \"count\": {},\n      \"goodput_rps\": {},\n      \"slo_attainment\": {}", c.arrived,
-                       go_float(class_rps), go_float(class_att));
-    std::string dims;
-    const char* names[3] = {"ttft", "itl", "e2e"};
-    for (size_t d = 0; d < 3; ++d)
-      if (c.targeted[d] || c.counted[d] > 0)  // 0 when nothing was counted
-        dims += fmt::format("{}\n        \"{}\": {}", dims.empty() ? "" : ",", names[d],
-                            go_float(c.counted[d] > 0 ? static_cast<double>(c.met[d]) /
-                                                            static_cast<double>(c.counted[d])
-                                                      : 0));
-    if (!dims.empty()) out += ",\n      \"slo_attainment_by_dim\": {" + dims + "\n      }";
-    std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
-    const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;
-    double itl_mean = 0;
-    for (double x : c.itl) itl_mean += x;
-    itl_mean = c.itl.empty() ? 0 : itl_mean / static_cast<double>(c.itl.size()) / 1000;
-    if (ttft_p99 > 0) out += ",\n      \"ttft_p99_ms\": " + go_float(ttft_p99);
-    if (itl_mean > 0) out += ",\n      \"itl_mean_ms\": " + go_float(itl_mean);
-    if (e2e_p99 > 0) out += ",\n      \"e2e_p99_ms\": " + go_float(e2e_p99);
+    out += class_json(c, runtime_s);
     out += "\n    }";
   }
   out += g.classes.empty() ? "}" : "\n  }";

@@ -163,6 +163,37 @@ std::string metric_text(const MetricField& f) {
   return f.integer ? std::to_string(static_cast<int64_t>(f.value)) : go_float(f.value);
 }
 
+namespace {
+
+// One request's record in the metrics file (HEAD's form adds its round).
+std::string request_json(const RequestRecord& r, bool head_form) {
+  JsonObject e;
+  e.indent = "    ";
+  e.real("arrived_at", static_cast<double>(r.arrival_us) / 1e6);
+  e.str("requestID", "request_" + std::to_string(r.id));
+  e.num("num_prefill_tokens", r.input_tokens);
+  e.num("num_decode_tokens", r.output_tokens);
+  e.real("ttft_ms", r.ttft >= 0 ? static_cast<double>(r.ttft) / 1e3 : 0);
+  e.real("itl_ms", r.itl_avg / 1e3);
+  e.real("e2e_ms", r.e2e >= 0 ? static_cast<double>(r.e2e) / 1e3 : 0);
+  e.real("scheduling_delay_ms", r.scheduling_delay >= 0 ? static_cast<double>(r.scheduling_delay) / 1e3 : 0);
+  if (r.slo_class != 0) e.str("slo_class", slo_class_name(r.slo_class));
+  if (!r.tenant_id.empty()) e.str("tenant_id", r.tenant_id.str());
+  if (r.instance >= 0) e.str("handled_by", "instance_" + std::to_string(r.instance));
+  if (!r.model.empty()) e.str("model", r.model.str());
+  // The flags, written only when set.
+  for (const auto& [set, key] : {std::pair{r.length_capped, "length_capped"}, std::pair{r.dropped, "dropped_unservable"},
+                                 std::pair{r.timed_out, "timed_out"}, std::pair{r.failed, "failed"}}) {
+    if (!set) continue;
+    e.key(key);
+    e.text += "true";
+  }
+  if (head_form) e.num("round_index", r.round);
+  return e.close();
+}
+
+}  // namespace
+
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
                          bool with_requests) {
   JsonObject o;
@@ -184,39 +215,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     o.text += "[";
     bool first = true;
     for (const RequestRecord* r : recs) {
-      JsonObject e;
-      e.indent = "    ";
-      e.real("arrived_at", static_cast<double>(r->arrival_us) / 1e6);
-      e.str("requestID", "request_" + std::to_string(r->id));
-      e.num("num_prefill_tokens", r->input_tokens);
-      e.num("num_decode_tokens", r->output_tokens);
-      e.real("ttft_ms", r->ttft >= 0 ? static_cast<double>(r->ttft) / 1e3 : 0);
-      e.real("itl_ms", r->itl_avg / 1e3);
-      e.real("e2e_ms", r->e2e >= 0 ? static_cast<double>(r->e2e) / 1e3 : 0);
-      e.real("scheduling_delay_ms",
-             r->scheduling_delay >= 0 ? static_cast<double>(r->scheduling_delay) / 1e3 : 0);
-      if (r->slo_class != 0) e.str("slo_class", slo_class_name(r->slo_class));
-      if (!r->tenant_id.empty()) e.str("tenant_id", r->tenant_id.str());
-      if (r->instance >= 0) e.str("handled_by", "instance_" + std::to_string(r->instance));
-      if (!r->model.empty()) e.str("model", r->model.str());
-      if (r->length_capped) {
-        e.key("length_capped");
-        e.text += "true";
-      }
-      if (r->dropped) {
-        e.key("dropped_unservable");
-        e.text += "true";
-      }
-      if (r->timed_out) {
-        e.key("timed_out");
-        e.text += "true";
-      }
-      if (r->failed) {
-        e.key("failed");
-        e.text += "true";
-      }
-      if (m.head_form) e.num("round_index", r->round);
-      o.text += (first ? "\n    " : ",\n    ") + e.close();
+      o.text += (first ? "\n    " : ",\n    ") + request_json(*r, m.head_form);
       first = false;
     }
     o.text += "\n  ]";

@@ -118,36 +118,8 @@ class Planner {
     for (;;) {
       trials_.clear();
       int64_t lo = 0, hi = 0;  // lo fails (0: none tried), hi passes (0: none found)
-      std::vector<int64_t> bracket;
-      // Counts far below the capacity bound cannot sustain the rate, and at
-      // high rates they are the costliest trials: the bracket starts below
-      // the bound instead (counts up to kBracketFrom are always tried).
-      int64_t first = 1;
-      if (least > kBracketFrom)
-        while (first * 2 <= least / 2) first *= 2;
-      lo = first > 1 ? first - 1 : 0;
-      for (int64_t n = first; n <= req_.max_instances; n *= 2) bracket.push_back(n);
-      if (bracket.back() != req_.max_instances) bracket.push_back(req_.max_instances);
-      for (size_t i = 0; i < bracket.size() && hi == 0;) {
-        // What is left at most: the rest of the bracket, a bisection as deep
-        // as the largest gap, a confirmation and the monotonicity check. An
-        // estimate that only shrinks as the search narrows (it once grew
-        // batch by batch, and the time left with it).
-        expect(bracket.size() - i +
-               static_cast<size_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(2, req_.max_instances))))) +
-               2);
-        // Four counts at a time, in order (--jobs runs them in parallel; the
-        // batches do not depend on it, so neither do the rows).
-        std::vector<std::pair<int64_t, double>> batch;
-        for (; i < bracket.size() && batch.size() < kBracketBatch; ++i)
-          batch.emplace_back(bracket[i], base_.workload.rate);
-        for (const Trial* t : evaluate(batch)) {
-          if (hi != 0) break;
-          if (t->pass) hi = t->instances;
-          else lo = t->instances;
-        }
-        if (too_short()) break;
-      }
+      const std::vector<int64_t> counts = bracket(least, lo);
+      search_bracket(counts, lo, hi);
       while (!too_short() && hi != 0 && hi - lo > 1) {
         expect(static_cast<size_t>(std::ceil(std::log2(static_cast<double>(hi - lo)))) + 2);
         const int64_t mid = lo + (hi - lo) / 2;
@@ -156,18 +128,62 @@ class Planner {
       }
       if (too_short() && longer()) continue;
       if (hi != 0 && !confirmed(hi, base_.workload.rate)) continue;
-      if (hi != 0 && hi < req_.max_instances) {
-        // Monotonicity: one more instance must pass too.
-        const Trial* t = evaluate({{hi + 1, base_.workload.rate}}).front();
-        if (!t->pass)
-          progress_.finish(), spdlog::warn("{} instances meet the targets but {} do not: the answer is not monotone in the "
-                       "instance count (routing or admission effects); check the rows",
-                       hi, hi + 1);
-      }
+      if (hi != 0 && hi < req_.max_instances) check_monotone(hi);
       return hi;
     }
   }
 
+ private:
+  // The counts tried first: powers of two up to --max-instances, then it.
+  // Counts far below the capacity bound `least` cannot sustain the rate, and
+  // at high rates they are the costliest trials: the bracket starts below
+  // the bound instead (counts up to kBracketFrom are always tried). `lo`
+  // becomes the count below its first, taken as failing (0: none).
+  std::vector<int64_t> bracket(int64_t least, int64_t& lo) const {
+    std::vector<int64_t> counts;
+    int64_t first = 1;
+    if (least > kBracketFrom)
+      while (first * 2 <= least / 2) first *= 2;
+    lo = first > 1 ? first - 1 : 0;
+    for (int64_t n = first; n <= req_.max_instances; n *= 2) counts.push_back(n);
+    if (counts.back() != req_.max_instances) counts.push_back(req_.max_instances);
+    return counts;
+  }
+
+  // Tries the bracket's counts in order until one passes (hi; lo the last
+  // that failed) or the trials are too short.
+  void search_bracket(const std::vector<int64_t>& counts, int64_t& lo, int64_t& hi) {
+    for (size_t i = 0; i < counts.size() && hi == 0;) {
+      // What is left at most: the rest of the bracket, a bisection as deep
+      // as the largest gap, a confirmation and the monotonicity check. An
+      // estimate that only shrinks as the search narrows (it once grew
+      // batch by batch, and the time left with it).
+      expect(counts.size() - i +
+             static_cast<size_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(2, req_.max_instances))))) +
+             2);
+      // Four counts at a time, in order (--jobs runs them in parallel; the
+      // batches do not depend on it, so neither do the rows).
+      std::vector<std::pair<int64_t, double>> batch;
+      for (; i < counts.size() && batch.size() < kBracketBatch; ++i) batch.emplace_back(counts[i], base_.workload.rate);
+      for (const Trial* t : evaluate(batch)) {
+        if (hi != 0) break;
+        if (t->pass) hi = t->instances;
+        else lo = t->instances;
+      }
+      if (too_short()) break;
+    }
+  }
+
+  // Monotonicity: one more instance than the answer `hi` must pass too.
+  void check_monotone(int64_t hi) {
+    const Trial* t = evaluate({{hi + 1, base_.workload.rate}}).front();
+    if (!t->pass)
+      progress_.finish(), spdlog::warn("{} instances meet the targets but {} do not: the answer is not monotone in the "
+                                       "instance count (routing or admission effects); check the rows",
+                                       hi, hi + 1);
+  }
+
+ public:
   // The answer's trial (valid when answer > 0).
   const Trial& trial(int64_t instances) const { return trials_.at({instances, base_.workload.rate}); }
   const RunConfig& base() const { return base_; }
@@ -465,26 +481,7 @@ class Planner {
   void print(std::ostream& out, int64_t answer) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
-    if (req_.format == "json") {
-      out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"rate\": " << go_float(base_.workload.rate)
-          << ", \"targets\": " << go_string(targets_text()) << "},\n";
-      out << "  \"seconds_of_arrivals\": " << go_float(duration_) << ",\n  \"trials\": [";
-      bool first = true;
-      for (const auto& [key, t] : trials_) {
-        out << (first ? "\n" : ",\n") << "    {\"instances\": " << t.instances << ", \"requests\": " << t.requests
-            << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
-        for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
-        out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
-            << ", \"meets\": " << (t.pass ? "true" : "false");
-        if (req_.replicates > 1) out << ci_json(t, cols);
-        out << "}";
-        first = false;
-      }
-      out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null");
-      if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
-      out << "\n}\n";
-      return;
-    }
+    if (req_.format == "json") return print_json(out, answer, cols, model);
     out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
     if (!fixed_workload_)
       out << fmt::format("each trial: {:g} s of arrivals ({} requests), judged in steady state\n\n", duration_,
@@ -504,21 +501,7 @@ class Planner {
                          t.pass ? "yes" : "no: " + t.why);
     }
     out << "\n";
-    if (answer > 0) {
-      const Trial& t = trials_.at({answer, base_.workload.rate});
-      const int64_t tp = std::max<int64_t>(1, base_.pool().model.tp.value_or(1));
-      std::vector<std::string> evidence;
-      for (const auto& target : targets_) {
-        const auto ci = t.ci.find(target.metric);
-        evidence.push_back(fmt::format("{} = {:.1f}{} ms", target.metric, metric_value(t.outcome.metrics, target.metric),
-                                       ci == t.ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second)));
-      }
-      evidence.push_back(req_.replicates > 1 ? fmt::format("steady in all {} replicates", req_.replicates) : "steady");
-      if (base_.pool().model.tp) evidence.insert(evidence.begin(), fmt::format("{} GPUs at TP {}", answer * tp, tp));
-      out << fmt::format("minimum instances: {} ({})\n", answer, text_join(evidence));
-      if (req_.replicates > 1) out << fmt::format("replicates' own answers: {}\n", replicate_answers(answer));
-      return;
-    }
+    if (answer > 0) return print_answer(out, answer);
     if (!refused_.empty()) {
       out << fmt::format("minimum instances: none up to {} — {}\n", req_.max_instances, refused_);
       return;
@@ -534,6 +517,44 @@ class Planner {
   }
 
  private:
+  // print() under --format json.
+  void print_json(std::ostream& out, int64_t answer, const std::vector<std::string>& cols,
+                  const std::string& model) const {
+    out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"rate\": " << go_float(base_.workload.rate)
+        << ", \"targets\": " << go_string(targets_text()) << "},\n";
+    out << "  \"seconds_of_arrivals\": " << go_float(duration_) << ",\n  \"trials\": [";
+    bool first = true;
+    for (const auto& [key, t] : trials_) {
+      out << (first ? "\n" : ",\n") << "    {\"instances\": " << t.instances << ", \"requests\": " << t.requests
+          << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
+      for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
+      out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
+          << ", \"meets\": " << (t.pass ? "true" : "false");
+      if (req_.replicates > 1) out << ci_json(t, cols);
+      out << "}";
+      first = false;
+    }
+    out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null");
+    if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
+    out << "\n}\n";
+  }
+
+  // print()'s last line when `answer` instances meet the targets: the evidence.
+  void print_answer(std::ostream& out, int64_t answer) const {
+    const Trial& t = trials_.at({answer, base_.workload.rate});
+    const int64_t tp = std::max<int64_t>(1, base_.pool().model.tp.value_or(1));
+    std::vector<std::string> evidence;
+    for (const auto& target : targets_) {
+      const auto ci = t.ci.find(target.metric);
+      evidence.push_back(fmt::format("{} = {:.1f}{} ms", target.metric, metric_value(t.outcome.metrics, target.metric),
+                                     ci == t.ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second)));
+    }
+    evidence.push_back(req_.replicates > 1 ? fmt::format("steady in all {} replicates", req_.replicates) : "steady");
+    if (base_.pool().model.tp) evidence.insert(evidence.begin(), fmt::format("{} GPUs at TP {}", answer * tp, tp));
+    out << fmt::format("minimum instances: {} ({})\n", answer, text_join(evidence));
+    if (req_.replicates > 1) out << fmt::format("replicates' own answers: {}\n", replicate_answers(answer));
+  }
+
   void print_rate(std::ostream& out, int64_t n, double rate) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
@@ -714,6 +735,58 @@ void print_candidates_table(std::ostream& out, const PlanRequest& request, const
     out << "cheapest: none of the candidates meets the targets\n";
 }
 
+// The answer of `planner` (already searched) for one GPU and TP, and its
+// price when the GPU has one.
+Candidate candidate_row(const Planner& planner, int64_t instances, const std::string& gpu, int64_t tp,
+                        const std::map<std::string, double>& costs) {
+  Candidate c;
+  c.instances = instances;
+  const RunConfig& base = planner.base();
+  c.gpu = gpu.empty() ? base.pool().model.hardware.value_or("default") : gpu;
+  c.tp = tp;
+  if (c.instances > 0) {
+    const Trial& t = planner.trial(c.instances);
+    c.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
+    c.tokens_per_s = metric_value(t.outcome.metrics, "tokens_per_sec");
+    c.verdict = verdict_name(t.outcome.steady.verdict);
+    const auto cost = costs.find(text::lower(c.gpu));
+    if (cost != costs.end()) c.cost = cost->second * static_cast<double>(c.instances * std::max<int64_t>(1, tp));
+  }
+  return c;
+}
+
+// Cheapest: by $/hour when every answer has a price, else by GPU count;
+// null when none meets the targets.
+const Candidate* cheapest(const std::vector<Candidate>& rows) {
+  const bool priced = std::all_of(rows.begin(), rows.end(), [](const Candidate& c) { return c.instances == 0 || c.cost >= 0; });
+  const Candidate* best = nullptr;
+  auto key = [&](const Candidate& c) {
+    return priced ? c.cost : static_cast<double>(c.instances * std::max<int64_t>(1, c.tp));
+  };
+  for (const Candidate& c : rows)
+    if (c.instances > 0 && (best == nullptr || key(c) < key(*best))) best = &c;
+  return best;
+}
+
+// --report for the candidates: the cheapest's planner draws its pages.
+void write_candidates_report(const PlanRequest& request, const std::vector<std::unique_ptr<Planner>>& planners,
+                             const std::vector<Candidate>& rows, const Candidate* best, const std::string& model,
+                             double rate) {
+  const size_t b = best ? static_cast<size_t>(best - rows.data()) : 0;
+  PlanReport r = planners[b]->report_data(best ? best->instances : 0);
+  r.title = fmt::format("blis plan: {} at {:g} req/s; targets: {}", model, rate,
+                        request.slo.empty() ? "steady state, no rejections" : request.slo);
+  r.answer = best ? fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})", best->instances, best->gpu,
+                                best->tp, best->instances * std::max<int64_t>(1, best->tp),
+                                best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "")
+                  : "cheapest: none of the candidates meets the targets";
+  for (const Candidate& c : rows)
+    r.candidates.push_back({c.tp > 0 ? fmt::format("{} TP {}", c.gpu, c.tp) : c.gpu, c.instances,
+                            c.instances * std::max<int64_t>(1, c.tp), c.cost});
+  r.cheapest = best ? static_cast<int>(b) : -1;
+  write_plan_report(request.report, r);
+}
+
 // The fewest instances for each GPU and TP, and the cheapest.
 void compare_candidates(const PlanRequest& request, std::ostream& out) {
   const auto costs = parse_costs(request.gpu_cost);
@@ -736,47 +809,14 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
       progress.note(fmt::format("candidate {} TP {}", gpu.empty() ? "(default GPU)" : gpu, tp));
       planners.push_back(std::make_unique<Planner>(one, progress));
       Planner& planner = *planners.back();
-      Candidate c;
-      c.instances = planner.find_min_instances();
+      const int64_t instances = planner.find_min_instances();
       progress.finish();
-      const RunConfig& base = planner.base();
-      model = base.pool().model.name.value_or("");
-      rate = base.workload.rate;
-      c.gpu = gpu.empty() ? base.pool().model.hardware.value_or("default") : gpu;
-      c.tp = tp;
-      if (c.instances > 0) {
-        const Trial& t = planner.trial(c.instances);
-        c.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
-        c.tokens_per_s = metric_value(t.outcome.metrics, "tokens_per_sec");
-        c.verdict = verdict_name(t.outcome.steady.verdict);
-        const auto cost = costs.find(text::lower(c.gpu));
-        if (cost != costs.end()) c.cost = cost->second * static_cast<double>(c.instances * std::max<int64_t>(1, tp));
-      }
-      rows.push_back(c);
+      model = planner.base().pool().model.name.value_or("");
+      rate = planner.base().workload.rate;
+      rows.push_back(candidate_row(planner, instances, gpu, tp, costs));
     }
-  // Cheapest: by $/hour when every answer has a price, else by GPU count.
-  const bool priced = std::all_of(rows.begin(), rows.end(), [](const Candidate& c) { return c.instances == 0 || c.cost >= 0; });
-  const Candidate* best = nullptr;
-  auto key = [&](const Candidate& c) {
-    return priced ? c.cost : static_cast<double>(c.instances * std::max<int64_t>(1, c.tp));
-  };
-  for (const Candidate& c : rows)
-    if (c.instances > 0 && (best == nullptr || key(c) < key(*best))) best = &c;
-  if (!request.report.empty()) {
-    const size_t b = best ? static_cast<size_t>(best - rows.data()) : 0;
-    PlanReport r = planners[b]->report_data(best ? best->instances : 0);
-    r.title = fmt::format("blis plan: {} at {:g} req/s; targets: {}", model, rate,
-                          request.slo.empty() ? "steady state, no rejections" : request.slo);
-    r.answer = best ? fmt::format("cheapest: {} instances of {} at TP {} ({} GPUs{})", best->instances, best->gpu,
-                                  best->tp, best->instances * std::max<int64_t>(1, best->tp),
-                                  best->cost >= 0 ? fmt::format(", ${:.2f}/hour", best->cost) : "")
-                    : "cheapest: none of the candidates meets the targets";
-    for (const Candidate& c : rows)
-      r.candidates.push_back({c.tp > 0 ? fmt::format("{} TP {}", c.gpu, c.tp) : c.gpu, c.instances,
-                              c.instances * std::max<int64_t>(1, c.tp), c.cost});
-    r.cheapest = best ? static_cast<int>(b) : -1;
-    write_plan_report(request.report, r);
-  }
+  const Candidate* best = cheapest(rows);
+  if (!request.report.empty()) write_candidates_report(request, planners, rows, best, model, rate);
   if (request.format == "json") return print_candidates_json(out, model, rows, best);
   print_candidates_table(out, request, model, rate, rows, best);
 }

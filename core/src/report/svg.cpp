@@ -35,38 +35,43 @@ struct Axis {
   }
 };
 
-Axis make_axis(double lo, double hi, bool log, bool from_zero) {
+// A log axis on the decades around [lo, hi], with 1-2-5 ticks when it spans
+// three decades at most.
+Axis log_axis(double lo, double hi) {
   Axis a;
-  a.log = log;
-  if (log) {
-    if (!(lo > 0)) lo = hi > 0 ? hi / 10 : 1;
-    if (!(hi > 0)) hi = lo * 10;
-    int d0 = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
-    int d1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
-    if (d1 <= d0) d1 = d0 + 1;
-    const bool fine = d1 - d0 <= 3;
-    // Bounds on the 1-2-5 steps (decades only when the range is wide).
-    a.lo = std::pow(10.0, d0);
-    a.hi = std::pow(10.0, d1);
-    if (fine) {
-      for (double m : {5.0, 2.0})
-        if (m * a.lo <= lo * (1 + 1e-9)) {
-          a.lo *= m;
-          break;
-        }
-      for (double m : {0.2, 0.5})
-        if (m * a.hi >= hi * (1 - 1e-9)) {
-          a.hi *= m;
-          break;
-        }
-    }
-    for (int d = d0; d <= d1; ++d)
-      for (double m : {1.0, 2.0, 5.0}) {
-        const double v = m * std::pow(10.0, d);
-        if (v >= a.lo * (1 - 1e-9) && v <= a.hi * (1 + 1e-9) && (m == 1.0 || fine)) a.ticks.push_back(v);
+  a.log = true;
+  if (!(lo > 0)) lo = hi > 0 ? hi / 10 : 1;
+  if (!(hi > 0)) hi = lo * 10;
+  int d0 = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
+  int d1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
+  if (d1 <= d0) d1 = d0 + 1;
+  const bool fine = d1 - d0 <= 3;
+  // Bounds on the 1-2-5 steps (decades only when the range is wide).
+  a.lo = std::pow(10.0, d0);
+  a.hi = std::pow(10.0, d1);
+  if (fine) {
+    for (double m : {5.0, 2.0})
+      if (m * a.lo <= lo * (1 + 1e-9)) {
+        a.lo *= m;
+        break;
       }
-    return a;
+    for (double m : {0.2, 0.5})
+      if (m * a.hi >= hi * (1 - 1e-9)) {
+        a.hi *= m;
+        break;
+      }
   }
+  for (int d = d0; d <= d1; ++d)
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = m * std::pow(10.0, d);
+      if (v >= a.lo * (1 - 1e-9) && v <= a.hi * (1 + 1e-9) && (m == 1.0 || fine)) a.ticks.push_back(v);
+    }
+  return a;
+}
+
+// A linear axis on steps of 1, 2, 2.5 or 5 times a power of ten.
+Axis linear_axis(double lo, double hi, bool from_zero) {
+  Axis a;
   if (from_zero) lo = std::min(lo, 0.0);
   if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::fabs(lo));
   const double raw = (hi - lo) / 5;
@@ -82,6 +87,20 @@ Axis make_axis(double lo, double hi, bool log, bool from_zero) {
   for (double v = a.lo; v <= a.hi + step / 2; v += step) a.ticks.push_back(std::round(v / step) * step);
   return a;
 }
+
+Axis make_axis(double lo, double hi, bool log, bool from_zero) {
+  return log ? log_axis(lo, hi) : linear_axis(lo, hi, from_zero);
+}
+
+// A line chart's two axes, and where a point lands in the plot area.
+struct Frame {
+  Axis ax, ay;
+  double px(double x) const { return kLeft + ax.frac(x) * (kRight - kLeft); }
+  double py(double y) const { return kBottom - ay.frac(y) * (kBottom - kTop); }
+  bool visible(double x, double y) const {
+    return std::isfinite(x) && std::isfinite(y) && (!ax.log || x > 0) && (!ay.log || y > 0);
+  }
+};
 
 std::string header(const std::string& title) {
   return fmt::format(
@@ -120,7 +139,10 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string line_chart(const Chart& c) {
+namespace {
+
+// The axes of a line chart over its series' points and its reference lines.
+Frame chart_frame(const Chart& c) {
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   auto take = [](double v, bool log, double& lo, double& hi) {
     if (!std::isfinite(v) || (log && !(v > 0))) return;
@@ -140,19 +162,14 @@ std::string line_chart(const Chart& c) {
     ymin = std::min(ymin, xmin), ymax = std::max(ymax, xmax);
     xmin = ymin, xmax = ymax;
   }
-  const Axis ax = make_axis(xmin, xmax, c.log_x, c.x_from_zero || c.diagonal);
-  const Axis ay = make_axis(ymin, ymax, c.log_y, c.y_from_zero);
-  auto px = [&](double x) { return kLeft + ax.frac(x) * (kRight - kLeft); };
-  auto py = [&](double y) { return kBottom - ay.frac(y) * (kBottom - kTop); };
-  auto visible = [&](double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!c.log_x || x > 0) && (!c.log_y || y > 0);
-  };
+  return Frame{make_axis(xmin, xmax, c.log_x, c.x_from_zero || c.diagonal), make_axis(ymin, ymax, c.log_y, c.y_from_zero)};
+}
 
-  std::string out = header(c.title);
-  // Grid and ticks.
-  y_grid(out, ay, py);
-  for (double t : ax.ticks) {
-    const double x = px(t);
+// The grid, the ticks, the plot's border, the axis labels and the diagonal.
+void draw_axes(std::string& out, const Chart& c, const Frame& f) {
+  y_grid(out, f.ay, [&](double y) { return f.py(y); });
+  for (double t : f.ax.ticks) {
+    const double x = f.px(t);
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e0e0e0\"/>\n", num(x), num(kTop),
                        num(x), num(kBottom));
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(x), num(kBottom + 16),
@@ -166,11 +183,14 @@ std::string line_chart(const Chart& c) {
                      num((kTop + kBottom) / 2), escape(c.y_label), c.log_y ? " (log scale)" : "");
   if (c.diagonal)
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\" stroke-dasharray=\"2 3\"/>\n",
-                       num(px(ax.lo)), num(py(ax.lo)), num(px(ax.hi)), num(py(ax.hi)));
-  // Reference lines, labelled inside the plot.
+                       num(f.px(f.ax.lo)), num(f.py(f.ax.lo)), num(f.px(f.ax.hi)), num(f.py(f.ax.hi)));
+}
+
+// Reference lines, labelled inside the plot.
+void draw_reference_lines(std::string& out, const Chart& c, const Frame& f) {
   for (const Line& l : c.hlines) {
     if (c.log_y && !(l.at > 0)) continue;
-    const double y = py(l.at);
+    const double y = f.py(l.at);
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d62728\" stroke-width=\"1.5\" "
                        "stroke-dasharray=\"6 4\"/>\n",
                        num(kLeft), num(y), num(kRight), num(y));
@@ -180,7 +200,7 @@ std::string line_chart(const Chart& c) {
   }
   for (const Line& l : c.vlines) {
     if (c.log_x && !(l.at > 0)) continue;
-    const double x = px(l.at);
+    const double x = f.px(l.at);
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2ca02c\" stroke-width=\"1.5\" "
                        "stroke-dasharray=\"4 3\"/>\n",
                        num(x), num(kTop), num(x), num(kBottom));
@@ -189,34 +209,51 @@ std::string line_chart(const Chart& c) {
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#2ca02c\" font-weight=\"bold\"{}>{}</text>\n",
                        num(left ? x - 4 : x + 4), num(kTop + 14), left ? " text-anchor=\"end\"" : "", escape(l.label));
   }
-  // Series and legend.
-  for (size_t i = 0; i < c.series.size(); ++i) {
-    const Series& s = c.series[i];
-    const char* colour = kPalette[i % kColours];
-    std::string path;
-    for (const auto& [x, y] : s.points)
-      if (visible(x, y)) path += fmt::format("{}{},{}", path.empty() ? "" : " ", num(px(x)), num(py(y)));
-    if (!path.empty())
-      out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", path, colour,
-                         s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    if (s.dots)
-      for (const auto& [x, y] : s.points)
-        if (visible(x, y))
-          out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", num(px(x)), num(py(y)), colour);
-    // Point labels, skipping those that would overlap the previous one.
-    double last_x = -1e9, last_y = -1e9;
-    for (size_t p = 0; p < s.point_labels.size() && p < s.points.size(); ++p)
-      if (visible(s.points[p].first, s.points[p].second) && !s.point_labels[p].empty() &&
-          std::hypot(px(s.points[p].first) - last_x, py(s.points[p].second) - last_y) >= 22 &&
-          (last_x = px(s.points[p].first), last_y = py(s.points[p].second), true))
-        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555\">{}</text>\n",
-                           num(px(s.points[p].first) + 5), num(py(s.points[p].second) + 13), escape(s.point_labels[p]));
-    const double ly = kTop + 8 + 20 * static_cast<double>(i);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"{}/>\n",
-                       num(kRight + 14), num(ly), num(kRight + 38), num(ly), colour,
-                       s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", num(kRight + 44), num(ly + 4), escape(s.name));
+}
+
+// A series' point labels, skipping those that would overlap the previous one.
+void draw_point_labels(std::string& out, const Series& s, const Frame& f) {
+  double last_x = -1e9, last_y = -1e9;
+  for (size_t p = 0; p < s.point_labels.size() && p < s.points.size(); ++p) {
+    const auto& [x, y] = s.points[p];
+    if (!f.visible(x, y) || s.point_labels[p].empty() || !(std::hypot(f.px(x) - last_x, f.py(y) - last_y) >= 22))
+      continue;
+    last_x = f.px(x), last_y = f.py(y);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555\">{}</text>\n", num(f.px(x) + 5),
+                       num(f.py(y) + 13), escape(s.point_labels[p]));
   }
+}
+
+// Series `i` of the chart: its line, dots, point labels and legend entry.
+void draw_series(std::string& out, const Chart& c, const Frame& f, size_t i) {
+  const Series& s = c.series[i];
+  const char* colour = kPalette[i % kColours];
+  std::string path;
+  for (const auto& [x, y] : s.points)
+    if (f.visible(x, y)) path += fmt::format("{}{},{}", path.empty() ? "" : " ", num(f.px(x)), num(f.py(y)));
+  if (!path.empty())
+    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", path, colour,
+                       s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+  if (s.dots)
+    for (const auto& [x, y] : s.points)
+      if (f.visible(x, y))
+        out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", num(f.px(x)), num(f.py(y)), colour);
+  draw_point_labels(out, s, f);
+  const double ly = kTop + 8 + 20 * static_cast<double>(i);
+  out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"{}/>\n",
+                     num(kRight + 14), num(ly), num(kRight + 38), num(ly), colour,
+                     s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+  out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", num(kRight + 44), num(ly + 4), escape(s.name));
+}
+
+}  // namespace
+
+std::string line_chart(const Chart& c) {
+  const Frame f = chart_frame(c);
+  std::string out = header(c.title);
+  draw_axes(out, c, f);
+  draw_reference_lines(out, c, f);
+  for (size_t i = 0; i < c.series.size(); ++i) draw_series(out, c, f, i);
   return out + "</svg>\n";
 }
 

@@ -96,6 +96,25 @@ void check_role_pools(const RunConfig& config, const std::string& decider) {
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
 }
 
+// Without P/D pools: settings that would change nothing are refused rather
+// than ignored (the reference warns on `run`), or warned about.
+void check_settings_without_pools(const RunConfig& config, const std::string& decider) {
+  const PdSettings& pd = config.pd;
+  for (const char* key : {"pd_decider", "pd_transfer_contention", "prefill_routing_scorers",
+                          "decode_routing_scorers", "prefill_tp", "decode_tp", "prefill_hardware",
+                          "decode_hardware", "prefill_latency_model", "decode_latency_model",
+                          "prefill_max_model_len", "decode_max_model_len"}) {
+    if (!config.origins.count(key)) continue;
+    if (std::string(key) == "pd_decider" && decider == "never") continue;
+    if (std::string(key) == "pd_transfer_contention" && !pd.transfer_contention.value_or(false)) continue;
+    throw InputError(config.where(key), "needs P/D pools: give --prefill-instances and --decode-instances "
+                                        "(or --prefill-decode-instances)");
+  }
+  for (const char* key : {"pd_prefix_threshold", "pd_transfer_bandwidth", "pd_transfer_base_latency"})
+    if (config.origins.count(key))
+      spdlog::warn("{} has no effect without P/D pools (--prefill-instances, --decode-instances)", config.where(key));
+}
+
 }  // namespace
 
 bool pd_configured(const RunConfig& config) { return config.pd.configured() || has_role_pools(config); }
@@ -108,21 +127,7 @@ RunConfig with_pd_pools(const RunConfig& config) {
     return config;
   }
   if (!pd.configured()) {
-    // Settings that would change nothing without the pools are refused
-    // rather than ignored (the reference warns on `run`).
-    for (const char* key : {"pd_decider", "pd_transfer_contention", "prefill_routing_scorers",
-                            "decode_routing_scorers", "prefill_tp", "decode_tp", "prefill_hardware",
-                            "decode_hardware", "prefill_latency_model", "decode_latency_model",
-                            "prefill_max_model_len", "decode_max_model_len"}) {
-      if (!config.origins.count(key)) continue;
-      if (std::string(key) == "pd_decider" && decider == "never") continue;
-      if (std::string(key) == "pd_transfer_contention" && !pd.transfer_contention.value_or(false)) continue;
-      throw InputError(config.where(key), "needs P/D pools: give --prefill-instances and --decode-instances "
-                                          "(or --prefill-decode-instances)");
-    }
-    for (const char* key : {"pd_prefix_threshold", "pd_transfer_bandwidth", "pd_transfer_base_latency"})
-      if (config.origins.count(key))
-        spdlog::warn("{} has no effect without P/D pools (--prefill-instances, --decode-instances)", config.where(key));
+    check_settings_without_pools(config, decider);
     return config;
   }
   const int64_t p = pd.prefill_instances.value_or(0), d = pd.decode_instances.value_or(0),

@@ -184,23 +184,32 @@ void kv_calculation_failed(const Error& err, bool memory_share, const RunConfig&
   spdlog::warn("KV capacity auto-calculation failed: {}; using total-kv-blocks={}", err.what(), fallback);
 }
 
-// Model, hardware, latency model, coefficients, KV blocks and max-model-len
-// of the (only) pool.
-void resolve_model(ResolvedRun& r, RunContext& ctx) {
-  const RunConfig& g = r.given;
-  RunConfig& c = r.config;
-  ModelSettings& m = c.pool().model;
-  EngineSettings& e = c.pool().engine;
-  const DataCatalog& data = ctx.data;
+// What the steps of resolve_model() share: the latency model, the model and
+// its hardware, and the coefficient table's entry for them.
+struct ModelChoice {
+  bool alpha_given = false;  // --alpha-coeffs (and so --beta-coeffs) given
+  std::string backend;       // the latency model
+  std::string model, gpu, vllm;
+  int64_t tp = 0;
+  std::optional<CoefficientEntry> entry;  // the coefficient table's, if any
+  bool trained = false;  // the entry's trained coefficients are the model's
+};
 
+bool latency_needs(const ResolvedRun& r, uint32_t need) { return (r.latency_needs & need) != 0; }
+
+// The latency model: given, else the data tables' default (another one
+// when coefficients are given without a model), and what it needs.
+void choose_latency_model(ResolvedRun& r, RunContext& ctx, ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  ModelSettings& m = r.config.pool().model;
+  const DataCatalog& data = ctx.data;
   const bool alpha_given = g.pool().model.alpha_coeffs.has_value();
   const bool beta_given = g.pool().model.beta_coeffs.has_value();
   if (alpha_given != beta_given)
     throw InputError(g.where(alpha_given ? "alpha_coeffs" : "beta_coeffs"),
                      "--alpha-coeffs and --beta-coeffs go together; give both");
+  mc.alpha_given = alpha_given;
 
-  // The latency model: given, else the data tables' default (another one
-  // when coefficients are given without a model).
   std::string backend = m.latency_model.value_or("");
   if (backend.empty()) {
     backend = data.setting_default(alpha_given ? "latency_model_with_coefficients" : "latency_model");
@@ -212,101 +221,120 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   r.latency_model = backend;
   m.latency_model = m.latency_model.value_or(backend);
   if (const auto* entry = ctx.env.registries->latency.find(backend)) r.latency_needs = entry->needs;
-  const bool needs_model = (r.latency_needs & BLIS_NEED_MODEL) != 0;
-  const bool needs_hardware = (r.latency_needs & BLIS_NEED_HARDWARE) != 0;
-  const bool needs_coefficients = (r.latency_needs & BLIS_NEED_COEFFICIENTS) != 0;
-  r.analytical = needs_model && needs_hardware;
+  r.analytical = latency_needs(r, BLIS_NEED_MODEL) && latency_needs(r, BLIS_NEED_HARDWARE);
+  mc.backend = backend;
+}
 
-  // Model defaults of the data tables (spec cli §3.1).
-  const std::string model = text::lower(*m.name);
-  m.name = model;
-  std::string gpu = m.hardware.value_or("");
-  int64_t tp = m.tp.value_or(0);
-  std::string vllm = m.vllm_version.value_or("");
-  // A profile set may give another default TP (HEAD changed 18 of them).
-  if (auto d = data.defaults_for(model, g.profile_set.value_or(""))) {
-    if (tp == 0 && d->tensor_parallelism > 0) tp = d->tensor_parallelism;
-    if (gpu.empty()) gpu = d->gpu;
-    if (vllm.empty()) vllm = d->vllm_version;
-    spdlog::info("defaults for {}: GPU={}, TP={}, vLLM={}", model, gpu, tp, vllm);
-  }
-  if (needs_hardware && (gpu.empty() || tp <= 0)) {
-    std::vector<std::string> missing;
-    if (gpu.empty()) missing.push_back("--hardware (GPU type)");
-    if (tp <= 0) missing.push_back("--tp (tensor parallelism)");
-    // What the user gave first: the model. Either it is unknown, or only its
-    // defaults are missing (an architecture without a GPU and TP of its own).
-    if (!m.model_config_folder && !data.bundled_model(model))
-      throw InputError(g.where("model"),
-                       fmt::format("unknown model '{}'{} (`blis models` lists the bundled models; another "
-                                   "model needs --model-config-folder with its HuggingFace config.json, "
-                                   "--hardware and --tp)",
-                                   model, text::did_you_mean(model, data.model_names())));
+// The latency model needs a GPU and a TP that neither the user nor the data
+// tables gave.
+[[noreturn]] void missing_hardware(const ResolvedRun& r, const DataCatalog& data, const ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  std::vector<std::string> missing;
+  if (mc.gpu.empty()) missing.push_back("--hardware (GPU type)");
+  if (mc.tp <= 0) missing.push_back("--tp (tensor parallelism)");
+  // What the user gave first: the model. Either it is unknown, or only its
+  // defaults are missing (an architecture without a GPU and TP of its own).
+  if (!r.config.pool().model.model_config_folder && !data.bundled_model(mc.model))
     throw InputError(g.where("model"),
-                     fmt::format("model '{}' has no default GPU and TP in the data tables; give {}, e.g. "
-                                 "--hardware H100 --tp 1 (`blis hardware` lists the GPUs)",
-                                 model, fmt::join(missing, " and ")));
+                     fmt::format("unknown model '{}'{} (`blis models` lists the bundled models; another "
+                                 "model needs --model-config-folder with its HuggingFace config.json, "
+                                 "--hardware and --tp)",
+                                 mc.model, text::did_you_mean(mc.model, data.model_names())));
+  throw InputError(g.where("model"),
+                   fmt::format("model '{}' has no default GPU and TP in the data tables; give {}, e.g. "
+                               "--hardware H100 --tp 1 (`blis hardware` lists the GPUs)",
+                               mc.model, fmt::join(missing, " and ")));
+}
+
+// Model defaults of the data tables (spec cli §3.1): the GPU, TP and vLLM
+// version of the model when not given.
+void choose_hardware(ResolvedRun& r, const DataCatalog& data, ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  ModelSettings& m = r.config.pool().model;
+  mc.model = text::lower(*m.name);
+  m.name = mc.model;
+  mc.gpu = m.hardware.value_or("");
+  mc.tp = m.tp.value_or(0);
+  mc.vllm = m.vllm_version.value_or("");
+  // A profile set may give another default TP (HEAD changed 18 of them).
+  if (auto d = data.defaults_for(mc.model, g.profile_set.value_or(""))) {
+    if (mc.tp == 0 && d->tensor_parallelism > 0) mc.tp = d->tensor_parallelism;
+    if (mc.gpu.empty()) mc.gpu = d->gpu;
+    if (mc.vllm.empty()) mc.vllm = d->vllm_version;
+    spdlog::info("defaults for {}: GPU={}, TP={}, vLLM={}", mc.model, mc.gpu, mc.tp, mc.vllm);
   }
+  if (latency_needs(r, BLIS_NEED_HARDWARE) && (mc.gpu.empty() || mc.tp <= 0)) missing_hardware(r, data, mc);
   // GPU names are case-insensitive: the table's spelling is the one used.
   for (const auto& [name, spec] : data.gpus())
-    if (text::lower(name) == text::lower(gpu)) gpu = name;
-  if (!gpu.empty()) m.hardware = gpu;
-  m.tp = tp;
-  if (!vllm.empty()) m.vllm_version = vllm;
+    if (text::lower(name) == text::lower(mc.gpu)) mc.gpu = name;
+  if (!mc.gpu.empty()) m.hardware = mc.gpu;
+  m.tp = mc.tp;
+  if (!mc.vllm.empty()) m.vllm_version = mc.vllm;
+}
 
-  // The architecture: an explicit folder, else the bundled data.
+// The architecture (an explicit folder, else the bundled data) and the
+// GPU's specification.
+void load_architecture(ResolvedRun& r, const DataCatalog& data, const ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  const ModelSettings& m = r.config.pool().model;
   if (m.model_config_folder) r.arch = load_model_config_folder(*m.model_config_folder);
-  else r.arch = data.bundled_model(model);
-  if (needs_model && !r.arch)
+  else r.arch = data.bundled_model(mc.model);
+  if (latency_needs(r, BLIS_NEED_MODEL) && !r.arch)
     throw InputError(g.where("model"),
                      fmt::format("no model architecture for '{}' in {}/models, which the {} latency model "
                                  "needs; give --model-config-folder with a HuggingFace config.json{}",
-                                 model, data.dir(), backend,
-                                 data.coefficients(model, gpu, tp, vllm)
+                                 mc.model, data.dir(), mc.backend,
+                                 data.coefficients(mc.model, mc.gpu, mc.tp, mc.vllm)
                                      ? fmt::format(", or use --latency-model {} (the coefficient table has "
                                                    "{} on {} TP{})",
                                                    data.setting_default("latency_model_with_coefficients"),
-                                                   model, gpu, tp)
+                                                   mc.model, mc.gpu, mc.tp)
                                      : std::string()));
-  if (!gpu.empty() && (needs_hardware || m.hardware_config || r.arch))
-    r.hardware = data.hardware(gpu, m.hardware_config.value_or(""));
+  if (!mc.gpu.empty() && (latency_needs(r, BLIS_NEED_HARDWARE) || m.hardware_config || r.arch))
+    r.hardware = data.hardware(mc.gpu, m.hardware_config.value_or(""));
   // spec head §6.1: the node pool of this GPU type gives its GPUs' memory,
   // which sizes the instances' KV cache when it is computed.
   if (r.hardware)
     for (size_t k = 0; k < g.node_pool_specs.size(); ++k) {
       const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.where("node_pools"));
-      if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(gpu))
+      if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(mc.gpu))
         r.hardware->memory_gib = n.gpu_memory_gib;
     }
+}
 
-  // Coefficients: given; else the plugin's data defaults; else, for a model
-  // that is not analytical, the trained table entry (spec cli §3.3).
-  std::optional<CoefficientEntry> entry;
-  if (!gpu.empty() && tp > 0) entry = data.coefficients(model, gpu, tp, vllm);
-  const bool trained = !r.analytical && entry && !(all_zero(entry->alpha) && all_zero(entry->beta));
-  const GlobalCoefficients* plugin_coefficients = data.plugin_coefficients(backend);
+// Coefficients: given; else the plugin's data defaults; else, for a model
+// that is not analytical, the trained table entry (spec cli §3.3).
+void choose_coefficients(ResolvedRun& r, RunContext& ctx, ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  ModelSettings& m = r.config.pool().model;
+  const DataCatalog& data = ctx.data;
+  const bool alpha_given = mc.alpha_given;
+  if (!mc.gpu.empty() && mc.tp > 0) mc.entry = data.coefficients(mc.model, mc.gpu, mc.tp, mc.vllm);
+  const std::optional<CoefficientEntry>& entry = mc.entry;
+  mc.trained = !r.analytical && entry && !(all_zero(entry->alpha) && all_zero(entry->beta));
+  const GlobalCoefficients* plugin_coefficients = data.plugin_coefficients(mc.backend);
   // An analytical model without coefficients of its own computes every time
   // from the model and the GPU: given coefficients would be silently ignored.
   if (alpha_given && r.analytical && plugin_coefficients == nullptr)
     throw InputError(g.where("alpha_coeffs"),
                      fmt::format("{} computes step times analytically and takes no coefficients; use "
                                  "--latency-model {} for coefficients",
-                                 backend, data.setting_default("latency_model_with_coefficients")));
+                                 mc.backend, data.setting_default("latency_model_with_coefficients")));
   if (alpha_given) {
     r.alpha = *g.pool().model.alpha_coeffs;
     r.beta = *g.pool().model.beta_coeffs;
   } else if (plugin_coefficients) {
     r.alpha = plugin_coefficients->alpha;
     r.beta = plugin_coefficients->beta;
-  } else if (trained) {
+  } else if (mc.trained) {
     r.alpha = entry->alpha;
     r.beta = entry->beta;
-  } else if (needs_coefficients) {
-    throw InputError("--latency-model " + backend,
+  } else if (latency_needs(r, BLIS_NEED_COEFFICIENTS)) {
+    throw InputError("--latency-model " + mc.backend,
                      fmt::format("no trained coefficients for model={}, GPU={}, TP={}, vLLM={}; "
                                  "give --alpha-coeffs/--beta-coeffs, or use an analytical latency "
                                  "model ({})",
-                                 model, gpu, tp, vllm, analytical_models(*ctx.env.registries)));
+                                 mc.model, mc.gpu, mc.tp, mc.vllm, analytical_models(*ctx.env.registries)));
   } else if (!r.analytical) {
     r.alpha = {0, 0, 0};  // a model without coefficients of its own sees zeros
     r.beta = {0, 0, 0};
@@ -315,10 +343,15 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     m.alpha_coeffs = r.alpha;
     m.beta_coeffs = r.beta;
   }
+}
 
-  // KV blocks (spec cli §3.5): given, then the defaults table, then computed.
-  // A given memory share (spec head §7.4) asks for the computed count: the
-  // table's counts were measured at vLLM's default share.
+// KV blocks (spec cli §3.5): given, then the defaults table, then computed.
+// A given memory share (spec head §7.4) asks for the computed count: the
+// table's counts were measured at vLLM's default share.
+void size_kv_cache(ResolvedRun& r, const ModelChoice& mc) {
+  const RunConfig& g = r.given;
+  EngineSettings& e = r.config.pool().engine;
+  const int64_t tp = mc.tp;
   const std::optional<double> memory_share = e.gpu_memory_utilization;
   if (memory_share && e.total_kv_blocks)
     spdlog::info("{} has no effect: --total-kv-blocks is given", g.where("gpu_memory_utilization"));
@@ -328,9 +361,9 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
                  g.where("gpu_memory_utilization"));
   if (!e.total_kv_blocks) {
     int64_t blocks = 1000000;
-    const bool table_applies = (r.analytical || (trained && !alpha_given)) && !memory_share;
-    if (table_applies && entry && entry->total_kv_blocks > 0) {
-      blocks = entry->total_kv_blocks;
+    const bool table_applies = (r.analytical || (mc.trained && !mc.alpha_given)) && !memory_share;
+    if (table_applies && mc.entry && mc.entry->total_kv_blocks > 0) {
+      blocks = mc.entry->total_kv_blocks;
       spdlog::info("total-kv-blocks={} from the defaults table", blocks);
     } else if (r.arch && r.hardware && tp > 0) {
       try {
@@ -350,8 +383,12 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
           fmt::format("{} KV blocks per instance is more than blis simulates (at most 100000000); "
                       "give --total-kv-blocks, or a smaller --tp",
                       *e.total_kv_blocks));
+}
 
-  // max-model-len (spec cli §3.6): derived and capped for analytical models.
+// max-model-len (spec cli §3.6): derived and capped for analytical models.
+void cap_max_model_len(ResolvedRun& r) {
+  ModelSettings& m = r.config.pool().model;
+  const EngineSettings& e = r.config.pool().engine;
   int64_t max_len = m.max_model_len.value_or(0);
   if (r.analytical) {
     if (!m.max_model_len && r.arch) max_len = derive_max_model_len(*r.arch);
@@ -363,6 +400,18 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
     }
   }
   m.max_model_len = max_len;
+}
+
+// Model, hardware, latency model, coefficients, KV blocks and max-model-len
+// of the (only) pool.
+void resolve_model(ResolvedRun& r, RunContext& ctx) {
+  ModelChoice mc;
+  choose_latency_model(r, ctx, mc);
+  choose_hardware(r, ctx.data, mc);
+  load_architecture(r, ctx.data, mc);
+  choose_coefficients(r, ctx, mc);
+  size_kv_cache(r, mc);
+  cap_max_model_len(r);
 }
 
 // Admission, routing, scheduling and tracing (spec cluster §8).

@@ -14,26 +14,36 @@ LineRead read_csv_line(std::istream& in, std::string& line) {
   }
 }
 
+namespace {
+
+// The quoted field opening at line[i] (a '"'), its doubled quotes undone;
+// `i` ends past the closing quote. False if the quote is not closed.
+bool read_quoted(const std::string& line, size_t& i, std::string& field) {
+  ++i;
+  for (;;) {
+    if (i >= line.size()) return false;  // unterminated quote
+    if (line[i] == '"') {
+      if (i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        i += 2;
+        continue;
+      }
+      ++i;
+      return true;
+    }
+    field += line[i++];
+  }
+}
+
+}  // namespace
+
 bool split_csv_line(const std::string& line, std::vector<std::string>& fields) {
   fields.clear();
   size_t i = 0;
   for (;;) {
     std::string field;
     if (i < line.size() && line[i] == '"') {
-      ++i;
-      for (;;) {
-        if (i >= line.size()) return false;  // unterminated quote
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        field += line[i++];
-      }
+      if (!read_quoted(line, i, field)) return false;
       if (i < line.size() && line[i] != ',') return false;  // text after the closing quote
     } else {
       const size_t end = line.find(',', i);

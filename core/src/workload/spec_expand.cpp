@@ -43,6 +43,68 @@ void validate_inference_perf(const InferencePerfSpec& ip) {
   non_negative("output_len", sp.output_len);
 }
 
+// What the clients of one stage of inference_perf share.
+struct StageShape {
+  const SharedPrefixSpec& sp;
+  const InferencePerfStage& stage;
+  size_t index;       // the stage's
+  int64_t per_stage;  // clients per stage
+  bool multi_stage, closed_loop;
+  int64_t window_start, window_end;
+  std::optional<ReasoningSpec> reasoning;
+  int64_t requests;  // closed-loop sessions: the stage's requests (else 0)
+};
+
+// Closed-loop sessions (HEAD): the stage's rate x duration requests,
+// truncated, split evenly over its sessions (the first `extra` one more).
+int64_t closed_stage_requests(const InferencePerfStage& stage, size_t s) {
+  const int64_t requests = go_trunc(stage.rate * static_cast<double>(stage.duration));
+  if (requests < 1)
+    throw InputError("inference_perf.stages[" + std::to_string(s) + "]",
+                     fmt::format("rate {} x duration {} s makes no request; raise the rate or the duration",
+                                 stage.rate, stage.duration));
+  return requests;
+}
+
+// Each session spreads its stage's requests over the stage: rounds
+// = ceil(rate x duration / sessions), spaced sessions / rate seconds.
+ReasoningSpec multi_turn_reasoning(const InferencePerfStage& stage, int64_t per_stage) {
+  MultiTurnSpec mt;
+  mt.max_rounds = static_cast<int64_t>(
+      std::ceil(stage.rate * static_cast<double>(stage.duration) / static_cast<double>(per_stage)));
+  mt.think_time_us = go_trunc(static_cast<double>(per_stage) / stage.rate * 1e6);
+  mt.single_session = true;
+  // A constant 0 samples as 1, i.e. a reason ratio of 0.01 (reference quirk).
+  return ReasoningSpec{constant_dist(0), mt};
+}
+
+// User u of system prompt p, the stage's client_index-th client.
+ClientSpec stage_client(const StageShape& st, int64_t p, int64_t u, int64_t client_index) {
+  const SharedPrefixSpec& sp = st.sp;
+  ClientSpec c;
+  c.id = st.multi_stage ? fmt::format("stage-{}-prompt-{}-user-{}", st.index, p, u)
+                        : fmt::format("prompt-{}-user-{}", p, u);
+  c.tenant_id = fmt::format("prompt-{}", p);
+  c.slo_class = st.closed_loop ? "standard" : "batch";
+  c.rate_fraction = st.multi_stage ? st.stage.rate / static_cast<double>(st.per_stage)
+                                   : 1.0 / static_cast<double>(st.per_stage);
+  if (st.closed_loop && st.multi_stage) {
+    c.rate_fraction = 1.0;  // a placeholder: the client's own rate below is used
+    c.own_rate_per_us = st.stage.rate / static_cast<double>(st.per_stage) / 1e6;
+  }
+  c.arrival.process = "poisson";
+  c.input_distribution = constant_dist(sp.question_len);
+  c.output_distribution = constant_dist(sp.output_len);
+  c.prefix_group = c.tenant_id;
+  c.prefix_length = sp.system_prompt_len;  // 0 still means the 50-token default
+  if (st.multi_stage) c.lifecycle = std::vector<LifecycleWindow>{{st.window_start, st.window_end}};
+  c.reasoning = st.reasoning;
+  if (st.reasoning && st.closed_loop)
+    c.reasoning->multi_turn->max_rounds =
+        st.requests / st.per_stage + (client_index < st.requests % st.per_stage ? 1 : 0);
+  return c;
+}
+
 }  // namespace
 
 void expand_inference_perf(WorkloadSpec& spec) {
@@ -65,54 +127,13 @@ void expand_inference_perf(WorkloadSpec& spec) {
     const InferencePerfStage& stage = ip.stages[s];
     const int64_t window_end = wrapping_add(window_start, wrapping_mul(stage.duration, kUsPerSecond));
     aggregate += stage.rate;
+    const int64_t requests = sp.enable_multi_turn_chat && closed_loop ? closed_stage_requests(stage, s) : 0;
     std::optional<ReasoningSpec> reasoning;
-    // Closed-loop sessions (HEAD): the stage's rate x duration requests,
-    // truncated, split evenly over its sessions (the first `extra` one more).
-    int64_t stage_requests = 0;
-    if (sp.enable_multi_turn_chat && closed_loop) {
-      stage_requests = go_trunc(stage.rate * static_cast<double>(stage.duration));
-      if (stage_requests < 1)
-        throw InputError("inference_perf.stages[" + std::to_string(s) + "]",
-                         fmt::format("rate {} x duration {} s makes no request; raise the rate or the duration",
-                                     stage.rate, stage.duration));
-    }
-    if (sp.enable_multi_turn_chat) {
-      // Each session spreads its stage's requests over the stage: rounds
-      // = ceil(rate x duration / sessions), spaced sessions / rate seconds.
-      MultiTurnSpec mt;
-      mt.max_rounds = static_cast<int64_t>(
-          std::ceil(stage.rate * static_cast<double>(stage.duration) / static_cast<double>(per_stage)));
-      mt.think_time_us = go_trunc(static_cast<double>(per_stage) / stage.rate * 1e6);
-      mt.single_session = true;
-      // A constant 0 samples as 1, i.e. a reason ratio of 0.01 (reference quirk).
-      reasoning = ReasoningSpec{constant_dist(0), mt};
-    }
+    if (sp.enable_multi_turn_chat) reasoning = multi_turn_reasoning(stage, per_stage);
+    const StageShape shape{sp, stage, s, per_stage, multi_stage, closed_loop, window_start, window_end, reasoning, requests};
     int64_t client_index = 0;
-    for (int64_t p = 0; p < n_prompts; ++p) {
-      for (int64_t u = 0; u < n_users; ++u, ++client_index) {
-        ClientSpec c;
-        c.id = multi_stage ? fmt::format("stage-{}-prompt-{}-user-{}", s, p, u)
-                           : fmt::format("prompt-{}-user-{}", p, u);
-        c.tenant_id = fmt::format("prompt-{}", p);
-        c.slo_class = closed_loop ? "standard" : "batch";
-        c.rate_fraction = multi_stage ? stage.rate / static_cast<double>(per_stage)
-                                      : 1.0 / static_cast<double>(per_stage);
-        if (closed_loop && multi_stage) {
-          c.rate_fraction = 1.0;  // a placeholder: the client's own rate below is used
-          c.own_rate_per_us = stage.rate / static_cast<double>(per_stage) / 1e6;
-        }
-        c.arrival.process = "poisson";
-        c.input_distribution = constant_dist(sp.question_len);
-        c.output_distribution = constant_dist(sp.output_len);
-        c.prefix_group = c.tenant_id;
-        c.prefix_length = sp.system_prompt_len;  // 0 still means the 50-token default
-        if (multi_stage) c.lifecycle = std::vector<LifecycleWindow>{{window_start, window_end}};
-        c.reasoning = reasoning;
-        if (reasoning && closed_loop)
-          c.reasoning->multi_turn->max_rounds = stage_requests / per_stage + (client_index < stage_requests % per_stage ? 1 : 0);
-        clients.push_back(std::move(c));
-      }
-    }
+    for (int64_t p = 0; p < n_prompts; ++p)
+      for (int64_t u = 0; u < n_users; ++u, ++client_index) clients.push_back(stage_client(shape, p, u, client_index));
     window_start = window_end;
   }
   if (spec.category.empty()) spec.category = sp.enable_multi_turn_chat ? "reasoning" : "language";

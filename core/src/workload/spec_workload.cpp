@@ -35,16 +35,7 @@ class SpecWorkload final : public WorkloadSource {
     const std::vector<workload::ClientEntry> clients = workload::all_clients(spec_, members_);
     // spec workload §7.3: stream W draws the prefix vectors, then one seed per client.
     GoRand w(derive_seed(spec_.seed, "workload-gen"));
-    std::unordered_map<std::string, size_t> group_index;
-    for (const auto& entry : clients) {
-      const ClientSpec& client = *entry.client;
-      if (client.prefix_group.empty() || group_index.count(client.prefix_group)) continue;
-      // The first client mentioning the group fixes its length (§6.4).
-      const int64_t length = client.prefix_length > 0 ? client.prefix_length : kDefaultPrefixLength;
-      prefixes_.push_back(std::make_unique<SharedPrefix>(block_size));
-      prefixes_.back()->extend(w, length);
-      group_index.emplace(client.prefix_group, prefixes_.size() - 1);
-    }
+    const std::unordered_map<std::string, size_t> group_index = make_prefixes(clients, w, block_size);
 
     // spec workload §6.3: rate_i = (aggregate × (fraction_i / F)) / 1e6, req/µs.
     double fraction_sum = 0;
@@ -65,86 +56,27 @@ class SpecWorkload final : public WorkloadSource {
     bool warned_open_sessions = false;
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
+      workload::StreamSetup setup;
+      setup.client = &client;
+      setup.where = entry.where;
+      if (!client.prefix_group.empty()) setup.prefix = prefixes_[group_index.at(client.prefix_group)].get();
+      setup.horizon = horizon;
+      setup.block_size = block_size;
       if (client.concurrency > 0) {
         if (max_requests > 0 && users_left <= 0) continue;
-        workload::StreamSetup setup;
-        setup.client = &client;
-        setup.where = entry.where;
-        if (!client.prefix_group.empty()) setup.prefix = prefixes_[group_index.at(client.prefix_group)].get();
-        setup.horizon = horizon;
-        setup.block_size = block_size;
-        auto stream = std::make_unique<workload::ConcurrencyStream>(setup, users, max_requests > 0 ? users_left : 0);
-        users_left -= stream->users();
-        for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({made.size(), u});
-        user_base_.push_back(static_cast<int32_t>(user_stream_.size()) - stream->users());
-        closed_.push_back(stream.get());
-        closed_session_.push_back(false);
-        made.push_back(std::move(stream));
-        timeouts_.push_back(client.timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
+        add_closed_client(setup, users, users_left, made);
         continue;
       }
       double rate = fraction_sum == 0 ? 0 : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
       if (rate <= 0) continue;  // no draws (unreachable after validation)
       if (client.own_rate_per_us) rate = *client.own_rate_per_us;
-      const bool multi_turn = client.reasoning && client.reasoning->multi_turn;
-      const bool closed_session = spec_.closed_loop_sessions && multi_turn && client.reasoning->multi_turn->single_session;
-      if (spec_.closed_loop_sessions && multi_turn && !closed_session && !warned_open_sessions) {
-        spdlog::warn("{}: multi-turn clients with many sessions (single_session: false) run open-loop: every round "
-                     "arrives on its schedule, not after the previous one completes (HEAD drives them by completions)",
-                     entry.where);
-        warned_open_sessions = true;
-      }
-      workload::StreamSetup setup;
-      setup.client = &client;
-      setup.where = entry.where;
       setup.rate = rate;
       setup.seed = w.int63();
-      if (!client.prefix_group.empty()) setup.prefix = prefixes_[group_index.at(client.prefix_group)].get();
-      setup.horizon = horizon;
       setup.cap = cap;
-      setup.block_size = block_size;
-      setups.push_back(std::move(setup));
-      made.push_back(nullptr);
-      user_base_.push_back(-1);
-      closed_.push_back(nullptr);
-      closed_session_.push_back(closed_session);
-      // Session clients' requests have HEAD's 300 s default deadline.
-      timeouts_.push_back(client.timeout_us.value_or(closed_session ? kDefaultClosedLoopTimeoutUs : 0));
+      add_open_client(std::move(setup), warned_open_sessions, setups, made);
     }
-    std::vector<int64_t> seeds;
-    seeds.reserve(setups.size());
-    for (const auto& setup : setups) seeds.push_back(setup.seed);
-    const std::vector<bool> own = workload::own_streams(seeds, derive_seed(spec_.seed, "workload-gen"));
-    streams_.reserve(made.size());
-    size_t open = 0;
-    for (auto& stream : made) {
-      if (stream) {
-        streams_.push_back(std::move(stream));
-        continue;
-      }
-      setups[open].own_stream = own[open];
-      streams_.push_back(workload::make_request_stream(setups[open]));
-      ++open;
-    }
-    // Closed-loop sessions: rand.New(seed + 7919) draws one seed per
-    // session, in client order, for the stream of its later rounds.
-    GoRand session_seeds(spec_.seed + 7919);
-    sessions_.resize(streams_.size());
-    session_user_.assign(streams_.size(), -1);
-    size_t open_k = 0;
-    for (size_t k = 0; k < streams_.size(); ++k) {
-      const bool open_loop_stream = closed_[k] == nullptr;
-      const bool started = streams_[k]->advance();
-      if (started) heap_.emplace(streams_[k]->pending_arrival(), k);
-      if (open_loop_stream) {
-        if (started && closed_session_[k]) {
-          sessions_[k] = std::make_unique<workload::SessionRounds>(setups[open_k], session_seeds.int63());
-          session_user_[k] = static_cast<int32_t>(user_stream_.size());
-          user_stream_.push_back({k, -1});
-        }
-        ++open_k;
-      }
-    }
+    start_streams(made, setups);
+    start_sessions(setups);
   }
 
   // spec head §4.2: the user's next request, counted toward the cap.
@@ -204,6 +136,100 @@ class SpecWorkload final : public WorkloadSource {
   }
 
  private:
+  // spec workload §6.4: one shared prefix per prefix group, drawn from `w`
+  // in client order; the first client mentioning a group fixes its length.
+  // The groups' places in prefixes_.
+  std::unordered_map<std::string, size_t> make_prefixes(const std::vector<workload::ClientEntry>& clients, GoRand& w,
+                                                        int32_t block_size) {
+    std::unordered_map<std::string, size_t> group_index;
+    for (const auto& entry : clients) {
+      const ClientSpec& client = *entry.client;
+      if (client.prefix_group.empty() || group_index.count(client.prefix_group)) continue;
+      const int64_t length = client.prefix_length > 0 ? client.prefix_length : kDefaultPrefixLength;
+      prefixes_.push_back(std::make_unique<SharedPrefix>(block_size));
+      prefixes_.back()->extend(w, length);
+      group_index.emplace(client.prefix_group, prefixes_.size() - 1);
+    }
+    return group_index;
+  }
+
+  // A concurrency client: its stream is made now, its users drawn from
+  // `users` and counted against users_left.
+  void add_closed_client(const workload::StreamSetup& setup, GoRand& users, int64_t& users_left,
+                         std::vector<std::unique_ptr<RequestStream>>& made) {
+    auto stream = std::make_unique<workload::ConcurrencyStream>(setup, users, max_requests_ > 0 ? users_left : 0);
+    users_left -= stream->users();
+    for (int32_t u = 0; u < stream->users(); ++u) user_stream_.push_back({made.size(), u});
+    user_base_.push_back(static_cast<int32_t>(user_stream_.size()) - stream->users());
+    closed_.push_back(stream.get());
+    closed_session_.push_back(false);
+    made.push_back(std::move(stream));
+    timeouts_.push_back(setup.client->timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
+  }
+
+  // An open-loop client: its setup is kept, its stream made by start_streams().
+  void add_open_client(workload::StreamSetup setup, bool& warned_open_sessions,
+                       std::vector<workload::StreamSetup>& setups, std::vector<std::unique_ptr<RequestStream>>& made) {
+    const ClientSpec& client = *setup.client;
+    const bool multi_turn = client.reasoning && client.reasoning->multi_turn;
+    const bool closed_session = spec_.closed_loop_sessions && multi_turn && client.reasoning->multi_turn->single_session;
+    if (spec_.closed_loop_sessions && multi_turn && !closed_session && !warned_open_sessions) {
+      spdlog::warn("{}: multi-turn clients with many sessions (single_session: false) run open-loop: every round "
+                   "arrives on its schedule, not after the previous one completes (HEAD drives them by completions)",
+                   setup.where);
+      warned_open_sessions = true;
+    }
+    setups.push_back(std::move(setup));
+    made.push_back(nullptr);
+    user_base_.push_back(-1);
+    closed_.push_back(nullptr);
+    closed_session_.push_back(closed_session);
+    // Session clients' requests have HEAD's 300 s default deadline.
+    timeouts_.push_back(client.timeout_us.value_or(closed_session ? kDefaultClosedLoopTimeoutUs : 0));
+  }
+
+  // The streams in client order: the closed-loop ones made, the open-loop
+  // ones made now that every seed says whose content is its own.
+  void start_streams(std::vector<std::unique_ptr<RequestStream>>& made, std::vector<workload::StreamSetup>& setups) {
+    std::vector<int64_t> seeds;
+    seeds.reserve(setups.size());
+    for (const auto& setup : setups) seeds.push_back(setup.seed);
+    const std::vector<bool> own = workload::own_streams(seeds, derive_seed(spec_.seed, "workload-gen"));
+    streams_.reserve(made.size());
+    size_t open = 0;
+    for (auto& stream : made) {
+      if (stream) {
+        streams_.push_back(std::move(stream));
+        continue;
+      }
+      setups[open].own_stream = own[open];
+      streams_.push_back(workload::make_request_stream(setups[open]));
+      ++open;
+    }
+  }
+
+  // Each stream's first arrival; closed-loop sessions: rand.New(seed + 7919)
+  // draws one seed per session, in client order, for the stream of its
+  // later rounds.
+  void start_sessions(const std::vector<workload::StreamSetup>& setups) {
+    GoRand session_seeds(spec_.seed + 7919);
+    sessions_.resize(streams_.size());
+    session_user_.assign(streams_.size(), -1);
+    size_t open_k = 0;
+    for (size_t k = 0; k < streams_.size(); ++k) {
+      const bool open_loop_stream = closed_[k] == nullptr;
+      const bool started = streams_[k]->advance();
+      if (started) heap_.emplace(streams_[k]->pending_arrival(), k);
+      if (!open_loop_stream) continue;
+      if (started && closed_session_[k]) {
+        sessions_[k] = std::make_unique<workload::SessionRounds>(setups[open_k], session_seeds.int63());
+        session_user_[k] = static_cast<int32_t>(user_stream_.size());
+        user_stream_.push_back({k, -1});
+      }
+      ++open_k;
+    }
+  }
+
   using Entry = std::pair<int64_t, size_t>;  // (arrival, position in streams_)
   WorkloadSpec spec_;                         // the clients the streams read
   std::deque<ClientSpec> members_;            // cohort members' shared descriptions
