@@ -164,7 +164,7 @@ std::string metric_text(const MetricField& f) {
 }
 
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
-                         bool with_requests) {
+                         bool with_requests, const std::string& members) {
   JsonObject o;
   o.str("instance_id", instance_id);
   for (const MetricField& f : metrics_fields(m)) {
@@ -221,6 +221,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     }
     o.text += "\n  ]";
   }
+  o.text += members;
   return o.close();
 }
 
