@@ -136,7 +136,6 @@ void check_latency_read(const ResolvedRun& r, const ConfigTable& cfg) {
                                                        r.latency_model, key));
 }
 
-
 // One latency configuration per pool (the run's own without pools), and
 // each instance's pool and engine.
 std::vector<const ResolvedRun*> assemble_pools(const RunConfig& config, const ResolvedRun& r,
