@@ -36,6 +36,60 @@ TEST_CASE("goodput: spec head §2.2 worked example", "[metrics]") {
   CHECK(json.find("\"ttft\": 0.75") != std::string::npos);
 }
 
+// The observer's own part of the report (metrics/observer.hpp), fed through
+// an Observers list as the cluster feeds it.
+TEST_CASE("goodput: an observer that writes its own part of the report", "[metrics]") {
+  ObserverSetup setup;
+  parse_slo_flag("default=100ms", 0, "--slo-ttft", setup.slo_targets);
+  Observers<GoodputTracker> observers(setup);
+  Request r;
+  r.state = RequestState::Pipeline;
+  for (int i = 0; i < 4; ++i) {
+    observers.on_admitted(r);
+    r.timing.set().ttft = i < 3 ? 80'000 : 150'000;
+    r.timing.set().e2e = 1'000'000;
+    observers.on_completed(r, 0);
+  }
+  const std::vector<std::unique_ptr<ReportPart>> parts = observers.release();
+  REQUIRE(parts.size() == 1);
+  const ReportPart& part = *parts[0];
+  const InstanceMetrics cluster;
+  const std::vector<InstanceMetrics> instances;
+  const ReportScope scope{cluster, instances, 2.0, false};
+  std::string members;
+  part.cluster_members(scope, ClusterPlace::Labels, members);
+  CHECK(members.empty());
+  part.cluster_members(scope, ClusterPlace::Figures, members);
+  CHECK(members.rfind(",\n  \"goodput_rps\": 1.5,\n  \"slo_attainment\": 0.75,\n  \"per_class\": {", 0) == 0);
+  std::string table;
+  part.table_lines(scope, TablePlace::Verdict, table);
+  CHECK(table.empty());
+  part.table_lines(scope, TablePlace::Latency, table);
+  CHECK(table == "goodput      1.50 requests/s within the SLO targets; attainment 75.0 %\n");
+  std::vector<MetricField> figures;
+  part.figures(scope, figures);
+  REQUIRE(figures.size() == 2);
+  CHECK(figures[0].name == "goodput_rps");
+  CHECK(figures[1].value == Approx(0.75));
+  ReportContext ctx;
+  part.shape(ctx);
+  CHECK(ctx.per_slo_always);
+
+  // Without targets it writes nothing anywhere.
+  Observers<GoodputTracker> off{ObserverSetup{}};
+  const auto idle = off.release();
+  std::string none;
+  idle[0]->cluster_members(scope, ClusterPlace::Figures, none);
+  idle[0]->table_lines(scope, TablePlace::Latency, none);
+  std::vector<MetricField> no_figures;
+  idle[0]->figures(scope, no_figures);
+  ReportContext untouched;
+  idle[0]->shape(untouched);
+  CHECK(none.empty());
+  CHECK(no_figures.empty());
+  CHECK_FALSE(untouched.per_slo_always);
+}
+
 TEST_CASE("goodput: targets are parsed like the reference's flags", "[metrics]") {
   SloTargetMap t;
   parse_slo_flag("critical=1.5s, default=250us", 2, "--slo-e2e", t);

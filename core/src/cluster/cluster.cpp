@@ -19,7 +19,6 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
-      goodput_(cfg.slo_targets),
       saturation_(cfg.judge_saturation),
       step_series_(cfg.keep_series),
       closed_loop_(*this),
@@ -28,8 +27,9 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
               cfg.pool_of.empty() ? std::vector<int32_t>(static_cast<size_t>(std::max(cfg.num_instances, 1)), 0)
                                   : cfg.pool_of),
       pd_metrics_(cfg.pd.roles),
-      signals_(collector_, records_, in_flight_, trace_, steady_, goodput_, saturation_, step_series_, closed_loop_,
-               series_, pd_metrics_),
+      observers_(cfg.observers),
+      signals_(collector_, records_, in_flight_, trace_, steady_, saturation_, step_series_, closed_loop_, series_,
+               pd_metrics_, observers_),
       policies_(std::move(policies)) {
   if (!policies_.router)
     policies_.router = std::make_unique<Router>(RoutingPolicy::RoundRobin, std::vector<WeightedScorer>{}, 0);
@@ -140,7 +140,7 @@ ClusterResult ClusterSimulation::run() {
   out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.steady = steady_.judge();
-  out.goodput = goodput_.result();
+  out.observers = observers_.release();
   if (saturation_.enabled()) out.saturation = judge_saturation(saturation_.sorted());
   out.series = step_series_.series();
   out.events = kernel_.processed();

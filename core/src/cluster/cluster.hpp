@@ -34,7 +34,7 @@ struct ClusterConfig {
   SimTime snapshot_refresh_interval = 0;  // 0 = routing signals are always fresh
   bool trace_decisions = false;           // --trace-level decisions
   int64_t counterfactual_k = 0;           // > 0: compute regret
-  SloTargetMap slo_targets;               // goodput targets by SLO class (--slo-ttft, ...)
+  ObserverSetup observers;                // what the metrics' observers read (metrics/observer.hpp)
   // Fill blis_instance_snapshot.cached_blocks (a plugin declared
   // BLIS_NEED_PREFIX_CACHE), from caches at most this old (0 = live).
   bool cache_query = false;
@@ -88,7 +88,9 @@ struct ClusterResult {
   int64_t in_pipeline = 0;
   TraceSummary trace;
   SteadyState steady;  // the steady-state verdict (metrics/steady_state.hpp)
-  Goodput goodput;     // per-class SLO attainment (metrics/goodput.hpp); off without targets
+  // The observers of cluster/request_signals.hpp (goodput, ...), as parts of
+  // the report (metrics/observer.hpp), in their list's order.
+  std::vector<std::unique_ptr<ReportPart>> observers;
   SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
@@ -213,12 +215,12 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   InFlight in_flight_;
   DecisionTrace trace_;
   SteadyStateProbe steady_;
-  GoodputTracker goodput_;
   SaturationProbe saturation_;
   TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;
   TimeSeries series_;
   PdMetrics pd_metrics_;
+  RunObservers observers_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   ClusterPolicies policies_;

@@ -4,6 +4,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/observer.hpp"
 
 #include <cstdint>
 #include <map>
@@ -46,6 +47,22 @@ class DecisionTrace : public LifecycleSubscriber {
   bool enabled_;
   int64_t counterfactual_k_;
   TraceSummary summary_;
+};
+
+// The trace's part of the report: "=== Trace Summary ===" (with
+// --summarize-trace) and "trace_summary" in --format json. The scenario
+// events applied are decisions too. Both outlive it.
+class TraceReport : public ReportPart {
+ public:
+  TraceReport(const TraceSummary& t, const std::vector<std::string>& events, bool summarize)
+      : t_(&t), events_(&events), summarize_(summarize) {}
+  void text_blocks(const ReportScope&, std::string& out) const override;
+  void json_members(const ReportScope&, JsonPlace place, std::string& out) const override;
+
+ private:
+  const TraceSummary* t_;
+  const std::vector<std::string>* events_;
+  bool summarize_;
 };
 
 }  // namespace blis

@@ -1,7 +1,8 @@
 // Who listens to the lifecycle signals of a request (engine/lifecycle.hpp):
 // the one list, fixed at compile time so the signals cost no dispatch. A new
-// metric (goodput, per-tenant counts, saturation signals) is a new subscriber
-// class and a new entry here; the engine and the cluster do not change.
+// metric (goodput, per-tenant counts) is an observer (metrics/observer.hpp):
+// its class and an entry in RunObservers; the engine, the cluster and the
+// report writers do not change.
 #pragma once
 
 #include "cluster/closed_loop.hpp"
@@ -10,6 +11,7 @@
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/goodput.hpp"
+#include "metrics/observer.hpp"
 #include "metrics/pd_metrics.hpp"
 #include "metrics/request_records.hpp"
 #include "metrics/saturation.hpp"
@@ -19,12 +21,17 @@
 
 namespace blis {
 
+// The metrics the cluster never names: built from ClusterConfig::observers,
+// fed after the subscribers below, and handed over as parts of the report
+// (ClusterResult::observers), in this order.
+using RunObservers = Observers<GoodputTracker>;
+
 // The records read what the collector wrote in the request's slot: the
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, GoodputTracker,
-                SaturationProbe, TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics> {
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, SaturationProbe,
+                TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics, RunObservers> {
   using Lifecycle::Lifecycle;
 };
 

@@ -50,6 +50,26 @@ void GoodputTracker::on_completed(Request& r, SimTime) {
   c.itl.push_back(r.timing.itl_avg());
 }
 
+void GoodputTracker::cluster_members(const ReportScope& s, ClusterPlace place, std::string& out) const {
+  if (place == ClusterPlace::Figures) out += goodput_json(result_, s.runtime_s);
+}
+
+void GoodputTracker::table_lines(const ReportScope& s, TablePlace place, std::string& out) const {
+  if (place != TablePlace::Latency || !result_.enabled()) return;
+  const auto [rps, attainment] = goodput_totals(result_, s.runtime_s);
+  out += fmt::format("goodput      {:.2f} requests/s within the SLO targets; attainment {:.1f} %\n", rps,
+                     100 * attainment);
+}
+
+void GoodputTracker::figures(const ReportScope& s, std::vector<MetricField>& out) const {
+  if (!result_.enabled()) return;
+  const auto [rps, attainment] = goodput_totals(result_, s.runtime_s);
+  out.push_back({"goodput_rps", rps, false});
+  out.push_back({"slo_attainment", attainment, false});
+}
+
+void GoodputTracker::shape(ReportContext& ctx) const { ctx.per_slo_always = ctx.per_slo_always || result_.enabled(); }
+
 std::pair<double, double> goodput_totals(const Goodput& g, double runtime_s) {
   int64_t good = 0, arrived = 0;
   for (const auto& [name, c] : g.classes) good += c.good, arrived += c.arrived;

@@ -1,11 +1,13 @@
 // Goodput and SLO attainment (spec head §2): per SLO class, the requests that
 // met every configured target (TTFT, mean ITL, E2E) among those that arrived
 // at the cluster — so rejected, dropped and unfinished requests count against
-// attainment. A lifecycle subscriber that keeps nothing unless targets are set.
+// attainment. An observer (metrics/observer.hpp): a lifecycle subscriber that
+// keeps nothing unless targets are set, and writes its own part of the report.
 #pragma once
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/observer.hpp"
 
 #include <array>
 #include <cstdint>
@@ -14,13 +16,6 @@
 #include <vector>
 
 namespace blis {
-
-// One class's targets in ms; 0 = not set.
-struct SloTargets {
-  double ttft_ms = 0, itl_ms = 0, e2e_ms = 0;
-};
-// By blis_slo_class (the default class is 0).
-using SloTargetMap = std::map<int32_t, SloTargets>;
 
 struct GoodputClass {
   int64_t arrived = 0, good = 0;
@@ -36,10 +31,11 @@ struct Goodput {
   bool enabled() const { return !targets.empty(); }
 };
 
-class GoodputTracker : public LifecycleSubscriber {
+class GoodputTracker : public LifecycleSubscriber, public ReportPart {
  public:
   // Every class with a target has an entry, requests or not (as HEAD prints).
   explicit GoodputTracker(SloTargetMap targets);
+  explicit GoodputTracker(const ObserverSetup& setup) : GoodputTracker(setup.slo_targets) {}
 
   void on_admitted(Request& r) {
     if (!on(r)) return;
@@ -56,6 +52,14 @@ class GoodputTracker : public LifecycleSubscriber {
   void on_completed(Request& r, SimTime);
 
   const Goodput& result() const { return result_; }
+
+  // Its part of the report, when targets are set: the goodput keys of the
+  // cluster's metrics, a --format table line, goodput_rps and slo_attainment
+  // for rows, and the per-SLO block even for one class.
+  void cluster_members(const ReportScope& s, ClusterPlace place, std::string& out) const override;
+  void table_lines(const ReportScope& s, TablePlace place, std::string& out) const override;
+  void figures(const ReportScope& s, std::vector<MetricField>& out) const override;
+  void shape(ReportContext& ctx) const override;
 
  private:
   bool on(const Request& r) const { return result_.targets.count(r.spec.slo_class) != 0; }

@@ -7,6 +7,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/observer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -17,7 +18,7 @@ namespace blis {
 
 struct InstanceMetrics;
 
-class PdMetrics : public LifecycleSubscriber {
+class PdMetrics : public LifecycleSubscriber, public ReportPart {
  public:
   // `roles`: each instance's kPdPrefill | kPdDecode bits (cluster/pd.hpp);
   // empty = off.
@@ -58,6 +59,20 @@ class PdMetrics : public LifecycleSubscriber {
   // The same figures as a JSON object (--format json), indented for its
   // place as a top-level member; an idle pool's ratio is null.
   std::string json(const std::vector<InstanceMetrics>& instances, double seconds) const;
+
+  // Its part of the report: the block (HEAD's in HEAD's form; the seed's in
+  // --format table), "pd" in --format json.
+  void text_blocks(const ReportScope& s, std::string& out) const override {
+    out += block(s.instances, s.runtime_s, s.head);
+  }
+  void table_lines(const ReportScope& s, TablePlace place, std::string& out) const override {
+    if (place != TablePlace::Blocks) return;
+    out += '\n';
+    out += block(s.instances, s.runtime_s);
+  }
+  void json_members(const ReportScope& s, JsonPlace place, std::string& out) const override {
+    if (place == JsonPlace::Tail) out += ",\n  \"pd\": " + json(s.instances, s.runtime_s);
+  }
 
  private:
   // Sub-requests per second of the prefill and the decode pool.

@@ -195,7 +195,7 @@ std::string request_json(const RequestRecord& r, bool head_form) {
 }  // namespace
 
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
-                         bool with_requests) {
+                         bool with_requests, const std::string& members) {
   JsonObject o;
   o.str("instance_id", instance_id);
   for (const MetricField& f : metrics_fields(m)) {
@@ -220,6 +220,7 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     }
     o.text += "\n  ]";
   }
+  o.text += members;
   return o.close();
 }
 

@@ -32,9 +32,10 @@ std::vector<MetricField> median_fields(const InstanceMetrics& m);
 // The value as the JSON object prints it.
 std::string metric_text(const MetricField& f);
 
-// The metrics JSON object; with `with_requests` the per-request array too.
+// The metrics JSON object; with `with_requests` the per-request array too;
+// then `members` (each ",\n  \"key\": value"), the observers' (metrics/observer.hpp).
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
-                         bool with_requests);
+                         bool with_requests, const std::string& members = {});
 
 struct ReportContext {
   bool priority_policy_constant = true;

@@ -3,6 +3,7 @@
 #include <blis/errors.hpp>
 
 #include "util/compact_text.hpp"
+#include "util/json_format.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -209,6 +210,15 @@ SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_ev
   SaturationVerdict v;
   v.labels = saturation_labels(sorted_events, {"composite", "threshold", "backlog-drift"});
   return v;
+}
+
+void SaturationLabels::cluster_members(const ReportScope&, ClusterPlace place, std::string& out) const {
+  if (place != ClusterPlace::Labels) return;
+  std::string labels;
+  for (const std::string& name : *detectors_)
+    if (auto it = v_->labels.find(name); it != v_->labels.end())
+      labels += fmt::format("{}\n    {}: {}", labels.empty() ? "" : ",", go_string(name), go_string(level_name(it->second)));
+  if (!labels.empty()) out += ",\n  \"saturation\": {" + labels + "\n  }";
 }
 
 }  // namespace blis

@@ -27,6 +27,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/observer.hpp"
 
 #include <cstdint>
 #include <map>
@@ -178,5 +179,19 @@ struct SaturationVerdict {
 };
 
 SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events);
+
+// The labels of the detectors selected with --detectors, in their order, as
+// the "saturation" member of the cluster's metrics (spec head §3.4). Both
+// arguments outlive it.
+class SaturationLabels : public ReportPart {
+ public:
+  SaturationLabels(const SaturationVerdict& v, const std::vector<std::string>& detectors)
+      : v_(&v), detectors_(&detectors) {}
+  void cluster_members(const ReportScope&, ClusterPlace place, std::string& out) const override;
+
+ private:
+  const SaturationVerdict* v_;
+  const std::vector<std::string>* detectors_;
+};
 
 }  // namespace blis

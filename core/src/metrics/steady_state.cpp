@@ -1,5 +1,7 @@
 #include "metrics/steady_state.hpp"
 
+#include "util/json_format.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +16,25 @@ const char* verdict_name(Verdict v) {
     case Verdict::TooShort: return "too short";
   }
   return "";
+}
+
+void SteadyStateReport::json_members(const ReportScope&, JsonPlace place, std::string& out) const {
+  if (place != JsonPlace::Lead) return;
+  out += fmt::format(",\n  \"steady_state\": {{\n    \"verdict\": {},\n    \"offered_rps\": {},\n"
+                     "    \"started_rps\": {},\n    \"ttft_middle_third_ms\": {},\n"
+                     "    \"ttft_last_third_ms\": {}\n  }}",
+                     go_string(verdict_name(s_->verdict)), go_float(s_->offered_rps), go_float(s_->started_rps),
+                     go_float(s_->ttft_middle_ms), go_float(s_->ttft_last_ms));
+}
+
+// The verdict judges the last third of the arrival window only: say so, or a
+// steady end reads as a steady run (issue 32).
+void SteadyStateReport::table_lines(const ReportScope&, TablePlace place, std::string& out) const {
+  if (place != TablePlace::Verdict) return;
+  out += fmt::format("verdict      {}{}\n", verdict_name(s_->verdict),
+                     s_->verdict == Verdict::TooShort ? ""
+                                                      : " (of the last third of the arrivals; the percentiles "
+                                                        "below cover the whole run)");
 }
 
 std::string SteadyState::advice() const {

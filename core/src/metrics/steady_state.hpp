@@ -20,6 +20,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/observer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,18 @@ struct SteadyState {
   double ttft_last_ms = 0;    // mean TTFT of the last third's arrivals
   // One sentence for a warning on stderr: what was seen and what to do; "" when steady.
   std::string advice() const;
+};
+
+// The verdict's part of the report: "steady_state" in --format json, the
+// verdict line of --format table. `s` outlives it.
+class SteadyStateReport : public ReportPart {
+ public:
+  explicit SteadyStateReport(const SteadyState& s) : s_(&s) {}
+  void json_members(const ReportScope&, JsonPlace place, std::string& out) const override;
+  void table_lines(const ReportScope&, TablePlace place, std::string& out) const override;
+
+ private:
+  const SteadyState* s_;
 };
 
 class SteadyStateProbe : public LifecycleSubscriber {
