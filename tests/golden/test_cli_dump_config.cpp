@@ -179,6 +179,10 @@ TEST_CASE("sub-configuration errors name the file position", "[cli][scenario]") 
                 "p.toml:2:1: pools: pool 'name=\"big pool\"': needs count=N");
   check_refused("run --model qwen/qwen3-14b --pool 'name=\"big pool count=2'",
                 "--pool: pool 'name=\"big pool count=2': unterminated double quote");
+  // A value checked deep in the run (the GPU tables) is still placed in the file.
+  check_refused("run " + dir.write("h.toml", "model = \"qwen/qwen3-14b\"\nhardware = \"B300X\"\n"),
+                "h.toml:2:12: hardware: GPU \"B300X\" not found");
+  check_refused("run --model qwen/qwen3-14b --hardware B300X", "--hardware: GPU \"B300X\" not found");
   // Each table of a list names its own position, not the last one's.
   const std::string two = dir.write("two.toml",
                                     "model = \"qwen/qwen3-14b\"\nnum-requests = 20\n"

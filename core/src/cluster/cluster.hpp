@@ -50,7 +50,6 @@ struct ClusterConfig {
   SimTime timeseries_interval = 0;
   std::string pool_name = "default";
   std::vector<ScenarioEvent> events;  // scenario events (blis/scenario_events.hpp)
-  std::string events_where = "events";  // where they were given, for messages
   // A scenario's code (Lua at()/every() callbacks), or null; not owned, it
   // outlives the simulation.
   ScenarioCode* code = nullptr;

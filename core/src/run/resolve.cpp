@@ -802,7 +802,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
 }
 
 std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
-                                                const std::string& where, bool& deadlines) {
+                                                bool& deadlines) {
   std::vector<const ScenarioEvent*> changes;
   for (const ScenarioEvent& e : events)
     if (e.action == EventAction::Workload) changes.push_back(&e);
@@ -812,6 +812,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   };
   std::vector<WorkloadPhase> out;
   if (changes.empty()) return out;
+  const std::string& where = changes.front()->where;
   // A closed-loop user's next request comes from its own workload, which a
   // change would end under it.
   if (r.spec && closed_loop(*r.spec))
@@ -830,7 +831,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   for (size_t k = 0; k < changes.size(); ++k) {
     const ScenarioEvent& e = *changes[k];
-    const std::string at = fmt::format("{}: event '{}'", where, e.text);
+    const std::string at = fmt::format("{}: event '{}'", e.where, e.text);
     WorkloadSpec spec = load_workload_spec(e.spec);  // errors name the file (and line)
     if (closed_loop(spec))
       throw InputError(at, "the spec has closed-loop (concurrency) clients: a workload change takes open-loop "

@@ -96,6 +96,6 @@ struct WorkloadPhase {
   std::unique_ptr<WorkloadSource> source;
 };
 std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& run, const std::vector<ScenarioEvent>& events,
-                                                const std::string& where, bool& deadlines);
+                                                bool& deadlines);
 
 }  // namespace blis

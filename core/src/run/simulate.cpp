@@ -101,7 +101,6 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
   for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.item_where("events", k)));
-  if (!c.events.empty()) cc.events_where = c.where("events");
   return cc;
 }
 
@@ -382,14 +381,16 @@ std::string write_report(const ReportInput& in) {
 
 }  // namespace
 
-RunOutcome simulate(const RunConfig& given) {
+namespace {
+
+RunOutcome simulate_run(const RunConfig& given) {
   // P/D pools (spec head §5.1) are pools by role.
   const RunConfig config = with_pd_pools(given);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   auto workload = make_workload(r);
   ClusterConfig cc = cluster_config(r);
-  const std::vector<WorkloadPhase> phases = make_workload_phases(r, cc.events, cc.events_where, cc.deadlines);
+  const std::vector<WorkloadPhase> phases = make_workload_phases(r, cc.events, cc.deadlines);
   const std::vector<ResolvedPool> pools = resolve_pools(config, ctx);
   const std::vector<const ResolvedRun*> pool_runs = assemble_pools(config, r, pools, cc);
   std::vector<PoolLine> pool_lines;
@@ -428,6 +429,19 @@ RunOutcome simulate(const RunConfig& given) {
   fill_outcome(in, run, outcome);
   outcome.report = write_report(in);
   return outcome;
+}
+
+}  // namespace
+
+RunOutcome simulate(const RunConfig& given) {
+  try {
+    return simulate_run(given);
+  } catch (const InputError& e) {
+    // A check far from the configuration names the flag; the value may have
+    // come from a scenario file or a profile set: say so.
+    if (auto placed = at_origin(e, given)) throw *placed;
+    throw;
+  }
 }
 
 std::string dump_config(const RunConfig& given) {
