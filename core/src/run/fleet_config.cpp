@@ -189,11 +189,12 @@ bool wants_fleet(const RunConfig& c, const ClusterConfig& cc) {
   return false;
 }
 
-void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, const std::vector<EngineConfig>& engines,
-                     int64_t seed, ClusterConfig& cc) {
-  FleetConfig& f = cc.fleet;
-  f.seed = seed;
-  if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
+namespace {
+
+// Each pool's lifecycle: its size as the range, then --lifecycle, then the
+// pool's own keys.
+std::vector<PoolLifecycle> pool_lifecycles(const RunConfig& c, const std::vector<FleetPool>& pools) {
+  std::vector<PoolLifecycle> out;
   for (size_t i = 0; i < pools.size(); ++i) {
     const FleetPool& p = pools[i];
     PoolLifecycle pl;
@@ -209,14 +210,19 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
     if (pl.min > pl.max)
       throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,
                        fmt::format("pool {}: min {} is above max {}", p.name, pl.min, pl.max));
-    f.pools.push_back(pl);
+    out.push_back(pl);
   }
-  // Node pools (spec head §6.1, §6.2): each pool's instances go on the node
-  // pool of its GPU type (names compared without case).
+  return out;
+}
+
+// The node pools (spec head §6.1, §6.2), at most one per GPU type (names
+// compared without case).
+std::vector<NodePoolConfig> node_pools(const RunConfig& c) {
+  std::vector<NodePoolConfig> out;
   for (size_t k = 0; k < c.node_pool_specs.size(); ++k) {
     const std::string where = c.item_where("node_pools", k);
     NodePoolConfig n = parse_node_pool(c.node_pool_specs[k], where);
-    for (const NodePoolConfig& o : f.node_pools) {
+    for (const NodePoolConfig& o : out) {
       if (o.name == n.name) throw InputError(where, fmt::format("node pool '{}' is given twice", n.name));
       if (text::lower(o.gpu_type) == text::lower(n.gpu_type))
         throw InputError(where,
@@ -224,34 +230,42 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
                                      "node pool",
                                      o.name, n.name, n.gpu_type));
     }
-    f.node_pools.push_back(std::move(n));
+    out.push_back(std::move(n));
   }
-  if (!f.node_pools.empty()) {
-    for (size_t i = 0; i < pools.size(); ++i) {
-      PoolLifecycle& pl = f.pools[i];
-      for (size_t k = 0; k < f.node_pools.size(); ++k)
-        if (text::lower(f.node_pools[k].gpu_type) == text::lower(pools[i].hardware))
-          pl.node_pool = static_cast<int32_t>(k);
-      std::vector<std::string> types;
-      for (const NodePoolConfig& n : f.node_pools) types.push_back(n.gpu_type);
-      if (pl.node_pool < 0)
-        throw InputError(
-            c.where("node_pools"),
-            fmt::format("pool {} runs on {}, but no node pool has that gpu_type (node pools have {}); add "
-                        "a node pool of gpu_type={}",
-                        pools[i].name, pools[i].hardware, text::join(types, ", "), pools[i].hardware));
-      const NodePoolConfig& n = f.node_pools[static_cast<size_t>(pl.node_pool)];
-      if (pl.tp > n.gpus_per_node)
-        throw InputError(
-            c.where("node_pools"),
-            fmt::format("pool {} needs {} GPUs per instance (TP), more than node pool {}'s gpus_per_node "
-                        "{}",
-                        pools[i].name, pl.tp, n.name, n.gpus_per_node));
-    }
+  return out;
+}
+
+// Each pool's instances go on the node pool of its GPU type, whose nodes
+// must hold an instance's TP GPUs.
+void place_pools_on_nodes(const RunConfig& c, const std::vector<FleetPool>& pools, FleetConfig& f) {
+  std::vector<std::string> types;
+  for (const NodePoolConfig& n : f.node_pools) types.push_back(n.gpu_type);
+  for (size_t i = 0; i < pools.size(); ++i) {
+    PoolLifecycle& pl = f.pools[i];
+    for (size_t k = 0; k < f.node_pools.size(); ++k)
+      if (text::lower(f.node_pools[k].gpu_type) == text::lower(pools[i].hardware))
+        pl.node_pool = static_cast<int32_t>(k);
+    if (pl.node_pool < 0)
+      throw InputError(
+          c.where("node_pools"),
+          fmt::format("pool {} runs on {}, but no node pool has that gpu_type (node pools have {}); add "
+                      "a node pool of gpu_type={}",
+                      pools[i].name, pools[i].hardware, text::join(types, ", "), pools[i].hardware));
+    const NodePoolConfig& n = f.node_pools[static_cast<size_t>(pl.node_pool)];
+    if (pl.tp > n.gpus_per_node)
+      throw InputError(
+          c.where("node_pools"),
+          fmt::format("pool {} needs {} GPUs per instance (TP), more than node pool {}'s gpus_per_node "
+                      "{}",
+                      pools[i].name, pl.tp, n.name, n.gpus_per_node));
   }
-  // Reserve slots per pool: every instance that add events may start, and
-  // for the autoscaler room to reach its maximum twice over (instances still
-  // draining hold their slots while new ones start).
+}
+
+// Reserve slots per pool: every instance that add events may start, what
+// scenario code may add (up to each pool's max), and for the autoscaler room
+// to reach its maximum twice over (instances still draining hold their slots
+// while new ones start).
+std::vector<int64_t> reserve_slots(const RunConfig& c, const std::vector<FleetPool>& pools, const ClusterConfig& cc) {
   std::vector<int64_t> reserve(pools.size(), 0);
   for (const ScenarioEvent& e : cc.events) {
     if (e.action != EventAction::Add) continue;
@@ -260,13 +274,26 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
       if (pools[k].name == e.pool) p = k;
     reserve[p] += e.count;
   }
-  // Scenario code may add instances up to each pool's max.
-  if (c.event_script)
-    for (size_t p = 0; p < pools.size(); ++p)
-      reserve[p] += std::max<int64_t>(0, static_cast<int64_t>(f.pools[p].max) - pools[p].count);
-  if (f.autoscaler.enabled())
-    for (size_t p = 0; p < pools.size(); ++p)
-      reserve[p] += std::max<int64_t>(0, 2 * static_cast<int64_t>(f.pools[p].max) - pools[p].count);
+  const FleetConfig& f = cc.fleet;
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const int64_t max = f.pools[p].max;
+    if (c.event_script) reserve[p] += std::max<int64_t>(0, max - pools[p].count);
+    if (f.autoscaler.enabled()) reserve[p] += std::max<int64_t>(0, 2 * max - pools[p].count);
+  }
+  return reserve;
+}
+
+}  // namespace
+
+void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, const std::vector<EngineConfig>& engines,
+                     int64_t seed, ClusterConfig& cc) {
+  FleetConfig& f = cc.fleet;
+  f.seed = seed;
+  if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
+  f.pools = pool_lifecycles(c, pools);
+  f.node_pools = node_pools(c);
+  if (!f.node_pools.empty()) place_pools_on_nodes(c, pools, f);
+  const std::vector<int64_t> reserve = reserve_slots(c, pools, cc);
   f.absent.assign(static_cast<size_t>(cc.num_instances), 0);
   for (size_t p = 0; p < pools.size(); ++p)
     for (int64_t k = 0; k < reserve[p]; ++k) {
