@@ -183,6 +183,12 @@ TEST_CASE("sub-configuration errors name the file position", "[cli][scenario]") 
   check_refused("run " + dir.write("h.toml", "model = \"qwen/qwen3-14b\"\nhardware = \"B300X\"\n"),
                 "h.toml:2:12: hardware: GPU \"B300X\" not found");
   check_refused("run --model qwen/qwen3-14b --hardware B300X", "--hardware: GPU \"B300X\" not found");
+  // Named once: the file's place, not the flag after it.
+  const Result scorers = check_refused(
+      "run " + dir.write("w.toml", "model = \"qwen/qwen3-14b\"\nrouting-policy = \"weighted\"\n"
+                                   "routing-scorers = \"queue-depth:x\"\n"),
+      "w.toml:3:19: routing-scorers: invalid weight for scorer \"queue-depth\": \"x\" is not a number");
+  CHECK(scorers.err.find("--routing-scorers") == std::string::npos);
   // Each table of a list names its own position, not the last one's.
   const std::string two = dir.write("two.toml",
                                     "model = \"qwen/qwen3-14b\"\nnum-requests = 20\n"

@@ -456,9 +456,8 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
     scorers = parse_scorer_list(given_scorers, unknown);
   } catch (const InputError& e) {
     // A list from a file names the file; from the command line, the flag.
-    const std::string where = g.where("routing_scorers");
-    if (where.rfind("--", 0) == 0) throw;
-    throw InputError(where, e.what());
+    if (auto placed = at_origin(e, g)) throw *placed;
+    throw;
   }
   if (scorers.empty()) {
     p.scorers = ctx.data.setting_default("routing_scorers");
