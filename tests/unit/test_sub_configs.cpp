@@ -8,6 +8,9 @@
 #include "temp_dir.hpp"
 
 #include "config/pool_text.hpp"
+#include "metrics/fitness.hpp"
+#include "metrics/goodput.hpp"
+#include "metrics/saturation.hpp"
 #include "run/fleet_config.hpp"
 #include "util/compact_text.hpp"
 
@@ -82,6 +85,25 @@ ThreeWays three_ways(const TempDir& dir, const std::string& key, bool list, cons
   const std::string text = compact::write(fields, compact::kSpaced);
   blis::apply_settings(w.flag, {blis::Setting{flag_key, text, blis::find_setting(key)->flag(), {}}});
   return w;
+}
+
+// A text setting (a comma list: SLO targets, detectors, fitness weights)
+// given the same three ways.
+ThreeWays three_ways_text(const TempDir& dir, const std::string& key, const std::string& value) {
+  ThreeWays w;
+  w.toml_path = dir.write("t.toml", key + " = " + toml_string(value) + "\n");
+  w.lua_path = dir.write("t.lua", "return { " + key + " = " + lua_string(value) + " }\n");
+  blis::apply_settings(w.toml, blis::load_toml_scenario(w.toml_path).base);
+  blis::apply_settings(w.lua, blis::LuaScenario(w.lua_path, 1).scenario().base);
+  blis::apply_settings(w.flag, {blis::Setting{blis::flag_of_key(key), value, blis::find_setting(key)->flag(), {}}});
+  return w;
+}
+
+// An outcome with the writer's place taken off, and whether it began with it.
+std::string without_place(const std::string& outcome, const std::string& place, bool& placed) {
+  const std::string error = "error: " + place + ": ";
+  placed = outcome.rfind("error: ", 0) != 0 || outcome.rfind(error, 0) == 0;
+  return outcome.rfind(error, 0) == 0 ? "error: " + outcome.substr(error.size()) : outcome;
 }
 
 // What reading a record gave: its fields as text, or the error.
@@ -255,4 +277,53 @@ TEST_CASE("an error that names a flag is placed where the value was given", "[co
   CHECK_FALSE(blis::at_origin(blis::InputError("--tp", "bad"), c));
   CHECK_FALSE(blis::at_origin(blis::InputError("--no-such-flag", "bad"), c));
   CHECK_FALSE(blis::at_origin(blis::InputError("clients[0].rate", "bad"), c));
+}
+
+TEST_CASE("comma lists read the same from TOML, Lua and the command line; errors name the writer",
+          "[config][lua]") {
+  TempDir dir;
+  blis::test::SplitMix rng{5};
+  using Reader = std::function<std::string(const blis::RunConfig&, const std::string& where)>;
+  const std::vector<std::pair<std::string, Reader>> lists{
+      {"slo_ttft",
+       [](const blis::RunConfig& c, const std::string& where) {
+         blis::SloTargetMap targets;
+         blis::parse_slo_flag(*c.slo.ttft, 0, where, targets);
+         std::string out;
+         for (const auto& [cls, t] : targets) out += std::to_string(static_cast<int>(cls)) + "=" + std::to_string(t.ttft_ms) + ";";
+         return out;
+       }},
+      {"detectors",
+       [](const blis::RunConfig& c, const std::string& where) {
+         std::string out;
+         for (const auto& d : blis::parse_detector_list(*c.outputs.detectors, where)) out += d + ";";
+         return out;
+       }},
+      {"fitness_weights", [](const blis::RunConfig& c, const std::string& where) {
+         std::string out;
+         for (const auto& [k, w] : blis::parse_fitness_weights(*c.trace.fitness_weights, where))
+           out += k + "=" + std::to_string(w) + ";";
+         return out;
+       }}};
+  const std::vector<std::string> good{"critical=100ms,default=1.5s", "all", "composite,threshold",
+                                      "p99_ttft:3,throughput:1", "\"critical\"=2s"};
+  for (int i = 0; i < 40; ++i) {
+    const std::string s = i < static_cast<int>(good.size()) ? good[static_cast<size_t>(i)] : random_text(rng, false);
+    INFO("value: " << s);
+    for (const auto& [key, read] : lists) {
+      INFO(key);
+      const ThreeWays w = three_ways_text(dir, key, s);
+      auto at = [&](const blis::RunConfig& c) { return outcome([&] { return read(c, c.where(key)); }); };
+      bool placed_toml = false, placed_lua = false, placed_flag = false;
+      const std::string t = without_place(at(w.toml), w.toml_path + ":1:" + std::to_string(key.size() + 4) + ": " +
+                                                          blis::flag_of_key(key), placed_toml);
+      const std::string l = without_place(at(w.lua), w.lua_path + ": " + blis::flag_of_key(key), placed_lua);
+      const std::string f = without_place(at(w.flag), blis::find_setting(key)->flag(), placed_flag);
+      CHECK(placed_toml);
+      CHECK(placed_lua);
+      CHECK(placed_flag);
+      CHECK(l == t);
+      CHECK(f == t);
+    }
+  }
 }
