@@ -46,6 +46,13 @@ TEST_CASE("plan: bad targets and missing traffic are refused", "[cli][plan]") {
   check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p50<1s'", "unknown metric 'ttft_p50'");
   check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<-1s'", "the limit must be a positive number");
   check_refused("plan --model qwen/qwen3-14b --slo 'ttft_p99<1s'", "--rate: blis plan needs the traffic");
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<1s,ttft_p99<500ms'",
+                "--slo: 'ttft_p99<1s' and 'ttft_p99<500ms' both limit ttft_p99; give each metric one target");
+  // Settings a plan would not use are refused, not ignored.
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<1s' --timeseries ts.csv",
+                "--timeseries: blis plan runs many trials and writes no time series");
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<1s' --num-instances 4",
+                "--num-instances: blis plan searches the instance count itself");
   const Result json = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<500ms' --max-instances 2 --format json");
   REQUIRE(json.status == 0);
   CHECK(json.out.rfind("{\n  \"question\": ", 0) == 0);

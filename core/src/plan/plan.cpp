@@ -77,6 +77,19 @@ int verdict_rank(Verdict v) {
 }
 
 class Planner {
+ private:
+  // Settings of `blis run` that a plan would silently not use: refused, so
+  // that a planner is never misled into thinking they shaped the answer.
+  void refuse_ignored_settings(const PlanRequest& req) const {
+    if (base_.origins.count("timeseries"))
+      throw InputError(base_.where("timeseries"), "blis plan runs many trials and writes no time series; run "
+                                                  "the configuration it answers with blis run --timeseries");
+    if (base_.origins.count("num_instances") && !req.max_rate)
+      throw InputError(base_.where("num_instances"), "blis plan searches the instance count itself; give "
+                                                     "--max-instances for its upper bound (--num-instances goes "
+                                                     "with --max-rate)");
+  }
+
  public:
   Planner(const PlanRequest& req, Progress& progress) : req_(req), progress_(progress) {
     base_ = build_config({&req.command_line});
@@ -90,6 +103,7 @@ class Planner {
     if (fixed_workload_ && req.max_rate)
       throw InputError("--max-rate", "varies --rate, so it needs a distribution or preset workload, not "
                                      "--workload-spec or --workload-trace");
+    refuse_ignored_settings(req);
     if (!fixed_workload_ && !req.max_rate && !base_.origins.count("rate"))
       throw InputError("--rate", "blis plan needs the traffic to plan for: give --rate (requests per second), "
                                  "or a --workload-spec / --workload-trace");

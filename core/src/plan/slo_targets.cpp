@@ -1,5 +1,6 @@
 #include "plan/slo_targets.hpp"
 
+#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -21,7 +22,7 @@ constexpr const char* kForms =
 
 std::vector<SloTarget> parse_slo_targets(const std::string& text, const std::string& where) {
   std::vector<SloTarget> out;
-  for (const std::string& raw : text::split(text, ',')) {
+  for (const std::string& raw : compact::items(text, ',', where)) {
     const std::string item = text::trim(raw);
     if (item.empty()) continue;
     SloTarget t;
@@ -51,6 +52,10 @@ std::vector<SloTarget> parse_slo_targets(const std::string& text, const std::str
     if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(v) || v <= 0)
       throw InputError(where, fmt::format("'{}': the limit must be a positive number with a unit; {}", item, kForms));
     t.limit_ms = v * scale;
+    for (const SloTarget& o : out)
+      if (o.metric == t.metric)
+        throw InputError(where, fmt::format("'{}' and '{}' both limit {}; give each metric one target", o.text,
+                                            t.text, name));
     out.push_back(t);
   }
   if (out.empty()) throw InputError(where, std::string("no target given; ") + kForms);
