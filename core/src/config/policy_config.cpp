@@ -536,40 +536,43 @@ class YamlReader {
       std::string text;
       std::set<std::string> seen;
       walk(e, key_path, kNodePoolKeys, [&](const std::string& k, const YAML::Node& w) {
-        const std::string path = key_path + "." + k;
         seen.insert(k);
-        auto whole = [&](int64_t lo) {
-          const int64_t n = y_.integer(w, path);
-          if (n < lo || n > 100000)
-            throw ConfigError(y_.where(w.Mark()),
-                              fmt::format("{} must be in [{}, 100000], got {}", path, lo, n));
-          return n;
-        };
-        if (k == "name" || k == "gpu_type") {
-          const std::string s = y_.string(w, path);
-          if (s.empty() || s.find_first_of(" \t=") != std::string::npos)
-            throw ConfigError(y_.where(w.Mark()), path + " must be non-empty, without spaces or '='");
-          text += fmt::format(" {}={}", k, s);
-        } else if (k == "gpus_per_node") {
-          text += fmt::format(" {}={}", k, whole(1));
-        } else if (k == "initial_nodes" || k == "min_nodes" || k == "max_nodes") {
-          text += fmt::format(" {}={}", k, whole(0));
-        } else if (k == "gpu_memory_gib") {
-          const double d = y_.number(w, path);
-          if (!std::isfinite(d) || d <= 0)
-            throw ConfigError(y_.where(w.Mark()), path + " must be a number > 0, got " + shortest_text(d));
-          text += fmt::format(" {}={}", k, shortest_text(d));
-        } else if (k == "cost_per_hour") {
-          text += fmt::format(" {}={}", k, shortest_text(non_negative(w, path)));
-        } else {
-          text += delay(w, path, "provisioning_delay", "provisioning_stddev");
-        }
+        text += node_pool_field(k, w, key_path + "." + k);
       });
       for (const char* k : {"name", "gpu_type", "gpus_per_node", "gpu_memory_gib", "max_nodes"})
         if (seen.count(k) == 0)
           throw ConfigError(y_.where(e.Mark()), fmt::format("{}: {} is required", key_path, k));
       b.node_pools.push_back(PolicyPool{text.substr(text.empty() ? 0 : 1), y_.where(e.Mark())});
     }
+  }
+
+  // One key of a node_pools entry, checked, as " key=value" for --node-pool.
+  std::string node_pool_field(const std::string& k, const YAML::Node& w, const std::string& path) const {
+    if (k == "name" || k == "gpu_type") {
+      const std::string s = y_.string(w, path);
+      if (s.empty() || s.find_first_of(" \t=") != std::string::npos)
+        throw ConfigError(y_.where(w.Mark()), path + " must be non-empty, without spaces or '='");
+      return fmt::format(" {}={}", k, s);
+    }
+    if (k == "gpus_per_node") return fmt::format(" {}={}", k, node_count(w, path, 1));
+    if (k == "initial_nodes" || k == "min_nodes" || k == "max_nodes")
+      return fmt::format(" {}={}", k, node_count(w, path, 0));
+    if (k == "gpu_memory_gib") {
+      const double d = y_.number(w, path);
+      if (!std::isfinite(d) || d <= 0)
+        throw ConfigError(y_.where(w.Mark()), path + " must be a number > 0, got " + shortest_text(d));
+      return fmt::format(" {}={}", k, shortest_text(d));
+    }
+    if (k == "cost_per_hour") return fmt::format(" {}={}", k, shortest_text(non_negative(w, path)));
+    return delay(w, path, "provisioning_delay", "provisioning_stddev");
+  }
+
+  // A whole number of GPUs or nodes in [lo, 100000].
+  int64_t node_count(const YAML::Node& w, const std::string& path, int64_t lo) const {
+    const int64_t n = y_.integer(w, path);
+    if (n < lo || n > 100000)
+      throw ConfigError(y_.where(w.Mark()), fmt::format("{} must be in [{}, 100000], got {}", path, lo, n));
+    return n;
   }
 
   std::string scalar(const YAML::Node& w, const std::string& key_path) const {

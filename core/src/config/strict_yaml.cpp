@@ -278,12 +278,9 @@ std::string StrictYaml::where(const YAML::Mark& m) const {
   return out;
 }
 
-void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
-                         std::vector<std::pair<std::string, YAML::Node>>& out) const {
-  const bool merged = !walk.chain.empty();
+void StrictYaml::own_entries(const YAML::Node& map, std::string_view prefix, KeyList allowed, Entries& own,
+                             std::vector<YAML::Node>& merges) const {
   std::map<std::string, int> first_line;
-  std::vector<YAML::Node> merges;
-  std::vector<std::pair<std::string, YAML::Node>> own;
   // Dereferencing a yaml-cpp iterator yields a temporary: the range-for
   // keeps it alive, a reference through it->first would not.
   for (const auto& entry : map) {
@@ -305,6 +302,44 @@ void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList
       throw ConfigError(where(k.Mark()), unknown_key(key_path, allowed));
     own.emplace_back(key, entry.second);
   }
+}
+
+std::vector<YAML::Node> StrictYaml::merge_sources(const YAML::Node& m) const {
+  std::vector<YAML::Node> sources;
+  if (m.IsMap()) {
+    sources.push_back(m);
+  } else if (m.IsSequence()) {
+    for (const auto& s : m) sources.push_back(s);
+  }
+  if (sources.empty() && !m.IsNull())
+    throw ConfigError(where(m.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
+  return sources;
+}
+
+void StrictYaml::check_merge_source(const YAML::Node& map, const YAML::Node& m, const YAML::Node& s,
+                                    std::string_view prefix, MergeWalk& walk) const {
+  if (!s.IsMap()) throw ConfigError(where(s.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
+  const std::string under = prefix.empty() ? std::string("the top level") : in_quotes(prefix);
+  const bool cycle = s.is(map) || std::any_of(walk.chain.begin(), walk.chain.end(),
+                                              [&](const YAML::Node& c) { return s.is(c); });
+  if (cycle)
+    throw ConfigError(where(m.Mark()), "a merge key (<<) under " + under +
+                                           " merges a mapping that contains it; remove the alias to its own anchor");
+  if (static_cast<int>(walk.chain.size()) >= kMaxMergeDepth)
+    throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " nest deeper than " +
+                                           std::to_string(kMaxMergeDepth) + " levels; flatten the anchors");
+  if (++walk.visited > kMaxMergedMappings)
+    throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " expand to more than " +
+                                           std::to_string(kMaxMergedMappings) +
+                                           " merged mappings; merge each anchor once");
+}
+
+void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
+                         Entries& out) const {
+  const bool merged = !walk.chain.empty();
+  std::vector<YAML::Node> merges;
+  Entries own;
+  own_entries(map, prefix, allowed, own, merges);
   // A mapping's own keys win over merged ones; earlier merge sources win
   // over later ones.
   auto take = [&](std::pair<std::string, YAML::Node>&& e) {
@@ -317,30 +352,9 @@ void StrictYaml::collect(const YAML::Node& map, std::string_view prefix, KeyList
     for (auto& e : own) take(std::move(e));
   }
   for (const YAML::Node& m : merges) {
-    std::vector<YAML::Node> sources;
-    if (m.IsMap()) {
-      sources.push_back(m);
-    } else if (m.IsSequence()) {
-      for (const auto& s : m) sources.push_back(s);
-    }
-    if (sources.empty() && !m.IsNull())
-      throw ConfigError(where(m.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
-    for (const YAML::Node& s : sources) {
-      if (!s.IsMap()) throw ConfigError(where(s.Mark()), "a merge key (<<) needs a mapping or a list of mappings");
-      const std::string under = prefix.empty() ? std::string("the top level") : in_quotes(prefix);
-      const bool cycle = s.is(map) || std::any_of(walk.chain.begin(), walk.chain.end(),
-                                                  [&](const YAML::Node& c) { return s.is(c); });
-      if (cycle)
-        throw ConfigError(where(m.Mark()), "a merge key (<<) under " + under +
-                                               " merges a mapping that contains it; remove the alias to its own anchor");
-      if (static_cast<int>(walk.chain.size()) >= kMaxMergeDepth)
-        throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " nest deeper than " +
-                                               std::to_string(kMaxMergeDepth) + " levels; flatten the anchors");
-      if (++walk.visited > kMaxMergedMappings)
-        throw ConfigError(where(m.Mark()), "merge keys (<<) under " + under + " expand to more than " +
-                                               std::to_string(kMaxMergedMappings) +
-                                               " merged mappings; merge each anchor once");
-      std::vector<std::pair<std::string, YAML::Node>> from;
+    for (const YAML::Node& s : merge_sources(m)) {
+      check_merge_source(map, m, s, prefix, walk);
+      Entries from;
       walk.chain.push_back(map);
       collect(s, prefix, allowed, walk, from);
       walk.chain.pop_back();

@@ -74,8 +74,17 @@ class StrictYaml {
     std::vector<YAML::Node> chain;
     int visited = 0;
   };
+  using Entries = std::vector<std::pair<std::string, YAML::Node>>;
   void collect(const YAML::Node& map, std::string_view prefix, KeyList allowed, MergeWalk& walk,
-               std::vector<std::pair<std::string, YAML::Node>>& out) const;
+               Entries& out) const;
+  // collect()'s steps: a mapping's own keys (checked) and its merge keys'
+  // values; the mappings one merge key names; the checks on each before it
+  // is merged (no cycle, depth and count bounded).
+  void own_entries(const YAML::Node& map, std::string_view prefix, KeyList allowed, Entries& own,
+                   std::vector<YAML::Node>& merges) const;
+  std::vector<YAML::Node> merge_sources(const YAML::Node& m) const;
+  void check_merge_source(const YAML::Node& map, const YAML::Node& m, const YAML::Node& s, std::string_view prefix,
+                          MergeWalk& walk) const;
 
   std::string path_;
   Position position_;

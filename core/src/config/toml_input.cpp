@@ -50,88 +50,126 @@ struct Unsafe {
   bool continued;  // in a multi-line string, after a line-ending backslash
 };
 
-// The first unsafe character where toml++ would meet it.
-std::optional<Unsafe> find_unsafe(std::string_view s) {
-  enum class State { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral, kLineEnding };
-  State state = State::kCode;
-  int line = 1, column = 1;
-  const auto run_of = [&](size_t i, char q) {
-    size_t n = 0;
-    while (i + n < s.size() && s[i + n] == q) ++n;
-    return n;
-  };
-  size_t i = 0;
-  while (i < s.size()) {
-    const char ch = s[i];
-    size_t step = 1;
-    switch (state) {
-      case State::kCode:
-        if (ch == '#') {
-          state = State::kComment;
-        } else if (ch == '"' || ch == '\'') {
-          const bool multi = run_of(i, ch) >= 3;
-          step = multi ? 3 : 1;
-          state = ch == '"' ? (multi ? State::kMultiBasic : State::kBasic)
-                            : (multi ? State::kMultiLiteral : State::kLiteral);
-        } else {
-          const CodePoint cp = decode(s, i);
-          if (unsafe_for_toml(cp.value)) return Unsafe{line, column, cp.value, false};
-          step = cp.length;
-        }
-        break;
-      case State::kComment:
-        if (ch == '\n') state = State::kCode;
-        break;
-      case State::kBasic:
-        if (ch == '\\') step = i + 1 < s.size() && s[i + 1] != '\n' ? 2 : 1;
-        else if (ch == '"' || ch == '\n') state = State::kCode;
-        break;
-      case State::kLiteral:
-        if (ch == '\'' || ch == '\n') state = State::kCode;
-        break;
-      case State::kMultiBasic:
-        if (ch == '\\') {
-          const char next = i + 1 < s.size() ? s[i + 1] : '\0';
-          if (next == ' ' || next == '\t' || next == '\r' || next == '\n') state = State::kLineEnding;
-          else step = 2;
-        } else if (ch == '"' && run_of(i, '"') >= 3) {
-          step = std::min<size_t>(run_of(i, '"'), 5);  // up to two quotes end the content
-          state = State::kCode;
-        }
-        break;
-      case State::kMultiLiteral:
-        if (ch == '\'' && run_of(i, '\'') >= 3) {
-          step = std::min<size_t>(run_of(i, '\''), 5);
-          state = State::kCode;
-        }
-        break;
-      case State::kLineEnding: {
-        // After a line-ending backslash toml++ skips whitespace and newlines.
-        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') break;
-        const CodePoint cp = decode(s, i);
-        if (unsafe_for_toml(cp.value)) return Unsafe{line, column, cp.value, true};
-        state = State::kMultiBasic;
-        step = 0;  // read it again as string content
-        break;
-      }
+// Just enough of TOML's lexical structure to know where toml++ asks whether
+// a character is whitespace: a scan of the text, one state at a time.
+class UnsafeScan {
+ public:
+  explicit UnsafeScan(std::string_view s) : s_(s) {}
+
+  // The first unsafe character where toml++ would meet it.
+  std::optional<Unsafe> run() {
+    size_t i = 0;
+    while (i < s_.size()) {
+      const size_t step = step_at(i);
+      if (found_) return found_;
+      advance_position(i, step);
+      i += step;
     }
-    for (size_t k = 0; k < step; ++k) {
-      if (s[i + k] == '\n') {
-        ++line;
-        column = 1;
-      } else if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
-        ++column;  // toml++ counts columns in code points
-      }
-    }
-    i += step;
+    return std::nullopt;
   }
-  return std::nullopt;
-}
+
+ private:
+  enum class State { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral, kLineEnding };
+
+  size_t run_of(size_t i, char q) const {
+    size_t n = 0;
+    while (i + n < s_.size() && s_[i + n] == q) ++n;
+    return n;
+  }
+
+  static bool is_space_or_newline(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+  // Reads the character at i in the current state: the bytes to move on
+  // (0 to read it again in the new state); sets found_ at an unsafe one.
+  size_t step_at(size_t i) {
+    const char ch = s_[i];
+    switch (state_) {
+      case State::kCode: return in_code(i);
+      case State::kComment:
+        if (ch == '\n') state_ = State::kCode;
+        return 1;
+      case State::kBasic:
+        if (ch == '\\') return i + 1 < s_.size() && s_[i + 1] != '\n' ? 2 : 1;
+        if (ch == '"' || ch == '\n') state_ = State::kCode;
+        return 1;
+      case State::kLiteral:
+        if (ch == '\'' || ch == '\n') state_ = State::kCode;
+        return 1;
+      case State::kMultiBasic: return in_multi_basic(i);
+      case State::kMultiLiteral: return closing_quotes(i, '\'');
+      case State::kLineEnding: return after_line_ending(i);
+    }
+    return 1;
+  }
+
+  size_t in_code(size_t i) {
+    const char ch = s_[i];
+    if (ch == '#') {
+      state_ = State::kComment;
+      return 1;
+    }
+    if (ch == '"' || ch == '\'') {
+      const bool multi = run_of(i, ch) >= 3;
+      state_ = ch == '"' ? (multi ? State::kMultiBasic : State::kBasic)
+                         : (multi ? State::kMultiLiteral : State::kLiteral);
+      return multi ? 3 : 1;
+    }
+    const CodePoint cp = decode(s_, i);
+    if (unsafe_for_toml(cp.value)) found_ = Unsafe{line_, column_, cp.value, false};
+    return cp.length;
+  }
+
+  size_t in_multi_basic(size_t i) {
+    if (s_[i] == '\\') {
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (!is_space_or_newline(next)) return 2;
+      state_ = State::kLineEnding;
+      return 1;
+    }
+    return closing_quotes(i, '"');
+  }
+
+  // In a multi-line string quoted with q: the closing quotes at i, if there.
+  size_t closing_quotes(size_t i, char q) {
+    if (s_[i] != q || run_of(i, q) < 3) return 1;
+    state_ = State::kCode;
+    return std::min<size_t>(run_of(i, q), 5);  // up to two quotes end the content
+  }
+
+  // After a line-ending backslash toml++ skips whitespace and newlines.
+  size_t after_line_ending(size_t i) {
+    if (is_space_or_newline(s_[i])) return 1;
+    const CodePoint cp = decode(s_, i);
+    if (unsafe_for_toml(cp.value)) {
+      found_ = Unsafe{line_, column_, cp.value, true};
+      return 1;
+    }
+    state_ = State::kMultiBasic;
+    return 0;  // read it again as string content
+  }
+
+  // Moves line and column over `step` bytes from i.
+  void advance_position(size_t i, size_t step) {
+    for (size_t k = 0; k < step; ++k) {
+      if (s_[i + k] == '\n') {
+        ++line_;
+        column_ = 1;
+      } else if ((static_cast<unsigned char>(s_[i + k]) & 0xC0) != 0x80) {
+        ++column_;  // toml++ counts columns in code points
+      }
+    }
+  }
+
+  std::string_view s_;
+  State state_ = State::kCode;
+  int line_ = 1, column_ = 1;
+  std::optional<Unsafe> found_;
+};
 
 }  // namespace
 
 toml::table parse_toml(std::string_view text, const std::string& path) {
-  if (const auto at = find_unsafe(text)) {
+  if (const auto at = UnsafeScan(text).run()) {
     char name[16];
     std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(at->value));
     throw ConfigError(path + ":" + std::to_string(at->line) + ":" + std::to_string(at->column),

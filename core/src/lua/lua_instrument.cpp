@@ -7,6 +7,7 @@
 // exceeded budget is reported at the loop or function that ran away.
 #include "lua/lua_host.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace blis::lua {
@@ -47,6 +48,46 @@ size_t long_close(std::string_view s, size_t i, size_t level) {
   return s.size();
 }
 
+// Index just past the comment starting at i ("--"): a long comment, or the
+// rest of the line (the newline not included).
+size_t comment_end(std::string_view s, size_t i) {
+  size_t level = 0;
+  if (const size_t open = long_open(s, i + 2, level)) return long_close(s, i + 2 + open, level);
+  const size_t end = s.find('\n', i);
+  return end == std::string_view::npos ? s.size() : end;
+}
+
+// Index just past the quoted string starting at i (an unclosed one ends
+// after its line's newline: Lua reports it).
+size_t quoted_end(std::string_view s, size_t i) {
+  const char q = s[i];
+  size_t j = i + 1;
+  while (j < s.size() && s[j] != q && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+  return std::min(j + 1, s.size());
+}
+
+bool number_start(std::string_view s, size_t i) {
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  return digit(s[i]) || (s[i] == '.' && i + 1 < s.size() && digit(s[i + 1]));
+}
+
+// Index just past the number starting at i: digits, letters, '.', and a
+// sign after an exponent's 'e' or 'p'.
+size_t number_end(std::string_view s, size_t i) {
+  const auto exponent_sign = [&](size_t j) {
+    return (s[j] == '+' || s[j] == '-') && (std::tolower(s[j - 1]) == 'e' || std::tolower(s[j - 1]) == 'p');
+  };
+  size_t j = i + 1;
+  while (j < s.size() && (ident_char(s[j]) || s[j] == '.' || exponent_sign(j))) ++j;
+  return j;
+}
+
+size_t word_end(std::string_view s, size_t i) {
+  size_t j = i + 1;
+  while (j < s.size() && ident_char(s[j])) ++j;
+  return j;
+}
+
 }  // namespace
 
 std::string instrument(std::string_view s) {
@@ -57,44 +98,24 @@ std::string instrument(std::string_view s) {
   while (i < s.size()) {
     const char c = s[i];
     size_t level = 0;
+    size_t end = 0;  // past a comment, string or number, copied as it is
     if (c == '-' && i + 1 < s.size() && s[i + 1] == '-') {
-      size_t end = 0;
-      if (const size_t open = long_open(s, i + 2, level)) {
-        end = long_close(s, i + 2 + open, level);
-      } else {
-        end = s.find('\n', i);
-        if (end == std::string_view::npos) end = s.size();
-      }
-      out.append(s.substr(i, end - i));
-      i = end;
+      end = comment_end(s, i);
     } else if (const size_t open = long_open(s, i, level)) {
-      const size_t end = long_close(s, i + open, level);
-      out.append(s.substr(i, end - i));
-      i = end;
+      end = long_close(s, i + open, level);
     } else if (c == '"' || c == '\'') {
-      size_t j = i + 1;
-      while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
-      j = std::min(j + 1, s.size());
-      out.append(s.substr(i, j - i));
-      i = j;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
-               (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      size_t j = i + 1;
-      while (j < s.size() && (ident_char(s[j]) || s[j] == '.' ||
-                              ((s[j] == '+' || s[j] == '-') && (std::tolower(s[j - 1]) == 'e' ||
-                                                                 std::tolower(s[j - 1]) == 'p'))))
-        ++j;
-      out.append(s.substr(i, j - i));
-      i = j;
+      end = quoted_end(s, i);
+    } else if (number_start(s, i)) {
+      end = number_end(s, i);
     } else if (ident_start(c)) {
-      size_t j = i + 1;
-      while (j < s.size() && ident_char(s[j])) ++j;
+      const size_t j = word_end(s, i);
       const std::string_view word = s.substr(i, j - i);
       if (word == "goto") out.append(kCheck);
       out.append(word);
       if (word == "do" || word == "repeat") out.append(kCheck);
       if (word == "function") in_function_header = true;
       i = j;
+      continue;
     } else {
       out.push_back(c);
       if (c == ')' && in_function_header) {
@@ -102,7 +123,10 @@ std::string instrument(std::string_view s) {
         in_function_header = false;
       }
       ++i;
+      continue;
     }
+    out.append(s.substr(i, end - i));
+    i = end;
   }
   return out;
 }

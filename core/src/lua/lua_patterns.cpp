@@ -207,6 +207,43 @@ const char* same_as_capture(Matcher& m, const char* s, int digit) {
   return std::memcmp(m.capture[l].init, s, static_cast<size_t>(len)) == 0 ? s + len : nullptr;
 }
 
+// %f[set] with `p` at '[': where the pattern goes on when `s` stands on the
+// frontier (the byte before it not in the set, the byte at it in the set),
+// else nullptr.
+inline const char* frontier(Matcher& m, const char* s, const char* p) {
+  if (*p != '[') luaL_error(m.L, "missing '[' after '%%f' in pattern");
+  const char* ep = class_end(m, p);
+  const int before = s == m.begin ? 0 : uc(s[-1]);
+  const int here = s < m.end ? uc(*s) : 0;
+  if (in_set(before, p, ep - 1) || !in_set(here, p, ep - 1)) return nullptr;
+  return ep;
+}
+
+// What a pattern item starting with '%' did: matched (s and p moved past
+// it), failed, or was a character class, for the caller to match.
+enum class EscapeItem { kMatched, kFailed, kClass };
+
+// %bxy, %f[set] and %1-%9 at `p`.
+inline EscapeItem escape_item(Matcher& m, const char*& s, const char*& p) {
+  if (p[1] == 'b') {
+    s = balanced(m, s, p + 2);
+    if (s == nullptr) return EscapeItem::kFailed;
+    p += 4;
+    return EscapeItem::kMatched;
+  }
+  if (p[1] == 'f') {
+    p = frontier(m, s, p + 2);
+    return p == nullptr ? EscapeItem::kFailed : EscapeItem::kMatched;
+  }
+  if (p[1] >= '0' && p[1] <= '9') {
+    s = same_as_capture(m, s, uc(p[1]));
+    if (s == nullptr) return EscapeItem::kFailed;
+    p += 2;
+    return EscapeItem::kMatched;
+  }
+  return EscapeItem::kClass;
+}
+
 const char* match_here(Matcher& m, const char* s, const char* p) {
   for (;;) {
     step(m);
@@ -219,27 +256,10 @@ const char* match_here(Matcher& m, const char* s, const char* p) {
         if (p[1] == '\0') return s == m.end ? s : nullptr;
         break;
       case kEsc:
-        if (p[1] == 'b') {
-          s = balanced(m, s, p + 2);
-          if (s == nullptr) return nullptr;
-          p += 4;
-          continue;
-        }
-        if (p[1] == 'f') {
-          p += 2;
-          if (*p != '[') luaL_error(m.L, "missing '[' after '%%f' in pattern");
-          const char* ep = class_end(m, p);
-          const int before = s == m.begin ? 0 : uc(s[-1]);
-          const int here = s < m.end ? uc(*s) : 0;
-          if (in_set(before, p, ep - 1) || !in_set(here, p, ep - 1)) return nullptr;
-          p = ep;
-          continue;
-        }
-        if (p[1] >= '0' && p[1] <= '9') {
-          s = same_as_capture(m, s, uc(p[1]));
-          if (s == nullptr) return nullptr;
-          p += 2;
-          continue;
+        switch (escape_item(m, s, p)) {
+          case EscapeItem::kMatched: continue;
+          case EscapeItem::kFailed: return nullptr;
+          case EscapeItem::kClass: break;
         }
         break;
       default: break;
