@@ -11,6 +11,15 @@ budget=35
 debt="$root/scripts/complexity-debt.txt"
 cd "$root"
 mapfile -t files < <(find core/src core/app plugins -name '*.cpp' | sort)
+# pmccabe reports nothing at all for a file that opens a nested namespace
+# in one line (`namespace blis::lua {`): it reads copies with those lines
+# written as one plain name (`namespace blis__lua {`), at the same paths.
+copies=$(mktemp -d)
+trap 'rm -rf "$copies"' EXIT
+for f in "${files[@]}"; do
+  mkdir -p "$copies/$(dirname "$f")"
+  sed -E '/^namespace [A-Za-z_:]+ \{/ s/::/__/g' "$f" >"$copies/$f"
+done
 bad=0
 # pmccabe: modified, traditional, statements, first line, lines, "file(line): function".
 while read -r mod _ _ _ _ place; do
@@ -25,6 +34,6 @@ while read -r mod _ _ _ _ place; do
     echo "blis: check-complexity: $place grew to McCabe $mod (it was $allowed, the budget is $budget): split it" >&2
     bad=1
   fi
-done < <(pmccabe "${files[@]}" 2>/dev/null)
+done < <(cd "$copies" && pmccabe "${files[@]}" 2>/dev/null)
 if [ "$bad" = 0 ]; then echo "blis: complexity within budget (${#files[@]} files)" >&2; fi
 exit "$bad"
