@@ -57,6 +57,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   }
   // spec head §7.2: the delayed view starts as the caches at construction.
   for (size_t i = 0; i < cache_copies_.size(); ++i) instances_[i]->copy_prefix_index(cache_copies_[i]);
+  slots_.assign(n, InstanceRecord{});
   setup_scenario();
   setup_fleet();
   if (cfg.pd.enabled()) pd_link_.emplace(cfg.pd.bytes_per_us, cfg.pd.base_latency_us, cfg.pd.contention);
@@ -209,8 +210,8 @@ void ClusterSimulation::handle(const Event& e) {
       break;
     default:
       // A request still on its way to an instance that failed meanwhile.
-      if (any_down_ && down_[e.target]) {
-        lose(static_cast<uint32_t>(e.payload), down_reroutes_[e.target] != 0);
+      if (any_down_ && slots_[e.target].down) {
+        lose(static_cast<uint32_t>(e.payload), slots_[e.target].down_reroutes);
         if (draining_ > 0) check_drained(e.target);
         return;
       }
@@ -247,7 +248,7 @@ const blis_route_input& ClusterSimulation::router_state(uint32_t slot) {
         c.cache_hit_rate = inst.kv().hit_rate();
       }
     }
-    if (!routable_[i]) continue;
+    if (!slots_[i].routable) continue;
     state_[k] = cached_[i];
     state_[k].in_flight = static_cast<int32_t>(in_flight_[i]);
     ++k;
@@ -322,8 +323,8 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   }
   const int32_t position = policies_.router->route(in, scores_);
   const int32_t target = state_[static_cast<size_t>(position)].index;
-  if (!warm_left_.empty()) {  // spec head §6.2 warm-up
-    int32_t& left = warm_left_[static_cast<size_t>(target)];
+  if (warm_up_on_) {  // spec head §6.2 warm-up
+    int32_t& left = slots_[static_cast<size_t>(target)].warm_left;
     pool_[slot].timing.warm_up = left > 0;
     if (left > 0) --left;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cluster/fleet.hpp"
+#include "cluster/instance_record.hpp"
 #include "cluster/pd.hpp"
 #include "cluster/request_signals.hpp"
 #include "cluster/router.hpp"
@@ -240,12 +241,19 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   std::vector<double> scores_;
   int64_t routable_count_ = 0;  // instances in state_ (those taking traffic)
 
-  // Scenario events: which instances take traffic (not failed or drained),
-  // which are failed (requests reaching them are lost, re-routed or failed
-  // as their failure said), the pending threshold triggers, and the arrival
-  // time warp of rate changes (arrivals after source time warp_src_ come
-  // 1/rate_factor_ as far apart, from warp_dst_).
-  std::vector<uint8_t> routable_, down_, down_reroutes_;
+  // Each instance slot's record (cluster/instance_record.hpp): its
+  // lifecycle, whether it takes traffic or failed, its warm-up, start
+  // generation, open span and node. One per instance, whatever is on.
+  std::vector<InstanceRecord> slots_;
+  // Whether instances warm up (a pool of the fleet has warm_up_requests) and
+  // whether they are placed on nodes (the fleet has node pools): else the
+  // records' warm_left and node are never read.
+  bool warm_up_on_ = false, nodes_on_ = false;
+
+  // Scenario events: whether an instance is failed (slots_[i].down), the
+  // pending threshold triggers, and the arrival time warp of rate changes
+  // (arrivals after source time warp_src_ come 1/rate_factor_ as far apart,
+  // from warp_dst_).
   bool any_down_ = false;
   std::vector<size_t> triggers_;
   SimTime next_probe_ = kForever, next_sample_ = kForever, next_check_ = kForever;
@@ -261,30 +269,22 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   void reject_unroutable(Request& r, std::string_view reason);
   size_t code_calls_ = 0;  // calls of the scenario's code in the kernel's queue
 
-  // Instance lifecycle (cluster/fleet.hpp): each slot's state, the
-  // generation of its current start (stale ready events are ignored), its
-  // open provisioning span, the pool of each add/remove event, and the
+  // Instance lifecycle (cluster/fleet.hpp), besides the slots' records: the
+  // provisioning spans, the pool of each add/remove event, and the
   // autoscaler's scaling groups and decisions.
   struct ScalingGroup {
     std::vector<int32_t> pools;
     SimTime up_since = -1, down_since = -1;
   };
-  std::vector<Life> life_;
-  std::vector<int32_t> warm_left_;  // per instance: requests still routed to it while it warms up
-  std::vector<uint32_t> generation_;
-  std::vector<int64_t> open_span_;
   std::vector<InstanceSpan> spans_;
   std::vector<int32_t> event_pool_;
   std::vector<ScalingGroup> groups_;
   std::vector<ScalingAction> decisions_, applied_;
   std::unique_ptr<GoRand> lifecycle_rng_, autoscaler_rng_;
-  // Node pools: every node (its span and free GPUs), each slot's node (-1:
-  // none), whether it waits for its node to be ready, and the slots no node
+  // Node pools: every node (its span and free GPUs), and the slots no node
   // could take yet, in the order they asked.
   std::vector<NodeSpan> nodes_;
   std::vector<int32_t> node_free_;
-  std::vector<int32_t> node_of_;
-  std::vector<uint8_t> awaits_node_;
   std::vector<size_t> unplaced_;
   int64_t unplaced_waits_ = 0;
   std::unique_ptr<GoRand> node_rng_;

@@ -98,28 +98,24 @@ int32_t ClusterSimulation::pool_of_event(const ScenarioEvent& e, const std::stri
 }
 
 void ClusterSimulation::setup_fleet() {
-  const size_t n = instances_.size();
-  life_.assign(n, Life::Active);
   if (!cfg_.fleet.enabled()) return;
+  const size_t n = instances_.size();
   const FleetConfig& f = cfg_.fleet;
-  generation_.assign(n, 0);
-  open_span_.assign(n, -1);
-  bool warm_up = false;
   for (size_t i = 0; i < n; ++i) {
     const PoolLifecycle& pl = f.pools[std::min(pool_index(i), f.pools.size() - 1)];
-    if (pl.warm_up_requests > 0) warm_up = true;
+    if (pl.warm_up_requests > 0) warm_up_on_ = true;
     collector_.set_warm_up_factor(i, pl.warm_up_ttft_factor);
   }
-  if (warm_up) warm_left_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
+    InstanceRecord& rec = slots_[i];
     if (i < f.absent.size() && f.absent[i]) {
-      life_[i] = Life::Absent;
-      routable_[i] = 0;
+      rec.life = Life::Absent;
+      rec.routable = false;
       continue;
     }
-    open_span_[i] = static_cast<int64_t>(spans_.size());
+    rec.open_span = static_cast<int64_t>(spans_.size());
     spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(pool_index(i)), 0, -1});
-    if (!warm_left_.empty()) warm_left_[i] = f.pools[pool_index(i)].warm_up_requests;
+    if (warm_up_on_) rec.warm_left = f.pools[pool_index(i)].warm_up_requests;
   }
   // The pools named by add and remove events.
   event_pool_.assign(cfg_.events.size(), 0);
@@ -130,14 +126,15 @@ void ClusterSimulation::setup_fleet() {
   // Initial instances that load first (warm_start=false): billed from t=0,
   // taking traffic once loaded, in slot order of their draws.
   for (size_t i = 0; i < n; ++i) {
-    if (life_[i] != Life::Active) continue;
+    InstanceRecord& rec = slots_[i];
+    if (rec.life != Life::Active) continue;
     const PoolLifecycle& pl = f.pools[pool_index(i)];
     if (pl.warm_start) continue;
     const SimTime delay = sample_delay(pl.loading, *lifecycle_rng_);
     if (delay == 0) continue;
-    life_[i] = Life::Starting;
-    routable_[i] = 0;
-    schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
+    rec.life = Life::Starting;
+    rec.routable = false;
+    schedule(kernel_, delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(rec.generation) << 32) | i);
   }
   if (f.autoscaler.enabled()) {
     // Scaling groups: the pools of one model (P/D: and one role), in pool order.
@@ -161,8 +158,7 @@ void ClusterSimulation::setup_nodes() {
   const FleetConfig& f = cfg_.fleet;
   if (f.node_pools.empty()) return;
   const size_t n = instances_.size();
-  node_of_.assign(n, -1);
-  awaits_node_.assign(n, 0);
+  nodes_on_ = true;
   node_rng_ = std::make_unique<GoRand>(derive_seed(f.seed, "node-provisioning"));
   for (size_t np = 0; np < f.node_pools.size(); ++np)
     for (int32_t k = 0; k < f.node_pools[np].initial_nodes; ++k) {
@@ -170,11 +166,12 @@ void ClusterSimulation::setup_nodes() {
       node_free_.push_back(f.node_pools[np].gpus_per_node);
     }
   for (size_t i = 0; i < n; ++i) {
-    if (life_[i] != Life::Active || f.pools[pool_index(i)].node_pool < 0) continue;
+    InstanceRecord& rec = slots_[i];
+    if (rec.life != Life::Active || f.pools[pool_index(i)].node_pool < 0) continue;
     const bool placed = place(i);
-    if (placed && !awaits_node_[i]) continue;
-    life_[i] = Life::Starting;
-    routable_[i] = 0;
+    if (placed && !rec.awaits_node) continue;
+    rec.life = Life::Starting;
+    rec.routable = false;
     if (placed) continue;
     unplaced_.push_back(i);
     ++unplaced_waits_;
@@ -201,8 +198,8 @@ bool ClusterSimulation::place(size_t i) {
   if (chosen < 0) chosen = provision_node(pl.node_pool);
   if (chosen < 0) return false;
   node_free_[static_cast<size_t>(chosen)] -= pl.tp;
-  node_of_[i] = chosen;
-  awaits_node_[i] = nodes_[static_cast<size_t>(chosen)].ready > now;
+  slots_[i].node = chosen;
+  slots_[i].awaits_node = nodes_[static_cast<size_t>(chosen)].ready > now;
   return true;
 }
 
@@ -234,21 +231,22 @@ void ClusterSimulation::warn_unplaced(size_t i) const {
 
 // Instance i is on a ready node: it loads, then takes traffic.
 void ClusterSimulation::start_loading(size_t i) {
-  awaits_node_[i] = 0;
+  slots_[i].awaits_node = false;
   const SimTime delay = sample_delay(cfg_.fleet.pools[pool_index(i)].loading, *lifecycle_rng_);
   if (delay == 0) {
     instance_ready(i);
     return;
   }
   schedule(kernel_, kernel_.now() + delay, EventKind::InstanceReady, 0,
-           (static_cast<uint64_t>(generation_[i]) << 32) | i);
+           (static_cast<uint64_t>(slots_[i].generation) << 32) | i);
 }
 
 void ClusterSimulation::on_node_ready(uint64_t k) {
   if (nodes_[static_cast<size_t>(k)].end >= 0) return;  // released before it was ready
-  for (size_t i = 0; i < node_of_.size(); ++i)
-    if (node_of_[i] == static_cast<int32_t>(k) && awaits_node_[i] && life_[i] == Life::Starting)
-      start_loading(i);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const InstanceRecord& rec = slots_[i];
+    if (rec.node == static_cast<int32_t>(k) && rec.awaits_node && rec.life == Life::Starting) start_loading(i);
+  }
 }
 
 // Instance i has left (drained or cancelled): its GPUs are free again, the
@@ -256,14 +254,16 @@ void ClusterSimulation::on_node_ready(uint64_t k) {
 // nodes left without instances are released, newest first, down to the node
 // pool's minimum.
 void ClusterSimulation::release_gpus(size_t i) {
-  if (node_of_.empty()) return;
+  if (!nodes_on_) return;
   if (const auto u = std::find(unplaced_.begin(), unplaced_.end(), i); u != unplaced_.end())
     unplaced_.erase(u);
-  if (node_of_[i] < 0) return;
-  const int32_t np = nodes_[static_cast<size_t>(node_of_[i])].node_pool;
-  node_free_[static_cast<size_t>(node_of_[i])] += cfg_.fleet.pools[pool_index(i)].tp;
-  node_of_[i] = -1;
-  awaits_node_[i] = 0;
+  InstanceRecord& rec = slots_[i];
+  if (rec.node < 0) return;
+  const auto node = static_cast<size_t>(rec.node);
+  const int32_t np = nodes_[node].node_pool;
+  node_free_[node] += cfg_.fleet.pools[pool_index(i)].tp;
+  rec.node = -1;
+  rec.awaits_node = false;
   std::vector<size_t> waiting;
   waiting.swap(unplaced_);
   for (size_t w : waiting) {
@@ -271,7 +271,7 @@ void ClusterSimulation::release_gpus(size_t i) {
       unplaced_.push_back(w);
       continue;
     }
-    if (!awaits_node_[w]) start_loading(w);
+    if (!slots_[w].awaits_node) start_loading(w);
   }
   const NodePoolConfig& c = cfg_.fleet.node_pools[static_cast<size_t>(np)];
   int32_t live = 0;
@@ -289,7 +289,7 @@ void ClusterSimulation::release_gpus(size_t i) {
 int32_t ClusterSimulation::live_instances(size_t p) const {
   int32_t n = 0;
   for (size_t i = 0; i < instances_.size(); ++i)
-    if (pool_index(i) == p && (life_[i] == Life::Active || life_[i] == Life::Starting)) ++n;
+    if (pool_index(i) == p && (slots_[i].life == Life::Active || slots_[i].life == Life::Starting)) ++n;
   return n;
 }
 
@@ -299,14 +299,15 @@ int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
   const PoolLifecycle& pl = cfg_.fleet.pools[p];
   int32_t started = 0;
   for (size_t i = 0; i < instances_.size() && started < count; ++i) {
-    if (pool_index(i) != p || life_[i] != Life::Absent) continue;
-    life_[i] = Life::Starting;
-    routable_[i] = 0;
-    down_[i] = 0;
-    any_down_ = std::find(down_.begin(), down_.end(), 1) != down_.end();
+    InstanceRecord& rec = slots_[i];
+    if (pool_index(i) != p || rec.life != Life::Absent) continue;
+    rec.life = Life::Starting;
+    rec.routable = false;
+    rec.down = false;
+    any_down_ = std::any_of(slots_.begin(), slots_.end(), [](const InstanceRecord& s) { return s.down; });
     instances_[i]->set_slowdown(1.0);
-    ++generation_[i];
-    open_span_[i] = static_cast<int64_t>(spans_.size());
+    ++rec.generation;
+    rec.open_span = static_cast<int64_t>(spans_.size());
     spans_.push_back(InstanceSpan{static_cast<int32_t>(i), static_cast<int32_t>(p), now, -1});
     ++started;
     if (pl.node_pool >= 0) {  // its node's provisioning delay, not its own
@@ -314,7 +315,7 @@ int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
         unplaced_.push_back(i);
         ++unplaced_waits_;
         warn_unplaced(i);
-      } else if (!awaits_node_[i]) {
+      } else if (!rec.awaits_node) {
         start_loading(i);
       }
       continue;
@@ -325,21 +326,23 @@ int32_t ClusterSimulation::add_instances(size_t p, int32_t count) {
       instance_ready(i);
       continue;
     }
-    schedule(kernel_, now + delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(generation_[i]) << 32) | i);
+    schedule(kernel_, now + delay, EventKind::InstanceReady, 0, (static_cast<uint64_t>(rec.generation) << 32) | i);
   }
   return started;
 }
 
 void ClusterSimulation::on_instance_ready(uint64_t payload) {
   const size_t i = static_cast<size_t>(payload & 0xffffffffu);
-  if (life_[i] != Life::Starting || generation_[i] != static_cast<uint32_t>(payload >> 32)) return;  // cancelled
+  const InstanceRecord& rec = slots_[i];
+  if (rec.life != Life::Starting || rec.generation != static_cast<uint32_t>(payload >> 32)) return;  // cancelled
   instance_ready(i);
 }
 
 void ClusterSimulation::instance_ready(size_t i) {
-  life_[i] = Life::Active;
-  if (!warm_left_.empty()) warm_left_[i] = cfg_.fleet.pools[pool_index(i)].warm_up_requests;
-  routable_[i] = 1;
+  InstanceRecord& rec = slots_[i];
+  rec.life = Life::Active;
+  if (warm_up_on_) rec.warm_left = cfg_.fleet.pools[pool_index(i)].warm_up_requests;
+  rec.routable = true;
   last_refresh_[i] = std::numeric_limits<SimTime>::min() / 2;  // its first snapshot is fresh
 }
 
@@ -348,7 +351,7 @@ void ClusterSimulation::instance_ready(size_t i) {
 int32_t ClusterSimulation::remove_instances(size_t p, int32_t count, DrainMode mode) {
   int32_t removed = 0;
   for (size_t i = 0; i < instances_.size() && removed < count; ++i) {
-    if (pool_index(i) != p || life_[i] != Life::Active) continue;
+    if (pool_index(i) != p || slots_[i].life != Life::Active) continue;
     remove_instance(i, mode);
     ++removed;
   }
@@ -356,14 +359,15 @@ int32_t ClusterSimulation::remove_instances(size_t p, int32_t count, DrainMode m
 }
 
 void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
-  if (life_[i] == Life::Starting) {  // not there yet: cancelled
+  InstanceRecord& rec = slots_[i];
+  if (rec.life == Life::Starting) {  // not there yet: cancelled
     close_span(i);
-    life_[i] = Life::Absent;
+    rec.life = Life::Absent;
     release_gpus(i);
     return;
   }
-  life_[i] = Life::Draining;
-  routable_[i] = 0;
+  rec.life = Life::Draining;
+  rec.routable = false;
   ++draining_;
   if (mode != DrainMode::Wait) {
     evicted_.clear();
@@ -378,15 +382,17 @@ void ClusterSimulation::remove_instance(size_t i, DrainMode mode) {
 }
 
 void ClusterSimulation::close_span(size_t i) {
-  if (open_span_[i] < 0) return;
-  spans_[static_cast<size_t>(open_span_[i])].end = kernel_.now();
-  open_span_[i] = -1;
+  InstanceRecord& rec = slots_[i];
+  if (rec.open_span < 0) return;
+  spans_[static_cast<size_t>(rec.open_span)].end = kernel_.now();
+  rec.open_span = -1;
 }
 
 // A draining instance leaves once nothing routed to it remains.
 void ClusterSimulation::check_drained(size_t i) {
-  if (life_[i] != Life::Draining || in_flight_[i] != 0) return;
-  life_[i] = Life::Absent;
+  InstanceRecord& rec = slots_[i];
+  if (rec.life != Life::Draining || in_flight_[i] != 0) return;
+  rec.life = Life::Absent;
   --draining_;
   close_span(i);
   release_gpus(i);
@@ -423,11 +429,12 @@ std::vector<VariantLoad> ClusterSimulation::group_load(size_t group, double& pen
     if (v == variants.end()) continue;
     const Instance& inst = *instances_[i];
     const double capacity = static_cast<double>(inst.kv().total_blocks()) * block;
-    if (life_[i] == Life::Starting) {
+    const InstanceRecord& rec = slots_[i];
+    if (rec.life == Life::Starting) {
       pending_capacity += capacity;
       continue;
     }
-    if (life_[i] != Life::Active || !routable_[i] || capacity <= 0) continue;
+    if (rec.life != Life::Active || !rec.routable || capacity <= 0) continue;
     const double supply = capacity * a.kv_cache_threshold;
     v->supply += supply;
     v->demand += static_cast<double>(inst.kv().used_blocks()) * block +

@@ -151,7 +151,8 @@ uint64_t ClusterSimulation::transfer_tag(const Request& r) const {
 // Whether decode instance d may still receive a request's KV: not failed,
 // and in service (a drained one still finishes what was sent to it).
 bool ClusterSimulation::pd_decode_takes(size_t d) const {
-  return !down_[d] && (life_[d] == Life::Active || life_[d] == Life::Draining);
+  const InstanceRecord& rec = slots_[d];
+  return !rec.down && (rec.life == Life::Active || rec.life == Life::Draining);
 }
 
 // Instance i failed or left without waiting: the transfers it was the

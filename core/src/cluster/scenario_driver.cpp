@@ -20,10 +20,6 @@
 namespace blis {
 
 void ClusterSimulation::setup_scenario() {
-  const size_t n = instances_.size();
-  routable_.assign(n, 1);
-  down_.assign(n, 0);
-  down_reroutes_.assign(n, 0);
   for (size_t k = 0; k < cfg_.events.size(); ++k) {
     const ScenarioEvent& e = cfg_.events[k];
     check_event(e, e.where);
@@ -128,15 +124,16 @@ void ClusterSimulation::snapshot(ClusterSnapshot& out) const {
     out.failed += m.failed;
     out.timed_out += m.timed_out;
     out.dropped += m.dropped_unservable;
-    if (life_[i] == Life::Absent) continue;
+    const InstanceRecord& rec = slots_[i];
+    if (rec.life == Life::Absent) continue;
     const Instance& inst = *instances_[i];
     ClusterSnapshot::Instance s;
     s.index = static_cast<int32_t>(i);
     s.pool = static_cast<int32_t>(pool_index(i));
-    s.state = life_[i] == Life::Starting ? "starting"
-              : life_[i] == Life::Draining ? "leaving"
-              : down_[i]                   ? "failed"
-              : !routable_[i]              ? "drained"
+    s.state = rec.life == Life::Starting   ? "starting"
+              : rec.life == Life::Draining ? "leaving"
+              : rec.down                   ? "failed"
+              : !rec.routable              ? "drained"
                                            : "active";
     s.queue = static_cast<int32_t>(inst.queue_depth());
     s.running = static_cast<int32_t>(inst.batch_size());
@@ -146,7 +143,7 @@ void ClusterSimulation::snapshot(ClusterSnapshot& out) const {
                : 0;
     ClusterSnapshot::Pool& pool = out.pools[static_cast<size_t>(s.pool)];
     ++pool.present;
-    pool.instances += routable_[i];
+    pool.instances += rec.routable ? 1 : 0;
     out.instances.push_back(s);
   }
   out.arrived = arrived_;
@@ -194,10 +191,11 @@ std::vector<PoolGauges> ClusterSimulation::gauges() const {
   for (size_t i = 0; i < instances_.size(); ++i) {
     PoolGauges& g = out[cfg_.pool_of.empty() ? 0 : static_cast<size_t>(cfg_.pool_of[i])];
     const Instance& inst = *instances_[i];
-    g.instances += routable_[i];
+    const InstanceRecord& rec = slots_[i];
+    g.instances += rec.routable ? 1 : 0;
     g.queue_depth += inst.queue_depth();
     g.running += inst.batch_size();
-    if (down_[i] || life_[i] == Life::Starting || life_[i] == Life::Absent) continue;
+    if (rec.down || rec.life == Life::Starting || rec.life == Life::Absent) continue;
     g.used_kv_blocks += inst.kv().used_blocks();
     g.total_kv_blocks += inst.kv().total_blocks();
   }
@@ -207,7 +205,8 @@ std::vector<PoolGauges> ClusterSimulation::gauges() const {
 double ClusterSimulation::trigger_value(TriggerMetric m) const {
   double sum = 0, used = 0, total = 0;
   for (size_t i = 0; i < instances_.size(); ++i) {
-    if (down_[i] || life_[i] == Life::Starting || life_[i] == Life::Absent) continue;
+    const InstanceRecord& rec = slots_[i];
+    if (rec.down || rec.life == Life::Starting || rec.life == Life::Absent) continue;
     const Instance& inst = *instances_[i];
     switch (m) {
       case TriggerMetric::QueueDepth: sum += inst.queue_depth(); break;
@@ -260,10 +259,11 @@ SimTime ClusterSimulation::warp_arrival(SimTime source_time) {
 
 // A `fail` event: instance i's requests are lost, re-routed or failed.
 std::string ClusterSimulation::fail_instance(const ScenarioEvent& e, size_t i) {
-  if (down_[i]) return "already failed";
-  down_[i] = 1;
-  down_reroutes_[i] = e.reroute ? 1 : 0;
-  routable_[i] = 0;
+  InstanceRecord& rec = slots_[i];
+  if (rec.down) return "already failed";
+  rec.down = true;
+  rec.down_reroutes = e.reroute;
+  rec.routable = false;
   any_down_ = true;
   evicted_.clear();
   instances_[i]->evict(evicted_);
@@ -285,7 +285,7 @@ std::string ClusterSimulation::remove_by_event(size_t index) {
   const int64_t before = rerouted_;
   int32_t n = 0;
   if (e.instance >= 0) {
-    if (life_[i] == Life::Active || life_[i] == Life::Starting) {
+    if (slots_[i].life == Life::Active || slots_[i].life == Life::Starting) {
       remove_instance(i, e.drain);
       n = 1;
     }
@@ -303,19 +303,21 @@ void ClusterSimulation::apply_event(size_t index) {
   switch (e.action) {
     case EventAction::Fail: note = fail_instance(e, i); break;
     case EventAction::Drain:
-      routable_[i] = 0;
+      slots_[i].routable = false;
       note = fmt::format("{} queued and {} running finish there", instances_[i]->queue_depth(),
                          instances_[i]->batch_size());
       break;
-    case EventAction::Restore:
-      if (life_[i] != Life::Active) {
+    case EventAction::Restore: {
+      InstanceRecord& rec = slots_[i];
+      if (rec.life != Life::Active) {
         note = "not in service: removed or not started";
         break;
       }
-      routable_[i] = 1;
-      down_[i] = 0;
-      any_down_ = std::find(down_.begin(), down_.end(), 1) != down_.end();
+      rec.routable = true;
+      rec.down = false;
+      any_down_ = std::any_of(slots_.begin(), slots_.end(), [](const InstanceRecord& s) { return s.down; });
       break;
+    }
     case EventAction::Slow: instances_[i]->set_slowdown(e.factor); break;
     case EventAction::Rate: {
       // Anchored at the arrival already scheduled: the change applies from
