@@ -13,7 +13,7 @@ struct Piece {
   std::string raw;
   std::string text;
   std::vector<bool> quoted;
-  
+
   void add(char c, bool in_quotes) {
     text.push_back(c);
     quoted.push_back(in_quotes);
@@ -52,8 +52,10 @@ size_t read_quoted(std::string_view text, size_t i, Piece& p) {
     }
     p.add(c, true);
   }
+  const char* how = q == '"' ? "; close it, or write \\\" for a quote inside double quotes"
+                             : "; close it, or put the ' inside double quotes";
   throw SyntaxError("unterminated " + std::string(q == '"' ? "double" : "single") + " quote in '" +
-                    std::string(text.substr(open)) + "'; close it, or write \\" + q + " inside double quotes");
+                    std::string(text.substr(open)) + "'" + how);
 }
 
 std::vector<Piece> pieces(std::string_view text, char sep) {
