@@ -310,7 +310,10 @@ TEST_CASE("comma lists read the same from TOML, Lua and the command line; errors
   for (int i = 0; i < 40; ++i) {
     const std::string s = i < static_cast<int>(good.size()) ? good[static_cast<size_t>(i)] : random_text(rng, false);
     INFO("value: " << s);
-    for (const auto& [key, read] : lists) {
+    for (const auto& list : lists) {
+      // Named copies, not structured bindings: lambdas may capture these in C++17 and clang 14.
+      const std::string& key = list.first;
+      const Reader& read = list.second;
       INFO(key);
       const ThreeWays w = three_ways_text(dir, key, s);
       auto at = [&](const blis::RunConfig& c) { return outcome([&] { return read(c, c.where(key)); }); };
