@@ -172,7 +172,7 @@ PolicyPool make_pool(const std::vector<PoolField>& fields, const std::string& wh
                                              f.key, in_quotes(f.value)));
     pairs.emplace_back(f.key, f.value);
   }
-  PolicyPool p{scenario::event_text(std::move(pairs)), where};
+  PolicyPool p{scenario::record_text(std::move(pairs)), where};
   try {
     config::read_pool_text(p.text, "");
   } catch (const InputError& e) {

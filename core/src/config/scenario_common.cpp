@@ -85,7 +85,7 @@ std::vector<Settings> product(const std::vector<Settings>& axes, const std::stri
   return points;
 }
 
-std::string event_text(std::vector<std::pair<std::string, std::string>> fields) {
+std::string record_text(std::vector<std::pair<std::string, std::string>> fields) {
   auto rank = [](const std::string& k) { return k == "at" || k == "when" || k == "name" ? 0 : k == "action" ? 1 : 2; };
   std::stable_sort(fields.begin(), fields.end(), [&](const auto& a, const auto& b) {
     return rank(a.first) != rank(b.first) ? rank(a.first) < rank(b.first) : a.first < b.first;

@@ -16,10 +16,11 @@ bool is_group(const std::string& key);
 inline constexpr const char* kSweep = "sweep";
 inline constexpr const char* kSearch = "search";
 inline constexpr const char* kPluginConfig = "plugin-config";
-// A scenario event written as a table (TOML [[events]], a Lua `events` entry)
-// as the text the `events` setting reads (blis/scenario_events.hpp): its
-// key=value pairs, `at`/`when` and `action` first, then the rest by name.
-std::string event_text(std::vector<std::pair<std::string, std::string>> fields);
+// A record (a pool, node pool, event, lifecycle, autoscaler: kRecord)
+// written as a table (TOML, Lua) as the compact text its setting reads:
+// `at`/`when`/`name` first, then `action`, then the rest by name, values
+// quoted where they need it (util/compact_text.hpp).
+std::string record_text(std::vector<std::pair<std::string, std::string>> fields);
 
 // The groups, for error messages.
 std::string group_names();

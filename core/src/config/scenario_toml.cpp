@@ -157,7 +157,7 @@ class TomlScenarioReader {
           throw ConfigError(where(v.source()), fmt::format("{}.{} must be a string, number or boolean", flag, k.str()));
         fields.emplace_back(std::string(k.str()), *text);
       }
-      const std::string text = scenario::event_text(std::move(fields));
+      const std::string text = scenario::record_text(std::move(fields));
       out.push_back(Setting{flag, text, where(t.source()), {text}});
     };
     if (const auto* t = node.as_table()) return one(*t);

@@ -228,7 +228,7 @@ class TableReader {
       if (!t) throw error(what + "." + key, "must be a string, number or boolean");
       fields.emplace_back(key, *t);
     }
-    return scenario::event_text(std::move(fields));
+    return scenario::record_text(std::move(fields));
   }
 
   // events = { {at = "30s", action = "fail", instance = 2}, "at=40s action=restore instance=2" }

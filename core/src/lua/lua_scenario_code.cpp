@@ -80,7 +80,7 @@ SimTime time_arg(lua_State* L, int idx, const char* fn) {
 // The text of an action table: blis.fail{instance = 1} -> "action=fail instance=1".
 std::string action_text(lua_State* L, const std::string& action) {
   std::vector<std::pair<std::string, std::string>> fields{{"action", action}};
-  if (lua_isnoneornil(L, 1)) return scenario::event_text(std::move(fields));
+  if (lua_isnoneornil(L, 1)) return scenario::record_text(std::move(fields));
   if (lua_type(L, 1) != LUA_TTABLE)
     throw ScriptError(fmt::format("{}: blis.{} takes a table of the event's keys, e.g. blis.{}{{instance = 1}}",
                                   caller(L), action, action));
@@ -112,7 +112,7 @@ std::string action_text(lua_State* L, const std::string& action) {
     fields.emplace_back(std::move(key), std::move(value));
   }
   std::sort(fields.begin() + 1, fields.end());
-  return scenario::event_text(std::move(fields));
+  return scenario::record_text(std::move(fields));
 }
 
 void set_number(lua_State* L, const char* key, double v) {
