@@ -20,7 +20,9 @@
 #include <blis/scenario_events.hpp>
 #include <blis/settings.hpp>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -227,13 +229,14 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
       const ThreeWays w = three_ways(dir, "lifecycle", false, {{"max", "4"}, {"provisioning_delay", s}});
       auto read = [](const blis::RunConfig& c) {
         return outcome([&] {
-          const auto l = blis::parse_lifecycle(*c.lifecycle, c.where("lifecycle"), {});
+          const auto l = blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {});
           return std::to_string(l.max) + "|" + std::to_string(l.provisioning.mean_s);
         });
       };
       const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
       if (t.rfind("error: ", 0) == 0) {
-        CHECK(t.find(w.toml_path + ":1:1: lifecycle: ") != std::string::npos);
+        // At the value's own place: line 3 holds provisioning_delay = "...".
+        CHECK(t.find(w.toml_path + ":3:22: lifecycle: ") != std::string::npos);
         CHECK(l.find(w.lua_path + ": lifecycle: ") != std::string::npos);
         CHECK(f.find("--lifecycle: ") != std::string::npos);
       } else {
@@ -245,12 +248,12 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
       const ThreeWays w = three_ways(dir, "autoscaler", false, {{"interval", s}});
       auto read = [](const blis::RunConfig& c) {
         return outcome([&] {
-          return std::to_string(blis::parse_autoscaler(*c.autoscaler, c.where("autoscaler")).interval);
+          return std::to_string(blis::parse_autoscaler(*c.autoscaler, c.record_place("autoscaler")).interval);
         });
       };
       const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
       if (t.rfind("error: ", 0) == 0) {
-        CHECK(t.find(w.toml_path + ":1:1: autoscaler: ") != std::string::npos);
+        CHECK(t.find(w.toml_path + ":2:12: autoscaler: ") != std::string::npos);
         CHECK(l.find(w.lua_path + ": autoscaler: ") != std::string::npos);
         CHECK(f.find("--autoscaler: ") != std::string::npos);
       } else {
@@ -259,6 +262,76 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
       }
     }
   }
+}
+
+TEST_CASE("an error about one field of a record is placed at that field", "[config]") {
+  TempDir dir;
+  // What reading the scenario's records says, as run/ reads them.
+  auto error_of = [&](const std::string& toml, const std::function<void(const blis::RunConfig&)>& read) {
+    const std::string path = dir.write("f.toml", toml);
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    const std::string e = outcome([&] {
+      read(c);
+      return std::string("read");
+    });
+    return e.rfind("error: " + path, 0) == 0 ? "error: " + e.substr(7 + path.size()) : e;
+  };
+  CHECK(error_of("[[node_pools]]\nname = \"a\"\ngpu_type = \"H100\"\n\ngpus_per_node = 0\n",
+                 [](const blis::RunConfig& c) { blis::parse_node_pool(c.node_pool_specs.at(0), c.record_place("node_pools", 0)); })
+            .starts_with("error: :5:17: node-pools: gpus_per_node=0 must be >= 1"));
+  CHECK(error_of("[lifecycle]\nmin = 1\nmax = \"x\"\n",
+                 [](const blis::RunConfig& c) { blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {}); })
+            .starts_with("error: :3:7: lifecycle: max=x must be a number"));
+  CHECK(error_of("[autoscaler]\ninterval = \"30s\"\nspeed = 2\n",
+                 [](const blis::RunConfig& c) { blis::parse_autoscaler(*c.autoscaler, c.record_place("autoscaler")); })
+            .starts_with("error: :3:9: autoscaler: autoscaler 'interval=30s speed=2': unknown key 'speed'"));
+  // An event: a bad value at its line, an unknown key at its own, a missing key at the table.
+  auto event = [](const blis::RunConfig& c) { blis::parse_scenario_event(c.events.at(0), c.record_place("events", 0)); };
+  CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"slow\"\ninstance = 0\nfactor = \"abc\"\n", event)
+            .starts_with("error: :5:10: events: event"));
+  CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"rate\"\nfactor = 2\ncolour = \"red\"\n", event)
+            .starts_with("error: :5:10: events: event"));
+  CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"slow\"\nfactor = 2\n", event)
+            .starts_with("error: :1:1: events: event 'at=1s action=slow factor=2': needs instance="));
+  // A pool: its count, and one of its own settings.
+  auto pool = [](const blis::RunConfig& c) { blis::config::read_pool_text(c.pool_specs.at(0), c.record_place("pools", 0)); };
+  CHECK(error_of("[[pools]]\nname = \"a\"\ncount = 0\n", pool).starts_with("error: :3:9: pools: pool 'name=a count=0': count=0"));
+  {
+    const std::string path = dir.write("q.toml", "[[pools]]\nname = \"a\"\ncount = 1\n\nmax_num_seqs = -4\n");
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    const auto p = blis::config::read_pool_text(c.pool_specs.at(0), c.record_place("pools", 0));
+    REQUIRE(p.settings.size() == 1);
+    CHECK(p.settings[0].where.starts_with(path + ":5:16: pools: pool a"));
+  }
+  // Given again on the command line, the record forgets the scenario's places.
+  {
+    const std::string path = dir.write("r.toml", "[lifecycle]\nmin = 1\nmax = 2\n");
+    blis::RunConfig c;
+    blis::apply_settings(c, blis::load_toml_scenario(path).base);
+    blis::apply_settings(c, {blis::Setting{"lifecycle", "max=x", "--lifecycle", {}}});
+    CHECK(outcome([&] { return std::to_string(blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {}).max); })
+              .starts_with("error: --lifecycle: max=x must be a number"));
+  }
+}
+
+TEST_CASE("a pool's lifecycle keys are the lifecycle's keys", "[config]") {
+  // A pool text sends these keys to the lifecycle reader (config/pool_text.cpp).
+  for (std::string_view key : blis::lifecycle_keys()) CHECK(blis::config::is_pool_lifecycle_key(std::string(key)));
+  for (const char* key : {"name", "count", "role", "cost_per_hour", "tp", "interval", "gpu_type"})
+    CHECK_FALSE(blis::config::is_pool_lifecycle_key(key));
+}
+
+TEST_CASE("docs/autoscaling.md explains every key of the lifecycle, the autoscaler and node pools", "[config][docs]") {
+  std::ifstream in(std::string(BLIS_TEST_SOURCE_DIR) + "/docs/autoscaling.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!doc.empty());
+  for (const auto& keys : {blis::lifecycle_keys(), blis::autoscaler_keys(), blis::node_pool_keys()})
+    for (std::string_view key : keys) {
+      INFO(key);
+      CHECK(doc.find("`" + std::string(key) + "`") != std::string::npos);
+    }
 }
 
 TEST_CASE("an error that names a flag is placed where the value was given", "[config]") {

@@ -8,6 +8,8 @@
 // (see docs/design/configuration.md for the precedence).
 #pragma once
 
+#include <blis/record_place.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -230,6 +232,10 @@ struct RunConfig {
   // its own place ("run.toml:7:1: pools", "--pool", a policy file's line),
   // kept in origins as "KEY#I"; else where(key).
   std::string item_where(const std::string& key, size_t i) const;
+  // The place of record setting `key` (item `i` of a repeatable one; npos
+  // for lifecycle and autoscaler) with its fields' own places, kept in
+  // origins as "KEY#I.FIELD" ("KEY.FIELD").
+  RecordPlace record_place(const std::string& key, size_t i = static_cast<size_t>(-1)) const;
 };
 
 }  // namespace blis

@@ -23,6 +23,8 @@ struct Setting {
   std::string value;  // "8"
   std::string where;  // "file:line:col" (TOML), the file (Lua) or the flag (command line)
   std::vector<std::string> items{};  // the items, when the value was written as a list
+  // A record written as a table: each field's own place ("file:line:col"), by key.
+  std::vector<std::pair<std::string, std::string>> field_where{};
 };
 using Settings = std::vector<Setting>;
 

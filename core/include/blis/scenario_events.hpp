@@ -10,6 +10,7 @@
 #pragma once
 
 #include <blis/kernel.hpp>
+#include <blis/record_place.hpp>
 
 #include <cstdint>
 #include <string>
@@ -60,10 +61,10 @@ struct ScenarioEvent {
   std::string where;  // where it was given ("--event", "s.toml:7:1: events"), for messages
 };
 
-// Parses one event's text (src/config/event_text.cpp); InputError naming
-// `where` on anything malformed. With `default_at` >= 0 a text without at=
+// Parses one event's text (src/config/event_text.cpp); InputError at
+// `place` (a value's own, where it has one) on anything malformed. With `default_at` >= 0 a text without at=
 // and when= happens at that time (scenario code's events: now).
-ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at = -1);
+ScenarioEvent parse_scenario_event(const std::string& text, const RecordPlace& place, SimTime default_at = -1);
 
 // What scenario code (a Lua scenario's at()/every() callbacks) sees of the
 // cluster at one instant: docs/scenarios.md "Events from Lua code".

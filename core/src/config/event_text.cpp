@@ -55,24 +55,33 @@ namespace {
 // that whatever is left at the end is a key the action does not know.
 class EventReader {
  public:
-  EventReader(const std::string& text, const std::string& where) : text_(text), where_(where) {
-    for (auto& p : compact::pairs(text, compact::kSpaced, where, fmt::format("event '{}': ", text)))
+  EventReader(const std::string& text, const RecordPlace& place) : text_(text), place_(place) {
+    for (auto& p : compact::pairs(text, compact::kSpaced, place.where, fmt::format("event '{}': ", text))) {
+      last_ = p.key;
       if (!kv_.emplace(p.key, std::move(p.value)).second) throw bad(fmt::format("'{}' is given twice", p.key));
+    }
+    last_.clear();
   }
 
+  // A message about the value read last, placed where that value was given.
   InputError bad(const std::string& what) const {
-    return InputError(where_, fmt::format("event '{}': {}", text_, what));
+    return InputError(place_.of(last_), fmt::format("event '{}': {}", text_, what));
+  }
+  // A message about the event as a whole, placed where it was given.
+  InputError bad_event(const std::string& what) const {
+    return InputError(place_.where, fmt::format("event '{}': {}", text_, what));
   }
   std::optional<std::string> take(const char* key) {
     auto it = kv_.find(key);
     if (it == kv_.end()) return std::nullopt;
     std::string v = it->second;
     kv_.erase(it);
+    last_ = key;
     return v;
   }
   std::string need(const char* key, const char* what) {
     auto v = take(key);
-    if (!v) throw bad(fmt::format("needs {}={}", key, what));
+    if (!v) throw bad_event(fmt::format("needs {}={}", key, what));
     return *v;
   }
   double num(const char* key, const std::string& v) const {
@@ -88,13 +97,16 @@ class EventReader {
   }
   bool has(const char* key) const { return kv_.count(key) != 0; }
   // The first key no reader took, if any.
-  std::optional<std::string> left_over() const {
-    return kv_.empty() ? std::nullopt : std::optional<std::string>(kv_.begin()->first);
+  std::optional<std::string> left_over() {
+    if (kv_.empty()) return std::nullopt;
+    last_ = kv_.begin()->first;
+    return last_;
   }
 
  private:
   const std::string& text_;
-  const std::string& where_;
+  const RecordPlace& place_;
+  std::string last_;  // the key read last ("" before any)
   std::map<std::string, std::string> kv_;
 };
 
@@ -105,7 +117,7 @@ void read_trigger(EventReader& in, ScenarioEvent& e, SimTime default_at) {
   if (!at && !when && default_at >= 0) {
     e.at = default_at;
   } else if (at.has_value() == when.has_value()) {
-    throw in.bad("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
+    throw in.bad_event("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
   } else if (at) {
     auto us = duration_text_us(*at);
     if (!us || *us < 0) throw in.bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 2m, 1h, 250us)", *at));
@@ -187,7 +199,7 @@ void read_action(EventReader& in, ScenarioEvent& e) {
     case EventAction::Workload:
       e.spec = in.need("spec", "FILE (a workload spec, YAML)");
       // Its arrivals are drawn ahead of time: its start must be known.
-      if (e.at < 0) throw in.bad("a workload change needs at=TIME, not a threshold trigger");
+      if (e.at < 0) throw in.bad_event("a workload change needs at=TIME, not a threshold trigger");
       break;
     case EventAction::Add:
     case EventAction::Remove: read_fleet_action(in, e); break;
@@ -196,11 +208,11 @@ void read_action(EventReader& in, ScenarioEvent& e) {
 
 }  // namespace
 
-ScenarioEvent parse_scenario_event(const std::string& text, const std::string& where, SimTime default_at) {
-  EventReader in(text, where);
+ScenarioEvent parse_scenario_event(const std::string& text, const RecordPlace& place, SimTime default_at) {
+  EventReader in(text, place);
   ScenarioEvent e;
   e.text = text::trim(text);
-  e.where = where;
+  e.where = place.where;
   const std::string action = in.need("action", names(actions()).c_str());
   const auto a = actions().find(action);
   if (a == actions().end()) throw in.bad(fmt::format("unknown action '{}'; actions are {}", action, names(actions())));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -38,11 +39,16 @@ std::string not_a_pool_key(const std::string& key) {
                      key);
 }
 
-PoolText read_pool_text(const std::string& text, const std::string& where) {
-  auto bad = [&](const std::string& what) { return InputError(where, fmt::format("pool '{}': {}", text, what)); };
+PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
+  const std::string& where = place.where;
+  std::string key;  // the field being read, for the place of a message about it
+  auto bad = [&](const std::string& what) {
+    return InputError(place.of(key), fmt::format("pool '{}': {}", text, what));
+  };
   PoolText p;
-  std::vector<std::pair<std::string, std::string>> settings;
-  for (const auto& [key, value, piece] : compact::pairs(text, compact::kSpaced, where, fmt::format("pool '{}': ", text))) {
+  std::vector<std::array<std::string, 3>> settings;  // its key, value, and the key as written
+  for (const auto& [k, value, piece] : compact::pairs(text, compact::kSpaced, where, fmt::format("pool '{}': ", text))) {
+    key = k;
     if (key == "name") {
       p.name = value;
     } else if (key == "count") {
@@ -66,14 +72,15 @@ PoolText read_pool_text(const std::string& text, const std::string& where) {
     } else {
       const SettingDef* def = find_setting(key);
       if (def == nullptr || !per_pool(*def)) throw bad(not_a_pool_key(key));
-      settings.emplace_back(def->key, value);
+      settings.push_back({def->key, value, key});
     }
   }
+  key.clear();
   if (p.name.empty()) throw bad("needs name=NAME");
   if (p.count < 0) throw bad("needs count=N");
   // The origin names the pool, which is only known once the whole text is read.
-  for (auto& [key, value] : settings)
-    p.settings.push_back(Setting{key, value, fmt::format("{}: pool {}: {}", where, p.name, key), {}});
+  for (auto& [k, value, written] : settings)
+    p.settings.push_back(Setting{k, value, fmt::format("{}: pool {}: {}", place.of(written), p.name, k), {}});
   return p;
 }
 

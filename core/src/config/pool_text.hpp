@@ -19,11 +19,13 @@ struct PoolText {
   Settings settings;          // its model, latency, KV-cache and batching settings, unparsed
 };
 
-// Splits and checks the keys of one pool's text; `where` names the writer.
-// InputError "where: pool 'TEXT': ..." for a malformed pair, an unknown key,
-// a bad name, count or cost, or a missing name or count. The settings'
-// values are left to apply_settings (their origin: "where: pool NAME: key").
-PoolText read_pool_text(const std::string& text, const std::string& where);
+// Splits and checks the keys of one pool's text; `place` names the writer
+// (and each field's own place, where it has one). InputError "where: pool
+// 'TEXT': ..." for a malformed pair, an unknown key, a bad name, count or
+// cost, or a missing name or count, placed at the field it is about. The
+// settings' values are left to apply_settings (their origin: "where: pool
+// NAME", at the field's place).
+PoolText read_pool_text(const std::string& text, const RecordPlace& place);
 
 // Whether `key` is one of a pool's lifecycle keys.
 bool is_pool_lifecycle_key(const std::string& key);

@@ -150,15 +150,16 @@ class TomlScenarioReader {
   // needs it, so every value reads back as written.
   void read_records(const std::string& flag, const toml::node& node, Settings& out) const {
     auto one = [&](const toml::table& t) {
-      std::vector<std::pair<std::string, std::string>> fields;
+      std::vector<std::pair<std::string, std::string>> fields, places;
       for (const auto& [k, v] : t) {
         auto text = scalar_text(v);
         if (!text)
           throw ConfigError(where(v.source()), fmt::format("{}.{} must be a string, number or boolean", flag, k.str()));
         fields.emplace_back(std::string(k.str()), *text);
+        places.emplace_back(std::string(k.str()), where(v.source()));
       }
       const std::string text = scenario::record_text(std::move(fields));
-      out.push_back(Setting{flag, text, where(t.source()), {text}});
+      out.push_back(Setting{flag, text, where(t.source()), {text}, std::move(places)});
     };
     if (const auto* t = node.as_table()) return one(*t);
     for (const auto& e : *node.as_array()) one(*e.as_table());

@@ -855,6 +855,17 @@ size_t item_count(const SettingDef& def, const RunConfig& config) {
   return v ? std::get<std::vector<std::string>>(*v).size() : 0;
 }
 
+// A record's fields' own places (a TOML table's keys), as origins
+// "KEY#I.FIELD" (a repeatable record's item I) or "KEY.FIELD"; a single
+// record given again forgets the places of the one it replaces.
+void keep_field_places(RunConfig& config, const SettingDef& def, const Setting& s, size_t item) {
+  std::string prefix = def.type == SettingType::TextList ? fmt::format("{}#{}.", def.key, item) : def.key + ".";
+  if (def.type != SettingType::TextList)
+    for (auto it = config.origins.lower_bound(prefix); it != config.origins.end() && it->first.starts_with(prefix);)
+      it = config.origins.erase(it);
+  for (const auto& [field, origin] : s.field_where) config.origins[prefix + field] = setting_where(origin, def);
+}
+
 }  // namespace
 
 void apply_settings(RunConfig& config, const Settings& settings) {
@@ -878,6 +889,7 @@ void apply_settings(RunConfig& config, const Settings& settings) {
     config.origins[def->key] = s.where;
     for (size_t i = before, n = item_count(*def, config); i < n; ++i)
       config.origins[fmt::format("{}#{}", def->key, i)] = where;
+    if (def->has(kRecord)) keep_field_places(config, *def, s, before);
   }
 }
 
@@ -931,6 +943,14 @@ std::optional<InputError> at_origin(const InputError& error, const RunConfig& co
 std::string RunConfig::item_where(const std::string& key, size_t i) const {
   auto it = origins.find(fmt::format("{}#{}", key, i));
   return it != origins.end() ? it->second : where(key);
+}
+
+RecordPlace RunConfig::record_place(const std::string& key, size_t i) const {
+  RecordPlace place(i == static_cast<size_t>(-1) ? where(key) : item_where(key, i));
+  const std::string prefix = i == static_cast<size_t>(-1) ? key + "." : fmt::format("{}#{}.", key, i);
+  for (auto it = origins.lower_bound(prefix); it != origins.end() && it->first.starts_with(prefix); ++it)
+    place.fields.emplace(it->first.substr(prefix.size()), it->second);
+  return place;
 }
 
 std::string RunConfig::where(const std::string& key) const {

@@ -1,7 +1,7 @@
 #include "run/fleet_config.hpp"
 
+#include "config/record_fields.hpp"
 #include "run/pools.hpp"
-#include "util/compact_text.hpp"
 #include "util/text.hpp"
 
 #include <blis/errors.hpp>
@@ -11,168 +11,168 @@
 
 #include <charconv>
 #include <cmath>
-#include <map>
+#include <utility>
 
 namespace blis {
 namespace {
 
-// "key=value key=value" into a map; InputError on a malformed or repeated pair.
-std::map<std::string, std::string> pairs(const std::string& text, const std::string& where, const char* what) {
-  std::map<std::string, std::string> kv;
-  for (auto& p : compact::pairs(text, compact::kSpaced, where, fmt::format("{} '{}': ", what, text)))
-    if (!kv.emplace(p.key, std::move(p.value)).second)
-      throw InputError(where, fmt::format("{} '{}': '{}' is given twice", what, text, p.key));
-  return kv;
-}
+using record::Field;
+using record::Value;
 
-double number(const std::string& key, const std::string& v, const std::string& where, double lo, bool open_lo,
-              double hi) {
+double number(const Value& v, double lo, bool open_lo, double hi) {
   double d = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(d) || d < lo || (open_lo && d == lo) ||
-      d > hi)
-    throw InputError(where, fmt::format("{}={} must be a number in {}{}, {}]", key, v, open_lo ? "(" : "[", lo, hi));
+  auto r = std::from_chars(v.text.data(), v.text.data() + v.text.size(), d);
+  if (r.ec != std::errc() || r.ptr != v.text.data() + v.text.size() || !std::isfinite(d) || d < lo ||
+      (open_lo && d == lo) || d > hi)
+    throw v.bad(fmt::format("{}={} must be a number in {}{}, {}]", v.key, v.text, open_lo ? "(" : "[", lo, hi));
   return d;
 }
 
-int32_t count(const std::string& key, const std::string& v, const std::string& where) {
-  const double d = number(key, v, where, 0, false, 100000);
-  if (d != std::floor(d)) throw InputError(where, fmt::format("{}={} must be a whole instance count", key, v));
+int32_t count(const Value& v) {
+  const double d = number(v, 0, false, 100000);
+  if (d != std::floor(d)) throw v.bad(fmt::format("{}={} must be a whole instance count", v.key, v.text));
   return static_cast<int32_t>(d);
 }
 
 // Seconds of a duration text (30s, 500ms, 3m).
-double seconds(const std::string& key, const std::string& v, const std::string& where) {
-  auto us = duration_text_us(v);
-  if (!us || *us < 0) throw InputError(where, fmt::format("{}={} is not a duration >= 0 (30s, 500ms, 3m)", key, v));
+double seconds(const Value& v) {
+  auto us = duration_text_us(v.text);
+  if (!us || *us < 0) throw v.bad(fmt::format("{}={} is not a duration >= 0 (30s, 500ms, 3m)", v.key, v.text));
   return static_cast<double>(*us) / 1e6;
 }
+SimTime micros(const Value& v) { return static_cast<SimTime>(std::llround(seconds(v) * 1e6)); }
+
+// The rows of --lifecycle and of a pool's own lifecycle keys.
+constexpr Field<PoolLifecycle> kLifecycle[] = {
+    {"min", "fewest instances the autoscaler keeps", [](PoolLifecycle& l, const Value& v) { l.min = count(v); }},
+    {"max", "most instances the autoscaler starts", [](PoolLifecycle& l, const Value& v) { l.max = count(v); }},
+    {"provisioning_delay", "mean time to provision an added instance",
+     [](PoolLifecycle& l, const Value& v) { l.provisioning.mean_s = seconds(v); }},
+    {"provisioning_stddev", "its standard deviation",
+     [](PoolLifecycle& l, const Value& v) { l.provisioning.stddev_s = seconds(v); }},
+    {"loading_delay", "mean time to load the model once provisioned",
+     [](PoolLifecycle& l, const Value& v) { l.loading.mean_s = seconds(v); }},
+    {"loading_stddev", "its standard deviation",
+     [](PoolLifecycle& l, const Value& v) { l.loading.stddev_s = seconds(v); }},
+    {"warm_start", "true: the initial instances take traffic at once; false: they load first",
+     [](PoolLifecycle& l, const Value& v) {
+       if (v.text != "true" && v.text != "false")
+         throw v.bad(fmt::format("warm_start={} must be true or false", v.text));
+       l.warm_start = v.text == "true";
+     }},
+    {"warm_up_request_count", "how many first requests of each instance are slowed",
+     [](PoolLifecycle& l, const Value& v) { l.warm_up_requests = count(v); }},
+    {"warm_up_ttft_factor", "what their TTFT is multiplied by (0: none, else >= 1)",
+     [](PoolLifecycle& l, const Value& v) {
+       // spec head §6.1: 0 means no penalty (1.0); any other factor is at least 1.
+       const double f = number(v, 0, false, 1e6);
+       if (f != 0 && f < 1) throw v.bad(fmt::format("warm_up_ttft_factor={} must be 0 (none) or >= 1", v.text));
+       l.warm_up_ttft_factor = f == 0 ? 1.0 : f;
+     }},
+};
+
+// The rows of --autoscaler.
+constexpr Field<AutoscalerConfig> kAutoscaler[] = {
+    {"interval", "time between scaling decisions", [](AutoscalerConfig& a, const Value& v) { a.interval = micros(v); }},
+    {"up_window", "how long demand must stay high before scaling up",
+     [](AutoscalerConfig& a, const Value& v) { a.up_window = micros(v); }},
+    {"down_window", "how long demand must stay low before scaling down",
+     [](AutoscalerConfig& a, const Value& v) { a.down_window = micros(v); }},
+    {"actuation_delay", "mean time from a decision to its effect",
+     [](AutoscalerConfig& a, const Value& v) { a.actuation.mean_s = seconds(v); }},
+    {"actuation_stddev", "its standard deviation",
+     [](AutoscalerConfig& a, const Value& v) { a.actuation.stddev_s = seconds(v); }},
+    {"kv_cache_threshold", "KV usage in (0, 1] counted as saturated",
+     [](AutoscalerConfig& a, const Value& v) { a.kv_cache_threshold = number(v, 0, true, 1); }},
+    {"scale_up_threshold", "demand per instance above which it scales up",
+     [](AutoscalerConfig& a, const Value& v) { a.scale_up_threshold = number(v, 0, true, 1e9); }},
+    {"scale_down_boundary", "demand per instance below which it scales down",
+     [](AutoscalerConfig& a, const Value& v) { a.scale_down_boundary = number(v, 0, true, 1e9); }},
+    {"avg_input_tokens", "prompt length assumed for queued requests",
+     [](AutoscalerConfig& a, const Value& v) { a.avg_input_tokens = number(v, 0, true, 1e9); }},
+    {"policy", "a scaling rule (plugin or Lua script) instead of the built-in one",
+     [](AutoscalerConfig& a, const Value& v) { a.policy = v.text; }},
+};
+
+// A node pool being read: max_nodes defaults to initial_nodes.
+struct NodePoolRead {
+  NodePoolConfig n;
+  bool max_given = false;
+};
+
+// The rows of --node-pool.
+constexpr Field<NodePoolRead> kNodePool[] = {
+    {"name", "the node pool's name", [](NodePoolRead& r, const Value& v) { r.n.name = v.text; }},
+    {"gpu_type", "the GPU type of its nodes; pools of that hardware run on them",
+     [](NodePoolRead& r, const Value& v) { r.n.gpu_type = v.text; }},
+    {"gpus_per_node", "GPUs per node (>= 1)",
+     [](NodePoolRead& r, const Value& v) {
+       r.n.gpus_per_node = count(v);
+       if (r.n.gpus_per_node < 1) throw v.bad(fmt::format("gpus_per_node={} must be >= 1", v.text));
+     }},
+    {"gpu_memory_gib", "memory per GPU",
+     [](NodePoolRead& r, const Value& v) { r.n.gpu_memory_gib = number(v, 0, true, 1e9); }},
+    {"initial_nodes", "nodes at the start", [](NodePoolRead& r, const Value& v) { r.n.initial_nodes = count(v); }},
+    {"min_nodes", "fewest nodes", [](NodePoolRead& r, const Value& v) { r.n.min_nodes = count(v); }},
+    {"max_nodes", "most nodes (default initial_nodes)",
+     [](NodePoolRead& r, const Value& v) {
+       r.n.max_nodes = count(v);
+       r.max_given = true;
+     }},
+    {"provisioning_delay", "mean time to provision a node",
+     [](NodePoolRead& r, const Value& v) { r.n.provisioning.mean_s = seconds(v); }},
+    {"provisioning_stddev", "its standard deviation",
+     [](NodePoolRead& r, const Value& v) { r.n.provisioning.stddev_s = seconds(v); }},
+    {"cost_per_hour", "$ per node-hour",
+     [](NodePoolRead& r, const Value& v) { r.n.cost_per_hour = number(v, 0, false, 1e12); }},
+};
 
 }  // namespace
 
-PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where, PoolLifecycle base) {
-  for (const auto& [k, v] : pairs(text, where, "lifecycle")) {
-    if (k == "min") {
-      base.min = count(k, v, where);
-    } else if (k == "max") {
-      base.max = count(k, v, where);
-    } else if (k == "provisioning_delay") {
-      base.provisioning.mean_s = seconds(k, v, where);
-    } else if (k == "provisioning_stddev") {
-      base.provisioning.stddev_s = seconds(k, v, where);
-    } else if (k == "loading_delay") {
-      base.loading.mean_s = seconds(k, v, where);
-    } else if (k == "loading_stddev") {
-      base.loading.stddev_s = seconds(k, v, where);
-    } else if (k == "warm_start") {
-      if (v != "true" && v != "false")
-        throw InputError(where, fmt::format("lifecycle '{}': warm_start={} must be true or false", text, v));
-      base.warm_start = v == "true";
-    } else if (k == "warm_up_request_count") {
-      base.warm_up_requests = count(k, v, where);
-    } else if (k == "warm_up_ttft_factor") {
-      // spec head §6.1: 0 means no penalty (1.0); any other factor is at least 1.
-      const double f = number(k, v, where, 0, false, 1e6);
-      if (f != 0 && f < 1)
-        throw InputError(where, fmt::format("lifecycle '{}': warm_up_ttft_factor={} must be 0 (none) or >= 1", text, v));
-      base.warm_up_ttft_factor = f == 0 ? 1.0 : f;
-    } else {
-      throw InputError(where, fmt::format("lifecycle '{}': unknown key '{}'; keys are min, max, provisioning_delay, "
-                                          "provisioning_stddev, loading_delay, loading_stddev, "
-                                          "warm_start, warm_up_request_count, warm_up_ttft_factor",
-                                          text, k));
-    }
-  }
-  return base;
+namespace {
+template <class T, size_t N>
+std::vector<std::string_view> keys_of(const Field<T> (&rows)[N]) {
+  std::vector<std::string_view> out;
+  for (const auto& f : rows) out.push_back(f.key);
+  return out;
+}
+}  // namespace
+
+std::vector<std::string_view> lifecycle_keys() { return keys_of(kLifecycle); }
+std::vector<std::string_view> autoscaler_keys() { return keys_of(kAutoscaler); }
+std::vector<std::string_view> node_pool_keys() { return keys_of(kNodePool); }
+
+PoolLifecycle parse_lifecycle(const std::string& text, const RecordPlace& place, PoolLifecycle base) {
+  return record::read<PoolLifecycle>(kLifecycle, text, place, "lifecycle", std::move(base));
 }
 
-AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& where) {
-  AutoscalerConfig a;
-  for (const auto& item : pairs(text, where, "autoscaler")) {
-    // Named references: clang 14 does not let a lambda capture structured bindings.
-    const auto& k = item.first;
-    const auto& v = item.second;
-    auto us = [&]() { return static_cast<SimTime>(std::llround(seconds(k, v, where) * 1e6)); };
-    if (k == "interval")
-      a.interval = us();
-    else if (k == "up_window")
-      a.up_window = us();
-    else if (k == "down_window")
-      a.down_window = us();
-    else if (k == "actuation_delay")
-      a.actuation.mean_s = seconds(k, v, where);
-    else if (k == "actuation_stddev")
-      a.actuation.stddev_s = seconds(k, v, where);
-    else if (k == "kv_cache_threshold")
-      a.kv_cache_threshold = number(k, v, where, 0, true, 1);
-    else if (k == "scale_up_threshold")
-      a.scale_up_threshold = number(k, v, where, 0, true, 1e9);
-    else if (k == "scale_down_boundary")
-      a.scale_down_boundary = number(k, v, where, 0, true, 1e9);
-    else if (k == "avg_input_tokens")
-      a.avg_input_tokens = number(k, v, where, 0, true, 1e9);
-    else if (k == "policy")
-      a.policy = v;
-    else
-      throw InputError(where, fmt::format("autoscaler '{}': unknown key '{}'; keys are interval, up_window, "
-                                          "down_window, actuation_delay, actuation_stddev, kv_cache_threshold, "
-                                          "scale_up_threshold, scale_down_boundary, avg_input_tokens, policy",
-                                          text, k));
-  }
+AutoscalerConfig parse_autoscaler(const std::string& text, const RecordPlace& place) {
+  AutoscalerConfig a = record::read<AutoscalerConfig>(kAutoscaler, text, place, "autoscaler", {});
   if (a.interval <= 0)
-    throw InputError(where, fmt::format("autoscaler '{}': needs interval=DURATION > 0 (e.g. interval=30s)", text));
+    throw InputError(place.of("interval"),
+                     fmt::format("autoscaler '{}': needs interval=DURATION > 0 (e.g. interval=30s)", text));
   // spec head §6.1: the boundary below which it scales down must lie below the one above which it scales up.
   if (a.scale_down_boundary >= a.scale_up_threshold)
-    throw InputError(where, fmt::format("autoscaler '{}': scale_down_boundary {} must be below scale_up_threshold {}",
-                                        text, a.scale_down_boundary, a.scale_up_threshold));
+    throw InputError(place.of("scale_down_boundary"),
+                     fmt::format("autoscaler '{}': scale_down_boundary {} must be below scale_up_threshold {}",
+                                 text, a.scale_down_boundary, a.scale_up_threshold));
   return a;
 }
 
-NodePoolConfig parse_node_pool(const std::string& text, const std::string& where) {
-  NodePoolConfig n;
-  bool max_given = false;
-  for (const auto& [k, v] : pairs(text, where, "node pool")) {
-    if (k == "name") {
-      n.name = v;
-    } else if (k == "gpu_type") {
-      n.gpu_type = v;
-    } else if (k == "gpus_per_node") {
-      n.gpus_per_node = count(k, v, where);
-      if (n.gpus_per_node < 1)
-        throw InputError(where, fmt::format("node pool '{}': gpus_per_node must be >= 1", text));
-    } else if (k == "gpu_memory_gib") {
-      n.gpu_memory_gib = number(k, v, where, 0, true, 1e9);
-    } else if (k == "initial_nodes") {
-      n.initial_nodes = count(k, v, where);
-    } else if (k == "min_nodes") {
-      n.min_nodes = count(k, v, where);
-    } else if (k == "max_nodes") {
-      n.max_nodes = count(k, v, where);
-      max_given = true;
-    } else if (k == "provisioning_delay") {
-      n.provisioning.mean_s = seconds(k, v, where);
-    } else if (k == "provisioning_stddev") {
-      n.provisioning.stddev_s = seconds(k, v, where);
-    } else if (k == "cost_per_hour") {
-      n.cost_per_hour = number(k, v, where, 0, false, 1e12);
-    } else {
-      throw InputError(
-          where, fmt::format("node pool '{}': unknown key '{}'; keys are name, gpu_type, gpus_per_node, "
-                             "gpu_memory_gib, initial_nodes, min_nodes, max_nodes, provisioning_delay, "
-                             "provisioning_stddev, cost_per_hour",
-                             text, k));
-    }
-  }
+NodePoolConfig parse_node_pool(const std::string& text, const RecordPlace& place) {
+  const std::string& where = place.where;
+  NodePoolRead r = record::read<NodePoolRead>(kNodePool, text, place, "node pool", {});
+  NodePoolConfig& n = r.n;
   if (n.name.empty()) throw InputError(where, fmt::format("node pool '{}': needs name=NAME", text));
   if (n.gpu_type.empty())
     throw InputError(where, fmt::format("node pool '{}': needs gpu_type=GPU (e.g. H100)", text));
-  if (!max_given) n.max_nodes = n.initial_nodes;
+  if (!r.max_given) n.max_nodes = n.initial_nodes;
   if (n.max_nodes < n.initial_nodes)
-    throw InputError(where, fmt::format("node pool '{}': max_nodes {} is below initial_nodes {}", text,
-                                        n.max_nodes, n.initial_nodes));
+    throw InputError(place.of("max_nodes"), fmt::format("node pool '{}': max_nodes {} is below initial_nodes {}",
+                                                        text, n.max_nodes, n.initial_nodes));
   if (n.min_nodes > n.max_nodes)
-    throw InputError(where, fmt::format("node pool '{}': min_nodes {} is above max_nodes {}", text,
-                                        n.min_nodes, n.max_nodes));
+    throw InputError(place.of("min_nodes"), fmt::format("node pool '{}': min_nodes {} is above max_nodes {}", text,
+                                                        n.min_nodes, n.max_nodes));
   if (n.max_nodes < 1)
     throw InputError(where,
                      fmt::format("node pool '{}': needs max_nodes >= 1 (or initial_nodes >= 1)", text));
@@ -203,10 +203,11 @@ std::vector<PoolLifecycle> pool_lifecycles(const RunConfig& c, const std::vector
     pl.cost_per_hour = p.cost_per_hour;
     pl.min = 0;
     pl.max = static_cast<int32_t>(p.count);
-    if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.where("lifecycle"), pl);
-    const std::string where = fmt::format(
-        "{}: pool {}", i < c.pool_specs.size() ? c.item_where("pools", i) : c.where("pools"), p.name);
-    if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, where, pl);
+    if (c.lifecycle) pl = parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), pl);
+    RecordPlace place = i < c.pool_specs.size() ? c.record_place("pools", i) : RecordPlace(c.where("pools"));
+    place.where = fmt::format("{}: pool {}", place.where, p.name);
+    const std::string& where = place.where;
+    if (!p.lifecycle.empty()) pl = parse_lifecycle(p.lifecycle, place, pl);
     if (pl.min > pl.max)
       throw InputError(p.lifecycle.empty() ? c.where("lifecycle") : where,
                        fmt::format("pool {}: min {} is above max {}", p.name, pl.min, pl.max));
@@ -220,8 +221,9 @@ std::vector<PoolLifecycle> pool_lifecycles(const RunConfig& c, const std::vector
 std::vector<NodePoolConfig> node_pools(const RunConfig& c) {
   std::vector<NodePoolConfig> out;
   for (size_t k = 0; k < c.node_pool_specs.size(); ++k) {
-    const std::string where = c.item_where("node_pools", k);
-    NodePoolConfig n = parse_node_pool(c.node_pool_specs[k], where);
+    const RecordPlace place = c.record_place("node_pools", k);
+    const std::string& where = place.where;
+    NodePoolConfig n = parse_node_pool(c.node_pool_specs[k], place);
     for (const NodePoolConfig& o : out) {
       if (o.name == n.name) throw InputError(where, fmt::format("node pool '{}' is given twice", n.name));
       if (text::lower(o.gpu_type) == text::lower(n.gpu_type))
@@ -289,7 +291,7 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
                      int64_t seed, ClusterConfig& cc) {
   FleetConfig& f = cc.fleet;
   f.seed = seed;
-  if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.where("autoscaler"));
+  if (c.autoscaler) f.autoscaler = parse_autoscaler(*c.autoscaler, c.record_place("autoscaler"));
   f.pools = pool_lifecycles(c, pools);
   f.node_pools = node_pools(c);
   if (!f.node_pools.empty()) place_pools_on_nodes(c, pools, f);

@@ -8,6 +8,7 @@
 #include <blis/run_config.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace blis {
@@ -34,10 +35,16 @@ void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, co
                      int64_t seed, ClusterConfig& cc);
 
 // Parses the texts alone (tests, --dump-config): "key=value ..." into the
-// pool's lifecycle, over `base`.
-PoolLifecycle parse_lifecycle(const std::string& text, const std::string& where, PoolLifecycle base);
-AutoscalerConfig parse_autoscaler(const std::string& text, const std::string& where);
+// pool's lifecycle, over `base`. Each message names the place of the field it
+// is about (`place`: the record's, and its fields' own where they have one).
+PoolLifecycle parse_lifecycle(const std::string& text, const RecordPlace& place, PoolLifecycle base);
+AutoscalerConfig parse_autoscaler(const std::string& text, const RecordPlace& place);
 // "name=... gpu_type=... gpus_per_node=8 ..." (a --node-pool text).
-NodePoolConfig parse_node_pool(const std::string& text, const std::string& where);
+NodePoolConfig parse_node_pool(const std::string& text, const RecordPlace& place);
+
+// The keys of each record, in their rows' order (docs and tests check them).
+std::vector<std::string_view> lifecycle_keys();
+std::vector<std::string_view> autoscaler_keys();
+std::vector<std::string_view> node_pool_keys();
 
 }  // namespace blis

@@ -16,8 +16,9 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
   std::set<std::string> names;
   for (size_t i = 0; i < config.pool_specs.size(); ++i) {
     const std::string& text = config.pool_specs[i];
-    const std::string where = config.item_where("pools", i);
-    config::PoolText t = config::read_pool_text(text, where);
+    const RecordPlace place = config.record_place("pools", i);
+    const std::string& where = place.where;
+    config::PoolText t = config::read_pool_text(text, place);
     if (!names.insert(t.name).second)
       throw InputError(where, fmt::format("pool '{}': the name '{}' is taken by another pool", text, t.name));
     ResolvedPool p;

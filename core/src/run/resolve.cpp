@@ -296,7 +296,7 @@ void load_architecture(ResolvedRun& r, const DataCatalog& data, const ModelChoic
   // which sizes the instances' KV cache when it is computed.
   if (r.hardware)
     for (size_t k = 0; k < g.node_pool_specs.size(); ++k) {
-      const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.where("node_pools"));
+      const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.record_place("node_pools", k));
       if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(mc.gpu))
         r.hardware->memory_gib = n.gpu_memory_gib;
     }
@@ -774,7 +774,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
-    const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.where("autoscaler"));
+    const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
     if (!a.policy.empty()) used.push_back(a.policy);
   }
   r.overrides.check_plugins(used);

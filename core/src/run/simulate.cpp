@@ -100,7 +100,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.deadlines = r.deadlines;
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
-  for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.item_where("events", k)));
+  for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.record_place("events", k)));
   return cc;
 }
 
