@@ -200,3 +200,20 @@ TEST_CASE("sub-configuration errors name the file position", "[cli][scenario]") 
   check_refused("run " + two + " --pool 'name=c count=1 bogus=3'",
                 "--pool: pool 'name=c count=1 bogus=3': 'bogus' is not a pool key");
 }
+
+// A record a run would refuse is refused by --dump-config too, at the field's
+// place, rather than written into a file that cannot run.
+TEST_CASE("dump-config refuses the records a run refuses", "[cli][scenario]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --dump-config ";
+  check_refused(base + "--lifecycle 'max=x'", "--lifecycle: max=x must be a number");
+  check_refused(base + "--event 'at=1s action=explode'", "--event: event 'at=1s action=explode': unknown action 'explode'");
+  check_refused(base + "--autoscaler 'interval=0s'", "--autoscaler: autoscaler 'interval=0s': needs interval=DURATION > 0");
+  check_refused(base + "--node-pool 'name=a gpu_type=H100 gpus_per_node=0'", "--node-pool: gpus_per_node=0 must be >= 1");
+  check_refused(base + "--pool 'name=a count=1 min=x'", "--pool: min=x must be a number");
+  check_refused("run " + dir.write("l.toml", "model = \"qwen/qwen3-14b\"\n[lifecycle]\nmin = 1\nwarm_start = \"maybe\"\n") +
+                    " --dump-config",
+                "l.toml:4:14: lifecycle: warm_start=maybe must be true or false");
+  // Valid records still dump.
+  CHECK(run_blis(base + "--lifecycle 'max=2'").status == 0);
+}

@@ -1,5 +1,6 @@
 #include "run/fleet_config.hpp"
 
+#include "config/pool_text.hpp"
 #include "config/record_fields.hpp"
 #include "run/pools.hpp"
 #include "util/text.hpp"
@@ -177,6 +178,19 @@ NodePoolConfig parse_node_pool(const std::string& text, const RecordPlace& place
     throw InputError(where,
                      fmt::format("node pool '{}': needs max_nodes >= 1 (or initial_nodes >= 1)", text));
   return n;
+}
+
+void check_records(const RunConfig& c) {
+  for (size_t k = 0; k < c.events.size(); ++k) parse_scenario_event(c.events[k], c.record_place("events", k));
+  for (size_t k = 0; k < c.pool_specs.size(); ++k) {
+    const RecordPlace place = c.record_place("pools", k);
+    const config::PoolText t = config::read_pool_text(c.pool_specs[k], place);
+    if (!t.lifecycle.empty()) parse_lifecycle(t.lifecycle, place, {});
+  }
+  for (size_t k = 0; k < c.node_pool_specs.size(); ++k)
+    parse_node_pool(c.node_pool_specs[k], c.record_place("node_pools", k));
+  if (c.lifecycle) parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {});
+  if (c.autoscaler) parse_autoscaler(*c.autoscaler, c.record_place("autoscaler"));
 }
 
 bool wants_fleet(const RunConfig& c, const ClusterConfig& cc) {

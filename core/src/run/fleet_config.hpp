@@ -42,6 +42,11 @@ AutoscalerConfig parse_autoscaler(const std::string& text, const RecordPlace& pl
 // "name=... gpu_type=... gpus_per_node=8 ..." (a --node-pool text).
 NodePoolConfig parse_node_pool(const std::string& text, const RecordPlace& place);
 
+// Reads every record setting (events, pools, node pools, lifecycle,
+// autoscaler) once and throws the first error, placed: what a run would
+// refuse, refused before --dump-config writes the records out.
+void check_records(const RunConfig& c);
+
 // The keys of each record, in their rows' order (docs and tests check them).
 std::vector<std::string_view> lifecycle_keys();
 std::vector<std::string_view> autoscaler_keys();

@@ -445,6 +445,8 @@ RunOutcome simulate(const RunConfig& given) {
 }
 
 std::string dump_config(const RunConfig& given) {
+  // A record the run would refuse is refused here too, not written out.
+  check_records(given);
   // The P/D pools' instances are the run's (a dump runs again as it is).
   RunConfig config = given;
   if (config.pd.configured())
