@@ -9,7 +9,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -97,6 +100,36 @@ void register_runs() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
 }
+
+// A sweep of many small configurations (issue 31): what each one costs
+// besides its simulation (data tables, plugin libraries, a Lua VM). Reported
+// per configuration.
+void BM_Sweep(benchmark::State& state) {
+  const std::string stage = blis::bench::stage_dir();
+  setenv("BLIS_DATA_DIR", (stage + "/share/blis/data").c_str(), 0);
+  setenv("BLIS_PLUGIN_PATH", (stage + "/lib/blis/plugins").c_str(), 0);
+  const int64_t rates = 20, seeds = 10;
+  const std::string path = "/tmp/blis-bench-sweep-" + std::to_string(::getpid()) + ".toml";
+  {
+    std::ofstream f(path);
+    f << "model = \"qwen/qwen3-14b\"\nnum_requests = 500\nquiet = true\n[sweep]\nrate = [";
+    for (int64_t r = 0; r < rates; ++r) f << (r > 0 ? "," : "") << 5 + r;
+    f << "]\nseed = [";
+    for (int64_t k = 0; k < seeds; ++k) f << (k > 0 ? "," : "") << k;
+    f << "]\n";
+  }
+  blis::RunRequest request;
+  request.scenario = path;
+  request.command_line.push_back({"jobs", "1", "--jobs", {}});
+  for (auto _ : state) {
+    std::ostringstream out;
+    blis::run(request, out);
+  }
+  std::remove(path.c_str());
+  state.counters["configs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * rates * seeds), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Sweep)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 const bool registered = (register_runs(), true);
 

@@ -182,6 +182,21 @@ TEST_CASE("data catalog: hardware (spec §5.7)", "[latency]") {
   }
 }
 
+// The tables are read once per process and folder (a sweep opens a run per
+// configuration): a file whose bytes changed is read again, even at the same size.
+TEST_CASE("data catalog: a changed data file is read again", "[latency]") {
+  TempDir dir("blis-model-data");
+  dir.write("hardware.toml", kHardwareToml);
+  dir.write("defaults.toml", "[defaults.\"a/b\"]\nGPU = \"H100\"\ntensor_parallelism = 2\n");
+  CHECK(blis::DataCatalog::load(dir.str()).defaults_for("a/b")->gpu == "H100");
+  CHECK(blis::DataCatalog::load(dir.str()).defaults_for("a/b")->gpu == "H100");
+  dir.write("defaults.toml", "[defaults.\"a/b\"]\nGPU = \"A100\"\ntensor_parallelism = 2\n");
+  CHECK(blis::DataCatalog::load(dir.str()).defaults_for("a/b")->gpu == "A100");
+  // A file that no longer reads is refused, not served from what was read before.
+  dir.write("defaults.toml", "surprise = 1\n");
+  CHECK_THROWS_WITH(blis::DataCatalog::load(dir.str()), Catch::Contains("surprise"));
+}
+
 TEST_CASE("data catalog: strict loading names file:line:col", "[latency]") {
   TempDir dir("blis-model-data");
   dir.write("hardware.toml", kHardwareToml);

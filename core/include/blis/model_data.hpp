@@ -85,6 +85,7 @@ struct GlobalCoefficients {
 class DataCatalog {
  public:
   // Loads defaults.toml and hardware.toml from `dir`; ConfigError on bad files.
+  // Read once per process while the files stay the same (a copy each time).
   static DataCatalog load(const std::string& dir);
 
   // Reads the reference's defaults.yaml (either version's layout) over these
@@ -126,6 +127,8 @@ class DataCatalog {
   std::optional<ModelArch> bundled_model(const std::string& model) const;
 
  private:
+  static DataCatalog read(const std::string& dir);  // load() without its cache
+
   std::string dir_;
   std::map<std::string, ModelDefaults> defaults_;
   std::vector<CoefficientEntry> entries_;

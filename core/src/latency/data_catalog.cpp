@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -204,7 +206,45 @@ void read_profile_set(const std::string& p, const std::string& name, const toml:
 
 }  // namespace
 
+namespace {
+
+// What a data file holds now (a hash of its bytes), "" when it cannot be
+// read: a catalog read from files with the same contents is the same.
+std::string file_stamp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string text = bytes.str();
+  return fmt::format("{}:{};", text.size(), std::hash<std::string>{}(text));
+}
+
+}  // namespace
+
+// A sweep opens a run context per configuration, and reading the tables was
+// about half of a small configuration's cost: they are read once per process
+// and data folder, and copied, for as long as neither file's bytes change.
 DataCatalog DataCatalog::load(const std::string& dir) {
+  struct Cached {
+    std::string stamp;
+    DataCatalog catalog;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Cached> cache;
+  const std::string stamp = file_stamp((fs::path(dir) / "defaults.toml").string()) +
+                            file_stamp((fs::path(dir) / "hardware.toml").string());
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(dir);
+    if (it != cache.end() && it->second.stamp == stamp) return it->second.catalog;
+  }
+  DataCatalog c = read(dir);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (stamp.size() > 2) cache[dir] = Cached{stamp, c};
+  return c;
+}
+
+DataCatalog DataCatalog::read(const std::string& dir) {
   DataCatalog c;
   c.dir_ = dir;
 

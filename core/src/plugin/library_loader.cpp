@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <elf.h>
 
 #include <algorithm>
@@ -20,6 +21,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace blis {
@@ -109,7 +112,45 @@ void check_plugin_entry(const std::string& path, const blis_plugin_info& p, uint
 
 }  // namespace
 
+namespace {
+
+std::shared_ptr<LoadedLibrary> open_uncached(const std::string& path);
+
+// Which file a path names now (device, inode, size, modification and change
+// times), "" when it cannot be asked: the same stamp is the same file, as
+// dlopen itself takes a file it has open already for the same one.
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return fmt::format("{}:{}:{}:{}.{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+}  // namespace
+
+// A sweep opens its plugin folders once per configuration. Unloading a
+// library unmaps its pages, which on a virtual machine flushes every CPU's
+// TLB: the libraries stay loaded for the process, each opened and checked
+// once while its file stays the same. (Two threads' runs shared a library
+// before too: dlopen hands out one handle per file.)
 std::shared_ptr<LoadedLibrary> open_plugin_library(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::string, std::shared_ptr<LoadedLibrary>>> opened;
+  const std::string stamp = file_stamp(path);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto it = opened.find(path);
+    if (!stamp.empty() && it != opened.end() && it->second.first == stamp) return it->second.second;
+  }
+  auto lib = open_uncached(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!stamp.empty()) opened[path] = {stamp, lib};
+  return lib;
+}
+
+namespace {
+
+std::shared_ptr<LoadedLibrary> open_uncached(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw PluginError(path, "no such file");
   check_elf_file(path);
@@ -162,6 +203,8 @@ std::shared_ptr<LoadedLibrary> open_plugin_library(const std::string& path) {
   }
   return loaded;
 }
+
+}  // namespace
 
 LibraryManifest describe(const LoadedLibrary& lib) {
   LibraryManifest out;
