@@ -35,10 +35,10 @@ VmCore& core_of(LuaVm& vm);
 
 class LuaVm {
  public:
-  // Opens a LuaJIT state and declares the plugin ABI structs to its FFI once.
-  // `seed` is the run's seed: each script object's math.random draws from
-  // derive_seed(seed, "lua:" + the script's registry name). Throws
-  // ScriptError on failure.
+  // A LuaJIT state that declares the plugin ABI structs to its FFI once,
+  // opened when first used (state(), or any script). `seed` is the run's
+  // seed: each script object's math.random draws from derive_seed(seed,
+  // "lua:" + the script's registry name). Opening throws ScriptError on failure.
   explicit LuaVm(int64_t seed);
   ~LuaVm();
   LuaVm(const LuaVm&) = delete;
@@ -51,7 +51,10 @@ class LuaVm {
 
  private:
   friend lua::VmCore& lua::core_of(LuaVm& vm);
-  std::unique_ptr<lua::VmCore> core_;
+  lua::VmCore& core() const;  // opens the state on first use
+  void open() const;
+  int64_t seed_;
+  mutable std::unique_ptr<lua::VmCore> core_;  // null until first used
 };
 
 // What a script is, as register_lua_script sees it.

@@ -375,7 +375,7 @@ VmCore::~VmCore() {
   lua_close(L);
 }
 
-VmCore& core_of(LuaVm& vm) { return *vm.core_; }
+VmCore& core_of(LuaVm& vm) { return vm.core(); }
 
 void spend_budget(lua_State* L, int32_t n) {
   VmCore& core = *core_from(L);
@@ -409,8 +409,19 @@ int64_t thread_cpu_ns() {
 
 namespace blis {
 
-LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
-  core_->seed = seed;
+LuaVm::LuaVm(int64_t seed) : seed_(seed) {}
+
+// Most runs use no script: the state is opened when something first needs it
+// (a run per configuration of a sweep opened one each, about 6 % of a small
+// configuration's instructions).
+lua::VmCore& LuaVm::core() const {
+  if (!core_) open();
+  return *core_;
+}
+
+void LuaVm::open() const {
+  core_ = std::make_unique<lua::VmCore>();
+  core_->seed = seed_;
   lua_State* L = luaL_newstate();
   if (L == nullptr) throw ScriptError("cannot create a LuaJIT state (out of memory)");
   core_->L = L;  // from here on ~VmCore closes it, even if this constructor throws
@@ -442,8 +453,8 @@ LuaVm::LuaVm(int64_t seed) : core_(std::make_unique<lua::VmCore>()) {
 
 LuaVm::~LuaVm() = default;
 
-int64_t LuaVm::seed() const { return core_->seed; }
+int64_t LuaVm::seed() const { return seed_; }
 
-lua_State* LuaVm::state() const { return core_->L; }
+lua_State* LuaVm::state() const { return core().L; }
 
 }  // namespace blis
