@@ -31,7 +31,8 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       signals_(collector_, records_, in_flight_, trace_, steady_, saturation_, step_series_, closed_loop_, series_,
                pd_metrics_, observers_),
       core_{cfg_, kernel_, pool_, instances_, signals_, in_flight_},
-      fleet_(core_, series_),
+      fleet_(core_),
+      scaling_(core_, fleet_, arrivals_, series_),
       routing_(core_, fleet_.records(), std::move(policies)),
       rerouting_(core_),
       driver_(core_, fleet_, routing_, arrivals_, rerouting_, series_, metrics_, collector_) {
@@ -50,10 +51,12 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   if (cfg.pd.enabled()) pd_.emplace(core_, pd_metrics_, routing_, fleet_, rerouting_);
   PdFlow* pd = pd_ ? &*pd_ : nullptr;
   rerouting_.set_pd(pd);
-  fleet_.connect(routing_, rerouting_, pd, arrivals_);
-  // Kernel events scheduled at setup keep this order: the scenario's, then the fleet's.
+  fleet_.connect(routing_, rerouting_, pd);
+  // Kernel events scheduled at setup keep this order: the scenario's, the
+  // fleet's, the autoscaler's.
   driver_.setup();
   fleet_.setup(collector_);
+  scaling_.setup();
 }
 
 ClusterSimulation::~ClusterSimulation() = default;
@@ -93,6 +96,7 @@ ClusterResult ClusterSimulation::run() {
   out.initial_instances = static_cast<int64_t>(out.instances.size()) -
                           std::count(cfg_.fleet.absent.begin(), cfg_.fleet.absent.end(), uint8_t{1});
   fleet_.report(out);
+  out.scaling = scaling_.take_actions();
   if (pd_metrics_.enabled()) {
     if (pd_) pd_->finish();
     out.pd = std::move(pd_metrics_);
@@ -136,8 +140,8 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Scenario: driver_.on_event(e.payload); return;
     case EventKind::InstanceReady: fleet_.on_instance_ready(e.payload); return;
     case EventKind::NodeReady: fleet_.on_node_ready(e.payload); return;
-    case EventKind::ScalingTick: fleet_.scaling_tick(); return;
-    case EventKind::ScaleActuation: fleet_.actuate(static_cast<size_t>(e.payload)); return;
+    case EventKind::ScalingTick: scaling_.tick(); return;
+    case EventKind::ScaleActuation: scaling_.actuate(static_cast<size_t>(e.payload)); return;
     case EventKind::PdPrefillRouting: pd_->prefill_route(static_cast<uint32_t>(e.payload)); return;
     case EventKind::PdPrefilled: pd_->prefilled(e.payload); return;
     case EventKind::PdTransferCheck: pd_->check(e.payload); return;

@@ -10,6 +10,7 @@
 #include "cluster/request_signals.hpp"
 #include "cluster/rerouting.hpp"
 #include "cluster/routing.hpp"
+#include "cluster/scaling_loop.hpp"
 #include "cluster/scenario_driver.hpp"
 #include "engine/instance.hpp"
 #include "engine/request.hpp"
@@ -69,7 +70,8 @@ using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t insta
 // The coordinator: it owns the clock, the requests, the instances and the
 // lifecycle signals (cluster/cluster_core.hpp), and its parts, each owning
 // its own state: the arrivals (cluster/arrivals.hpp), the fleet of instance
-// slots (cluster/fleet.hpp), the router's part (cluster/routing.hpp), the
+// slots (cluster/fleet.hpp), the autoscaler's loop (cluster/scaling_loop.hpp),
+// the router's part (cluster/routing.hpp), the
 // requests' way back to routing (cluster/rerouting.hpp), P/D
 // (cluster/pd_flow.hpp) and the scenario driver
 // (cluster/scenario_driver.hpp). It takes each request through admission
@@ -117,6 +119,7 @@ class ClusterSimulation final : public EventHandler {
   // The parts, after what they share.
   ClusterCore core_;
   Fleet fleet_;
+  ScalingLoop scaling_;
   Routing routing_;
   Rerouting rerouting_;
   std::optional<PdFlow> pd_;  // with P/D pools

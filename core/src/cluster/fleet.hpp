@@ -2,9 +2,10 @@
 // — lifecycle, node, pool, standing with the router, warm-up — and everything
 // that changes them: scenario events that fail, drain, restore, add or remove
 // instances, the provisioning and loading delays, node placement (spec head
-// §6.2) and the autoscaler's loop (spec head §6.3). Failing, draining, adding
-// or removing an instance is a method of this class. It schedules its own
-// kernel events (InstanceReady, NodeReady, ScalingTick, ScaleActuation).
+// §6.2). Failing, draining, adding or removing an instance is a method of
+// this class, whoever asks (scenario events, the autoscaler's loop of
+// cluster/scaling_loop.hpp). It schedules its own kernel events
+// (InstanceReady, NodeReady).
 #pragma once
 
 #include "cluster/cluster_core.hpp"
@@ -16,12 +17,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace blis {
 
-class Arrivals;
 class PdFlow;
 class Rerouting;
 class Routing;
@@ -29,14 +28,12 @@ struct ClusterResult;
 
 class Fleet {
  public:
-  // `series` receives the autoscaler's actions as scenario events.
-  Fleet(const ClusterCore& core, TimeSeries& series);
+  explicit Fleet(const ClusterCore& core) : core_(core) {}
 
   // The parts it works with, once they exist (they outlive it): the router's
-  // (an instance ready takes traffic), the requests' way back to routing,
-  // P/D (null without it: transfers to abandon) and the arrivals (whether the
-  // workload is over, which stops the autoscaler).
-  void connect(Routing& routing, Rerouting& rerouting, PdFlow* pd, const Arrivals& arrivals);
+  // (an instance ready takes traffic), the requests' way back to routing and
+  // P/D (null without it: transfers to abandon).
+  void connect(Routing& routing, Rerouting& rerouting, PdFlow* pd);
   // Once the instances exist: the initial lifecycle, nodes and autoscaler.
   void setup(MetricsCollector& collector);
 
@@ -45,6 +42,8 @@ class Fleet {
   size_t pool_of(size_t i) const {
     return core_.cfg.pool_of.empty() ? 0 : static_cast<size_t>(core_.cfg.pool_of[i]);
   }
+  // Live instances of pool p: taking traffic or on their way to it.
+  int32_t live_instances(size_t pool) const;
   // Whether an instance has failed: requests still reaching it are lost.
   bool any_down() const { return any_down_; }
 
@@ -76,19 +75,11 @@ class Fleet {
   // Its kernel events.
   void on_instance_ready(uint64_t payload);
   void on_node_ready(uint64_t node);
-  void scaling_tick();
-  void actuate(size_t decision);
 
-  // At the end of the run: the spans, scaling actions and nodes.
+  // At the end of the run: the spans and nodes.
   void report(ClusterResult& out);
 
  private:
-  struct ScalingGroup {
-    std::vector<int32_t> pools;
-    SimTime up_since = -1, down_since = -1;
-  };
-
-  int32_t live_instances(size_t pool) const;
   // Node pools (spec head §6.2): placement of an instance on a node, the
   // node's readiness, and the release of GPUs and of idle nodes.
   void setup_nodes();
@@ -101,20 +92,11 @@ class Fleet {
   void remove_instance(size_t i, DrainMode mode);
   void close_span(size_t i);
   void check_drained(size_t i);
-  // The load of scaling group `group`'s pools, and the KV capacity of its
-  // instances still starting (pending_capacity).
-  std::vector<VariantLoad> group_load(size_t group, double& pending_capacity) const;
-  // One tick for scaling group `group`: its decision, stabilised, then
-  // actuated (now, or after the actuation delay).
-  void scale_group(size_t group, SimTime now);
-  std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
 
   ClusterCore core_;
-  TimeSeries& series_;
   Routing* routing_ = nullptr;
   Rerouting* rerouting_ = nullptr;
   PdFlow* pd_ = nullptr;
-  const Arrivals* arrivals_ = nullptr;
 
   // Each instance slot's record: its lifecycle, whether it takes traffic or
   // failed, its warm-up, start generation, open span and node. One per
@@ -127,11 +109,9 @@ class Fleet {
   bool any_down_ = false;  // some slot's record is down
   int64_t draining_ = 0;   // instances draining
   std::vector<uint32_t> evicted_;  // scratch: requests taken off an instance
-  // The provisioning spans, and the autoscaler's scaling groups and decisions.
+  // The provisioning spans.
   std::vector<InstanceSpan> spans_;
-  std::vector<ScalingGroup> groups_;
-  std::vector<ScalingAction> decisions_, applied_;
-  std::unique_ptr<GoRand> lifecycle_rng_, autoscaler_rng_;
+  std::unique_ptr<GoRand> lifecycle_rng_;
   // Node pools: every node (its span and free GPUs), and the slots no node
   // could take yet, in the order they asked.
   std::vector<NodeSpan> nodes_;

@@ -18,6 +18,8 @@
 
 namespace blis {
 
+class GoRand;
+
 // A delay drawn per use: mean, and a normal spread around it (clamped at 0).
 struct DelaySpec {
   double mean_s = 0, stddev_s = 0;
@@ -105,10 +107,15 @@ struct ScalingDecision {
   double required = 0, spare = 0;
 };
 
-// spec head §6.3 analyze and optimize for one scaling group: `pending_supply`
-// is the supply of the instances still starting. Scale up on the cheapest
-// pool with room, down on the most expensive above its minimum.
+// spec head §6.3 analyze and optimize for one scaling group
+// (cluster/scaling_loop.cpp): `pending_supply` is the supply of the instances
+// still starting. Scale up on the cheapest pool with room, down on the most
+// expensive above its minimum.
 ScalingDecision decide_scaling(std::vector<VariantLoad> variants, double pending_supply, const AutoscalerConfig& a);
+
+// spec head §6.1 delay sampling: the mean without a spread, else a normal
+// draw around it, clamped at 0; whole microseconds.
+SimTime sample_delay(const DelaySpec& d, GoRand& rng);
 
 // Where an instance slot is in its life (spec head §6.2 states, without the
 // node placement): Starting covers provisioning and loading.
