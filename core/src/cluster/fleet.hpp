@@ -1,14 +1,18 @@
-// Instance lifecycle and the autoscaler (docs/autoscaling.md, spec head §6):
-// instances added and removed at run time, by scenario events (`add`,
-// `remove`) or by the autoscaler's collect -> analyze -> optimize -> actuate
-// loop. The cluster keeps a fixed set of instance slots: the initial
-// instances, then per pool the slots that additions may fill; a removed
-// instance's slot is free again once it has drained.
+// The fleet: the instance slots and their records (cluster/instance_record.hpp)
+// — lifecycle, node, pool, standing with the router, warm-up — and everything
+// that changes them: scenario events that fail, drain, restore, add or remove
+// instances, the provisioning and loading delays, node placement (spec head
+// §6.2). Failing, draining, adding or removing an instance is a method of
+// this class, whoever asks (scenario events, the autoscaler's loop of
+// cluster/scaling_loop.hpp). It schedules its own kernel events
+// (InstanceReady, NodeReady).
 #pragma once
 
-#include <blis/kernel.hpp>
-#include <blis/policies.hpp>
-#include <blis/scenario_events.hpp>
+#include "cluster/cluster_core.hpp"
+#include "cluster/fleet_types.hpp"
+#include "cluster/instance_record.hpp"
+
+#include <blis/go_rand.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -17,114 +21,104 @@
 
 namespace blis {
 
-// A delay drawn per use: mean, and a normal spread around it (clamped at 0).
-struct DelaySpec {
-  double mean_s = 0, stddev_s = 0;
-  bool zero() const { return mean_s <= 0 && stddev_s <= 0; }
-};
+class PdFlow;
+class Rerouting;
+class Routing;
+struct ClusterResult;
 
-// One pool's lifecycle settings (the [[pools]] keys min, max,
-// provisioning_delay, loading_delay).
-struct PoolLifecycle {
-  std::string model;       // instances of the same model (and P/D role) are one scaling group
-  uint8_t pd_role = 0;     // P/D: kPdPrefill | kPdDecode bits (0 without P/D); pools of different roles scale apart
-  int32_t tp = 1;          // GPUs per instance (GPU-hours)
-  double cost_per_hour = 0;  // $ per instance-hour (orders scale-up/down)
-  int32_t min = 0, max = 0;  // autoscaler limits on live instances (max 0: no autoscaling of the pool)
-  DelaySpec provisioning;    // until the node is there
-  DelaySpec loading;         // until the model is loaded and the instance takes traffic
-  // spec head §6.2 warm-up: the first `warm_up_requests` requests routed to
-  // each instance (in each of its lives) have their TTFT multiplied by
-  // `warm_up_ttft_factor` in the metrics; scheduling is unaffected.
-  int32_t warm_up_requests = 0;
-  double warm_up_ttft_factor = 1.0;
-  // false: the initial instances load first too (spec head §6.1
-  // warm_start_initial_instances false): they take traffic after a loading
-  // delay from t=0 (their nodes exist, so no provisioning delay).
-  bool warm_start = true;
-  // The node pool its instances are placed on (spec head §6.2), -1: none
-  // (each instance provisioned and billed on its own).
-  int32_t node_pool = -1;
-};
+class Fleet {
+ public:
+  explicit Fleet(const ClusterCore& core) : core_(core) {}
 
-// A pool of nodes of `gpus_per_node` GPUs each (spec head §6.1
-// `node_pools:`): instances of the pools on its GPU type are placed on its
-// nodes; nodes are provisioned (after a delay) when no node has room, and
-// billed per node from the request to provision until release.
-struct NodePoolConfig {
-  std::string name, gpu_type;
-  int32_t gpus_per_node = 1;
-  double gpu_memory_gib = 0;
-  int32_t initial_nodes = 0, min_nodes = 0, max_nodes = 0;
-  DelaySpec provisioning;
-  double cost_per_hour = 0;  // $ per node-hour
-};
+  // The parts it works with, once they exist (they outlive it): the router's
+  // (an instance ready takes traffic), the requests' way back to routing and
+  // P/D (null without it: transfers to abandon).
+  void connect(Routing& routing, Rerouting& rerouting, PdFlow* pd);
+  // Once the instances exist: the initial lifecycle, nodes and autoscaler.
+  void setup(MetricsCollector& collector);
 
-// One node's life: asked for at `start`, ready at `ready`, released at `end`
-// (-1: still held when the run ended).
-struct NodeSpan {
-  int32_t node_pool = 0;
-  SimTime start = 0, ready = 0, end = -1;
-};
+  const InstanceRecord& record(size_t i) const { return slots_[i]; }
+  const std::vector<InstanceRecord>& records() const { return slots_; }
+  size_t pool_of(size_t i) const {
+    return core_.cfg.pool_of.empty() ? 0 : static_cast<size_t>(core_.cfg.pool_of[i]);
+  }
+  // Live instances of pool p: taking traffic or on their way to it.
+  int32_t live_instances(size_t pool) const;
+  // Whether an instance has failed: requests still reaching it are lost.
+  bool any_down() const { return any_down_; }
 
-// The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.
-struct AutoscalerConfig {
-  SimTime interval = 0;
-  SimTime up_window = 0, down_window = 0;  // stabilisation windows
-  DelaySpec actuation;                     // decision -> action (hpa_scrape_delay)
-  double kv_cache_threshold = 0.8, scale_up_threshold = 0.8, scale_down_boundary = 0.4;
-  double avg_input_tokens = 512;
-  std::string policy;                    // a registered autoscaler's name ("" = the built-in rule)
-  std::shared_ptr<Autoscaler> rule;      // that autoscaler, created for the run
-  bool enabled() const { return interval > 0; }
-};
+  // A request left instance i, or was lost on its way to it: a draining
+  // instance with nothing left leaves.
+  void departed(size_t i) {
+    if (draining_ > 0) check_drained(i);
+  }
+  // spec head §6.2 warm-up: the request in `r` routed to instance i.
+  void warm_up(size_t i, Request& r) {
+    if (!warm_up_on_) return;
+    int32_t& left = slots_[i].warm_left;
+    r.timing.warm_up = left > 0;
+    if (left > 0) --left;
+  }
 
-struct FleetConfig {
-  std::vector<PoolLifecycle> pools;  // one per pool (empty: no lifecycle)
-  std::vector<uint8_t> absent;       // per instance slot: 1 = starts absent (a reserve slot)
-  AutoscalerConfig autoscaler;
-  std::vector<NodePoolConfig> node_pools;  // empty: no node model
-  int64_t seed = 0;
-  bool enabled() const { return !pools.empty(); }
-};
+  // Scenario events on instance i; each returns the event log's note.
+  std::string fail(size_t i, bool reroute);  // its requests re-routed or failed
+  std::string drain(size_t i);               // takes no more traffic
+  std::string restore(size_t i);             // takes traffic again
+  // Starts up to `count` instances of pool p in free slots; how many started.
+  int32_t add(size_t p, int32_t count);
+  // Removes up to `count` instances of pool p, the lowest-indexed (oldest)
+  // active ones first; how many.
+  int32_t remove(size_t p, int32_t count, DrainMode mode);
+  // Removes instance i if it is active or starting; whether it was.
+  bool remove_one(size_t i, DrainMode mode);
 
-// One pool's load in a scaling group, as the autoscaler collected it.
-struct VariantLoad {
-  int32_t pool = 0;
-  double cost_per_hour = 0;
-  double supply = 0, demand = 0, max_supply = 0;  // KV tokens, over its active instances
-  int32_t count = 0;                              // active instances taking traffic
-  int32_t room = 0;                               // how many more it may start (max - live)
-  int32_t above_min = 0;                          // how many it may remove (count - min)
-  int64_t queue_depth = 0, in_flight = 0;         // over its active instances
-};
+  // Its kernel events.
+  void on_instance_ready(uint64_t payload);
+  void on_node_ready(uint64_t node);
 
-struct ScalingDecision {
-  int32_t pool = -1, delta = 0;  // delta 0: nothing to do
-  double required = 0, spare = 0;
-};
+  // At the end of the run: the spans and nodes.
+  void report(ClusterResult& out);
 
-// spec head §6.3 analyze and optimize for one scaling group: `pending_supply`
-// is the supply of the instances still starting. Scale up on the cheapest
-// pool with room, down on the most expensive above its minimum.
-ScalingDecision decide_scaling(std::vector<VariantLoad> variants, double pending_supply, const AutoscalerConfig& a);
+ private:
+  // Node pools (spec head §6.2): placement of an instance on a node, the
+  // node's readiness, and the release of GPUs and of idle nodes.
+  void setup_nodes();
+  bool place(size_t instance);
+  int32_t provision_node(int32_t node_pool);
+  void start_loading(size_t instance);
+  void release_gpus(size_t instance);
+  void warn_unplaced(size_t instance) const;
+  void instance_ready(size_t i);
+  void remove_instance(size_t i, DrainMode mode);
+  void close_span(size_t i);
+  void check_drained(size_t i);
 
-// Where an instance slot is in its life (spec head §6.2 states, without the
-// node placement): Starting covers provisioning and loading.
-enum class Life : uint8_t { Active, Starting, Draining, Absent };
+  ClusterCore core_;
+  Routing* routing_ = nullptr;
+  Rerouting* rerouting_ = nullptr;
+  PdFlow* pd_ = nullptr;
 
-// A span of time an instance slot was provisioned (billed), for GPU-hours.
-struct InstanceSpan {
-  int32_t instance = 0, pool = 0;
-  SimTime start = 0, end = -1;  // end -1: still provisioned when the run ended
-};
-
-// One autoscaler decision as applied.
-struct ScalingAction {
-  SimTime time = 0;
-  int32_t pool = 0;
-  int32_t delta = 0;  // +n added, -n removed
-  std::string why;
+  // Each instance slot's record: its lifecycle, whether it takes traffic or
+  // failed, its warm-up, start generation, open span and node. One per
+  // instance, whatever is on.
+  std::vector<InstanceRecord> slots_;
+  // Whether instances warm up (a pool of the fleet has warm_up_requests) and
+  // whether they are placed on nodes (the fleet has node pools): else the
+  // records' warm_left and node are never read.
+  bool warm_up_on_ = false, nodes_on_ = false;
+  bool any_down_ = false;  // some slot's record is down
+  int64_t draining_ = 0;   // instances draining
+  std::vector<uint32_t> evicted_;  // scratch: requests taken off an instance
+  // The provisioning spans.
+  std::vector<InstanceSpan> spans_;
+  std::unique_ptr<GoRand> lifecycle_rng_;
+  // Node pools: every node (its span and free GPUs), and the slots no node
+  // could take yet, in the order they asked.
+  std::vector<NodeSpan> nodes_;
+  std::vector<int32_t> node_free_;
+  std::vector<size_t> unplaced_;
+  int64_t unplaced_waits_ = 0;
+  std::unique_ptr<GoRand> node_rng_;
 };
 
 }  // namespace blis

@@ -5,14 +5,14 @@
 // defaults are a slot at the start of a run with every feature off.
 #pragma once
 
-#include "cluster/fleet.hpp"
+#include "cluster/fleet_types.hpp"
 
 #include <cstdint>
 
 namespace blis {
 
 struct InstanceRecord {
-  Life life = Life::Active;      // lifecycle state (cluster/fleet.hpp); always Active without a fleet
+  Life life = Life::Active;      // lifecycle state (cluster/fleet_types.hpp); always Active without a fleet
   bool routable = true;          // takes traffic: not failed, drained, starting, leaving or absent
   bool down = false;             // failed (a `fail` event): requests still reaching it are lost
   bool down_reroutes = false;    // of those, re-routed (else failed), as its failure said

@@ -1,0 +1,72 @@
+// Where requests come from: the workload source and its later phases (a
+// scenario's `workload` events), drawn lazily — the next arrival is
+// scheduled when the previous one is processed, which gives the same order
+// as scheduling all of them up front — the time warp of `rate` events, and
+// closed-loop users' follow-up requests (spec head §4.2).
+#pragma once
+
+#include "cluster/closed_loop.hpp"
+#include "cluster/cluster_config.hpp"
+#include "engine/request.hpp"
+
+#include <blis/kernel.hpp>
+#include <blis/workload.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace blis {
+
+class Arrivals final : public FollowUps {
+ public:
+  // `source` outlives it.
+  Arrivals(const ClusterConfig& cfg, Kernel& kernel, RequestPool& pool, WorkloadSource& source)
+      : cfg_(cfg), kernel_(kernel), pool_(pool), source_(&source) {}
+
+  // From virtual time `at` on, arrivals come from `source` (see
+  // ClusterSimulation::add_workload_phase).
+  void add_phase(SimTime at, WorkloadSource& source) { phases_.emplace_back(at, &source); }
+
+  // Takes the next arrival into a pool slot and schedules its ClusterArrival.
+  void pull();
+  // A request arrived at the cluster (its ClusterArrival): counted, progress
+  // reported every 1024, and the next one of the source's chain drawn.
+  void arrived(uint32_t slot) {
+    if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
+    if (pool_[slot].spec.round == 0) pull();
+  }
+  // A closed-loop user's next request (FollowUps).
+  void completed(const Request& r, SimTime t) override;
+
+  // A scenario `rate` event: arrivals after the one already scheduled come
+  // `factor` times as often; the accumulated factor.
+  double change_rate(double factor);
+
+  int64_t count() const { return arrived_; }
+  // The workload is exhausted (or past the horizon): no arrival of its chain is left.
+  bool done() const { return source_done_; }
+
+ private:
+  SimTime warp(SimTime source_time);
+
+  const ClusterConfig& cfg_;
+  Kernel& kernel_;
+  RequestPool& pool_;
+  WorkloadSource* source_;
+  // Workload phases still to come, and the offsets of the current one: its
+  // arrival times count from phase_start_, its ids from id_offset_.
+  std::vector<std::pair<SimTime, WorkloadSource*>> phases_;
+  size_t next_phase_ = 0;
+  SimTime phase_start_ = 0;
+  uint64_t id_offset_ = 0, next_id_ = 0;
+  int64_t arrived_ = 0;
+  bool source_done_ = false;
+  // The arrival time warp of rate changes: arrivals after source time
+  // warp_src_ come 1/rate_factor_ as far apart, from warp_dst_.
+  double warp_src_ = 0, warp_dst_ = 0, rate_factor_ = 1;
+  bool warped_ = false;
+  SimTime pending_source_time_ = 0, pending_arrival_ = 0;
+};
+
+}  // namespace blis
