@@ -19,6 +19,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
+      timed_(cfg.keep_timed_samples),
       saturation_(cfg.judge_saturation),
       step_series_(cfg.keep_series),
       closed_loop_(*this),
@@ -28,7 +29,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
                                   : cfg.pool_of),
       pd_metrics_(cfg.pd.roles),
       observers_(cfg.observers),
-      signals_(collector_, records_, in_flight_, trace_, steady_, saturation_, step_series_, closed_loop_, series_,
+      signals_(collector_, records_, in_flight_, trace_, steady_, timed_, saturation_, step_series_, closed_loop_, series_,
                pd_metrics_, observers_),
       policies_(std::move(policies)) {
   if (!policies_.router)
@@ -41,6 +42,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
     cached_[i].pool = cfg.pool_of.empty() ? 0 : cfg.pool_of[i];
     cached_[i].tp = cfg.pool_tp.empty() ? cfg.tp : cfg.pool_tp[static_cast<size_t>(cached_[i].pool)];
   }
+  collector_.keep_timed_itl(cfg.keep_timed_samples);
   last_refresh_.assign(n, 0);
   snapshot_changes_.assign(n, UINT64_MAX);
   state_.resize(n);
@@ -149,6 +151,13 @@ ClusterResult ClusterSimulation::run() {
     out.steps += static_cast<uint64_t>(m.steps);
     out.member_steps += static_cast<uint64_t>(m.member_steps);
     out.member_updates += static_cast<uint64_t>(m.member_updates);
+  }
+  if (timed_.enabled()) {
+    out.timed = timed_.release();
+    for (auto& m : metrics_) {
+      out.timed.itl.insert(out.timed.itl.end(), m.timed_itl.begin(), m.timed_itl.end());
+      m.timed_itl = {};
+    }
   }
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();

@@ -42,6 +42,7 @@ struct ClusterConfig {
   SimTime cache_signal_delay = 50000;
   bool judge_saturation = false;  // run the detectors of spec head §3 (metrics/saturation.hpp)
   bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
+  bool keep_timed_samples = false;  // latencies with their times (metrics/steady_window.hpp)
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;
@@ -92,6 +93,7 @@ struct ClusterResult {
   // the report (metrics/observer.hpp), in their list's order.
   std::vector<std::unique_ptr<ReportPart>> observers;
   SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
+  TimedSamples timed;            // with ClusterConfig::keep_timed_samples
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
@@ -215,6 +217,7 @@ class ClusterSimulation final : public EventHandler, private FollowUps, private 
   InFlight in_flight_;
   DecisionTrace trace_;
   SteadyStateProbe steady_;
+  TimedSampleProbe timed_;
   SaturationProbe saturation_;
   TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;
