@@ -45,6 +45,19 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
   CHECK(row.find("\"itl_p99_ms\": {\"warm_up_s\": ") != std::string::npos);
 }
 
+TEST_CASE("plan --duration: short first trials are lengthened, not trusted: the same answer as the default",
+          "[cli][plan]") {
+  // Issue 29: 10 s and 20 s first trials answered 14 for the tutorial's question (and 64 for
+  // another): trials that cannot be judged yet are now doubled until they can.
+  for (const char* d : {"10s", "20s"}) {
+    const Result r =
+        run_blis(std::string("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 2 -q --duration ") + d);
+    INFO("--duration " << d << "\n" << r.out);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("minimum instances: 12 (") != std::string::npos);
+  }
+}
+
 TEST_CASE("plan --max-rate: one instance's sustainable throughput, without being told to saturate", "[cli][plan]") {
   const Result r = run_blis("plan --model qwen/qwen3-14b --max-rate --num-instances 1");
   REQUIRE(r.status == 0);
