@@ -3,6 +3,7 @@
 // reject traffic.
 #include "catch.hpp"
 #include "cli.hpp"
+#include "temp_dir.hpp"
 
 #include <regex>
 #include <string>
@@ -34,7 +35,7 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
                             "--slo 'itl_p99<40ms' --jobs 2 --format json");
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("\"minimum_instances\": 27\n") != std::string::npos);
+  CHECK(r.out.find("\"minimum_instances\": 27,\n") != std::string::npos);
   // 26's row: lengthened, and why it misses.
   const auto at = r.out.find("{\"instances\": 26, ");
   REQUIRE(at != std::string::npos);
@@ -43,6 +44,32 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
   CHECK(row.find("\"why\": \"itl_p99 ") != std::string::npos);
   CHECK(row.find("\"meets\": false") != std::string::npos);
   CHECK(row.find("\"itl_p99_ms\": {\"warm_up_s\": ") != std::string::npos);
+  // The question travels with its answer: the resolved setup, and the answer's configuration,
+  // which blis run reproduces.
+  CHECK(r.out.find("\"hardware\": \"A100-80\", \"tp\": 1, \"latency_model\": \"roofline\", \"workload\": "
+                   "\"summarization\", \"arrival_process\": \"constant\", \"routing_policy\": \"least-loaded\"") !=
+        std::string::npos);
+  CHECK(r.out.find("\"seeds\": [42], \"trials\": \"first trials: 60 s of arrivals") != std::string::npos);
+  CHECK(r.out.find("\"blis_version\": \"") != std::string::npos);
+  const std::string key = "\"configuration\": \"";
+  const auto from = r.out.find(key);
+  REQUIRE(from != std::string::npos);
+  std::string toml;
+  for (size_t i = from + key.size(); i < r.out.size() && r.out[i] != '"'; ++i) {
+    if (r.out[i] != '\\') {
+      toml += r.out[i];
+      continue;
+    }
+    const char c = r.out[++i];
+    if (c == 'n') toml += '\n';
+    else if (c == 'u') toml += static_cast<char>(std::stoi(r.out.substr(i + 1, 4), nullptr, 16)), i += 4;
+    else toml += c;
+  }
+  CHECK(toml.find("num_instances = 27\n") != std::string::npos);
+  blis::test::TempDir dir;
+  const Result again = run_blis("run " + dir.write("answer.toml", toml));
+  INFO(again.err);
+  CHECK(again.status == 0);
 }
 
 TEST_CASE("plan --duration: short first trials are lengthened, not trusted: the same answer as the default",
@@ -98,7 +125,7 @@ TEST_CASE("plan: bad targets and missing traffic are refused", "[cli][plan]") {
   const Result json = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<500ms' --max-instances 2 --format json");
   REQUIRE(json.status == 0);
   CHECK(json.out.rfind("{\n  \"question\": ", 0) == 0);
-  CHECK(json.out.find("\"minimum_instances\": 1\n}") != std::string::npos);
+  CHECK(json.out.find("\"minimum_instances\": 1,\n  \"configuration\": \"# The resolved configuration") != std::string::npos);
 }
 
 TEST_CASE("plan: GPUs and TPs compared, with costs, the cheapest named", "[cli][plan]") {

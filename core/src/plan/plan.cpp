@@ -588,8 +588,9 @@ class Planner {
   void print(std::ostream& out, int64_t answer) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
-    if (req_.format == "json") return print_json(out, answer, cols, model);
+    if (req_.format == "json") return print_json(out, answer, cols);
     out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
+    out << setup_line(configuration(answer > 0 ? answer : base_.pool().instances, base_.workload.rate));
     out << trial_rule() << "\n\n";
     if (req_.replicates > 1)
       out << fmt::format("{} replicates per trial (seeds {} to {}); figures are means with 95 % t-intervals\n\n",
@@ -629,6 +630,69 @@ class Planner {
                        duration_, kLongestDuration);
   }
 
+  // "key = value" of a configuration's TOML: the value as written (strings
+  // quoted), "null" when absent.
+  static std::string toml_value(const std::string& config, const std::string& key) {
+    const std::string head = "\n" + key + " = ";
+    const size_t at = config.find(head);
+    if (at == std::string::npos) return "null";
+    const size_t from = at + head.size();
+    const std::string v = config.substr(from, config.find('\n', from) - from);
+    return v.empty() ? "null" : v;
+  }
+
+  // The table's line of what shaped the answer besides the question.
+  std::string setup_line(const std::string& config) const {
+    if (config.empty()) return "";
+    auto bare = [&](const char* key) {
+      std::string v = toml_value(config, key);
+      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    };
+    const std::string arrivals = bare("arrival_process");
+    return fmt::format("setup: {} TP {}, {} latency, {} workload, {} arrivals, {} routing, batches of {} requests / {} "
+                       "tokens, {} KV blocks; seed {}; blis {}\n",
+                       bare("hardware"), bare("tp"), bare("latency_model"), bare("workload"),
+                       arrivals == "null" ? "constant" : arrivals, bare("routing_policy"), bare("max_num_running_reqs"),
+                       bare("max_num_scheduled_tokens"), bare("total_kv_blocks"), seed_of(0), BLIS_VERSION);
+  }
+
+  // The resolved configuration of `instances` at `rate` (defaults and data
+  // tables applied) as the TOML `blis run` reads: what the answer is an
+  // answer for. "" for a scenario with Lua callbacks, which a TOML cannot hold.
+  std::string configuration(int64_t instances, double rate) const {
+    if (base_.event_script) return "";
+    RunConfig c = trial_config(instances, rate, duration_);
+    c.outputs.keep_timed_samples = false;
+    c.outputs.keep_distributions = false;
+    c.outputs.warn_unsteady = true;
+    c.outputs.quiet = false;
+    return dump_config(c);
+  }
+
+  // The question with every setting that shaped its answer (issue 29): the
+  // resolved model, GPU, TP, latency model, workload, arrivals, routing,
+  // seeds, the trial rule and the blis version; `config` is configuration().
+  std::string question_json(const std::string& config) const {
+    auto value = [&](const char* key) { return toml_value(config, key); };
+    const std::string arrivals = value("arrival_process");
+    std::string out = fmt::format("{{\"model\": {}", go_string(base_.pool().model.name.value_or("")));
+    if (!req_.max_rate) out += fmt::format(", \"rate\": {}", go_float(base_.workload.rate));
+    else out += fmt::format(", \"instances\": {}", base_.pool().instances);
+    out += fmt::format(", \"targets\": {}", go_string(targets_text()));
+    for (const char* key : {"hardware", "tp", "latency_model", "workload"}) out += fmt::format(", \"{}\": {}", key, value(key));
+    out += fmt::format(", \"arrival_process\": {}", arrivals == "null" ? "\"constant\"" : arrivals);
+    for (const char* key : {"routing_policy", "max_num_running_reqs", "max_num_scheduled_tokens", "total_kv_blocks"})
+      out += fmt::format(", \"{}\": {}", key, value(key));
+    out += fmt::format(", \"seeds\": [{}]", [&] {
+      std::string seeds;
+      for (size_t r = 0; r < static_cast<size_t>(req_.replicates); ++r) seeds += (r ? ", " : "") + std::to_string(seed_of(r));
+      return seeds;
+    }());
+    out += fmt::format(", \"trials\": {}, \"blis_version\": {}}}", go_string(trial_rule()), go_string(BLIS_VERSION));
+    return out;
+  }
+
   // One trial's verdict in JSON: its length, verdict, reason and how each
   // target was measured.
   std::string trial_json(const Trial& t) const {
@@ -647,10 +711,9 @@ class Planner {
   }
 
   // print() under --format json.
-  void print_json(std::ostream& out, int64_t answer, const std::vector<std::string>& cols,
-                  const std::string& model) const {
-    out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"rate\": " << go_float(base_.workload.rate)
-        << ", \"targets\": " << go_string(targets_text()) << "},\n";
+  void print_json(std::ostream& out, int64_t answer, const std::vector<std::string>& cols) const {
+    const std::string config = configuration(answer > 0 ? answer : base_.pool().instances, base_.workload.rate);
+    out << "{\n  \"question\": " << question_json(config) << ",\n";
     out << "  \"seconds_of_arrivals\": " << go_float(duration_) << ",\n  \"trials\": [";
     bool first = true;
     for (const auto& [key, t] : trials_) {
@@ -665,7 +728,9 @@ class Planner {
     }
     out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null");
     if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
-    out << "\n}\n";
+    // The answer as a configuration `blis run` reproduces (the count tried
+    // last without an answer).
+    out << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
   }
 
   // print()'s last line when `answer` instances meet the targets: the evidence.
@@ -688,8 +753,8 @@ class Planner {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
     if (req_.format == "json") {
-      out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"instances\": " << n
-          << ", \"targets\": " << go_string(targets_text()) << "},\n  \"seconds_of_arrivals\": " << go_float(duration_)
+      const std::string config = configuration(n, rate > 0 ? rate : 1);
+      out << "{\n  \"question\": " << question_json(config) << ",\n  \"seconds_of_arrivals\": " << go_float(duration_)
           << ",\n  \"trials\": [";
       bool first = true;
       for (const auto& [key, t] : trials_) {
@@ -701,11 +766,13 @@ class Planner {
         out << "}";
         first = false;
       }
-      out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null") << "\n}\n";
+      out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null")
+          << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
       return;
     }
     out << fmt::format("blis plan: the highest rate {} instance(s) of {} sustain; targets: {}\n", n, model,
                        targets_text());
+    out << setup_line(configuration(n, rate > 0 ? rate : 1));
     out << trial_rule() << "\n\n";
     out << fmt::format("{:>10}  {:>9}  {:<13}", "req/s", "arrivals", "verdict");
     for (const auto& c : cols) out << head(c);
