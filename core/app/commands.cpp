@@ -82,8 +82,9 @@ Commands::Commands(CLI::App& app) : app_(&app) {
                   "Find the highest --rate that --num-instances instances sustain within the targets")
       ->group("Plan");
   plan_->add_option("--duration", plan_duration_,
-                    "Arrivals of the first trials, a duration (120s, 5m); default: 60 s. Runs are doubled "
-                    "while too short to judge, whatever is given")
+                    "Arrivals of the first trials, a duration (120s, 5m); default: 60 s. Whatever is "
+                    "given, each trial is doubled (up to 960 s) while it cannot be judged: too short, a "
+                    "target not converged in steady state, or a backlog still growing")
       ->group("Plan");
   plan_->add_option("--max-instances", plan_max_instances_, "Largest instance count the search tries")
       ->capture_default_str()->group("Plan");
@@ -236,8 +237,8 @@ int Commands::execute() {
     req.report = plan_report_;
     req.replicates = plan_replicates_;
     req.quiet = plan_quiet_;
-    blis::plan(req, std::cout);
-    return 0;
+    // 3: no answer (docs/planning.md), a status a script can tell from a failure.
+    return blis::plan(req, std::cout) ? 0 : 3;
   }
   if (merge_->parsed()) {
     blis::merge(merge_files_, merge_csv_, merge_json_, std::cout);

@@ -97,7 +97,7 @@ TEST_CASE("plan --report: the charts of the search, the same bytes whatever --jo
   REQUIRE(run_blis(base + " --jobs 1 --report '" + (std::filesystem::path(dir.str()) / "b").string() + "'").status == 0);
   CHECK(slurp(std::filesystem::path(dir.str()) / "b" / "report.html") == html);
   // The bytes themselves (golden): update only for a deliberate change of the report.
-  CHECK(fnv1a(html) == 17667610810433667293ull);
+  CHECK(fnv1a(html) == 12782809423694662921ull);  // issue 29: steady-window figures, trial verdicts
 }
 
 TEST_CASE("plan --report with --hardware: cost per candidate", "[cli][report][plan]") {
@@ -120,13 +120,14 @@ TEST_CASE("plan --replicates: every seed must meet the targets, percentiles with
   REQUIRE(r.status == 0);
   CHECK(r.out.find("3 replicates per trial (seeds 42 to 44); figures are means with 95 % t-intervals") !=
         std::string::npos);
-  CHECK(r.out.find("        1  steady                55.81 ± 3.27") != std::string::npos);
-  CHECK(r.out.find("minimum instances: 1 (ttft_p99_ms = 55.8 ± 3.3 ms, steady in all 3 replicates)") !=
+  // Steady-window figures (warm-up and drain cut: docs/planning.md).
+  CHECK(r.out.find("        1        60s  steady                   55.92 ± 3.63") != std::string::npos);
+  CHECK(r.out.find("minimum instances: 1 (ttft_p99_ms = 55.9 ± 3.6 ms, steady in all 3 replicates)") !=
         std::string::npos);
   CHECK(r.out.find("replicates' own answers: seed 42: 1, seed 43: 1, seed 44: 1") != std::string::npos);
   const Result json = run_blis(base + " --replicates 3 --format json");
   REQUIRE(json.status == 0);
-  CHECK(json.out.find("\"replicates\": 3, \"ci95\": {\"ttft_p99_ms\": 3.2") != std::string::npos);
+  CHECK(json.out.find("\"replicates\": 3, \"ci95\": {\"ttft_p99_ms\": 3.6") != std::string::npos);
   // One replicate is the plan without replicates.
   CHECK(run_blis(base + " --replicates 1").out == run_blis(base).out);
   check_refused(base + " --replicates 0", "--replicates: must be between 1 and 100");

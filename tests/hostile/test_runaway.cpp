@@ -169,12 +169,12 @@ TEST_CASE("blis plan ends with an answer or a clear refusal whatever --duration 
     CHECK(r.out.find("minimum instances: 2 ") != std::string::npos);
   }
   // A rate no count up to --max-instances can serve is refused at once,
-  // with the count it would need.
+  // with the count it would need: no answer, exit status 3.
   for (const char* rate : {"1e5", "1e6", "1e9", "1e12"}) {
     const Result r = run_blis(std::string("plan ") + kModel + "--slo 'ttft_p99<500ms' --quiet --rate " + rate, "",
                               within(30));
     INFO("--rate " << rate << "\nstderr: " << r.err);
-    CHECK(r.status == 0);
+    CHECK(r.status == 3);
     CHECK(r.out.find("minimum instances: none up to 512 — one instance completes 16.9 requests/s when saturated, so ") !=
           std::string::npos);
     CHECK(r.out.find("more than --max-instances 512") != std::string::npos);

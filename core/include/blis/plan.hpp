@@ -36,7 +36,8 @@ struct PlanRequest {
 };
 
 // Runs the search and prints the answer to `out`; progress goes to stderr.
-// Throws blis::Error on bad input (exit 2).
-void plan(const PlanRequest& request, std::ostream& out);
+// False when there is no answer (no count, rate or candidate meets the
+// targets: `blis plan` exits 3). Throws blis::Error on bad input (exit 2).
+bool plan(const PlanRequest& request, std::ostream& out);
 
 }  // namespace blis

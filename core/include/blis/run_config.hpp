@@ -137,6 +137,7 @@ struct OutputSettings {
   std::optional<std::string> detectors;  // saturation detectors whose labels are printed (spec head §3.1)
   std::optional<std::string> report;     // a folder for report.html and its charts
   bool keep_distributions = false;       // not a setting: plans keep latency CDFs for their report
+  bool keep_timed_samples = false;       // not a setting: plans judge latencies in steady state
   bool quiet = false;                    // no progress on stderr
   // What stdout's blocks look like: "seed" (c9ca689b's) or "head" (HEAD's:
   // every metrics block even with nothing completed, timed_out_requests, the

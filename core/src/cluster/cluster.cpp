@@ -19,6 +19,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
+      timed_(cfg.keep_timed_samples),
       saturation_(cfg.judge_saturation),
       step_series_(cfg.keep_series),
       closed_loop_(arrivals_),
@@ -28,7 +29,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
                                   : cfg.pool_of),
       pd_metrics_(cfg.pd.roles),
       observers_(cfg.observers),
-      signals_(collector_, records_, in_flight_, trace_, steady_, saturation_, step_series_, closed_loop_, series_,
+      signals_(collector_, records_, in_flight_, trace_, steady_, timed_, saturation_, step_series_, closed_loop_, series_,
                pd_metrics_, observers_),
       core_{cfg_, kernel_, pool_, instances_, signals_, in_flight_},
       fleet_(core_),
@@ -37,6 +38,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       rerouting_(core_),
       driver_(core_, fleet_, routing_, arrivals_, rerouting_, series_, metrics_, collector_) {
   if (cfg.num_instances < 1) throw InputError("--num-instances", "must be >= 1");
+  collector_.keep_timed_itl(cfg.keep_timed_samples);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {
     metrics_[static_cast<size_t>(i)].reports_timeouts = cfg.deadlines || cfg.head_report;
     metrics_[static_cast<size_t>(i)].head_form = cfg.head_report;
@@ -88,6 +90,13 @@ ClusterResult ClusterSimulation::run() {
     out.steps += static_cast<uint64_t>(m.steps);
     out.member_steps += static_cast<uint64_t>(m.member_steps);
     out.member_updates += static_cast<uint64_t>(m.member_updates);
+  }
+  if (timed_.enabled()) {
+    out.timed = timed_.release();
+    for (auto& m : metrics_) {
+      out.timed.itl.insert(out.timed.itl.end(), m.timed_itl.begin(), m.timed_itl.end());
+      m.timed_itl = {};
+    }
   }
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();

@@ -48,6 +48,7 @@ struct ClusterResult {
   // the report (metrics/observer.hpp), in their list's order.
   std::vector<std::unique_ptr<ReportPart>> observers;
   SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
+  TimedSamples timed;            // with ClusterConfig::keep_timed_samples
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;
   uint64_t steps = 0;
@@ -108,6 +109,7 @@ class ClusterSimulation final : public EventHandler {
   InFlight in_flight_;
   DecisionTrace trace_;
   SteadyStateProbe steady_;
+  TimedSampleProbe timed_;
   SaturationProbe saturation_;
   TimeSeriesProbe step_series_;
   ClosedLoop closed_loop_;

@@ -37,6 +37,7 @@ struct ClusterConfig {
   SimTime cache_signal_delay = 50000;
   bool judge_saturation = false;  // run the detectors of spec head §3 (metrics/saturation.hpp)
   bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
+  bool keep_timed_samples = false;  // latencies with their times (metrics/steady_window.hpp)
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;

@@ -16,6 +16,7 @@
 #include "metrics/request_records.hpp"
 #include "metrics/saturation.hpp"
 #include "metrics/steady_state.hpp"
+#include "metrics/steady_window.hpp"
 #include "metrics/step_series.hpp"
 #include "metrics/time_series.hpp"
 
@@ -30,7 +31,8 @@ using RunObservers = Observers<GoodputTracker>;
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, SaturationProbe,
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, TimedSampleProbe,
+                SaturationProbe,
                 TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics, RunObservers> {
   using Lifecycle::Lifecycle;
 };

@@ -52,6 +52,17 @@ void MetricsCollector::on_stopped(Request& r) {
   m.output_tokens += output_tokens(r);
 }
 
+// The standard inter-token latencies of each step, at its end, counted once
+// per completed request that decoded in it (itl_values() without the times).
+void MetricsCollector::timed_itl(InstanceMetrics& m) {
+  int64_t count = 0;
+  for (size_t s = 0; s < m.step_itl.size() && s < m.step_end.size(); ++s) {
+    count += m.run_delta[s];
+    if (count > 0) m.timed_itl.push_back({m.step_end[s], m.step_itl[s], count});
+  }
+  m.step_end = {};
+}
+
 void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   InstanceMetrics& m = *instances_[static_cast<size_t>(x.instance)].metrics;
   m.end_time = x.end_time;
@@ -64,6 +75,7 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   // per step (itl_values() makes the same multiset of either).
   m.itl_weighted = itl_values(m);
   m.itl_weighted.shrink_to_fit();
+  if (keep_timed_itl_) timed_itl(m);
   m.step_itl = {};
   m.run_delta = {};
   m.extra_itls = {};

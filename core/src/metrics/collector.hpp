@@ -6,6 +6,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/steady_window.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -76,6 +77,11 @@ struct InstanceMetrics {
   std::vector<int64_t> extra_itls;
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
+  // With MetricsCollector::keep_timed_itl: the end of each step, and when the
+  // instance stops, the inter-token latencies of its steps with their time
+  // (metrics/steady_window.hpp).
+  std::deque<int64_t> step_end;
+  std::vector<TimedSample> timed_itl;
 
   // Wait-queue depth summed over steps (for HOL blocking detection).
   int64_t wait_depth_sum = 0;
@@ -94,6 +100,8 @@ class MetricsCollector : public LifecycleSubscriber {
  public:
   // With `keep_completions`, a CompletionSample per completed request.
   explicit MetricsCollector(bool keep_completions) : keep_completions_(keep_completions) {}
+  // Keep each step's time, for inter-token latencies by time (InstanceMetrics::timed_itl).
+  void keep_timed_itl(bool on) { keep_timed_itl_ = on; }
 
   // The next instance's metrics (by reference: they outlive the collector),
   // and its latency model's α_o (µs added to every token) and α_p (µs added
@@ -180,6 +188,7 @@ class MetricsCollector : public LifecycleSubscriber {
     const Slot& i = instances_[static_cast<size_t>(x.instance)];
     InstanceMetrics& m = *i.metrics;
     m.step_itl.push_back(x.duration + i.alpha_output);
+    if (keep_timed_itl_) m.step_end.push_back(x.start + x.duration);
     m.run_delta.resize(m.step_itl.size() + 1, 0);
     m.wait_depth_sum += x.waiting;
     ++m.steps;
@@ -197,8 +206,10 @@ class MetricsCollector : public LifecycleSubscriber {
   // Output tokens of `r` so far: every token but that of a request without
   // output tokens (spec cluster §7.3, quirk Q6 fixed).
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
+  static void timed_itl(InstanceMetrics& m);
 
   bool keep_completions_;
+  bool keep_timed_itl_ = false;
   std::vector<Slot> instances_;
   int64_t rejected_ = 0, in_pipeline_ = 0;
   std::map<int32_t, int64_t> rejected_by_class_;

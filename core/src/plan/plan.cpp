@@ -32,7 +32,7 @@
 namespace blis {
 namespace {
 
-constexpr double kFirstDuration = 60;    // seconds of arrivals per trial, doubled while too short
+constexpr double kFirstDuration = 60;    // seconds of arrivals per first trial, doubled while it cannot be judged
 constexpr double kLongestDuration = 960;
 constexpr int64_t kFewestRequests = 500;
 constexpr int64_t kMostRequests = 2'000'000;
@@ -43,37 +43,50 @@ constexpr double kProbeRate = 1e6;
 constexpr int64_t kBracketFrom = 32;
 constexpr size_t kBracketBatch = 4;
 
+// A target measured in a trial's steady state, and whether the measure can be
+// trusted (metrics/steady_window.hpp).
+struct TargetMeasure {
+  SteadyMeasure m;
+  bool converged = true;  // not drifting, and its interval narrow or clear of the limit
+};
+
 struct Trial {
   int64_t instances = 0;
   double rate = 0;
   int64_t requests = 0;
+  double seconds = 0;  // of arrivals
   // The first replicate's outcome; with replicates its metrics are the means
   // over them and its verdict the worst of theirs.
   RunOutcome outcome;
   std::vector<bool> replicate_pass;  // by replicate (seed, seed+1, ...)
   std::map<std::string, double> ci;  // 95 % half-width by metric, with replicates
+  std::map<std::string, TargetMeasure> measures;  // by target metric, the first replicate's
   bool pass = false;
-  bool conclusive = true;  // false: too short to judge
+  bool conclusive = true;  // false: to be lengthened (too short, not converged, or overloaded while filling)
+  std::string verdict;     // steady, saturated, not steady, overloaded, not converged, too short
   std::string why;         // what failed, or "meets every target"
 };
 
-// Student's t at 97.5 % for `df` degrees of freedom (a two-sided 95 % interval).
-double t975(int64_t df) {
-  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df < 1) return 0;
-  return df <= 30 ? table[df - 1] : 1.96;
+// The trials' verdicts from the best to the worst: with replicates a trial
+// shows its worst replicate's.
+int verdict_rank(const std::string& v) {
+  static const char* const order[] = {"steady", "too short", "not converged", "overloaded", "not steady", "saturated"};
+  for (int i = 0; i < 6; ++i)
+    if (v == order[i]) return i;
+  return 0;
 }
 
-int verdict_rank(Verdict v) {
-  switch (v) {
-    case Verdict::Steady: return 0;
-    case Verdict::TooShort: return 1;
-    case Verdict::NotSteady: return 2;
-    case Verdict::Saturated: return 3;
-  }
-  return 0;
+// "itl_p99_ms" -> ("itl", 99); "ttft_mean_ms" -> ("ttft", -1); family ""
+// for a metric not measured in steady state (scheduling_delay_p99_ms).
+std::pair<std::string, double> family_and_stat(const std::string& metric) {
+  const size_t cut = metric.find('_');
+  if (cut == std::string::npos) return {"", 0};
+  const std::string family = metric.substr(0, cut), stat = metric.substr(cut + 1);
+  if (family != "ttft" && family != "itl" && family != "e2e" && family != "tpot") return {"", 0};
+  if (stat == "mean_ms") return {family, -1};
+  for (const char* p : {"p50_ms", "p90_ms", "p95_ms", "p99_ms"})
+    if (stat == p) return {family, std::stod(stat.substr(1, 2))};
+  return {"", 0};
 }
 
 class Planner {
@@ -134,13 +147,14 @@ class Planner {
       int64_t lo = 0, hi = 0;  // lo fails (0: none tried), hi passes (0: none found)
       const std::vector<int64_t> counts = bracket(least, lo);
       search_bracket(counts, lo, hi);
-      while (!too_short() && hi != 0 && hi - lo > 1) {
-        expect(static_cast<size_t>(std::ceil(std::log2(static_cast<double>(hi - lo)))) + 2);
+      while (hi != 0 && hi - lo > 1) {
+        // The bisection, the confirmation, the monotonicity check, and one trial
+        // lengthened (a reserve, so that the estimate need not grow).
+        expect(static_cast<size_t>(std::ceil(std::log2(static_cast<double>(hi - lo)))) + 3);
         const int64_t mid = lo + (hi - lo) / 2;
         const Trial* t = evaluate({{mid, base_.workload.rate}}).front();
         (t->pass ? hi : lo) = mid;
       }
-      if (too_short() && longer()) continue;
       if (hi != 0 && !confirmed(hi, base_.workload.rate)) continue;
       if (hi != 0 && hi < req_.max_instances) check_monotone(hi);
       return hi;
@@ -171,10 +185,10 @@ class Planner {
       // What is left at most: the rest of the bracket, a bisection as deep
       // as the largest gap, a confirmation and the monotonicity check. An
       // estimate that only shrinks as the search narrows (it once grew
-      // batch by batch, and the time left with it).
+      // batch by batch, and the time left with it); one trial lengthened.
       expect(counts.size() - i +
              static_cast<size_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(2, req_.max_instances))))) +
-             2);
+             3);
       // Four counts at a time, in order (--jobs runs them in parallel; the
       // batches do not depend on it, so neither do the rows).
       std::vector<std::pair<int64_t, double>> batch;
@@ -184,7 +198,6 @@ class Planner {
         if (t->pass) hi = t->instances;
         else lo = t->instances;
       }
-      if (too_short()) break;
     }
   }
 
@@ -202,8 +215,8 @@ class Planner {
   const Trial& trial(int64_t instances) const { return trials_.at({instances, base_.workload.rate}); }
   const RunConfig& base() const { return base_; }
 
-  // The highest rate `instances` sustain within every target.
-  void max_rate(std::ostream& out) {
+  // The highest rate `instances` sustain within every target (0: none).
+  double max_rate(std::ostream& out) {
     const int64_t n = base_.pool().instances;
     for (;;) {
       trials_.clear();
@@ -211,22 +224,20 @@ class Planner {
       for (double rate = 1; rate <= 1e6 && hi == 0; rate *= 2) {
         expect(12);
         const Trial* t = evaluate({{n, rate}}).front();
-        if (too_short()) break;
         (t->pass ? lo : hi) = rate;
       }
-      while (!too_short() && lo > 0 && hi > 0 && (hi - lo) / lo > 0.01) {
+      while (lo > 0 && hi > 0 && (hi - lo) / lo > 0.01) {
         expect(static_cast<size_t>(std::ceil(std::log2((hi - lo) / lo / 0.01))) + 1);
         const double mid = std::round((lo + hi) / 2 * 100) / 100;
         if (mid <= lo || mid >= hi) break;
         const Trial* t = evaluate({{n, mid}}).front();
         (t->pass ? lo : hi) = mid;
       }
-      if (too_short() && longer()) continue;
       if (lo > 0 && !confirmed(n, lo)) continue;
       progress_.finish();
       rate_answer_ = lo;
       print_rate(out, n, lo);
-      return;
+      return lo;
     }
   }
 
@@ -237,7 +248,8 @@ class Planner {
   // so fewer than rate / (1.25 x that) instances cannot sustain the rate.
   int64_t capacity_bound() {
     if (fixed_workload_ || !base_.pool_specs.empty() || base_.pd.configured()) return 0;
-    RunConfig probe = trial_config(1, kProbeRate);
+    RunConfig probe = trial_config(1, kProbeRate, 0);
+    probe.outputs.keep_timed_samples = false;
     probe.workload.num_requests = kProbeRequests;
     RunOutcome done;
     const FarmFailure failure =
@@ -249,39 +261,27 @@ class Planner {
     return static_cast<int64_t>(std::min(least, 1e15));
   }
 
-  // The answer must hold in a run twice as long: a slow drift can pass for a
-  // steady state in a short one. If it does not, the search starts again with
-  // runs of that length (true: confirmed, or it cannot grow longer).
+  // The answer must hold in a run twice as long as its trial: a slow drift
+  // can pass for a steady state in a short one. If it does not, the search
+  // starts again with first trials that long (true: confirmed, or its trial
+  // is as long as trials get).
   bool confirmed(int64_t instances, double rate) {
-    if (fixed_workload_ || duration_ * 2 > kLongestDuration) return true;
-    duration_ *= 2;
-    expect(2);  // the confirmation, then the monotonicity check
-    const Trial confirm = std::move(run_points({{instances, rate}}).front());
-    if (confirm.pass) {
-      duration_ /= 2;
+    const double seconds = trials_.at({instances, rate}).seconds * 2;
+    if (fixed_workload_ || seconds > kLongestDuration || requests_for(rate, seconds) == requests_for(rate, seconds / 2))
       return true;
-    }
-    progress_.note(fmt::format("the answer drifts in a run of {:g} s of arrivals; searching again with runs that long",
-                               duration_));
+    expect(2);  // the confirmation, then the monotonicity check
+    const Trial confirm = std::move(settle({{instances, rate}}, {seconds}).front());
+    if (confirm.pass) return true;
+    duration_ = seconds;
+    progress_.note(fmt::format("the answer misses the targets in a run of {:g} s of arrivals ({}); searching again "
+                               "with first trials that long",
+                               seconds, confirm.why));
     return false;
   }
 
-  bool too_short() const {
-    return std::any_of(trials_.begin(), trials_.end(), [](const auto& kv) { return !kv.second.conclusive; });
-  }
-
-  // Doubles the run length after a trial too short to judge; false when it
-  // cannot grow (a fixed workload, or the longest runs already).
-  bool longer() {
-    if (fixed_workload_ || duration_ * 2 > kLongestDuration) return false;
-    duration_ *= 2;
-    progress_.note(fmt::format("a run was too short to judge; trying runs of {:g} s of arrivals", duration_));
-    return true;
-  }
-
-  int64_t requests_for(double rate) const {
-    const double r = std::ceil(rate * duration_);
-    return std::clamp<int64_t>(static_cast<int64_t>(r), kFewestRequests, kMostRequests);
+  int64_t requests_for(double rate, double seconds) const {
+    const double r = std::ceil(rate * seconds);
+    return std::clamp<int64_t>(static_cast<int64_t>(std::min(r, 1e15)), kFewestRequests, kMostRequests);
   }
 
   // Simulates (instances, rate) pairs not tried yet, --jobs at a time; the
@@ -290,7 +290,7 @@ class Planner {
     std::vector<std::pair<int64_t, double>> todo;
     for (const auto& p : points)
       if (!trials_.count(p)) todo.push_back(p);
-    std::vector<Trial> done = run_points(todo);
+    std::vector<Trial> done = settle(todo, std::vector<double>(todo.size(), duration_));
     for (size_t i = 0; i < todo.size(); ++i) trials_[todo[i]] = std::move(done[i]);
     std::vector<const Trial*> out;
     out.reserve(points.size());
@@ -298,19 +298,40 @@ class Planner {
     return out;
   }
 
+  // Simulates `points`, `seconds` of arrivals each, and doubles the length of
+  // each trial that cannot be judged yet until it can or reaches
+  // kLongestDuration.
+  std::vector<Trial> settle(const std::vector<std::pair<int64_t, double>>& todo, const std::vector<double>& first) {
+    std::vector<Trial> done = run_points(todo, first);
+    for (;;) {
+      std::vector<size_t> again;
+      std::vector<std::pair<int64_t, double>> longer;
+      std::vector<double> seconds;
+      for (size_t i = 0; i < done.size(); ++i)
+        if (!done[i].conclusive) again.push_back(i), longer.push_back(todo[i]), seconds.push_back(done[i].seconds * 2);
+      if (again.empty()) break;
+      std::vector<Trial> redone = run_points(longer, seconds);
+      for (size_t j = 0; j < again.size(); ++j) done[again[j]] = std::move(redone[j]);
+    }
+    return done;
+  }
+
   // Simulates each point once per replicate (--jobs at a time), judges them.
-  std::vector<Trial> run_points(const std::vector<std::pair<int64_t, double>>& points) {
+  // `seconds` of arrivals each.
+  std::vector<Trial> run_points(const std::vector<std::pair<int64_t, double>>& points, const std::vector<double>& seconds) {
     const size_t k = static_cast<size_t>(req_.replicates);
     std::vector<RunConfig> configs;
     configs.reserve(points.size() * k);
-    for (const auto& [n, rate] : points)
-      for (size_t r = 0; r < k; ++r) configs.push_back(trial_config(n, rate, r));
+    for (size_t p = 0; p < points.size(); ++p)
+      for (size_t r = 0; r < k; ++r) configs.push_back(trial_config(points[p].first, points[p].second, seconds[p], r));
     std::vector<RunOutcome> outcomes(configs.size());
+    std::vector<std::map<std::string, SteadyMeasure>> measures(configs.size());
     const FarmFailure failure = simulation_farm().run(configs, req_.jobs, [&](size_t i, RunOutcome& outcome, double) {
       const auto& [n, rate] = points[i / k];
       progress_.tick(fmt::format("{} instance(s) at {:g} req/s{}: {}", n, rate,
                                  k > 1 ? fmt::format(", seed {}", seed_of(i % k)) : "",
                                  verdict_name(outcome.steady.verdict)));
+      measures[i] = measure(outcome);
       outcomes[i] = std::move(outcome);
     });
     if (failure) std::rethrow_exception(failure->second);
@@ -318,20 +339,43 @@ class Planner {
     for (size_t p = 0; p < points.size(); ++p) {
       std::vector<RunOutcome> reps(std::make_move_iterator(outcomes.begin() + static_cast<std::ptrdiff_t>(p * k)),
                                    std::make_move_iterator(outcomes.begin() + static_cast<std::ptrdiff_t>(p * k + k)));
-      done.push_back(combine(points[p].first, points[p].second, std::move(reps)));
+      std::vector<std::map<std::string, SteadyMeasure>> rep_measures(
+          std::make_move_iterator(measures.begin() + static_cast<std::ptrdiff_t>(p * k)),
+          std::make_move_iterator(measures.begin() + static_cast<std::ptrdiff_t>(p * k + k)));
+      done.push_back(combine(points[p], seconds[p], std::move(reps), rep_measures));
       report(done.back());
     }
     return done;
+  }
+
+  // The table's latency columns and the targets measured in the run's steady
+  // state (metrics/steady_window.hpp); the figures of the outcome become
+  // those, and its samples are dropped.
+  std::map<std::string, SteadyMeasure> measure(RunOutcome& outcome) const {
+    std::map<std::string, SteadyMeasure> out;
+    if (outcome.timed.empty()) return out;
+    for (const std::string& metric : columns()) {
+      const auto [family, stat] = family_and_stat(metric);
+      if (family.empty()) continue;
+      const SteadyMeasure m = measure_steady(outcome.timed, family, stat);
+      if (!m.measured) continue;
+      out[metric] = m;
+      for (MetricField& f : outcome.metrics)
+        if (f.name == metric) f.value = m.value_ms;
+    }
+    outcome.timed = {};
+    return out;
   }
 
   int64_t seed_of(size_t replicate) const { return base_.seed.value_or(42) + static_cast<int64_t>(replicate); }
 
   // The replicates of one point as one trial: it meets the targets when every
   // replicate does; metrics are their means, with a t-interval.
-  Trial combine(int64_t instances, double rate, std::vector<RunOutcome> reps) const {
+  Trial combine(std::pair<int64_t, double> point, double seconds, std::vector<RunOutcome> reps,
+                const std::vector<std::map<std::string, SteadyMeasure>>& measures) const {
     std::vector<Trial> judged;
     judged.reserve(reps.size());
-    for (RunOutcome& o : reps) judged.push_back(judge(instances, rate, std::move(o)));
+    for (size_t r = 0; r < reps.size(); ++r) judged.push_back(judge(point, seconds, std::move(reps[r]), measures[r]));
     if (judged.size() == 1) {
       judged[0].replicate_pass = {judged[0].pass};
       return std::move(judged[0]);
@@ -351,8 +395,7 @@ class Planner {
       const Trial& j = judged[r];
       t.replicate_pass.push_back(j.pass);
       if (!j.pass) failing.push_back(fmt::format("seed {}: {}", seed_of(r), j.why));
-      if (verdict_rank(j.outcome.steady.verdict) > verdict_rank(t.outcome.steady.verdict))
-        t.outcome.steady.verdict = j.outcome.steady.verdict;
+      if (verdict_rank(j.verdict) > verdict_rank(t.verdict)) t.verdict = j.verdict;
       if (j.outcome.saturation.saturated()) t.outcome.saturation = j.outcome.saturation;
       conclusive = conclusive && j.conclusive;
     }
@@ -366,20 +409,20 @@ class Planner {
         sq += d * d;
       }
       t.outcome.metrics[f].value = mean;
-      t.ci[t.outcome.metrics[f].name] = t975(static_cast<int64_t>(k) - 1) * std::sqrt(sq / (k - 1)) / std::sqrt(k);
+      t.ci[t.outcome.metrics[f].name] = student_t975(static_cast<int64_t>(k) - 1) * std::sqrt(sq / (k - 1)) / std::sqrt(k);
     }
     t.pass = failing.empty();
     t.conclusive = conclusive || std::any_of(judged.begin(), judged.end(), [](const Trial& j) { return j.conclusive && !j.pass; });
     // One cell of the table: how many seeds miss, and the first one's reasons
     // (all of them made the cell hundreds of characters wide).
     t.why = t.pass           ? "meets every target"
-            : !t.conclusive ? "too short to judge"
+            : !t.conclusive ? fmt::format("not judged yet after {:g} s of arrivals", seconds)
                             : fmt::format("{} of {} seeds miss; {}{}", failing.size(), judged.size(), failing.front(),
                                           failing.size() > 1 ? ", ..." : "");
     return t;
   }
 
-  RunConfig trial_config(int64_t instances, double rate, size_t replicate = 0) const {
+  RunConfig trial_config(int64_t instances, double rate, double seconds, size_t replicate = 0) const {
     RunConfig c = base_;
     c.pool().instances = instances;
     if (replicate > 0) c.seed = seed_of(replicate);
@@ -390,22 +433,66 @@ class Planner {
     c.outputs.profile = false;
     c.outputs.warn_unsteady = false;
     c.outputs.quiet = true;
+    c.outputs.keep_timed_samples = true;
     if (!fixed_workload_) {
       c.workload.rate = rate;
-      c.workload.num_requests = requests_for(rate);
+      c.workload.num_requests = requests_for(rate, seconds);
     }
     return c;
   }
 
-  Trial judge(int64_t instances, double rate, RunOutcome outcome) const {
+  // Can a target's steady-state measure be trusted: it does not drift, and
+  // its 95 % interval either clears the limit or is within 5 % of it.
+  static bool converged(const SteadyMeasure& m, double limit_ms) {
+    if (!m.measured) return true;  // no samples: the whole run's figure
+    if (m.drifting) return false;
+    return std::abs(m.value_ms - limit_ms) > m.half_width_ms || m.half_width_ms <= 0.05 * limit_ms;
+  }
+
+  // Would a trial twice as long have more arrivals?
+  bool can_lengthen(double rate, double seconds) const {
+    return !fixed_workload_ && seconds * 2 <= kLongestDuration &&
+           requests_for(rate, seconds * 2) > requests_for(rate, seconds);
+  }
+
+  // The targets of a trial: misses that stand whatever the length, and what
+  // a longer run must settle (a target still drifting or too close to call).
+  void judge_targets(Trial& t, const std::map<std::string, SteadyMeasure>& measures, bool unsteady,
+                     std::vector<std::string>& misses, std::vector<std::string>& open) const {
+    const auto& m = t.outcome.metrics;
+    for (const SloTarget& target : targets_) {
+      TargetMeasure tm;
+      if (auto it = measures.find(target.metric); it != measures.end()) tm.m = it->second;
+      tm.converged = converged(tm.m, target.limit_ms);
+      t.measures[target.metric] = tm;
+      const std::string name = target.metric.substr(0, target.metric.size() - 3);
+      const double value = metric_value(m, target.metric);
+      // A miss that still rises only gets worse: it stands.
+      if (!met(target, m) && (tm.converged || tm.m.rising))
+        misses.push_back(fmt::format("{} {:.1f} ms{}", name, value, tm.converged || unsteady ? "" : " and rising"));
+      else if (tm.m.drifting)
+        open.push_back(fmt::format("{} {:.1f} ms still drifting", name, value));
+      else if (!tm.converged)
+        open.push_back(fmt::format("{} {:.1f} ± {:.1f} ms, too close to the limit", name, value, tm.m.half_width_ms));
+    }
+  }
+
+  // A trial's verdict, and whether it meets the targets. Rejections, drops,
+  // saturation and a converged miss fail it whatever its length; a trial too
+  // short, not converged, or overloaded by backlog-drift (which a filling
+  // batch can fake in a short run) is lengthened, and fails only when it
+  // cannot grow longer.
+  Trial judge(std::pair<int64_t, double> point, double seconds, RunOutcome outcome,
+              const std::map<std::string, SteadyMeasure>& measures) const {
     Trial t;
-    t.instances = instances;
-    t.rate = rate;
-    t.requests = fixed_workload_ ? 0 : requests_for(rate);
+    t.instances = point.first;
+    t.rate = point.second;
+    t.seconds = seconds;
+    t.requests = fixed_workload_ ? 0 : requests_for(t.rate, seconds);
     t.outcome = std::move(outcome);
     const auto& m = t.outcome.metrics;
     if (fixed_workload_) t.requests = static_cast<int64_t>(metric_value(m, "injected_requests"));
-    std::vector<std::string> misses;
+    std::vector<std::string> misses, open;
     const double rejected = metric_value(m, "rejected_requests");
     const double dropped = metric_value(m, "dropped_unservable");
     const double completed = metric_value(m, "completed_requests");
@@ -413,15 +500,21 @@ class Planner {
     if (dropped > 0) misses.push_back(fmt::format("{:g} dropped", dropped));
     if (!(completed > 0)) misses.push_back("nothing completed");
     const Verdict v = t.outcome.steady.verdict;
-    if (v == Verdict::Saturated || v == Verdict::NotSteady) misses.push_back(verdict_name(v));
-    else if (t.outcome.saturation.saturated()) misses.push_back("overloaded (" + overloaded(t.outcome.saturation) + ")");
-    for (const SloTarget& target : targets_)
-      if (!met(target, m))
-        misses.push_back(fmt::format("{} {:.1f} ms", target.metric.substr(0, target.metric.size() - 3),
-                                     metric_value(m, target.metric)));
-    t.conclusive = v != Verdict::TooShort || !misses.empty();
-    t.pass = misses.empty() && v == Verdict::Steady;
-    t.why = t.pass ? "meets every target" : !t.conclusive ? "too short to judge" : text_join(misses);
+    const bool unsteady = v == Verdict::Saturated || v == Verdict::NotSteady;
+    const bool drift = !unsteady && t.outcome.saturation.saturated();
+    if (unsteady) misses.push_back(verdict_name(v));
+    judge_targets(t, measures, unsteady, misses, open);
+    if (drift) open.insert(open.begin(), "overloaded (" + overloaded(t.outcome.saturation) + ")");
+    if (v == Verdict::TooShort) open.insert(open.begin(), "too short");
+    const bool wandering =
+        std::any_of(t.measures.begin(), t.measures.end(), [](const auto& kv) { return !kv.second.converged; });
+    t.verdict = unsteady ? verdict_name(v) : drift ? "overloaded" : wandering ? "not converged"
+                                                 : v == Verdict::TooShort ? "too short" : "steady";
+    t.pass = misses.empty() && open.empty();
+    t.conclusive = !misses.empty() || open.empty() || !can_lengthen(t.rate, seconds);
+    if (t.pass) t.why = "meets every target";
+    else if (!misses.empty()) t.why = text_join(misses) + (open.empty() ? "" : "; " + text_join(open));
+    else t.why = fmt::format("{} after {:g} s of arrivals", text_join(open), seconds);
     return t;
   }
 
@@ -495,21 +588,18 @@ class Planner {
   void print(std::ostream& out, int64_t answer) const {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
-    if (req_.format == "json") return print_json(out, answer, cols, model);
+    if (req_.format == "json") return print_json(out, answer, cols);
     out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
-    if (!fixed_workload_)
-      out << fmt::format("each trial: {:g} s of arrivals ({} requests), judged in steady state\n\n", duration_,
-                         requests_for(base_.workload.rate));
-    else
-      out << "each trial: the workload as given, judged in steady state\n\n";
+    out << setup_line(configuration(answer > 0 ? answer : base_.pool().instances, base_.workload.rate));
+    out << trial_rule() << "\n\n";
     if (req_.replicates > 1)
       out << fmt::format("{} replicates per trial (seeds {} to {}); figures are means with 95 % t-intervals\n\n",
                          req_.replicates, seed_of(0), seed_of(static_cast<size_t>(req_.replicates) - 1));
-    out << fmt::format("{:>9}  {:<10}", "instances", "verdict");
+    out << fmt::format("{:>9}  {:>9}  {:<13}", "instances", "arrivals", "verdict");
     for (const auto& c : cols) out << head(c);
     out << fmt::format("  {:>10}  {}\n", "req/s", "meets");
     for (const auto& [key, t] : trials_) {
-      out << fmt::format("{:>9}  {:<10}", t.instances, verdict_name(t.outcome.steady.verdict));
+      out << fmt::format("{:>9}  {:>8g}s  {:<13}", t.instances, t.seconds, t.verdict);
       for (const auto& c : cols) out << cell(t, c);
       out << fmt::format("  {:>10.2f}  {}\n", metric_value(t.outcome.metrics, "responses_per_sec"),
                          t.pass ? "yes" : "no: " + t.why);
@@ -531,16 +621,104 @@ class Planner {
   }
 
  private:
+  // How trials are run and judged: the header of the table.
+  std::string trial_rule() const {
+    if (fixed_workload_)
+      return "each trial: the workload as given; the targets judged in its steady state (warm-up and drain cut)";
+    return fmt::format("first trials: {:g} s of arrivals, each doubled (to {:g} s at most) until its targets can be "
+                       "judged in steady state",
+                       duration_, kLongestDuration);
+  }
+
+  // "key = value" of a configuration's TOML: the value as written (strings
+  // quoted), "null" when absent.
+  static std::string toml_value(const std::string& config, const std::string& key) {
+    const std::string head = "\n" + key + " = ";
+    const size_t at = config.find(head);
+    if (at == std::string::npos) return "null";
+    const size_t from = at + head.size();
+    const std::string v = config.substr(from, config.find('\n', from) - from);
+    return v.empty() ? "null" : v;
+  }
+
+  // The table's line of what shaped the answer besides the question.
+  std::string setup_line(const std::string& config) const {
+    if (config.empty()) return "";
+    auto bare = [&](const char* key) {
+      std::string v = toml_value(config, key);
+      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    };
+    const std::string arrivals = bare("arrival_process");
+    return fmt::format("setup: {} TP {}, {} latency, {} workload, {} arrivals, {} routing, batches of {} requests / {} "
+                       "tokens, {} KV blocks; seed {}; blis {}\n",
+                       bare("hardware"), bare("tp"), bare("latency_model"), bare("workload"),
+                       arrivals == "null" ? "constant" : arrivals, bare("routing_policy"), bare("max_num_running_reqs"),
+                       bare("max_num_scheduled_tokens"), bare("total_kv_blocks"), seed_of(0), BLIS_VERSION);
+  }
+
+  // The resolved configuration of `instances` at `rate` (defaults and data
+  // tables applied) as the TOML `blis run` reads: what the answer is an
+  // answer for. "" for a scenario with Lua callbacks, which a TOML cannot hold.
+  std::string configuration(int64_t instances, double rate) const {
+    if (base_.event_script) return "";
+    RunConfig c = trial_config(instances, rate, duration_);
+    c.outputs.keep_timed_samples = false;
+    c.outputs.keep_distributions = false;
+    c.outputs.warn_unsteady = true;
+    c.outputs.quiet = false;
+    return dump_config(c);
+  }
+
+  // The question with every setting that shaped its answer (issue 29): the
+  // resolved model, GPU, TP, latency model, workload, arrivals, routing,
+  // seeds, the trial rule and the blis version; `config` is configuration().
+  std::string question_json(const std::string& config) const {
+    auto value = [&](const char* key) { return toml_value(config, key); };
+    const std::string arrivals = value("arrival_process");
+    std::string out = fmt::format("{{\"model\": {}", go_string(base_.pool().model.name.value_or("")));
+    if (!req_.max_rate) out += fmt::format(", \"rate\": {}", go_float(base_.workload.rate));
+    else out += fmt::format(", \"instances\": {}", base_.pool().instances);
+    out += fmt::format(", \"targets\": {}", go_string(targets_text()));
+    for (const char* key : {"hardware", "tp", "latency_model", "workload"}) out += fmt::format(", \"{}\": {}", key, value(key));
+    out += fmt::format(", \"arrival_process\": {}", arrivals == "null" ? "\"constant\"" : arrivals);
+    for (const char* key : {"routing_policy", "max_num_running_reqs", "max_num_scheduled_tokens", "total_kv_blocks"})
+      out += fmt::format(", \"{}\": {}", key, value(key));
+    out += fmt::format(", \"seeds\": [{}]", [&] {
+      std::string seeds;
+      for (size_t r = 0; r < static_cast<size_t>(req_.replicates); ++r) seeds += (r ? ", " : "") + std::to_string(seed_of(r));
+      return seeds;
+    }());
+    out += fmt::format(", \"trials\": {}, \"blis_version\": {}}}", go_string(trial_rule()), go_string(BLIS_VERSION));
+    return out;
+  }
+
+  // One trial's verdict in JSON: its length, verdict, reason and how each
+  // target was measured.
+  std::string trial_json(const Trial& t) const {
+    std::string out = fmt::format(", \"seconds_of_arrivals\": {}, \"verdict\": {}, \"why\": {}", go_float(t.seconds),
+                                  go_string(t.verdict), go_string(t.why));
+    if (t.measures.empty()) return out;
+    out += ", \"steady_state\": {";
+    bool first = true;
+    for (const auto& [metric, tm] : t.measures) {
+      out += fmt::format("{}{}: {{\"warm_up_s\": {}, \"window_s\": {}, \"ci95_ms\": {}, \"converged\": {}}}",
+                         first ? "" : ", ", go_string(metric), go_float(tm.m.warm_up_s), go_float(tm.m.window_s),
+                         go_float(tm.m.half_width_ms), tm.converged ? "true" : "false");
+      first = false;
+    }
+    return out + "}";
+  }
+
   // print() under --format json.
-  void print_json(std::ostream& out, int64_t answer, const std::vector<std::string>& cols,
-                  const std::string& model) const {
-    out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"rate\": " << go_float(base_.workload.rate)
-        << ", \"targets\": " << go_string(targets_text()) << "},\n";
+  void print_json(std::ostream& out, int64_t answer, const std::vector<std::string>& cols) const {
+    const std::string config = configuration(answer > 0 ? answer : base_.pool().instances, base_.workload.rate);
+    out << "{\n  \"question\": " << question_json(config) << ",\n";
     out << "  \"seconds_of_arrivals\": " << go_float(duration_) << ",\n  \"trials\": [";
     bool first = true;
     for (const auto& [key, t] : trials_) {
       out << (first ? "\n" : ",\n") << "    {\"instances\": " << t.instances << ", \"requests\": " << t.requests
-          << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
+          << trial_json(t);
       for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
       out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
           << ", \"meets\": " << (t.pass ? "true" : "false");
@@ -550,7 +728,9 @@ class Planner {
     }
     out << "\n  ],\n  \"minimum_instances\": " << (answer > 0 ? std::to_string(answer) : "null");
     if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
-    out << "\n}\n";
+    // The answer as a configuration `blis run` reproduces (the count tried
+    // last without an answer).
+    out << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
   }
 
   // print()'s last line when `answer` instances meet the targets: the evidence.
@@ -573,33 +753,35 @@ class Planner {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
     if (req_.format == "json") {
-      out << "{\n  \"question\": {\"model\": " << go_string(model) << ", \"instances\": " << n
-          << ", \"targets\": " << go_string(targets_text()) << "},\n  \"seconds_of_arrivals\": " << go_float(duration_)
+      const std::string config = configuration(n, rate > 0 ? rate : 1);
+      out << "{\n  \"question\": " << question_json(config) << ",\n  \"seconds_of_arrivals\": " << go_float(duration_)
           << ",\n  \"trials\": [";
       bool first = true;
       for (const auto& [key, t] : trials_) {
         out << (first ? "\n" : ",\n") << "    {\"rate\": " << go_float(t.rate) << ", \"requests\": " << t.requests
-            << ", \"verdict\": " << go_string(verdict_name(t.outcome.steady.verdict));
+            << trial_json(t);
         for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
         out << ", \"meets\": " << (t.pass ? "true" : "false");
         if (req_.replicates > 1) out << ci_json(t, cols);
         out << "}";
         first = false;
       }
-      out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null") << "\n}\n";
+      out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null")
+          << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
       return;
     }
     out << fmt::format("blis plan: the highest rate {} instance(s) of {} sustain; targets: {}\n", n, model,
                        targets_text());
-    out << fmt::format("each trial: {:g} s of arrivals, judged in steady state\n\n", duration_);
-    out << fmt::format("{:>10}  {:<10}", "req/s", "verdict");
+    out << setup_line(configuration(n, rate > 0 ? rate : 1));
+    out << trial_rule() << "\n\n";
+    out << fmt::format("{:>10}  {:>9}  {:<13}", "req/s", "arrivals", "verdict");
     for (const auto& c : cols) out << head(c);
     out << "  meets\n";
     std::vector<const Trial*> by_rate;
     for (const auto& [key, t] : trials_) by_rate.push_back(&t);
     std::sort(by_rate.begin(), by_rate.end(), [](const Trial* a, const Trial* b) { return a->rate < b->rate; });
     for (const Trial* t : by_rate) {
-      out << fmt::format("{:>10g}  {:<10}", t->rate, verdict_name(t->outcome.steady.verdict));
+      out << fmt::format("{:>10g}  {:>8g}s  {:<13}", t->rate, t->seconds, t->verdict);
       for (const auto& c : cols) out << cell(*t, c);
       out << "  " << (t->pass ? "yes" : "no: " + t->why) << "\n";
     }
@@ -649,7 +831,7 @@ class Planner {
       PlanReportTrial p;
       p.instances = t.instances;
       p.rate = t.rate;
-      p.verdict = verdict_name(t.outcome.steady.verdict);
+      p.verdict = t.verdict;
       p.why = t.why;
       p.pass = t.pass;
       p.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
@@ -762,7 +944,7 @@ Candidate candidate_row(const Planner& planner, int64_t instances, const std::st
     const Trial& t = planner.trial(c.instances);
     c.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
     c.tokens_per_s = metric_value(t.outcome.metrics, "tokens_per_sec");
-    c.verdict = verdict_name(t.outcome.steady.verdict);
+    c.verdict = t.verdict;
     const auto cost = costs.find(text::lower(c.gpu));
     if (cost != costs.end()) c.cost = cost->second * static_cast<double>(c.instances * std::max<int64_t>(1, tp));
   }
@@ -801,8 +983,9 @@ void write_candidates_report(const PlanRequest& request, const std::vector<std::
   write_plan_report(request.report, r);
 }
 
-// The fewest instances for each GPU and TP, and the cheapest.
-void compare_candidates(const PlanRequest& request, std::ostream& out) {
+// The fewest instances for each GPU and TP, and the cheapest (false: none
+// meets the targets).
+bool compare_candidates(const PlanRequest& request, std::ostream& out) {
   const auto costs = parse_costs(request.gpu_cost);
   const std::vector<std::string> gpus = request.hardware.empty() ? std::vector<std::string>{""} : request.hardware;
   const std::vector<int64_t> tps = request.tp.empty() ? std::vector<int64_t>{0} : request.tp;
@@ -831,8 +1014,9 @@ void compare_candidates(const PlanRequest& request, std::ostream& out) {
     }
   const Candidate* best = cheapest(rows);
   if (!request.report.empty()) write_candidates_report(request, planners, rows, best, model, rate);
-  if (request.format == "json") return print_candidates_json(out, model, rows, best);
-  print_candidates_table(out, request, model, rate, rows, best);
+  if (request.format == "json") print_candidates_json(out, model, rows, best);
+  else print_candidates_table(out, request, model, rate, rows, best);
+  return best != nullptr;
 }
 
 // One candidate of --policies: its text and the settings it adds.
@@ -874,8 +1058,9 @@ std::vector<PolicyCandidate> parse_policies(const std::string& text) {
   return out;
 }
 
-// The fewest instances for each policy candidate, and the fewest of all.
-void compare_policies(const PlanRequest& request, std::ostream& out) {
+// The fewest instances for each policy candidate, and the fewest of all
+// (false: none meets the targets).
+bool compare_policies(const PlanRequest& request, std::ostream& out) {
   const std::vector<PolicyCandidate> candidates = parse_policies(request.policies);
   struct Row {
     std::string label;
@@ -905,7 +1090,7 @@ void compare_policies(const PlanRequest& request, std::ostream& out) {
       const Trial& t = planner.trial(row.instances);
       row.ttft_p99 = metric_value(t.outcome.metrics, "ttft_p99_ms");
       row.e2e_p99 = metric_value(t.outcome.metrics, "e2e_p99_ms");
-      row.verdict = verdict_name(t.outcome.steady.verdict);
+      row.verdict = t.verdict;
     }
     rows.push_back(row);
   }
@@ -923,7 +1108,7 @@ void compare_policies(const PlanRequest& request, std::ostream& out) {
           << ", \"e2e_p99_ms\": " << go_float(r.e2e_p99) << "}";
     }
     out << "\n  ],\n  \"fewest\": " << (best ? go_string(best->label) : "null") << "\n}\n";
-    return;
+    return best != nullptr;
   }
   size_t width = 8;
   for (const Row& r : rows) width = std::max(width, r.label.size());
@@ -943,11 +1128,12 @@ void compare_policies(const PlanRequest& request, std::ostream& out) {
     out << fmt::format("fewest instances: {} with {}\n", best->instances, best->label);
   else
     out << "fewest instances: none of the candidates meets the targets\n";
+  return best != nullptr;
 }
 
 }  // namespace
 
-void plan(const PlanRequest& request, std::ostream& out) {
+bool plan(const PlanRequest& request, std::ostream& out) {
   if (request.format != "table" && request.format != "json")
     throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", request.format));
   const bool compare = request.hardware.size() > 1 || request.tp.size() > 1 || !request.gpu_cost.empty();
@@ -969,14 +1155,17 @@ void plan(const PlanRequest& request, std::ostream& out) {
   Progress progress(request.quiet, "blis plan");
   Planner planner(one, progress);
   int64_t answer = 0;
+  bool found = false;
   if (request.max_rate) {
-    planner.max_rate(out);
+    found = planner.max_rate(out) > 0;
   } else {
     answer = planner.find_min_instances();
+    found = answer > 0;
     progress.finish();
     planner.print(out, answer);
   }
   if (!request.report.empty()) write_plan_report(request.report, planner.report_data(answer));
+  return found;
 }
 
 }  // namespace blis

@@ -94,6 +94,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.priority_preemption = e.preemption_policy == "priority";
   cc.engine.restart_preemption = e.preemption_mode == "restart";
   cc.keep_series = c.outputs.report.has_value();
+  cc.keep_timed_samples = c.outputs.keep_timed_samples;
   // The detectors keep two events per request: only when their labels are
   // printed, drawn, or judge a search's trials (which do not warn).
   cc.judge_saturation = c.outputs.detectors.has_value() || c.outputs.report.has_value() || !c.outputs.warn_unsteady;
@@ -357,6 +358,7 @@ void fill_outcome(const ReportInput& in, TimedResult& run, RunOutcome& outcome) 
   const InstanceMetrics& cluster = in.cluster;
   outcome.steady = result.steady;
   outcome.saturation = result.saturation;
+  outcome.timed = std::move(run.result.timed);
   outcome.metrics = run_figures(in);
   if (r.config.outputs.keep_distributions || r.config.outputs.report) outcome.cdf = latency_cdf(cluster);
   if (r.config.outputs.report) outcome.run_report = run_report(r, in.cc, result, cluster, outcome);

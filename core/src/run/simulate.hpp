@@ -7,6 +7,7 @@
 #include "metrics/report.hpp"
 #include "metrics/saturation.hpp"
 #include "metrics/steady_state.hpp"
+#include "metrics/steady_window.hpp"
 #include "report/report.hpp"
 
 #include <blis/run_config.hpp>
@@ -26,6 +27,7 @@ struct RunOutcome {
   std::string profile;               // the --profile line, "" without --profile
   SteadyState steady;                // the steady-state verdict
   SaturationVerdict saturation;      // the saturation detectors' labels (spec head §3)
+  TimedSamples timed;                // with outputs.keep_timed_samples (metrics/steady_window.hpp)
   LatencyCdf cdf;                    // with outputs.keep_distributions or --report
   std::optional<RunReport> run_report;  // with --report
 };

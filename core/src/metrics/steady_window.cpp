@@ -1,0 +1,164 @@
+#include "metrics/steady_window.hpp"
+
+#include "metrics/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace blis {
+
+double student_t975(int64_t df) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return 0;
+  return df <= 30 ? table[df - 1] : 1.96;
+}
+
+void TimedSampleProbe::on_completed(Request& r, SimTime) {
+  if (!enabled_) return;
+  const int64_t ttft = r.timing.ttft(), e2e = r.timing.e2e();
+  if (ttft < 0 || e2e < 0) return;
+  const int64_t at = r.spec.arrival_us;
+  s_.ttft.push_back({at, ttft, 1});
+  s_.e2e.push_back({at, e2e, 1});
+  if (r.spec.output_tokens > 1) s_.tpot.push_back({at, std::llround(r.timing.itl_avg()), 1});
+}
+
+namespace {
+
+// The statistic (ms) of the samples [from, to) of `v`, sorted by time.
+double statistic(const std::vector<TimedSample>& v, size_t from, size_t to, double stat) {
+  WeightedValues w;
+  w.reserve(to - from);
+  for (size_t i = from; i < to; ++i) w.emplace_back(v[i].value, v[i].weight);
+  normalize(w);
+  const Summary s = summarize(w, 1000);
+  if (stat < 0) return s.mean;
+  if (stat <= 50) return s.p50;
+  if (stat <= 90) return s.p90;
+  if (stat <= 95) return s.p95;
+  return s.p99;
+}
+
+// Batches MSER keeps at least: with fewer, two or three close values at the
+// end of a steady series score best by chance.
+constexpr size_t kFewestKept = 5;
+
+// MSER's truncation of `series`: the d minimising the squared deviations of
+// series[d..] over (n - d)^2, keeping at least kFewestKept batches.
+size_t mser(const std::vector<double>& series) {
+  const size_t n = series.size();
+  size_t best = 0;
+  double best_score = INFINITY;
+  for (size_t d = 0; d + kFewestKept <= n; ++d) {
+    double sum = 0;
+    for (size_t i = d; i < n; ++i) sum += series[i];
+    const double mean = sum / static_cast<double>(n - d);
+    double sq = 0;
+    for (size_t i = d; i < n; ++i) sq += (series[i] - mean) * (series[i] - mean);
+    const double score = sq / (static_cast<double>(n - d) * static_cast<double>(n - d));
+    if (score < best_score) best_score = score, best = d;
+  }
+  return best;
+}
+
+// Does series[from..] still move: its least-squares slope, over the batches
+// it spans, changes it by more than 5 % of its mean and more than twice the
+// slope's standard error.
+bool moving(const std::vector<double>& series, size_t from) {
+  const size_t n = series.size() - from;
+  if (n < 3) return false;
+  double sx = 0, sy = 0;
+  for (size_t i = 0; i < n; ++i) sx += static_cast<double>(i), sy += series[from + i];
+  const double mx = sx / static_cast<double>(n), my = sy / static_cast<double>(n);
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double dx = static_cast<double>(i) - mx;
+    sxx += dx * dx;
+    sxy += dx * (series[from + i] - my);
+  }
+  const double slope = sxy / sxx;
+  double rss = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double e = series[from + i] - (my + slope * (static_cast<double>(i) - mx));
+    rss += e * e;
+  }
+  const double se = std::sqrt(rss / static_cast<double>(n - 2) / sxx);
+  const double change = std::abs(slope) * static_cast<double>(n);
+  return change > 0.05 * std::abs(my) && std::abs(slope) > 2 * se;
+}
+
+const std::vector<TimedSample>* family_of(const TimedSamples& s, const std::string& family) {
+  if (family == "ttft") return &s.ttft;
+  if (family == "e2e") return &s.e2e;
+  if (family == "tpot") return &s.tpot;
+  if (family == "itl") return &s.itl;
+  return nullptr;
+}
+
+// Mean E2E of the completed requests, µs.
+double mean_e2e(const TimedSamples& s) {
+  double sum = 0;
+  for (const TimedSample& x : s.e2e) sum += static_cast<double>(x.value);
+  return s.e2e.empty() ? 0 : sum / static_cast<double>(s.e2e.size());
+}
+
+}  // namespace
+
+SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, double stat) {
+  SteadyMeasure m;
+  const std::vector<TimedSample>* found = family_of(s, family);
+  if (found == nullptr || found->empty() || s.empty()) return m;
+  std::vector<TimedSample> v = *found;
+  std::stable_sort(v.begin(), v.end(), [](const TimedSample& a, const TimedSample& b) { return a.at < b.at; });
+  // The span measured: the arrival window; for requests keyed by arrival,
+  // without the last mean E2E (at most half the window).
+  const double from = static_cast<double>(s.first_arrival);
+  double to = static_cast<double>(s.last_arrival) + 1;
+  if (family != "itl") to -= std::min(mean_e2e(s), (to - from) / 2);
+  const double width = (to - from) / kSteadyBatches;
+  // Batch b holds the samples [edge[b], edge[b + 1]).
+  std::vector<size_t> edge(kSteadyBatches + 1, v.size());
+  size_t i = 0;
+  for (int b = 0; b <= kSteadyBatches; ++b) {
+    const double start = from + width * b;
+    while (i < v.size() && static_cast<double>(v[i].at) < start) ++i;
+    edge[static_cast<size_t>(b)] = i;
+  }
+  std::vector<double> series;
+  std::vector<int> batch_of;  // the batch of each point of the series (empty batches have none)
+  for (int b = 0; b < kSteadyBatches; ++b) {
+    const size_t lo = edge[static_cast<size_t>(b)], hi = edge[static_cast<size_t>(b) + 1];
+    if (lo == hi) continue;
+    series.push_back(statistic(v, lo, hi, stat));
+    batch_of.push_back(b);
+  }
+  if (series.size() < kFewestKept) return m;
+  // A truncation in the second half is a drift when the second half still
+  // moves; otherwise it is MSER's end effect, and the second half is kept.
+  size_t d = mser(series);
+  if (d > series.size() / 2) {
+    m.drifting = moving(series, series.size() / 2);
+    if (!m.drifting) d = series.size() / 2;
+  }
+  const int first = batch_of[d];
+  m.measured = true;
+  m.warm_up_s = width * first / 1e6;
+  m.window_s = width * (kSteadyBatches - first) / 1e6;
+  m.value_ms = statistic(v, edge[static_cast<size_t>(first)], edge[kSteadyBatches], stat);
+  const size_t half = series.size() / 2;
+  double early = 0, late = 0;
+  for (size_t j = 0; j < series.size(); ++j) (j < half ? early : late) += series[j];
+  m.rising = late / static_cast<double>(series.size() - half) > early / static_cast<double>(half);
+  // The batch-means interval over the batches kept.
+  const double k = static_cast<double>(series.size() - d);
+  double sum = 0, sq = 0;
+  for (size_t j = d; j < series.size(); ++j) sum += series[j];
+  const double mean = sum / k;
+  for (size_t j = d; j < series.size(); ++j) sq += (series[j] - mean) * (series[j] - mean);
+  m.half_width_ms = k > 1 ? student_t975(static_cast<int64_t>(k) - 1) * std::sqrt(sq / (k - 1)) / std::sqrt(k) : 0;
+  return m;
+}
+
+}  // namespace blis

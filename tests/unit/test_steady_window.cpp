@@ -1,0 +1,74 @@
+// A target measured in steady state (metrics/steady_window.hpp) on synthetic
+// series: the warm-up is cut, the drain is not judged, a metric that keeps
+// rising is called drifting.
+#include "catch.hpp"
+
+#include "metrics/steady_window.hpp"
+
+#include <cmath>
+#include <functional>
+
+using namespace blis;
+
+namespace {
+
+// Inter-token latencies, one step every 20 ms of `seconds`, worth `level(t)`
+// ms at time t (s), then `drain` seconds of 5 ms steps after the last arrival.
+TimedSamples itl_series(double seconds, const std::function<double(double)>& level, double drain = 0) {
+  TimedSamples s;
+  s.first_arrival = 0;
+  s.last_arrival = static_cast<int64_t>(seconds * 1e6);
+  for (int64_t at = 0; at < s.last_arrival; at += 20'000)
+    s.itl.push_back({at, std::llround(level(static_cast<double>(at) / 1e6) * 1e3), 8});
+  for (int64_t at = s.last_arrival; at < s.last_arrival + static_cast<int64_t>(drain * 1e6); at += 20'000)
+    s.itl.push_back({at, 5'000, 1});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("steady window: a flat metric is measured over the whole window, converged", "[metrics]") {
+  const SteadyMeasure m = measure_steady(itl_series(200, [](double t) { return 20 + std::fmod(t * 7, 3.0); }), "itl", 99);
+  REQUIRE(m.measured);
+  CHECK_FALSE(m.drifting);
+  CHECK(m.value_ms == Approx(23).margin(0.1));
+  CHECK(m.warm_up_s < 100);
+  CHECK(m.half_width_ms < 1);
+}
+
+TEST_CASE("steady window: a warm-up transient is cut, the drain is not judged", "[metrics]") {
+  // 40 s of a batch filling (10 ms to 40 ms), then 40 ms for 360 s, then a
+  // drain of 60 s at 5 ms. The whole run's p99 is 40 ms too, but its mean is
+  // pulled down by the warm-up and the drain; the steady window's is not.
+  auto level = [](double t) { return t < 40 ? 10 + 0.75 * t : 40.0; };
+  const SteadyMeasure m = measure_steady(itl_series(400, level, 60), "itl", -1);
+  REQUIRE(m.measured);
+  CHECK_FALSE(m.drifting);
+  CHECK(m.warm_up_s >= 20);
+  CHECK(m.warm_up_s <= 80);
+  CHECK(m.value_ms == Approx(40).margin(0.5));
+}
+
+TEST_CASE("steady window: a metric still rising at the end is drifting, whatever its value", "[metrics]") {
+  // A batch that takes minutes to fill: the ITL climbs for the whole run.
+  const SteadyMeasure m = measure_steady(itl_series(60, [](double t) { return 10 + t / 2; }), "itl", 99);
+  REQUIRE(m.measured);
+  CHECK(m.drifting);
+  CHECK(m.rising);
+}
+
+TEST_CASE("steady window: requests are keyed by arrival, without the last mean E2E", "[metrics]") {
+  // 10 req/s for 100 s, TTFT 50 ms but 500 ms for the last 4 s of arrivals
+  // (they arrive into the drain and are cut with it: E2E is 5 s).
+  TimedSamples s;
+  s.first_arrival = 0;
+  s.last_arrival = 100'000'000;
+  for (int64_t at = 0; at <= s.last_arrival; at += 100'000) {
+    s.ttft.push_back({at, at > 96'000'000 ? 500'000 : 50'000, 1});
+    s.e2e.push_back({at, 5'000'000, 1});
+  }
+  const SteadyMeasure m = measure_steady(s, "ttft", 99);
+  REQUIRE(m.measured);
+  CHECK(m.value_ms == Approx(50));
+  CHECK_FALSE(measure_steady(s, "queue", 99).measured);
+}
