@@ -77,7 +77,7 @@ std::string json_config(const ReportInput& in) {
 }
 
 // "instances" of --format json: with a fleet, the slots some instance used
-// (cluster/fleet.hpp).
+// (cluster/fleet_types.hpp).
 std::string json_instances(const ClusterResult& result) {
   std::string out = ",\n  \"instances\": [";
   std::vector<uint8_t> used(result.instances.size(), result.spans.empty() ? 1 : 0);
