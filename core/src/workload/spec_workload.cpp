@@ -128,7 +128,8 @@ class SpecWorkload final : public WorkloadSource {
       // when the previous round completes (follow_up). A later round whose
       // round 0 fell outside the lifecycle windows has no session to follow:
       // HEAD sends it on its schedule.
-      const workload::SessionContext* session = closed_session_[k] ? stream.pending_session() : nullptr;
+      const workload::SessionContext* session =
+          any_sessions_ && closed_session_[k] ? stream.pending_session() : nullptr;
       const bool later_round = session && stream.pending_round() > 0 && session->round0_kept;
       stream.take(out);
       ++taken_;
@@ -187,6 +188,7 @@ class SpecWorkload final : public WorkloadSource {
     const ClientSpec& client = *setup.client;
     const bool closed_session = spec_.closed_loop_sessions && client.reasoning && client.reasoning->multi_turn;
     setup.track_sessions = closed_session;
+    any_sessions_ = any_sessions_ || closed_session;
     setups.push_back(std::move(setup));
     made.push_back(nullptr);
     user_base_.push_back(-1);
@@ -290,6 +292,7 @@ class SpecWorkload final : public WorkloadSource {
   // stream the shape of their rounds and each session's seed by its id; per
   // session sent its later rounds (null once it ended); the probe's ids.
   std::vector<bool> closed_session_;
+  bool any_sessions_ = false;
   std::vector<std::unique_ptr<workload::SessionShape>> shapes_;
   std::vector<std::unordered_map<int64_t, int64_t>> seeds_;
   std::vector<std::unique_ptr<workload::SessionRounds>> rounds_;
