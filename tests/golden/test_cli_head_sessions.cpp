@@ -10,7 +10,9 @@
 #include "temp_dir.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -232,4 +234,43 @@ clients:
   const Result dump = run_blis("run --model qwen/qwen3-14b --profile-set head --dump-config");
   CHECK(dump.out.find("session_mode = \"closed-loop\"\n") != std::string::npos);
   CHECK(run_blis("run --model qwen/qwen3-14b --dump-config").out.find("session_mode") == std::string::npos);
+}
+
+namespace {
+
+std::string head_expected(const std::string& name) {
+  std::ifstream f(std::string(BLIS_TEST_SOURCE_DIR) + "/tests/golden/expected/head/" + name);
+  REQUIRE(f.good());
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("CLI: --profile-set head runs many-session multi-turn clients as HEAD does, and prints its session block",
+          "[cli][workload][head]") {
+  // tests/golden/expected/head/multiturn_sessions.txt is HEAD's stdout for
+  // this command line. 200 requests generated: the rounds 0 of 80 sessions
+  // of five rounds, whose later rounds follow completions (400 requests),
+  // each round's prompt the conversation so far.
+  const std::string cmd = "run --model qwen/qwen3-14b --num-instances 2 --num-requests 200 --workload-spec " +
+                          std::string(BLIS_TEST_SOURCE_DIR) + "/examples/workload-spec/multiturn-chat-demo.yaml";
+  const Result head = run_blis(cmd + " --profile-set head");
+  INFO(head.err);
+  REQUIRE(head.status == 0);
+  CHECK(head.out == head_expected("multiturn_sessions.txt"));
+  CHECK(head.out.find("  Sessions: 80\n") != std::string::npos);
+  // The baseline: open-loop rounds, 200 in all, no session block.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  CHECK(metric(seed.out, "completed_requests") == 200);
+  CHECK(seed.out.find("Session Metrics") == std::string::npos);
+  // Closed-loop users are sessions too (HEAD: concurrency_<client>_user_<u>).
+  const Result users = run_blis("run --model qwen/qwen3-14b --concurrency 4 --num-requests 20 --profile-set head");
+  REQUIRE(users.status == 0);
+  CHECK(users.out == head_expected("concurrency_sessions.txt"));
+  const Result seed_form = run_blis("run --model qwen/qwen3-14b --concurrency 4 --num-requests 20 --profile-set head "
+                                    "--output-form seed");
+  CHECK(seed_form.out.find("Session Metrics") == std::string::npos);
 }

@@ -15,9 +15,11 @@
 #include "metrics/pd_metrics.hpp"
 #include "metrics/request_records.hpp"
 #include "metrics/saturation.hpp"
+#include "metrics/session_metrics.hpp"
 #include "metrics/steady_state.hpp"
 #include "metrics/steady_window.hpp"
 #include "metrics/step_series.hpp"
+#include "metrics/tenant_metrics.hpp"
 #include "metrics/time_series.hpp"
 
 namespace blis {
@@ -25,7 +27,7 @@ namespace blis {
 // The metrics the cluster never names: built from ClusterConfig::observers,
 // fed after the subscribers below, and handed over as parts of the report
 // (ClusterResult::observers), in this order.
-using RunObservers = Observers<GoodputTracker>;
+using RunObservers = Observers<GoodputTracker, TenantMetrics, SessionMetrics>;
 
 // The records read what the collector wrote in the request's slot: the
 // collector comes first. A struct rather than an alias, so that a header

@@ -499,8 +499,7 @@ bool has_deadlines(const WorkloadSpec& spec) {
                     spec.inference_perf->shared_prefix->enable_multi_turn_chat;
   if (spec.closed_loop_sessions && chat && spec.clients.empty()) return true;
   for (const auto& c : spec.clients) {
-    const bool session = spec.closed_loop_sessions && c.reasoning && c.reasoning->multi_turn &&
-                         c.reasoning->multi_turn->single_session;
+    const bool session = spec.closed_loop_sessions && c.reasoning && c.reasoning->multi_turn;
     if (c.timeout_us.value_or(c.concurrency > 0 || session ? kDefaultClosedLoopTimeoutUs : 0) > 0) return true;
   }
   for (const auto& c : spec.cohorts)

@@ -273,7 +273,8 @@ class SessionStream final : public ClientStreamBase {
         turns_(*s.client->reasoning->multi_turn),
         ratio_spec_(s.client->reasoning->reason_ratio_distribution),
         accumulate_(turns_.context_growth == "accumulate"),
-        cap_(s.cap) {
+        cap_(s.cap),
+        track_(s.track_sessions) {
     if (turns_.think_time_us < 0)
       throw InputError(where_ + ".reasoning.multi_turn.think_time_us",
                        "a negative think time (" + std::to_string(turns_.think_time_us) +
@@ -301,6 +302,11 @@ class SessionStream final : public ClientStreamBase {
         pending_.max_output_tokens = s->round.output_tokens;
         pending_round_ = s->round.index;
         std::swap(pending_.block_hashes, s->round.hashes);
+        if (track_) {
+          s->cut.id = s->id;
+          s->cut.round0_kept = s->round0_kept;
+          pending_ctx_ = s->cut;
+        }
         if (next_round(*s)) {
           std::push_heap(live_.begin(), live_.end(), later);
         } else {
@@ -315,6 +321,8 @@ class SessionStream final : public ClientStreamBase {
     }
   }
 
+  const SessionContext* pending_session() const override { return track_ ? &pending_ctx_ : nullptr; }
+
  private:
   struct Round {
     int64_t index = 0;  // within its session, from 0
@@ -328,6 +336,9 @@ class SessionStream final : public ClientStreamBase {
     explicit Session(const GoRand& r) : rng(r) {}
     GoRand rng;          // the client's stream as it was at this session's round `r`
     uint64_t number = 0; // generation order among the client's sessions
+    int64_t id = 0;      // the reference's session id, "sess_<id>"
+    bool round0_kept = false;
+    SessionContext cut;  // tracked, with accumulation: the context round 1 goes on from
     int64_t r = 0;       // next round to replay
     int64_t t = 0;       // its arrival
     bool past_horizon = false;
@@ -379,8 +390,9 @@ class SessionStream final : public ClientStreamBase {
       if (!ratio_spec_.type.empty()) ratio_.emplace(ratio_spec_, where_ + ".reasoning.reason_ratio_distribution");
       ratio_built_ = true;
     }
-    rng_.int63();  // the session id, "sess_<n>", which nothing downstream reads
+    const int64_t id = rng_.int63();  // the session id, "sess_<id>" (closed-loop sessions' seeds follow it)
     auto session = std::make_unique<Session>(rng_);
+    session->id = id;
     // The draws of every round, without hashing; length errors surface here,
     // where the reference meets them.
     bool past_horizon = false;
@@ -435,7 +447,20 @@ class SessionStream final : public ClientStreamBase {
         ContentHasher h(s.ctx_hashes, block_size_);
         h.resume(s.ctx_state, s.ctx_fill);
         h.draw(rng, in_len);
-        h.draw(rng, out_len);
+        if (track_ && s.r == 1) {
+          // A closed-loop session goes on from round 0's prompt and its output
+          // but the last token (HEAD: session.go OnComplete appends the
+          // ProgressIndex − input tokens a completed request reached).
+          const int64_t kept_out = out_len > 0 ? out_len - 1 : 0;
+          h.draw(rng, kept_out);
+          s.cut.state = h.hasher();
+          s.cut.fill = h.fill();
+          s.cut.blocks = s.ctx_hashes.size();
+          s.cut.len = s.ctx_len + in_len + kept_out;
+          h.draw(rng, out_len - kept_out);
+        } else {
+          h.draw(rng, out_len);
+        }
         s.ctx_state = h.hasher();
         s.ctx_fill = h.fill();
         s.ctx_len += in_len + out_len;
@@ -454,6 +479,7 @@ class SessionStream final : public ClientStreamBase {
       // Next round: after the think time plus 1 µs per output token.
       s.t = saturating_add(saturating_add(t, turns_.think_time_us), out_len);
       if (keep) {
+        if (s.r == 1) s.round0_kept = true;
         s.round.index = s.r - 1;
         s.round.arrival = t;
         s.round.input_tokens = input_tokens;
@@ -469,6 +495,8 @@ class SessionStream final : public ClientStreamBase {
   bool accumulate_;
   int64_t cap_;
   int64_t count_ = 0;
+  bool track_;  // StreamSetup::track_sessions
+  SessionContext pending_ctx_;
   bool ratio_built_ = false;
   std::optional<LengthSampler> ratio_;
   bool ended_ = false;
@@ -528,23 +556,61 @@ void ConcurrencyStream::draw(GoRand& rng, WorkloadRequest& out) const {
   draw_request(rng, input_, output_, prefix_, block_size_, where_, out);
 }
 
-SessionRounds::SessionRounds(const StreamSetup& s, int64_t seed)
-    : where_(s.where),
-      input_(s.client->input_distribution, s.where + ".input_distribution"),
-      output_(s.client->output_distribution, s.where + ".output_distribution"),
-      prefix_(s.prefix),
-      horizon_(s.horizon),
-      block_size_(s.block_size),
-      think_(s.client->reasoning->multi_turn->think_time_us),
-      max_rounds_(s.client->reasoning->multi_turn->max_rounds),
-      rng_(seed) {}
+SessionShape::SessionShape(const StreamSetup& s)
+    : where(s.where),
+      input(s.client->input_distribution, s.where + ".input_distribution"),
+      output(s.client->output_distribution, s.where + ".output_distribution"),
+      prefix(s.prefix),
+      horizon(s.horizon),
+      block_size(s.block_size),
+      think(s.client->reasoning->multi_turn->think_time_us),
+      max_rounds(s.client->reasoning->multi_turn->max_rounds),
+      accumulate(s.client->reasoning->multi_turn->context_growth == "accumulate") {}
+
+SessionRounds::SessionRounds(const SessionShape& shape, int64_t seed, const WorkloadRequest& round0,
+                             const SessionContext& ctx)
+    : shape_(&shape), rng_(seed) {
+  if (!shape.accumulate) return;
+  const auto blocks = static_cast<std::ptrdiff_t>(std::min(ctx.blocks, round0.block_hashes.size()));
+  ctx_hashes_.assign(round0.block_hashes.begin(), round0.block_hashes.begin() + blocks);
+  ctx_state_ = ctx.state;
+  ctx_fill_ = ctx.fill;
+  ctx_len_ = ctx.len;
+}
 
 bool SessionRounds::follow_up(int64_t done_round, int64_t t, WorkloadRequest& out) {
-  if (done_round >= max_rounds_ - 1) return false;  // that was the last round
-  const int64_t arrival = saturating_add(t, think_);
-  if (arrival > horizon_) return false;
-  draw_request(rng_, input_, output_, prefix_, block_size_, where_, out);
+  const SessionShape& sh = *shape_;
+  if (done_round >= sh.max_rounds - 1) return false;  // that was the last round
+  const int64_t arrival = saturating_add(t, sh.think);
+  if (arrival > sh.horizon) return false;
   out.arrival_us = arrival;
+  out.own_content = 0;
+  out.shareable_blocks = WorkloadRequest::kAllShareable;
+  if (!sh.accumulate) {
+    draw_request(rng_, sh.input, sh.output, sh.prefix, sh.block_size, sh.where, out);
+    return true;
+  }
+  // The conversation so far, then this round's input and output.
+  const int64_t in_len = checked_tokens(sh.input.sample(rng_), sh.where + ".input_distribution", "an input");
+  const int64_t out_len = checked_tokens(sh.output.sample(rng_), sh.where + ".output_distribution", "an output");
+  const int64_t prefix_len = sh.prefix ? sh.prefix->size() : 0;
+  out.input_tokens = checked_tokens(prefix_len + ctx_len_ + in_len, sh.where, "an input", kMaxInt32);
+  // The next round goes on from this one's output but its last token (see
+  // SessionStream::next_round).
+  ContentHasher h(ctx_hashes_, sh.block_size);
+  h.resume(ctx_state_, ctx_fill_);
+  h.draw(rng_, in_len);
+  const int64_t kept_out = out_len > 0 ? out_len - 1 : 0;
+  h.draw(rng_, kept_out);
+  ctx_state_ = h.hasher();
+  ctx_fill_ = h.fill();
+  ctx_len_ += in_len + kept_out;
+  out.block_hashes = ctx_hashes_;
+  ContentHasher last(out.block_hashes, sh.block_size);
+  last.resume(ctx_state_, ctx_fill_);
+  last.draw(rng_, out_len - kept_out);
+  out.output_tokens = static_cast<int32_t>(out_len);
+  out.max_output_tokens = static_cast<int32_t>(out_len);
   return true;
 }
 

@@ -30,12 +30,30 @@ struct StreamSetup {
   // the tokens this client draws for itself are its own
   // (WorkloadRequest::shareable_blocks; own_streams()).
   bool own_stream = true;
+  // A multi-turn client's stream tells where each pending round's session
+  // stands (RequestStream::pending_session): closed-loop sessions.
+  bool track_sessions = false;
 };
 
 // For each seed, whether no other seed in `seeds` (nor `also_taken`, the
 // seed of the stream that draws the shared prefixes) gives the same random
 // stream: Go reduces seeds modulo 2^31 - 1, so distinct seeds can collide.
 std::vector<bool> own_streams(const std::vector<int64_t>& seeds, int64_t also_taken);
+
+// Where a multi-turn session stands at its pending round: its id (the
+// reference's "sess_<id>"), whether its round 0 was kept, and at round 0
+// with accumulation the conversation a closed-loop session's round 1 goes on
+// from: round 0's sequence but its last output token, `len` tokens past the
+// prefix, whose first `blocks` full blocks are round 0's first block hashes
+// and `state` has absorbed `fill` tokens of the next.
+struct SessionContext {
+  int64_t id = 0;
+  bool round0_kept = false;
+  BlockHasher state{kEmptyPrefixHash};
+  int32_t fill = 0;
+  size_t blocks = 0;
+  int64_t len = 0;
+};
 
 class RequestStream {
  public:
@@ -46,6 +64,8 @@ class RequestStream {
   int64_t pending_arrival() const { return pending_.arrival_us; }
   // The pending request's round within its multi-turn session (0 for other clients).
   int64_t pending_round() const { return pending_round_; }
+  // Of a multi-turn client, the pending round's session (null for other clients).
+  virtual const SessionContext* pending_session() const { return nullptr; }
   // Hands the pending request over; the hash buffers are swapped and the
   // strings assigned, so a caller reusing `out` causes no allocation.
   void take(WorkloadRequest& out);
@@ -91,28 +111,40 @@ class ConcurrencyStream final : public RequestStream {
   int32_t next_user_ = 0;
 };
 
-// The later rounds of a closed-loop session (--session-mode closed-loop, as
+// The shape of a closed-loop session client's follow-up rounds.
+struct SessionShape {
+  explicit SessionShape(const StreamSetup& setup);
+  std::string where;
+  LengthSampler input, output;
+  const SharedPrefix* prefix;
+  int64_t horizon;
+  int32_t block_size;
+  int64_t think;
+  int64_t max_rounds;
+  bool accumulate;
+};
+
+// The later rounds of one closed-loop session (--session-mode closed-loop, as
 // HEAD runs multi-turn clients): round r + 1 arrives think_time_us after
 // round r completes, until max_rounds or past the horizon. Each is drawn from
 // the session's own stream, seeded `seed`, as draw() of a concurrency user
-// draws: fresh lengths and ids after the group's prefix (no context
-// accumulation).
+// draws; with context_growth accumulate its prompt is the conversation so far
+// (prefix, every earlier round's input and output) and then its own input.
 class SessionRounds {
  public:
-  SessionRounds(const StreamSetup& setup, int64_t seed);
+  // `round0`: the session's round 0 as emitted; `ctx`: the session there.
+  SessionRounds(const SessionShape& shape, int64_t seed, const WorkloadRequest& round0, const SessionContext& ctx);
   // The round after `done_round`, which completed at t, without its id;
   // false when the session has no more.
   bool follow_up(int64_t done_round, int64_t t, WorkloadRequest& out);
 
  private:
-  std::string where_;
-  LengthSampler input_, output_;
-  const SharedPrefix* prefix_;
-  int64_t horizon_;
-  int32_t block_size_;
-  int64_t think_;
-  int64_t max_rounds_;
+  const SessionShape* shape_;
   GoRand rng_;
+  std::vector<uint64_t> ctx_hashes_;  // with accumulation: full blocks of the conversation so far
+  BlockHasher ctx_state_{kEmptyPrefixHash};
+  int32_t ctx_fill_ = 0;
+  int64_t ctx_len_ = 0;  // tokens past the prefix
 };
 
 }  // namespace blis::workload

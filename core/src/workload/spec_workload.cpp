@@ -2,6 +2,7 @@
 // prefix groups, one lazy stream per client (workload/request_streams.hpp)
 // and a k-way merge by (arrival, client index). Only the next request of
 // each client (and the pending rounds of session clients) is ever held.
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -30,8 +31,11 @@ constexpr int64_t kDefaultPrefixLength = 50;  // spec workload §6.4
 class SpecWorkload final : public WorkloadSource {
  public:
   // `spec` is expanded, upgraded and validated.
-  SpecWorkload(WorkloadSpec spec, int64_t horizon, int64_t max_requests, int32_t block_size)
-      : spec_(std::move(spec)), max_requests_(max_requests) {
+  // `sessions`: per stream, the ids of the closed-loop sessions whose
+  // round 0 is sent (a probe's session_ids()); null for the probe itself.
+  SpecWorkload(WorkloadSpec spec, int64_t horizon, int64_t max_requests, int32_t block_size,
+               const std::vector<std::vector<int64_t>>* sessions)
+      : spec_(std::move(spec)), max_requests_(max_requests), probing_(sessions == nullptr) {
     const std::vector<workload::ClientEntry> clients = workload::all_clients(spec_, members_);
     // spec workload §7.3: stream W draws the prefix vectors, then one seed per client.
     GoRand w(derive_seed(spec_.seed, "workload-gen"));
@@ -53,7 +57,6 @@ class SpecWorkload final : public WorkloadSource {
     // whose content is its own (workload::own_streams). Null: open-loop.
     std::vector<std::unique_ptr<RequestStream>> made;
     std::vector<workload::StreamSetup> setups;
-    bool warned_open_sessions = false;
     for (const auto& entry : clients) {
       const ClientSpec& client = *entry.client;
       workload::StreamSetup setup;
@@ -73,27 +76,35 @@ class SpecWorkload final : public WorkloadSource {
       setup.rate = rate;
       setup.seed = w.int63();
       setup.cap = cap;
-      add_open_client(std::move(setup), warned_open_sessions, setups, made);
+      add_open_client(std::move(setup), setups, made);
     }
     start_streams(made, setups);
-    start_sessions(setups);
+    start_sessions(setups, sessions);
   }
 
-  // spec head §4.2: the user's next request, counted toward the cap.
+  // The probe: every request generated, per stream the ids of the
+  // closed-loop sessions whose round 0 is sent, in the order sent.
+  std::vector<std::vector<int64_t>> session_ids() {
+    probe_ids_.assign(streams_.size(), {});
+    WorkloadRequest r;
+    while (next(r)) {
+    }
+    return std::move(probe_ids_);
+  }
+
+  // spec head §4.2: the user's next request, counted toward the cap; a
+  // closed-loop session's next round, not counted (HEAD: session.go OnComplete).
   bool follow_up(const WorkloadRequest& done, int64_t t, WorkloadRequest& out) override {
     const auto [k, u] = user_stream_[static_cast<size_t>(done.user)];
-    // A session's rounds were counted against the cap when generated.
-    if (!sessions_[k] && max_requests_ > 0 && taken_ >= static_cast<uint64_t>(max_requests_)) return false;
-    try {
-      if (sessions_[k] ? !sessions_[k]->follow_up(done.round, t, out) : !closed_[k]->follow_up(u, t, out)) return false;
-    } catch (const InputError& e) {
-      workload::rethrow_located(spec_.source, e);
-    }
-    if (sessions_[k]) {
-      out.slo_class = done.slo_class;
-      out.tenant_id = done.tenant_id;
-      out.model = done.model;
+    if (!closed_[k]) {
+      if (!session_follow_up(static_cast<size_t>(u), done, t, out)) return false;
     } else {
+      if (max_requests_ > 0 && taken_ >= static_cast<uint64_t>(max_requests_)) return false;
+      try {
+        if (!closed_[k]->follow_up(u, t, out)) return false;
+      } catch (const InputError& e) {
+        workload::rethrow_located(spec_.source, e);
+      }
       ++taken_;
     }
     out.id = emitted_++;
@@ -114,15 +125,19 @@ class SpecWorkload final : public WorkloadSource {
       RequestStream& stream = *streams_[k];
       // A closed-loop session's later rounds are generated in the arrival
       // order (they count against the cap there, as in HEAD) but sent only
-      // when the previous round completes (follow_up).
-      const bool later_round = sessions_[k] && stream.pending_round() > 0;
+      // when the previous round completes (follow_up). A later round whose
+      // round 0 fell outside the lifecycle windows has no session to follow:
+      // HEAD sends it on its schedule.
+      const workload::SessionContext* session =
+          any_sessions_ && closed_session_[k] ? stream.pending_session() : nullptr;
+      const bool later_round = session && stream.pending_round() > 0 && session->round0_kept;
       stream.take(out);
       ++taken_;
       if (!later_round) {
         out.id = emitted_++;
         out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
         if (out.user >= 0) out.user += user_base_[k];  // the stream's user number, made global
-        if (sessions_[k]) out.user = session_user_[k];
+        if (session && stream.pending_round() == 0) start_session(k, *session, out);
       }
       // Samplers of multimodal and reasoning blocks are built at a client's
       // first request, so their errors surface here.
@@ -168,17 +183,12 @@ class SpecWorkload final : public WorkloadSource {
   }
 
   // An open-loop client: its setup is kept, its stream made by start_streams().
-  void add_open_client(workload::StreamSetup setup, bool& warned_open_sessions,
-                       std::vector<workload::StreamSetup>& setups, std::vector<std::unique_ptr<RequestStream>>& made) {
+  void add_open_client(workload::StreamSetup setup, std::vector<workload::StreamSetup>& setups,
+                       std::vector<std::unique_ptr<RequestStream>>& made) {
     const ClientSpec& client = *setup.client;
-    const bool multi_turn = client.reasoning && client.reasoning->multi_turn;
-    const bool closed_session = spec_.closed_loop_sessions && multi_turn && client.reasoning->multi_turn->single_session;
-    if (spec_.closed_loop_sessions && multi_turn && !closed_session && !warned_open_sessions) {
-      spdlog::warn("{}: multi-turn clients with many sessions (single_session: false) run open-loop: every round "
-                   "arrives on its schedule, not after the previous one completes (HEAD drives them by completions)",
-                   setup.where);
-      warned_open_sessions = true;
-    }
+    const bool closed_session = spec_.closed_loop_sessions && client.reasoning && client.reasoning->multi_turn;
+    setup.track_sessions = closed_session;
+    any_sessions_ = any_sessions_ || closed_session;
     setups.push_back(std::move(setup));
     made.push_back(nullptr);
     user_base_.push_back(-1);
@@ -208,26 +218,59 @@ class SpecWorkload final : public WorkloadSource {
     }
   }
 
-  // Each stream's first arrival; closed-loop sessions: rand.New(seed + 7919)
-  // draws one seed per session, in client order, for the stream of its
-  // later rounds.
-  void start_sessions(const std::vector<workload::StreamSetup>& setups) {
+  // Each stream's first arrival. Closed-loop sessions (HEAD: generator.go
+  // GenerateWorkload): per client in client order, its sessions whose round
+  // 0 is sent sorted by the text of their id ("sess_<id>"), and
+  // rand.New(seed + 7919) draws one seed for each in that order.
+  void start_sessions(const std::vector<workload::StreamSetup>& setups,
+                      const std::vector<std::vector<int64_t>>* sessions) {
     GoRand session_seeds(spec_.seed + 7919);
-    sessions_.resize(streams_.size());
-    session_user_.assign(streams_.size(), -1);
+    shapes_.resize(streams_.size());
+    seeds_.resize(streams_.size());
     size_t open_k = 0;
     for (size_t k = 0; k < streams_.size(); ++k) {
-      const bool open_loop_stream = closed_[k] == nullptr;
-      const bool started = streams_[k]->advance();
-      if (started) heap_.emplace(streams_[k]->pending_arrival(), k);
-      if (!open_loop_stream) continue;
-      if (started && closed_session_[k]) {
-        sessions_[k] = std::make_unique<workload::SessionRounds>(setups[open_k], session_seeds.int63());
-        session_user_[k] = static_cast<int32_t>(user_stream_.size());
-        user_stream_.push_back({k, -1});
+      if (streams_[k]->advance()) heap_.emplace(streams_[k]->pending_arrival(), k);
+      if (closed_[k] != nullptr) continue;
+      if (closed_session_[k] && !probing_) {
+        shapes_[k] = std::make_unique<workload::SessionShape>(setups[open_k]);
+        std::vector<std::pair<std::string, int64_t>> ids;
+        for (const int64_t id : (*sessions)[k]) ids.emplace_back(std::to_string(id), id);
+        std::sort(ids.begin(), ids.end());
+        for (const auto& entry : ids) seeds_[k].emplace(entry.second, session_seeds.int63());
       }
       ++open_k;
     }
+  }
+
+  // Round 0 of a closed-loop session is sent: the session gets a user
+  // number, and its later rounds wait for completions.
+  void start_session(size_t k, const workload::SessionContext& session, WorkloadRequest& out) {
+    if (probing_) {
+      probe_ids_[k].push_back(session.id);
+      return;
+    }
+    const auto seed = seeds_[k].find(session.id);
+    rounds_.push_back(std::make_unique<workload::SessionRounds>(*shapes_[k], seed == seeds_[k].end() ? 0 : seed->second,
+                                                                out, session));
+    out.user = static_cast<int32_t>(user_stream_.size());
+    user_stream_.push_back({k, static_cast<int32_t>(rounds_.size() - 1)});
+  }
+
+  // The next round of session `u` after `done` completed at t.
+  bool session_follow_up(size_t u, const WorkloadRequest& done, int64_t t, WorkloadRequest& out) {
+    std::unique_ptr<workload::SessionRounds>& rounds = rounds_[u];
+    try {
+      if (rounds && rounds->follow_up(done.round, t, out)) {
+        out.slo_class = done.slo_class;
+        out.tenant_id = done.tenant_id;
+        out.model = done.model;
+        return true;
+      }
+    } catch (const InputError& e) {
+      workload::rethrow_located(spec_.source, e);
+    }
+    rounds.reset();  // the session has ended
+    return false;
   }
 
   using Entry = std::pair<int64_t, size_t>;  // (arrival, position in streams_)
@@ -245,12 +288,16 @@ class SpecWorkload final : public WorkloadSource {
   std::vector<workload::ConcurrencyStream*> closed_;
   std::vector<int32_t> user_base_;
   std::vector<std::pair<size_t, int32_t>> user_stream_;
-  // Closed-loop sessions: per stream its session's later rounds (null for
-  // the others); whether a stream's client is one; per stream its session's
-  // user number (-1: none).
-  std::vector<std::unique_ptr<workload::SessionRounds>> sessions_;
+  // Closed-loop sessions: whether a stream's client has them; per such
+  // stream the shape of their rounds and each session's seed by its id; per
+  // session sent its later rounds (null once it ended); the probe's ids.
   std::vector<bool> closed_session_;
-  std::vector<int32_t> session_user_;
+  bool any_sessions_ = false;
+  std::vector<std::unique_ptr<workload::SessionShape>> shapes_;
+  std::vector<std::unordered_map<int64_t, int64_t>> seeds_;
+  std::vector<std::unique_ptr<workload::SessionRounds>> rounds_;
+  bool probing_;
+  std::vector<std::vector<int64_t>> probe_ids_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
 };
 
@@ -337,7 +384,15 @@ std::unique_ptr<WorkloadSource> make_spec_workload(const WorkloadSpec& spec_in, 
   // Building the streams may fail too (a distribution missing a parameter).
   const SpecSource source = spec.source;
   try {
-    return std::make_unique<SpecWorkload>(std::move(spec), horizon, max_requests, block_size);
+    // Closed-loop sessions draw their seeds in an order only the whole
+    // workload tells: a probe generates it first (HEAD generates eagerly).
+    const bool sessions = spec.closed_loop_sessions &&
+                          std::any_of(spec.clients.begin(), spec.clients.end(), [](const ClientSpec& c) {
+                            return c.reasoning && c.reasoning->multi_turn;
+                          });
+    std::vector<std::vector<int64_t>> ids;
+    if (sessions) ids = SpecWorkload(spec, horizon, max_requests, block_size, nullptr).session_ids();
+    return std::make_unique<SpecWorkload>(std::move(spec), horizon, max_requests, block_size, &ids);
   } catch (const InputError& e) {
     workload::rethrow_located(source, e);
   }
