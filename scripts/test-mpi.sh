@@ -2,7 +2,8 @@
 # The MPI mode's checks (docs/distributed.md): installs Debian's Open MPI if
 # missing, builds blis with -DBLIS_WITH_MPI=ON in build-mpi, and checks that
 # `mpirun -np 3 blis ...` prints exactly what one process prints for a sweep,
-# a Lua search and a plan, and that a failing worker stops the run cleanly.
+# a Lua search and a plan (its table, JSON and report), and that a failing
+# worker stops the run cleanly.
 # The default build and the README's two commands never need MPI.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,6 +44,14 @@ check "mpirun -np 3: a Lua search prints its expected report" cmp examples/capac
 
 "${mpi[@]}" plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' > "$tmp/plan.txt" 2>/dev/null
 check "mpirun -np 3: blis plan gives its expected answer" cmp examples/plan/expected.txt "$tmp/plan.txt"
+
+# The plan's steady-state judgement and its report's CDFs come from the
+# workers' timed samples: the JSON and the report must be those of one process.
+plan=(plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --format json)
+"$blis" "${plan[@]}" --report "$tmp/r1" > "$tmp/plan1.json" 2>/dev/null
+"${mpi[@]}" "${plan[@]}" --report "$tmp/r3" > "$tmp/plan3.json" 2>/dev/null
+check "mpirun -np 3: blis plan's JSON is that of one process" cmp "$tmp/plan1.json" "$tmp/plan3.json"
+check "mpirun -np 3: blis plan's report is that of one process" diff -r "$tmp/r1" "$tmp/r3"
 
 cat > "$tmp/bad.toml" <<'TOML'
 model = "qwen/qwen3-14b"

@@ -2,7 +2,8 @@
 // command — scenario, sweep, search or plan — and ranks 1..K-1 simulate the
 // configurations it hands out, one at a time each, as they become free
 // (dynamic load balancing). Configurations travel as settings
-// (settings_of), outcomes as metrics and the steady-state verdict; results are
+// (settings_of) with the plan's output flags, outcomes as metrics, the
+// steady-state verdict, the timed samples and the latency CDFs; results are
 // placed by index, so the report is the one `--jobs 1` prints. A worker that
 // fails sends its error; rank 0 stops handing out work and reports it.
 #include <blis/mpi.hpp>
@@ -44,6 +45,8 @@ std::string task_text(size_t index, const RunConfig& c) {
   nlohmann::json j;
   j["index"] = index;
   j["warn_unsteady"] = c.outputs.warn_unsteady;
+  j["keep_timed_samples"] = c.outputs.keep_timed_samples;
+  j["keep_distributions"] = c.outputs.keep_distributions;
   for (const Setting& s : settings_of(c)) j["settings"].push_back({s.flag, s.value});
   // The configuration's path rights (run/path_rules.hpp) are no setting: they
   // travel beside them, so a worker refuses what the coordinator would.
@@ -60,7 +63,37 @@ std::string result_text(size_t index, const RunOutcome& o) {
   j["steady"] = {static_cast<int>(s.verdict), s.offered_rps, s.started_rps, s.ttft_middle_ms, s.ttft_last_ms};
   j["saturation"] = nlohmann::json::object();
   for (const auto& [name, level] : o.saturation.labels) j["saturation"][name] = static_cast<int>(level);
+  // A plan judges its targets on rank 0 from the timed samples (flattened as
+  // at, value, weight) and draws its report from the CDFs.
+  if (!o.timed.empty()) {
+    auto flat = [](const std::vector<TimedSample>& v) {
+      std::vector<int64_t> out;
+      out.reserve(v.size() * 3);
+      for (const TimedSample& t : v) out.insert(out.end(), {t.at, t.value, t.weight});
+      return out;
+    };
+    j["timed"] = {{"ttft", flat(o.timed.ttft)}, {"e2e", flat(o.timed.e2e)}, {"tpot", flat(o.timed.tpot)},
+                  {"itl", flat(o.timed.itl)}, {"first", o.timed.first_arrival}, {"last", o.timed.last_arrival}};
+  }
+  j["cdf"] = {o.cdf.ttft_ms, o.cdf.itl_ms, o.cdf.e2e_ms};
   return j.dump();
+}
+
+TimedSamples timed_of(const nlohmann::json& j) {
+  auto unflat = [](const nlohmann::json& a) {
+    const auto v = a.get<std::vector<int64_t>>();
+    std::vector<TimedSample> out(v.size() / 3);
+    for (size_t k = 0; k < out.size(); ++k) out[k] = TimedSample{v[3 * k], v[3 * k + 1], v[3 * k + 2]};
+    return out;
+  };
+  TimedSamples t;
+  t.ttft = unflat(j.at("ttft"));
+  t.e2e = unflat(j.at("e2e"));
+  t.tpot = unflat(j.at("tpot"));
+  t.itl = unflat(j.at("itl"));
+  t.first_arrival = j.at("first").get<int64_t>();
+  t.last_arrival = j.at("last").get<int64_t>();
+  return t;
 }
 
 std::string error_text(size_t index, const std::string& message, int exit_code) {
@@ -102,6 +135,10 @@ class MpiFarm final : public Farm {
                                s.at(3).get<double>(), s.at(4).get<double>()};
         for (const auto& [name, level] : j.at("saturation").items())
           o.saturation.labels[name] = static_cast<SaturationLevel>(level.get<int>());
+        if (j.contains("timed")) o.timed = timed_of(j.at("timed"));
+        const auto& cdf = j.at("cdf");
+        o.cdf = LatencyCdf{cdf.at(0).get<std::vector<double>>(), cdf.at(1).get<std::vector<double>>(),
+                           cdf.at(2).get<std::vector<double>>()};
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[i]).count();
         done(i, o, secs);
       }
@@ -146,6 +183,8 @@ void mpi_worker() {
       RunConfig c;
       apply_settings(c, settings);
       c.outputs.warn_unsteady = j.at("warn_unsteady").get<bool>();
+      c.outputs.keep_timed_samples = j.at("keep_timed_samples").get<bool>();
+      c.outputs.keep_distributions = j.at("keep_distributions").get<bool>();
       c.rights.scenario = j.at("rights").at("scenario").get<std::string>();
       c.rights.native = j.at("rights").at("native").get<std::vector<std::string>>();
       send(result_text(index, simulate(c)), 0, kResult);
