@@ -12,6 +12,8 @@
 // loaded rather than mapping (and instrumenting) them afresh.
 #include "fuzz_input.hpp"
 
+#include "lua/lua_host.hpp"
+
 #include <blis/run.hpp>
 
 #include <dlfcn.h>
@@ -44,6 +46,8 @@ std::string scenario_text(const std::string& body) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   namespace fs = std::filesystem;
+  // A script that runs to its limits costs a hundredth of their time.
+  blis::lua::divide_script_limits(100);
   const fs::path stage = BLIS_FUZZ_STAGE;
   const fs::path plugins = stage / "lib" / "blis" / "plugins";
   setenv("BLIS_PLUGIN_PATH", plugins.c_str(), /*overwrite=*/0);

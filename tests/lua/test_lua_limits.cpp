@@ -89,6 +89,15 @@ TEST_CASE("limits: a runaway loop stops at the instruction budget, compiled or n
   CHECK(lua_gettop(run.vm.state()) == 0);
 }
 
+TEST_CASE("limits: the fuzz targets' divisor shrinks the budget, and only while it is set", "[lua]") {
+  ScorerRun run("function score(n)\n  while true do end\nend\n");
+  blis::lua::divide_script_limits(100);
+  const Failure divided = failure_of([&] { run.score(); });
+  blis::lua::divide_script_limits(1);
+  CHECK(divided.message == run.path + ":2: exceeded 1000000 instructions");
+  CHECK(failure_of([&] { run.score(); }).message == run.path + ":2: exceeded 100000000 instructions");
+}
+
 TEST_CASE("limits: recursion without end and repeat/goto loops are bounded too", "[lua]") {
   {
     ScorerRun run("local function f(x) return f(x + 1) end\nfunction score(n)\n  f(0)\nend\n");

@@ -44,6 +44,11 @@ inline constexpr int32_t kScenarioInstructionLimit = 1'000'000'000;
 // time), and far above what a call within its budget normally takes.
 inline constexpr double kPluginCpuLimit = 2.0;
 inline constexpr double kScenarioCpuLimit = 30.0;  // simulations a search runs do not count
+// Divides every later call's instruction budget and CPU limit by `divisor`
+// (>= 1), for the whole process. The fuzz targets' knob (fuzz/), so that an
+// input running to its limit costs them a hundredth of the time; blis itself
+// never calls it, and the limits stay those above.
+void divide_script_limits(int divisor);
 // Bytes the Lua heap of one VM may hold (every script of a run shares it).
 inline constexpr size_t kMemoryLimit = size_t{256} << 20;
 

@@ -92,12 +92,19 @@ std::string read_script(const std::string& path) {
   }
 }
 
+namespace {
+int limit_divisor = 1;  // divide_script_limits
+}  // namespace
+
+void divide_script_limits(int divisor) { limit_divisor = std::max(divisor, 1); }
+
 int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int reset_to) const {
   lua_State* L = core_->L;
-  core_->budget.limit = instruction_limit_;  // one call: no nesting
-  core_->budget.left = std::min(instruction_limit_, kBudgetChunk);
-  core_->budget_reserve = int64_t{instruction_limit_} - core_->budget.left;
-  core_->cpu_limit_ns = static_cast<int64_t>(cpu_limit_ * 1e9);
+  const int32_t limit = instruction_limit_ / limit_divisor;
+  core_->budget.limit = limit;  // one call: no nesting
+  core_->budget.left = std::min(limit, kBudgetChunk);
+  core_->budget_reserve = int64_t{limit} - core_->budget.left;
+  core_->cpu_limit_ns = static_cast<int64_t>(cpu_limit_ / limit_divisor * 1e9);
   core_->cpu_start_ns = -1;
   core_->cpu_excluded_ns = 0;
 
