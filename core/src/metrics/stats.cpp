@@ -99,6 +99,13 @@ Summary summarize(std::vector<int64_t>& values, double scale) {
   return s;
 }
 
+double percentile_of(const WeightedValues& sorted, double p, double scale) {
+  int64_t n = 0;
+  for (const auto& vc : sorted) n += vc.second;
+  Cursor cur{sorted};
+  return percentile(n, p, scale, [&](int64_t k) { return cur.at(k); });
+}
+
 Summary summarize(const WeightedValues& sorted, double scale) {
   Summary s;
   int64_t n = 0;

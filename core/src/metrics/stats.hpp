@@ -28,5 +28,8 @@ Summary summarize(std::vector<int64_t>& values, double scale);
 // vectors made in turn hold one copy at a time.
 Summary summarize_copy(const std::deque<int64_t>& values, double scale);
 Summary summarize(const WeightedValues& sorted, double scale);
+// The `p`-th percentile (0..100, e.g. 99.9) of `sorted`, interpolated between
+// closest ranks as the summaries' are; 0 when empty.
+double percentile_of(const WeightedValues& sorted, double p, double scale);
 
 }  // namespace blis

@@ -33,12 +33,8 @@ double statistic(const std::vector<TimedSample>& v, size_t from, size_t to, doub
   w.reserve(to - from);
   for (size_t i = from; i < to; ++i) w.emplace_back(v[i].value, v[i].weight);
   normalize(w);
-  const Summary s = summarize(w, 1000);
-  if (stat < 0) return s.mean;
-  if (stat <= 50) return s.p50;
-  if (stat <= 90) return s.p90;
-  if (stat <= 95) return s.p95;
-  return s.p99;
+  if (stat < 0) return summarize(w, 1000).mean;
+  return percentile_of(w, stat, 1000);
 }
 
 // Batches MSER keeps at least: with fewer, two or three close values at the

@@ -62,7 +62,7 @@ constexpr int kSteadyBatches = 20;
 // Student's t at 97.5 % for `df` degrees of freedom (a two-sided 95 % interval).
 double student_t975(int64_t df);
 
-// `stat`: a percentile (50, 90, 95, 99) or a negative number for the mean.
+// `stat`: a percentile level (0..100: 50, 99, 99.9...) or a negative number for the mean.
 // `family`: "ttft", "e2e", "tpot" or "itl" of `s`; measured false for
 // another name.
 SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, double stat);

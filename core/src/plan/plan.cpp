@@ -76,7 +76,7 @@ int verdict_rank(const std::string& v) {
   return 0;
 }
 
-// "itl_p99_ms" -> ("itl", 99); "ttft_mean_ms" -> ("ttft", -1); family ""
+// "itl_p99_ms" -> ("itl", 99); "e2e_p99.9_ms" -> ("e2e", 99.9); "ttft_mean_ms" -> ("ttft", -1); family ""
 // for a metric not measured in steady state (scheduling_delay_p99_ms).
 std::pair<std::string, double> family_and_stat(const std::string& metric) {
   const size_t cut = metric.find('_');
@@ -84,8 +84,8 @@ std::pair<std::string, double> family_and_stat(const std::string& metric) {
   const std::string family = metric.substr(0, cut), stat = metric.substr(cut + 1);
   if (family != "ttft" && family != "itl" && family != "e2e" && family != "tpot") return {"", 0};
   if (stat == "mean_ms") return {family, -1};
-  for (const char* p : {"p50_ms", "p90_ms", "p95_ms", "p99_ms"})
-    if (stat == p) return {family, std::stod(stat.substr(1, 2))};
+  for (const char* p : {"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99.9_ms"})
+    if (stat == p) return {family, std::stod(stat.substr(1, stat.size() - 4))};
   return {"", 0};
 }
 
@@ -360,8 +360,12 @@ class Planner {
       const SteadyMeasure m = measure_steady(outcome.timed, family, stat);
       if (!m.measured) continue;
       out[metric] = m;
-      for (MetricField& f : outcome.metrics)
-        if (f.name == metric) f.value = m.value_ms;
+      // Targets the metrics block has no key for (tpot_*, *_p50, *_p99.9)
+      // are added to it, so that they are judged and shown as the others.
+      auto field = std::find_if(outcome.metrics.begin(), outcome.metrics.end(),
+                                [&](const MetricField& f) { return f.name == metric; });
+      if (field == outcome.metrics.end()) field = outcome.metrics.insert(field, MetricField{metric, 0, false});
+      field->value = m.value_ms;
     }
     outcome.timed = {};
     return out;
@@ -597,12 +601,11 @@ class Planner {
                          req_.replicates, seed_of(0), seed_of(static_cast<size_t>(req_.replicates) - 1));
     out << fmt::format("{:>9}  {:>9}  {:<13}", "instances", "arrivals", "verdict");
     for (const auto& c : cols) out << head(c);
-    out << fmt::format("  {:>10}  {}\n", "req/s", "meets");
+    out << fmt::format("  {:>10}  {}\n", "served/s", "meets");
     for (const auto& [key, t] : trials_) {
       out << fmt::format("{:>9}  {:>8g}s  {:<13}", t.instances, t.seconds, t.verdict);
       for (const auto& c : cols) out << cell(t, c);
-      out << fmt::format("  {:>10.2f}  {}\n", metric_value(t.outcome.metrics, "responses_per_sec"),
-                         t.pass ? "yes" : "no: " + t.why);
+      out << fmt::format("  {:>10.2f}  {}\n", t.outcome.steady.started_rps, t.pass ? "yes" : "no: " + t.why);
     }
     out << "\n";
     if (answer > 0) return print_answer(out, answer);
@@ -720,7 +723,8 @@ class Planner {
       out << (first ? "\n" : ",\n") << "    {\"instances\": " << t.instances << ", \"requests\": " << t.requests
           << trial_json(t);
       for (const auto& c : cols) out << ", " << go_string(c) << ": " << go_float(metric_value(t.outcome.metrics, c));
-      out << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
+      out << ", \"served_rps\": " << go_float(t.outcome.steady.started_rps)
+          << ", \"responses_per_sec\": " << go_float(metric_value(t.outcome.metrics, "responses_per_sec"))
           << ", \"meets\": " << (t.pass ? "true" : "false");
       if (req_.replicates > 1) out << ci_json(t, cols);
       out << "}";
@@ -818,6 +822,11 @@ class Planner {
                             : fmt::format("minimum instances: none up to {}", req_.max_instances);
     }
     for (const SloTarget& t : targets_) r.targets.push_back({t.metric, t.limit_ms, t.text});
+    r.configuration = configuration(answer > 0 ? answer : base_.pool().instances,
+                                    req_.max_rate ? (rate_answer_ > 0 ? rate_answer_ : 1) : base_.workload.rate);
+    r.setup = setup_line(r.configuration);
+    if (!r.setup.empty() && r.setup.back() == '\n') r.setup.pop_back();
+    r.trial_rule = trial_rule();
     std::vector<const Trial*> order;
     for (const auto& [key, t] : trials_) order.push_back(&t);
     if (req_.max_rate)

@@ -14,9 +14,9 @@ namespace blis {
 namespace {
 
 constexpr const char* kForms =
-    "write targets as METRIC_STAT<VALUE, comma-separated: METRIC ttft, itl or e2e with STAT mean, p90, "
-    "p95 or p99 (or scheduling_delay_p99), VALUE with a unit us, ms or s (ms if none), e.g. "
-    "\"ttft_p99<500ms,e2e_p99<20s\"";
+    "write targets as METRIC_STAT<VALUE, comma-separated: METRIC ttft, tpot, itl or e2e with STAT mean, p50, "
+    "p90, p95, p99 or p99.9 (or scheduling_delay_p99), VALUE with a unit us, ms or s (ms if none), e.g. "
+    "\"ttft_p99<500ms,tpot_p99<40ms,e2e_p99<20s\"";
 
 }  // namespace
 
@@ -32,8 +32,8 @@ SloTarget parse_target(const std::string& item, const std::string& where) {
   std::string value = text::trim(item.substr(op + 1));
   if (!value.empty() && value[0] == '=') t.inclusive = true, value = text::trim(value.substr(1));
   const bool known = name == "scheduling_delay_p99" || [&] {
-    for (const char* m : {"ttft_", "itl_", "e2e_"})
-      for (const char* s : {"mean", "p90", "p95", "p99"})
+    for (const char* m : {"ttft_", "tpot_", "itl_", "e2e_"})
+      for (const char* s : {"mean", "p50", "p90", "p95", "p99", "p99.9"})
         if (name == std::string(m) + s) return true;
     return false;
   }();

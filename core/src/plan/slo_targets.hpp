@@ -17,8 +17,9 @@ struct SloTarget {
 };
 
 // Parses a comma-separated list; InputError naming `where` with the accepted
-// forms on a bad item. Metrics: ttft, itl, e2e with mean, p90, p95, p99, and
-// scheduling_delay_p99; units us, ms (the default), s.
+// forms on a bad item. Metrics: ttft, tpot (a request's mean time per output
+// token after the first, as vLLM defines it), itl, e2e with mean, p50, p90,
+// p95, p99, p99.9, and scheduling_delay_p99; units us, ms (the default), s.
 std::vector<SloTarget> parse_slo_targets(const std::string& text, const std::string& where);
 
 // The value of the target's metric in `metrics` (ms), and whether it is met.

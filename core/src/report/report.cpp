@@ -233,9 +233,11 @@ std::string plan_p99_charts(Files& f, const PlanReport& r) {
     std::sort(c.series[0].points.begin(), c.series[0].points.end());
     for (const PlanReportTarget& target : r.targets)
       if (target.metric == family + "_p99_ms") c.hlines.push_back({target.limit_ms, "target: " + target.text});
-    if (r.by_rate && r.answer_rate > 0) c.vlines.push_back({r.answer_rate, fmt::format("answer: {:g} req/s", r.answer_rate)});
+    if (r.by_rate && r.answer_rate > 0)
+      c.vlines.push_back({r.answer_rate, fmt::format("answer: {:g} req/s", r.answer_rate), false, svg::Role::Answer});
     if (!r.by_rate && r.answer_instances > 0)
-      c.vlines.push_back({static_cast<double>(r.answer_instances), fmt::format("answer: {}", r.answer_instances)});
+      c.vlines.push_back({static_cast<double>(r.answer_instances), fmt::format("answer: {}", r.answer_instances),
+                          false, svg::Role::Answer});
     out += f.figure(family + "_p99.svg", svg::line_chart(c),
                      label + " p99 of each trial (log scale); dashed red: the target, dashed green: the answer.");
   }
@@ -261,12 +263,31 @@ std::string plan_cdf_charts(Files& f, const PlanReport& r) {
                                            : fmt::format("{} inst. ({})", t->instances, t->verdict);
         c.series.push_back(cdf_series(name, q));
       }
+      // The tail, where the targets are: the share above x on a log scale,
+      // so that p99 and p99.9 are as far apart as p50 and p90.
+      svg::Chart tail{label + " tail", label + " (ms)", "share above x", {}};
+      tail.log_x = tail.log_y = true;
+      for (const svg::Series& s : c.series) {
+        svg::Series t{s.name, {}, false, false};
+        for (const auto& [x, level] : s.points)
+          if (level >= 0.5 && level < 1) t.points.emplace_back(x, 1 - level);
+        tail.series.push_back(std::move(t));
+      }
       for (const PlanReportTarget& target : r.targets)
-        if (target.metric == family + "_p99_ms") c.vlines.push_back({target.limit_ms, "target"});
-      c.hlines.push_back({0.99, "p99", true});
+        if (target.metric.rfind(family + "_", 0) == 0) {
+          c.vlines.push_back({target.limit_ms, "target: " + target.text});
+          tail.vlines.push_back({target.limit_ms, "target: " + target.text});
+        }
+      c.hlines.push_back({0.99, "p99", true, svg::Role::Level});
+      tail.hlines.push_back({0.01, "p99", true, svg::Role::Level});
+      tail.hlines.push_back({0.001, "p99.9", true, svg::Role::Level});
       out += f.figure(family + "_cdf.svg", svg::line_chart(c),
                        label + " distribution of the answer's trial and the trials beside it (log scale); the "
-                               "p99 is where a curve crosses the red line, the target the green one.");
+                               "p99 is where a curve crosses the dotted grey line, the target the dashed red one.");
+      out += f.figure(family + "_tail.svg", svg::line_chart(tail),
+                       label + " tail of the same trials: the share of requests slower than x (log scales). A "
+                               "curve meets a percentile target where it is below the p99 (or p99.9) line at "
+                               "the dashed red target.");
     }
   }
 
@@ -295,7 +316,7 @@ std::string plan_knee(Files& f, const PlanReport& r) {
   for (const PlanReportTrial& t : r.trials)
     if (is_answer(r, t)) {
       const double n = r.by_rate ? 1 : static_cast<double>(std::max<int64_t>(1, t.instances));
-      k.vlines.push_back({t.offered_rps / n, "answer"});
+      k.vlines.push_back({t.offered_rps / n, "answer", false, svg::Role::Answer});
     }
   out += "<h2>Saturation knee</h2>\n" +
           f.figure("throughput.svg", svg::line_chart(k),
@@ -304,6 +325,18 @@ std::string plan_knee(Files& f, const PlanReport& r) {
                        std::string(r.by_rate ? "rate" : "instance count") +
                        ". On the dotted diagonal every arrival is served; where the points leave it (the knee), "
                        "instances saturate: what they serve there is their capacity.");
+  return out;
+}
+
+// What the answer is an answer for: the setup, the trial rule and the
+// configuration that `blis run` reproduces.
+std::string plan_provenance(const PlanReport& r) {
+  std::string out = "<h2>Provenance</h2>\n";
+  if (!r.setup.empty()) out += "<p>" + svg::escape(r.setup) + "</p>\n";
+  if (!r.trial_rule.empty()) out += "<p>" + svg::escape(r.trial_rule) + "</p>\n";
+  if (!r.configuration.empty())
+    out += "<p>The answer's configuration; <code>blis run answer.toml</code> reproduces its trial:</p>\n<pre>" +
+           svg::escape(r.configuration) + "</pre>\n";
   return out;
 }
 
@@ -317,6 +350,7 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
   body += plan_p99_charts(f, r);
   body += plan_cdf_charts(f, r);
   body += plan_knee(f, r);
+  body += plan_provenance(r);
   f.write(page(r.title, body));
 }
 

@@ -74,6 +74,10 @@ struct PlanReport {
   std::vector<PlanReportTrial> trials;  // in the order of the table
   std::vector<PlanReportCandidate> candidates;  // with --hardware/--tp comparisons
   int cheapest = -1;
+  // Provenance: the table's setup line, how trials were run and judged, and
+  // the answer's configuration as the TOML `blis run` reproduces ("" when a
+  // TOML cannot hold it).
+  std::string setup, trial_rule, configuration;
 };
 
 void write_plan_report(const std::string& dir, const PlanReport& report);

@@ -10,7 +10,8 @@ namespace {
 
 constexpr double kWidth = 760, kHeight = 420;
 constexpr double kLeft = 84, kRight = 590, kTop = 44, kBottom = 356;  // the plot area
-const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"};
+// Series colours: neither red nor green, which mark targets and answers.
+const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"};
 constexpr size_t kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
@@ -186,28 +187,50 @@ void draw_axes(std::string& out, const Chart& c, const Frame& f) {
                        num(f.px(f.ax.lo)), num(f.py(f.ax.lo)), num(f.px(f.ax.hi)), num(f.py(f.ax.hi)));
 }
 
+// A reference line's stroke: its colour and dashes, by role.
+struct Stroke {
+  const char* colour;
+  const char* dashes;
+  const char* weight;  // of its label
+};
+Stroke stroke_of(Role role) {
+  switch (role) {
+    case Role::Answer: return {"#2ca02c", "4 3", "bold"};
+    case Role::Level: return {"#777777", "2 3", "normal"};
+    case Role::Target: break;
+  }
+  return {"#d62728", "6 4", "normal"};
+}
+
 // Reference lines, labelled inside the plot.
 void draw_reference_lines(std::string& out, const Chart& c, const Frame& f) {
   for (const Line& l : c.hlines) {
     if (c.log_y && !(l.at > 0)) continue;
     const double y = f.py(l.at);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-                       "stroke-dasharray=\"6 4\"/>\n",
-                       num(kLeft), num(y), num(kRight), num(y));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"#d62728\">{}</text>\n",
+    const Stroke s = stroke_of(l.role);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" "
+                       "stroke-dasharray=\"{}\"/>\n",
+                       num(kLeft), num(y), num(kRight), num(y), s.colour, s.dashes);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"{}\" font-weight=\"{}\">{}</text>\n",
                        num(l.label_left ? kLeft + 4 : kRight - 4), num(y - 5), l.label_left ? "start" : "end",
-                       escape(l.label));
+                       s.colour, s.weight, escape(l.label));
   }
+  // Vertical labels are stacked one line apart, so that two lines close
+  // together (a target beside an answer) keep readable labels.
+  double label_y = kTop + 14;
   for (const Line& l : c.vlines) {
     if (c.log_x && !(l.at > 0)) continue;
     const double x = f.px(l.at);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2ca02c\" stroke-width=\"1.5\" "
-                       "stroke-dasharray=\"4 3\"/>\n",
-                       num(x), num(kTop), num(x), num(kBottom));
+    const Stroke s = stroke_of(l.role);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" "
+                       "stroke-dasharray=\"{}\"/>\n",
+                       num(x), num(kTop), num(x), num(kBottom), s.colour, s.dashes);
     // Near the right edge the label goes on the line's left.
     const bool left = x > kLeft + 0.7 * (kRight - kLeft);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#2ca02c\" font-weight=\"bold\"{}>{}</text>\n",
-                       num(left ? x - 4 : x + 4), num(kTop + 14), left ? " text-anchor=\"end\"" : "", escape(l.label));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"{}\"{}>{}</text>\n",
+                       num(left ? x - 4 : x + 4), num(label_y), s.colour, s.weight,
+                       left ? " text-anchor=\"end\"" : "", escape(l.label));
+    label_y += 14;
   }
 }
 

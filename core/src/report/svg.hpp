@@ -18,17 +18,22 @@ struct Series {
   std::vector<std::string> point_labels{};        // written beside the points, when given
 };
 
+// What a reference line marks, which alone picks its colour, in every chart:
+// a target dashed red, an answer dashed green, a percentile level dotted grey.
+enum class Role { Target, Answer, Level };
+
 struct Line {
   double at = 0;
   std::string label;
   bool label_left = false;  // horizontal lines: label at the left end rather than the right
+  Role role = Role::Target;
 };
 
 struct Chart {
   std::string title, x_label, y_label;  // labels carry their unit: "TTFT p99 (ms)"
   std::vector<Series> series;           // colours from a fixed palette, in order
-  std::vector<Line> hlines{};           // horizontal reference lines (an SLO target)
-  std::vector<Line> vlines{};           // vertical markers (the answer)
+  std::vector<Line> hlines{};           // horizontal reference lines (an SLO target, a level)
+  std::vector<Line> vlines{};           // vertical markers (the answer, a target on an x axis)
   bool log_x = false, log_y = false;    // logarithmic axes (positive values only)
   bool y_from_zero = true;              // linear y axis starts at 0
   bool x_from_zero = false;

@@ -289,8 +289,8 @@ void warn_outcome(const ResolvedRun& r, const ClusterResult& result, const Insta
                  "kept growing while traffic lasted (by more than 5 % of the arrivals), so its percentiles "
                  "describe a queue that builds up. Give more instances (or a lower rate), or run longer to see "
                  "whether it settles");
-  else if (result.steady.verdict == Verdict::TooShort)
-    spdlog::info("{}", result.steady.advice());
+  else if (result.steady.verdict == Verdict::TooShort && r.config.outputs.warn_unsteady)
+    spdlog::warn("{}", result.steady.advice());
   // Admission that turns away much of the traffic is easy to miss in the
   // report (issue 32): say so on stderr. All-rejected runs got their warning.
   const int64_t arrived = injected_requests(cluster) + result.rejected + result.in_pipeline;
