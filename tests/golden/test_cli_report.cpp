@@ -150,7 +150,7 @@ TEST_CASE("plan progress: lines on stderr when it is not a terminal, nothing wit
   const Result r = run_blis(base);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("blis plan: 1 instance(s) at 10 req/s, 600 requests: meets every target\n") != std::string::npos);
-  CHECK(r.err.find("\r") == std::string::npos);  // no bar drawn into a file
+  CHECK(r.err.find('\r') == std::string::npos);  // no bar drawn into a file
   const Result q = run_blis(base + " --quiet");
   CHECK(q.err.empty());
   CHECK(q.out == r.out);

@@ -245,6 +245,20 @@ std::string plan_p99_charts(Files& f, const PlanReport& r) {
   return out;
 }
 
+// The tail of CDF chart `cdf`, where the targets are: the share above x on
+// a log scale, so that p99 and p99.9 are as far apart as p50 and p90.
+svg::Chart tail_of(const svg::Chart& cdf, const std::string& label) {
+  svg::Chart tail{label + " tail", label + " (ms)", "share above x", {}};
+  tail.log_x = tail.log_y = true;
+  for (const svg::Series& s : cdf.series) {
+    svg::Series t{s.name, {}, false, false};
+    for (const auto& [x, level] : s.points)
+      if (level >= 0.5 && level < 1) t.points.emplace_back(x, 1 - level);
+    tail.series.push_back(std::move(t));
+  }
+  return tail;
+}
+
 // Latency distributions at the answer and its neighbours.
 std::string plan_cdf_charts(Files& f, const PlanReport& r) {
   std::string out;
@@ -263,16 +277,7 @@ std::string plan_cdf_charts(Files& f, const PlanReport& r) {
                                            : fmt::format("{} inst. ({})", t->instances, t->verdict);
         c.series.push_back(cdf_series(name, q));
       }
-      // The tail, where the targets are: the share above x on a log scale,
-      // so that p99 and p99.9 are as far apart as p50 and p90.
-      svg::Chart tail{label + " tail", label + " (ms)", "share above x", {}};
-      tail.log_x = tail.log_y = true;
-      for (const svg::Series& s : c.series) {
-        svg::Series t{s.name, {}, false, false};
-        for (const auto& [x, level] : s.points)
-          if (level >= 0.5 && level < 1) t.points.emplace_back(x, 1 - level);
-        tail.series.push_back(std::move(t));
-      }
+      svg::Chart tail = tail_of(c, label);
       for (const PlanReportTarget& target : r.targets)
         if (target.metric.rfind(family + "_", 0) == 0) {
           c.vlines.push_back({target.limit_ms, "target: " + target.text});
