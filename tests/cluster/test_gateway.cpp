@@ -1,0 +1,134 @@
+// The gateway's flow control (cluster/gateway.hpp, docs/gateway.md): what a
+// user of --flow-control sees — requests held while the detector says the
+// instances are saturated, refused at a full queue, shed for more urgent
+// ones, expired past their TTL, dispatched most urgent first — and that
+// every arrival is still accounted for.
+#include "catch.hpp"
+
+#include "../engine/engine_harness.hpp"
+
+#include <algorithm>
+
+using namespace blis;
+using namespace blis::test;
+
+namespace {
+
+// One instance; requests 10 µs apart, each running ~200 steps of ~1 ms.
+ClusterConfig gated(int64_t max_concurrency) {
+  ClusterConfig cfg;
+  cfg.engine.total_kv_blocks = 10000;
+  cfg.keep_records = true;
+  cfg.gateway.enabled = true;
+  cfg.gateway.detector = GatewayConfig::Detector::Concurrency;
+  cfg.gateway.max_concurrency = max_concurrency;
+  return cfg;
+}
+
+std::vector<WorkloadRequest> burst(const std::vector<int32_t>& classes) {
+  std::vector<WorkloadRequest> out = evenly_spaced(10, static_cast<int>(classes.size()), 64, 200);
+  for (size_t i = 0; i < classes.size(); ++i) out[i].slo_class = classes[i];
+  return out;
+}
+
+// Ids in the order they completed.
+std::vector<uint64_t> completion_order(const RunOutcome& out) {
+  std::vector<RequestRecord> recs = out.cluster.records;
+  std::sort(recs.begin(), recs.end(), [](const RequestRecord& a, const RequestRecord& b) {
+    return a.arrival_us + a.e2e < b.arrival_us + b.e2e;
+  });
+  std::vector<uint64_t> ids;
+  for (const RequestRecord& r : recs) ids.push_back(r.id);
+  return ids;
+}
+
+int64_t sum(const RunOutcome& out, int64_t InstanceMetrics::*field) {
+  int64_t n = 0;
+  for (const auto& m : out.result.instances) n += m.*field;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a saturated detector holds dispatch and a full gateway queue rejects", "[cluster][gateway]") {
+  // Request 0 runs alone (1 in flight = saturated); 1..3 fill the queue of
+  // 3; 4..9 are rejected; the queued ones run one after another.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.max_depth = 3;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  REQUIRE(out.result.gateway);
+  CHECK(out.result.gateway->rejected == 6);
+  CHECK(out.result.gateway->shed == 0);
+  CHECK(out.result.gateway->depth == 0);
+  CHECK(sum(out, &InstanceMetrics::completed) == 4);
+  CHECK(out.result.rejected == 0);  // not the admission policy's rejections
+  CHECK(completion_order(out) == std::vector<uint64_t>{0, 1, 2, 3});
+  // Held: request 1 starts only when request 0 is done.
+  const auto& recs = out.cluster.records;
+  auto rec = [&](uint64_t id) { return *std::find_if(recs.begin(), recs.end(), [&](auto& r) { return r.id == id; }); };
+  CHECK(rec(1).arrival_us + rec(1).ttft > rec(0).arrival_us + rec(0).e2e);
+}
+
+TEST_CASE("without saturation the gateway queue passes requests straight through", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.detector = GatewayConfig::Detector::Never;
+  cfg.gateway.max_depth = 1;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->rejected == 0);
+  CHECK(sum(out, &InstanceMetrics::completed) == 10);
+}
+
+TEST_CASE("a request queued past --request-ttl expires", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.ttl = 50000;  // request 0 runs ~200 ms: every other one expires
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_CRITICAL)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->expired == 9);
+  CHECK(sum(out, &InstanceMetrics::completed) == 1);
+  // HEAD's "Shed (critical)" counts them.
+  CHECK(out.result.admission_rejected_by_class.at(BLIS_SLO_CRITICAL) == 9);
+}
+
+TEST_CASE("priority dispatch sends the most urgent band first, fifo the earliest arrival", "[cluster][gateway]") {
+  const std::vector<int32_t> classes{BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
+                                     BLIS_SLO_STANDARD};
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.order = GatewayConfig::Order::Priority;
+  VectorSource a(burst(classes));
+  CHECK(completion_order(run_cluster(cfg, a, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 3, 4, 2, 1});
+  cfg.gateway.order = GatewayConfig::Order::Fifo;
+  VectorSource b(burst(classes));
+  CHECK(completion_order(run_cluster(cfg, b, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("with --queue-shedding a full queue sheds its least urgent request for a more urgent one",
+          "[cluster][gateway]") {
+  // Queue of 2 holds sheddable 1 and batch 2; critical 3 sheds the sheddable
+  // one (the lowest priority), standard 4 the batch one; background 5 finds
+  // nothing less urgent and is rejected.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.max_depth = 2;
+  cfg.gateway.shedding = true;
+  cfg.gateway.order = GatewayConfig::Order::Priority;
+  VectorSource src(burst({BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
+                          BLIS_SLO_STANDARD, BLIS_SLO_BACKGROUND}));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->shed == 2);
+  CHECK(out.result.gateway->rejected == 1);
+  CHECK(completion_order(out) == std::vector<uint64_t>{0, 3, 4});
+}
+
+TEST_CASE("requests still in the gateway queue at the horizon are counted there only", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.engine.horizon = 100000;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->depth == 9);
+  // Request 0 is the only one that reached an instance.
+  CHECK(sum(out, &InstanceMetrics::still_running) + sum(out, &InstanceMetrics::still_queued) == 1);
+  CHECK(out.result.in_pipeline == 0);
+}
