@@ -12,7 +12,7 @@ control: --flow-control with a saturation detector (never, utilization,
 concurrency) and its thresholds, a dispatch order (priority, slo-deadline
 with --slo-targets; fifo only where HEAD's fifo is fifo: one band and
 global-strict fairness, docs/differences.md), queue depth, per-band
-capacity, usage limit, fairness, shedding, TTL, tick; and sometimes no flow
+capacity, usage limit, fairness, shedding, in-flight eviction, TTL, tick; and sometimes no flow
 control with the admission policies tier-shed or gaie-legacy instead. A
 configuration is "same" (identical stdout), "known" (with a horizon,
 differing only in the counts of requests cut by it, as runs without flow
@@ -95,6 +95,8 @@ def draw_flags(rng, classes):
         a += ["--request-ttl", str(rng.choice([20000, 200000, 1000000]))]
     if rng.random() < 0.3:
         a += ["--dispatch-tick-interval", str(rng.choice([0, 100, 5000]))]
+    if rng.random() < 0.3:
+        a += ["--in-flight-eviction"]
     return a
 
 

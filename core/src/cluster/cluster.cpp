@@ -153,6 +153,9 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Scenario: driver_.on_event(e.payload); return;
     case EventKind::InstanceReady: fleet_.on_instance_ready(e.payload); return;
     case EventKind::NodeReady: fleet_.on_node_ready(e.payload); return;
+    case EventKind::GatewayEviction:
+      if (const int32_t left = gateway_->on_eviction(e.payload); left >= 0) fleet_.departed(static_cast<size_t>(left));
+      return;
     case EventKind::GatewayExpiry: gateway_->on_expiry(e.payload); return;
     case EventKind::GatewayTick: gateway_->on_tick(); return;
     case EventKind::ScalingTick: scaling_.tick(); return;
@@ -217,6 +220,7 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   fleet_.warm_up(static_cast<size_t>(target), pool_[slot]);
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
   signals_.routed(pool_[slot], routing_.choice(position, in));
+  if (cfg_.gateway.eviction) gateway_->routed(slot);
 }
 
 InstanceMetrics cluster_metrics(const ClusterResult& result) {

@@ -189,10 +189,66 @@ bool Gateway::try_dispatch() {
     schedule(core_.kernel, now + cfg_.tick, EventKind::GatewayTick);
   }
   const double sat = saturation(cfg_, routing_.gate_state());
+  // --in-flight-eviction: saturated with a non-sheddable request waiting,
+  // one routed sheddable request is evicted instead of a dispatch.
+  if (cfg_.eviction && sat >= 1.0 && non_sheddable_waiting() && evict_one()) return false;
   Entry e{};
   if (!take(sat, e)) return false;
   schedule(core_.kernel, now + core_.cfg.routing_latency, EventKind::Routing, 0, e.slot);
   return true;
+}
+
+bool Gateway::non_sheddable_waiting() const {
+  for (const Band& b : bands_)
+    if (b.priority >= 0 && b.len > 0) return true;
+  return false;
+}
+
+void Gateway::routed(uint32_t slot) {
+  const Request& r = core_.pool[slot];
+  const int priority = gateway_priority(r.spec.slo_class);
+  if (priority >= 0) return;
+  routed_.push_back(Routed{slot, r.incarnation, r.instance, priority,
+                           core_.kernel.now() - core_.cfg.routing_latency});
+}
+
+// HEAD's choice: the least urgent, among those the latest dispatched (the
+// latest routed on a tie). Its event comes at once, after this time's
+// routing decisions.
+bool Gateway::evict_one() {
+  size_t best = routed_.size();
+  size_t live = 0;
+  for (size_t k = 0; k < routed_.size(); ++k) {
+    const Routed& t = routed_[k];
+    const Request& r = core_.pool[t.slot];
+    if (r.incarnation != t.incarnation || r.instance != t.instance ||
+        (r.state != RequestState::Routed && r.state != RequestState::Queued && r.state != RequestState::Running))
+      continue;  // left meanwhile
+    routed_[live] = t;
+    if (best == routed_.size() || t.priority < routed_[best].priority ||
+        (t.priority == routed_[best].priority && t.dispatched >= routed_[best].dispatched))
+      best = live;
+    ++live;
+  }
+  routed_.resize(live);
+  if (best >= live) return false;
+  const Routed t = routed_[best];
+  routed_.erase(routed_.begin() + static_cast<std::ptrdiff_t>(best));
+  schedule(core_.kernel, core_.kernel.now(), EventKind::GatewayEviction, 0,
+           (uint64_t{t.incarnation} << 32) | t.slot);
+  return true;
+}
+
+int32_t Gateway::on_eviction(uint64_t payload) {
+  const auto slot = static_cast<uint32_t>(payload);
+  Request& r = core_.pool[slot];
+  if (r.incarnation != static_cast<uint32_t>(payload >> 32) || r.instance < 0) return -1;
+  const int32_t instance = r.instance;
+  const int32_t slo = r.spec.slo_class;
+  if (!core_.instances[static_cast<size_t>(instance)]->evict_one(slot)) return -1;
+  ++counts_.evicted;
+  ++dropped_by_class_[slo];
+  return instance;
 }
 
 void Gateway::on_tick() {

@@ -38,6 +38,11 @@ class Gateway {
   // Kernel events: the dispatch tick; a request's TTL (payload: its id).
   void on_tick();
   void on_expiry(uint64_t id);
+  // --in-flight-eviction: the request in `slot` was just routed (from the
+  // gateway, --routing-latency ago); and the eviction's kernel event: the
+  // instance the request left, or -1 when it was not there to evict.
+  void routed(uint32_t slot);
+  int32_t on_eviction(uint64_t payload);
   // When the run stops: the counts; what is still queued leaves the pool.
   GatewayCounts finish();
   // Requests it dropped (shed or expired), by SLO class (HEAD's "Shed (class)").
@@ -74,6 +79,8 @@ class Gateway {
   std::map<std::string, Flow>::iterator pick(Band& band);
   Entry take_from(Band& band, std::map<std::string, Flow>::iterator flow, size_t at);
   bool shed_for(int priority, int64_t seq);
+  bool non_sheddable_waiting() const;
+  bool evict_one();
   void drop(const Entry& e);
 
   ClusterCore core_;
@@ -84,6 +91,16 @@ class Gateway {
   int64_t seq_ = 0;
   bool tick_pending_ = false;
   std::unordered_map<uint64_t, Where> where_;  // queued requests by id
+  // --in-flight-eviction: routed sheddable requests, in routing order;
+  // those that left meanwhile are dropped when looked at.
+  struct Routed {
+    uint32_t slot;
+    uint32_t incarnation;
+    int32_t instance;
+    int priority;
+    SimTime dispatched;
+  };
+  std::vector<Routed> routed_;
   GatewayCounts counts_;
   std::map<int32_t, int64_t> dropped_by_class_;
 };

@@ -16,6 +16,7 @@ struct GatewayConfig {
   enum class Detector : uint8_t { Never, Utilization, Concurrency } detector = Detector::Never;
   bool round_robin = false;      // --fairness-policy round-robin (else global-strict)
   bool shedding = false;         // --queue-shedding
+  bool eviction = false;         // --in-flight-eviction
   int64_t max_depth = 0;         // --max-gateway-queue-depth, 0 = unlimited
   int64_t per_band_capacity = 0; // 0 = unlimited
   double usage_limit = 1.0;      // --usage-limit-threshold, in (0, 1]
@@ -34,6 +35,7 @@ struct GatewayCounts {
   int64_t shed = 0;      // evicted from a full queue by a more urgent request
   int64_t rejected = 0;  // refused by a full queue (or band)
   int64_t expired = 0;   // waited longer than --request-ttl
+  int64_t evicted = 0;   // taken off an instance for a non-sheddable request (--in-flight-eviction)
 };
 
 }  // namespace blis

@@ -453,6 +453,10 @@ std::vector<SettingDef> make_table() {
                   "When the gateway queue is full, a request evicts the least urgent sheddable one "
                   "(negative priority: batch, sheddable, background) if it is more urgent",
                   [](RunConfig& c) -> auto& { return c.gateway.queue_shedding; }));
+  t.push_back(row("in_flight_eviction", {"--in-flight-eviction"}, "gateway",
+                  "When saturated with a non-sheddable request waiting, evict a routed sheddable request "
+                  "(the least urgent, the latest dispatched) from its instance instead of dispatching",
+                  [](RunConfig& c) -> auto& { return c.gateway.in_flight_eviction; }));
   t.push_back(row("request_ttl", {"--request-ttl"}, "gateway",
                   "µs a request may wait in the gateway queue before it expires (0 = forever)",
                   [](RunConfig& c) -> auto& { return c.gateway.request_ttl; }, int_between(0, kMaxMicros), kDuration));

@@ -298,6 +298,7 @@ std::string gateway_lines(const ReportContext& ctx) {
   if (ctx.gateway_depth > 0) out += fmt::format("Gateway Queue Depth (horizon): {}\n", ctx.gateway_depth);
   if (ctx.gateway_shed > 0) out += fmt::format("Gateway Queue Shed: {}\n", ctx.gateway_shed);
   if (ctx.gateway_rejected > 0) out += fmt::format("Gateway Queue Rejected: {}\n", ctx.gateway_rejected);
+  if (ctx.gateway_evicted > 0) out += fmt::format("Gateway Evicted (in-flight): {}\n", ctx.gateway_evicted);
   if (ctx.gateway_expired > 0) out += fmt::format("Gateway Expired (TTL): {}\n", ctx.gateway_expired);
   return out;
 }
@@ -368,7 +369,7 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
   }
   if (inversions > 0 || hol > 0 || ctx.rejected > 0 || cluster.dropped_unservable > 0 ||
       cluster.length_capped > 0 || cluster.timed_out > 0 || ctx.gateway_depth > 0 || ctx.gateway_shed > 0 ||
-      ctx.gateway_rejected > 0 || ctx.gateway_expired > 0) {
+      ctx.gateway_rejected > 0 || ctx.gateway_evicted > 0 || ctx.gateway_expired > 0) {
     out += "=== Anomaly Counters ===\n";
     out += fmt::format("Priority Inversions: {}\n", inversions);
     out += fmt::format("HOL Blocking Events: {}\n", hol);

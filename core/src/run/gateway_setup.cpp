@@ -50,7 +50,7 @@ GatewayConfig gateway_config(const RunConfig& config) {
   GatewayConfig out;
   auto given = [&](const char* key) { return config.origins.count(key) > 0; };
   if (!g.flow_control) {
-    for (const char* key : {"request_ttl", "queue_shedding"})
+    for (const char* key : {"request_ttl", "queue_shedding", "in_flight_eviction"})
       if (given(key)) spdlog::warn("{} has no effect without --flow-control", config.where(key));
     return out;
   }
@@ -63,6 +63,7 @@ GatewayConfig gateway_config(const RunConfig& config) {
                                                           : GatewayConfig::Detector::Never;
   out.round_robin = g.fairness_policy == "round-robin";
   out.shedding = g.queue_shedding;
+  out.eviction = g.in_flight_eviction;
   out.max_depth = g.max_queue_depth;
   out.per_band_capacity = g.per_band_capacity;
   out.usage_limit = g.usage_limit_threshold;

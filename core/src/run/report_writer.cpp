@@ -116,6 +116,7 @@ std::string text_report(const ReportInput& in) {
     ctx.gateway_depth = g->depth;
     ctx.gateway_shed = g->shed;
     ctx.gateway_rejected = g->rejected;
+    ctx.gateway_evicted = g->evicted;
     ctx.gateway_expired = g->expired;
   }
   for (const ReportPart* p : in.parts.order()) p->shape(ctx);
@@ -130,8 +131,8 @@ std::string json_report(const ReportInput& in) {
   out += ",\n  \"cluster\": " + nested(cluster_block(in, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", in.result.rejected);
   if (const auto& g = in.result.gateway)
-    out += fmt::format(",\n  \"gateway\": {{\"still_queued\": {}, \"shed\": {}, \"rejected\": {}, \"expired\": {}}}",
-                       g->depth, g->shed, g->rejected, g->expired);
+    out += fmt::format(",\n  \"gateway\": {{\"still_queued\": {}, \"shed\": {}, \"rejected\": {}, \"evicted\": {}, \"expired\": {}}}",
+                       g->depth, g->shed, g->rejected, g->evicted, g->expired);
   out += json_instances(in.result);
   if (in.fitness) out += json_fitness(*in.fitness);
   json_members(in, JsonPlace::Body, out);
