@@ -132,3 +132,21 @@ TEST_CASE("requests still in the gateway queue at the horizon are counted there 
   CHECK(sum(out, &InstanceMetrics::still_running) + sum(out, &InstanceMetrics::still_queued) == 1);
   CHECK(out.result.in_pipeline == 0);
 }
+
+TEST_CASE("with --in-flight-eviction a waiting critical request evicts a running sheddable one",
+          "[cluster][gateway]") {
+  // Sheddable 0 runs alone (saturated); critical 1 waits: sheddable 0 is
+  // taken off the instance at once and critical 1 is dispatched at the next
+  // tick. Without eviction, 1 waits for 0 to finish.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.eviction = true;
+  VectorSource src(burst({BLIS_SLO_SHEDDABLE, BLIS_SLO_CRITICAL}));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->evicted == 1);
+  CHECK(completion_order(out) == std::vector<uint64_t>{1});
+  CHECK(sum(out, &InstanceMetrics::completed) == 1);
+  CHECK(out.result.admission_rejected_by_class.at(BLIS_SLO_SHEDDABLE) == 1);  // HEAD's "Shed (sheddable)"
+  cfg.gateway.eviction = false;
+  VectorSource again(burst({BLIS_SLO_SHEDDABLE, BLIS_SLO_CRITICAL}));
+  CHECK(completion_order(run_cluster(cfg, again, "blackbox", step_1000_10_5())) == std::vector<uint64_t>{0, 1});
+}
