@@ -150,3 +150,48 @@ TEST_CASE("with --in-flight-eviction a waiting critical request evicts a running
   VectorSource again(burst({BLIS_SLO_SHEDDABLE, BLIS_SLO_CRITICAL}));
   CHECK(completion_order(run_cluster(cfg, again, "blackbox", step_1000_10_5())) == std::vector<uint64_t>{0, 1});
 }
+
+TEST_CASE("every arrival is accounted for under random gateway settings", "[cluster][gateway][invariant]") {
+  // arrivals = at an instance (completed, queued, running, dropped, timed
+  // out) + in the pipeline + the gateway's rejected, shed, evicted, expired
+  // and still queued.
+  uint64_t state = 12345;
+  auto draw = [&](uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  const int32_t classes[] = {BLIS_SLO_CRITICAL, BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH,
+                             BLIS_SLO_BACKGROUND, BLIS_SLO_DEFAULT};
+  for (int trial = 0; trial < 40; ++trial) {
+    ClusterConfig cfg = gated(static_cast<int64_t>(1 + draw(4)));
+    cfg.num_instances = static_cast<int32_t>(1 + draw(3));
+    cfg.engine.horizon = draw(2) == 0 ? kNoHorizon : static_cast<int64_t>(50000 + draw(300000));
+    cfg.gateway.detector = static_cast<GatewayConfig::Detector>(draw(3));
+    cfg.gateway.order = static_cast<GatewayConfig::Order>(draw(3));
+    cfg.gateway.round_robin = draw(2) == 0;
+    cfg.gateway.max_depth = static_cast<int64_t>(draw(6));
+    cfg.gateway.per_band_capacity = static_cast<int64_t>(draw(4));
+    cfg.gateway.shedding = draw(2) == 0;
+    cfg.gateway.eviction = draw(2) == 0;
+    cfg.gateway.usage_limit = draw(2) == 0 ? 1.0 : 0.5;
+    cfg.gateway.ttl = static_cast<int64_t>(draw(3) * 20000);
+    cfg.gateway.queue_depth_threshold = 1;
+    cfg.gateway.slo_target_us[BLIS_SLO_CRITICAL] = 30000;
+    cfg.routing_latency = static_cast<int64_t>(draw(2) * 500);
+    std::vector<WorkloadRequest> reqs = evenly_spaced(static_cast<int64_t>(1 + draw(3000)), 60, 64, 40);
+    for (auto& r : reqs) {
+      r.slo_class = classes[draw(6)];
+      r.tenant_id = draw(2) == 0 ? Label("a") : Label("b");
+    }
+    VectorSource src(reqs);
+    auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+    const GatewayCounts& g = *out.result.gateway;
+    const int64_t at_instances = sum(out, &InstanceMetrics::completed) + sum(out, &InstanceMetrics::still_queued) +
+                                 sum(out, &InstanceMetrics::still_running) +
+                                 sum(out, &InstanceMetrics::dropped_unservable) + sum(out, &InstanceMetrics::timed_out);
+    int64_t arrived = 0;
+    for (const auto& r : reqs) arrived += r.arrival_us <= cfg.engine.horizon ? 1 : 0;
+    INFO("trial " << trial);
+    CHECK(at_instances + out.result.in_pipeline + g.rejected + g.shed + g.evicted + g.expired + g.depth == arrived);
+  }
+}
