@@ -105,3 +105,27 @@ TEST_CASE("tier-shed and gaie-legacy are admission plugins", "[golden][gateway]"
   CHECK(r.out.find("  Shed (sheddable): ") != std::string::npos);
   CHECK(r.out.find("  Shed (critical): ") == std::string::npos);
 }
+
+TEST_CASE("the policy file's tier-shed and gaie-legacy keys configure those policies, as HEAD reads them",
+          "[golden][gateway]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const std::string tier = dir.write("tier.yaml", "admission:\n  policy: tier-shed\n  tier_shed_threshold: 3\n"
+                                                  "  tier_shed_min_priority: 4\n");
+  const std::string gaie = dir.write("gaie.yaml", "admission:\n  policy: gaie-legacy\n  gaie_qd_threshold: 2\n"
+                                                  "  gaie_kv_threshold: 0.5\n");
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec + " --profile-set head";
+  // HEAD (f90a1e3a) prints the same counts for these two runs.
+  const Result t = run_blis(base + " --num-instances 2 --policy-config " + tier);
+  INFO(t.err);
+  REQUIRE(t.status == 0);
+  CHECK(t.out.find("Rejected Requests (Admission): 96\n  Shed (sheddable): 96\n") != std::string::npos);
+  const Result g = run_blis(base + " --num-instances 1 --policy-config " + gaie);
+  REQUIRE(g.status == 0);
+  CHECK(g.out.find("Rejected Requests (Admission): 38\n  Shed (sheddable): 38\n") != std::string::npos);
+  // A key of the wrong type names its place in the file.
+  const std::string bad = dir.write("bad.yaml", "admission:\n  policy: tier-shed\n  tier_shed_threshold: lots\n");
+  const Result b = run_blis(base + " --policy-config " + bad);
+  CHECK(b.status == 2);
+  CHECK(b.err.find("bad.yaml:3") != std::string::npos);
+}
