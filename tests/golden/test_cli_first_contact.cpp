@@ -119,7 +119,8 @@ TEST_CASE("first contact: the completion scripts name every flag --help lists", 
 TEST_CASE("first contact: --help lists the bundled GPUs and policies, the command's own flags first", "[cli]") {
   const std::string help = run_blis("run --help").out;
   for (const auto& gpu : first_words(run_blis("hardware").out)) CHECK(help.find(gpu) != std::string::npos);
-  CHECK(help.find("Bundled admission-policy plugins: always-admit, reject-all, token-bucket") != std::string::npos);
+  CHECK(help.find("Bundled admission-policy plugins: always-admit, gaie-legacy, reject-all, tier-shed, "
+                  "token-bucket") != std::string::npos);
   CHECK(help.find("prefix-affinity") != std::string::npos);
   const std::string plan = run_blis("plan --help").out;
   REQUIRE(plan.find("Plan:") != std::string::npos);

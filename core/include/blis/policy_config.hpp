@@ -27,6 +27,10 @@ struct PolicyBundle {
   std::optional<std::string> admission_policy;
   std::optional<double> token_bucket_capacity;
   std::optional<double> token_bucket_refill_rate;
+  // HEAD's keys of its tier-shed and gaie-legacy admission policies
+  // (tier_shed_threshold, tier_shed_min_priority, gaie_qd_threshold,
+  // gaie_kv_threshold), as "KEY=VALUE" for that plugin's configuration.
+  std::vector<std::string> admission_keys;
   std::optional<std::string> routing_policy;
   std::vector<ScorerWeight> scorers;  // in file order
   std::optional<std::string> priority_policy;

@@ -109,6 +109,25 @@ struct PolicySettings {
   std::optional<std::string> policy_file;      // --policy-config
 };
 
+// Flow control at the gateway (docs/gateway.md): HEAD's flags, its defaults.
+struct GatewaySettings {
+  bool flow_control = false;
+  std::string dispatch_order = "fifo";          // fifo, priority, slo-deadline
+  std::string saturation_detector = "never";    // never, utilization, concurrency
+  std::string fairness_policy = "global-strict";  // global-strict, round-robin
+  std::optional<std::string> slo_targets;       // "class=µs,..." for slo-deadline
+  int64_t max_queue_depth = 0;                  // 0 = unlimited
+  int64_t per_band_capacity = 0;                // 0 = unlimited
+  double usage_limit_threshold = 1.0;
+  int64_t request_ttl = 0;                      // µs, 0 = none
+  bool queue_shedding = false;
+  bool in_flight_eviction = false;
+  int64_t dispatch_tick_interval = 1000;        // µs, 0 = the default
+  int64_t max_concurrency = 100;
+  double queue_depth_threshold = 5;
+  double kv_cache_util_threshold = 0.8;
+};
+
 struct TraceSettings {
   std::string level = "none";  // none or decisions
   int64_t counterfactual_k = 0;
@@ -191,6 +210,7 @@ struct RunConfig {
   std::vector<PoolSettings> pools{PoolSettings{}};
   WorkloadSettings workload;
   PolicySettings policies;
+  GatewaySettings gateway;
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;

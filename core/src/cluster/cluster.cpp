@@ -51,6 +51,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   }
   routing_.start();
   if (cfg.pd.enabled()) pd_.emplace(core_, pd_metrics_, routing_, fleet_, rerouting_);
+  if (cfg.gateway.enabled) gateway_.emplace(core_, routing_);
   PdFlow* pd = pd_ ? &*pd_ : nullptr;
   rerouting_.set_pd(pd);
   fleet_.connect(routing_, rerouting_, pd);
@@ -70,6 +71,7 @@ ClusterResult ClusterSimulation::run() {
   driver_.finish();
   ClusterResult out;
   for (auto& inst : instances_) inst->finalize();
+  if (gateway_) out.gateway = gateway_->finish();  // its queue leaves uncounted (HEAD)
   // Whatever is still inside, wherever it is, in pool order.
   for (size_t s = 0; s < pool_.capacity(); ++s) {
     Request& r = pool_[static_cast<uint32_t>(s)];
@@ -79,6 +81,8 @@ ClusterResult ClusterSimulation::run() {
   out.routing_rejected = rerouting_.unroutable();
   out.admission_rejected_by_class = collector_.rejected_by_class();
   for (const auto& [slo, n] : rerouting_.unroutable_by_class()) out.admission_rejected_by_class[slo] -= n;
+  if (gateway_)  // HEAD's "Shed (class)" counts the gateway's shed and expired requests too
+    for (const auto& [slo, n] : gateway_->dropped_by_class()) out.admission_rejected_by_class[slo] += n;
   out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.steady = steady_.judge();
@@ -149,6 +153,11 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::Scenario: driver_.on_event(e.payload); return;
     case EventKind::InstanceReady: fleet_.on_instance_ready(e.payload); return;
     case EventKind::NodeReady: fleet_.on_node_ready(e.payload); return;
+    case EventKind::GatewayEviction:
+      if (const int32_t left = gateway_->on_eviction(e.payload); left >= 0) fleet_.departed(static_cast<size_t>(left));
+      return;
+    case EventKind::GatewayExpiry: gateway_->on_expiry(e.payload); return;
+    case EventKind::GatewayTick: gateway_->on_tick(); return;
     case EventKind::ScalingTick: scaling_.tick(); return;
     case EventKind::ScaleActuation: scaling_.actuate(static_cast<size_t>(e.payload)); return;
     case EventKind::PdPrefillRouting: pd_->prefill_route(static_cast<uint32_t>(e.payload)); return;
@@ -178,6 +187,12 @@ void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
 }
 
 void ClusterSimulation::on_admission(uint32_t slot) {
+  if (gateway_) {  // the gateway's queue is the admission decision (HEAD)
+    routing_.state(slot);  // a look at the instances, as every decision takes
+    signals_.admitted(pool_[slot]);
+    gateway_->enqueue(slot);
+    return;
+  }
   std::string reason;  // the policy's word on a rejection (the decision trace counts them)
   const bool admitted = routing_.admit(slot, reason);
   Request& r = pool_[slot];
@@ -205,6 +220,7 @@ void ClusterSimulation::on_routing(uint32_t slot) {
   fleet_.warm_up(static_cast<size_t>(target), pool_[slot]);
   instances_[static_cast<size_t>(target)]->inject(slot, kernel_.now());
   signals_.routed(pool_[slot], routing_.choice(position, in));
+  if (cfg_.gateway.eviction) gateway_->routed(slot);
 }
 
 InstanceMetrics cluster_metrics(const ClusterResult& result) {

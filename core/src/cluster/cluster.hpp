@@ -6,6 +6,7 @@
 #include "cluster/cluster_config.hpp"
 #include "cluster/cluster_core.hpp"
 #include "cluster/fleet.hpp"
+#include "cluster/gateway.hpp"
 #include "cluster/pd_flow.hpp"
 #include "cluster/request_signals.hpp"
 #include "cluster/rerouting.hpp"
@@ -63,6 +64,7 @@ struct ClusterResult {
   int64_t unplaced_waits = 0;           // instances that waited for GPUs no node pool could give
   int64_t unplaced_at_end = 0;          // of them, still waiting when the run ended
   std::optional<PdMetrics> pd;          // with P/D pools (spec head §5.4)
+  std::optional<GatewayCounts> gateway;  // with --flow-control (cluster/gateway.hpp)
 };
 
 // Builds one latency model per instance.
@@ -76,7 +78,8 @@ using LatencyFactory = std::function<std::unique_ptr<LatencyModel>(int32_t insta
 // requests' way back to routing (cluster/rerouting.hpp), P/D
 // (cluster/pd_flow.hpp) and the scenario driver
 // (cluster/scenario_driver.hpp). It takes each request through admission
-// and routing and hands every kernel event to the part it belongs to.
+// and routing (through the gateway's queue with --flow-control,
+// cluster/gateway.hpp) and hands every kernel event to the part it belongs to.
 class ClusterSimulation final : public EventHandler {
  public:
   ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& source,
@@ -125,6 +128,7 @@ class ClusterSimulation final : public EventHandler {
   Routing routing_;
   Rerouting rerouting_;
   std::optional<PdFlow> pd_;  // with P/D pools
+  std::optional<Gateway> gateway_;  // with --flow-control
   ScenarioDriver driver_;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cluster/fleet_types.hpp"
+#include "cluster/gateway_config.hpp"
 #include "cluster/pd.hpp"
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
@@ -59,6 +60,7 @@ struct ClusterConfig {
   int32_t tp = 1;
   FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet_types.hpp); off when it has no pools
   PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
+  GatewayConfig gateway;  // flow control at the gateway (cluster/gateway.hpp); off unless enabled
 };
 
 // Admission and routing of a run. A null admission policy admits everything;

@@ -33,6 +33,32 @@ void Routing::start() {
 // refresh of instance-reported signals, live in-flight counts.
 const blis_route_input& Routing::state(uint32_t slot) {
   const SimTime now = core_.kernel.now();
+  snapshots(now);
+  RequestPool& pool = core_.pool;
+  view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
+  if (routed_once_) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
+  fill_cached_blocks(now);
+  input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
+                            state_.data(), routable_count_};
+  return input_;
+}
+
+// The gateway's view (cluster/gateway.cpp): the snapshots without a
+// request; the delayed cache view is re-taken when due, as at every look.
+const blis_route_input& Routing::gate_state() {
+  const SimTime now = core_.kernel.now();
+  snapshots(now);
+  if (core_.cfg.cache_query && core_.cfg.cache_signal_delay > 0 &&
+      now - last_cache_refresh_ >= core_.cfg.cache_signal_delay) {
+    for (size_t i = 0; i < core_.instances.size(); ++i) core_.instances[i]->copy_prefix_index(cache_copies_[i]);
+    last_cache_refresh_ = now;
+  }
+  gate_input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, nullptr,
+                                 state_.data(), routable_count_};
+  return gate_input_;
+}
+
+void Routing::snapshots(SimTime now) {
   const SimTime interval = core_.cfg.snapshot_refresh_interval;
   const std::vector<std::unique_ptr<Instance>>& instances = core_.instances;
   size_t k = 0;  // instances that take traffic: all of them unless scenario events removed some
@@ -58,13 +84,6 @@ const blis_route_input& Routing::state(uint32_t slot) {
     ++k;
   }
   routable_count_ = static_cast<int64_t>(k);
-  RequestPool& pool = core_.pool;
-  view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
-  if (routed_once_) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
-  fill_cached_blocks(now);
-  input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
-                            state_.data(), routable_count_};
-  return input_;
 }
 
 // spec head §7.2: each instance's cached leading blocks of the request, from

@@ -31,6 +31,8 @@ class Routing {
   // The instances taking traffic as the policies see them now, and the view
   // of the request in `slot`. Valid until the next call.
   const blis_route_input& state(uint32_t slot);
+  // The same snapshots without a request (the gateway's saturation detector).
+  const blis_route_input& gate_state();
   // P/D: state() narrowed to the instances with `role` (kPdPrefill, kPdDecode).
   const blis_route_input& state_of_role(uint32_t slot, uint8_t role);
   // The admission policy's decision on the request in `slot` (true without a
@@ -59,6 +61,7 @@ class Routing {
   void refresh_next(size_t i) { last_refresh_[i] = std::numeric_limits<SimTime>::min() / 2; }
 
  private:
+  void snapshots(SimTime now);  // state_ and routable_count_, refreshed as due
   void fill_cached_blocks(SimTime now);
 
   ClusterCore core_;
@@ -79,6 +82,7 @@ class Routing {
   SimTime last_cache_refresh_ = 0;
   blis_request_view view_{};
   blis_route_input input_{};
+  blis_route_input gate_input_{};
   std::vector<double> scores_;
   int64_t routable_count_ = 0;  // instances in state_ (those taking traffic)
 };

@@ -76,7 +76,10 @@ std::string shortest_text(double v) {
 constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
                                          "scheduler", "pools",   "node_pools"};
 constexpr std::string_view kAdmissionKeys[] = {
-    "policy", "token_bucket_capacity", "token_bucket_refill_rate"};
+    "policy", "token_bucket_capacity", "token_bucket_refill_rate", "tier_shed_threshold", "tier_shed_min_priority",
+    "gaie_qd_threshold", "gaie_kv_threshold"};
+// The integer ones of HEAD's tier-shed keys (the gaie ones are numbers).
+bool integer_admission_key(std::string_view k) { return k.rfind("tier_shed_", 0) == 0; }
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
 constexpr std::string_view kPriorityKeys[] = {"policy"};
 constexpr std::string_view kScorerKeys[] = {"name", "weight"};
@@ -205,6 +208,15 @@ class TomlReader {
         b.token_bucket_refill_rate = number(*n, "admission.token_bucket_refill_rate");
         src.refill_rate = where(n->source());
       }
+      for (std::string_view k : {"tier_shed_threshold", "tier_shed_min_priority", "gaie_qd_threshold",
+                                 "gaie_kv_threshold"})
+        if (const auto* n = t->get(k)) {
+          const std::string path = "admission." + std::string(k);
+          const double v = number(*n, path);
+          if (integer_admission_key(k) && v != std::trunc(v)) throw ConfigError(where(n->source()), path + " must be an integer");
+          b.admission_keys.push_back(std::string(k) + "=" +
+                                     (integer_admission_key(k) ? std::to_string(static_cast<int64_t>(v)) : shortest_text(v)));
+        }
     }
     if (const auto* t = table(root, "routing", "")) {
       check_keys(*t, "routing", kRoutingKeys);
@@ -396,6 +408,10 @@ class YamlReader {
                } else if (k == "token_bucket_capacity") {
                  b.token_bucket_capacity = y_.number(w, key_path);
                  src.capacity = y_.where(w.Mark());
+               } else if (integer_admission_key(k)) {
+                 b.admission_keys.push_back(k + "=" + std::to_string(y_.integer(w, key_path)));
+               } else if (k.rfind("gaie_", 0) == 0) {
+                 b.admission_keys.push_back(k + "=" + shortest_text(y_.number(w, key_path)));
                } else {
                  b.token_bucket_refill_rate = y_.number(w, key_path);
                  src.refill_rate = y_.where(w.Mark());

@@ -415,6 +415,66 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, {}));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
                   [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
+  // flow control at the gateway (docs/gateway.md)
+  t.push_back(row("flow_control", {"--flow-control"}, "gateway",
+                  "Hold admitted requests in a gateway queue of priority bands and dispatch them to routing "
+                  "while the saturation detector allows (llm-d/GIE flow control; it replaces the admission "
+                  "policy)",
+                  [](RunConfig& c) -> auto& { return c.gateway.flow_control; }));
+  t.push_back(choice_row("dispatch_order", {"--dispatch-order"}, "gateway",
+                  "Gateway queue dispatch order: fifo (earliest arrival), priority (most urgent SLO band "
+                  "first), slo-deadline (earliest enqueue + --slo-targets deadline within a band)",
+                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; },
+                  one_of("dispatch order", {"fifo", "priority", "slo-deadline"})));
+  t.push_back(row("slo_targets", {"--slo-targets"}, "gateway",
+                  "TTFT targets per SLO class in µs for --dispatch-order slo-deadline, class=µs,... "
+                  "(critical=100000,standard=500000)",
+                  [](RunConfig& c) -> auto& { return c.gateway.slo_targets; }));
+  t.push_back(row("dispatch_tick_interval", {"--dispatch-tick-interval"}, "gateway",
+                  "µs between dispatch attempts while the gateway queue holds requests (0 = 1ms)",
+                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_tick_interval; },
+                  int_between(0, kMaxMicros), kDuration));
+  t.push_back(row("max_gateway_queue_depth", {"--max-gateway-queue-depth"}, "gateway",
+                  "Requests the gateway queue holds at most (0 = unlimited); past it a request is rejected",
+                  [](RunConfig& c) -> auto& { return c.gateway.max_queue_depth; }, int_between(0, kMaxTokens)));
+  t.push_back(row("per_band_capacity", {"--per-band-capacity"}, "gateway",
+                  "Requests one priority band of the gateway queue holds at most (0 = unlimited)",
+                  [](RunConfig& c) -> auto& { return c.gateway.per_band_capacity; }, int_between(0, kMaxTokens)));
+  t.push_back(choice_row("fairness_policy", {"--fairness-policy"}, "gateway",
+                  "Which tenant's flow of a band dispatches next: global-strict (earliest head), "
+                  "round-robin (tenants in turn)",
+                  [](RunConfig& c) -> auto& { return c.gateway.fairness_policy; },
+                  one_of("fairness policy", {"global-strict", "round-robin"})));
+  t.push_back(row("usage_limit_threshold", {"--usage-limit-threshold"}, "gateway",
+                  "Saturation ceiling of the least urgent band (the most urgent has 1, those between "
+                  "interpolate); a band over its ceiling holds every later band (1 = no head-of-line blocking)",
+                  [](RunConfig& c) -> auto& { return c.gateway.usage_limit_threshold; }, finite_positive(0, 1)));
+  t.push_back(row("queue_shedding", {"--queue-shedding"}, "gateway",
+                  "When the gateway queue is full, a request evicts the least urgent sheddable one "
+                  "(negative priority: batch, sheddable, background) if it is more urgent",
+                  [](RunConfig& c) -> auto& { return c.gateway.queue_shedding; }));
+  t.push_back(row("in_flight_eviction", {"--in-flight-eviction"}, "gateway",
+                  "When saturated with a non-sheddable request waiting, evict a routed sheddable request "
+                  "(the least urgent, the latest dispatched) from its instance instead of dispatching",
+                  [](RunConfig& c) -> auto& { return c.gateway.in_flight_eviction; }));
+  t.push_back(row("request_ttl", {"--request-ttl"}, "gateway",
+                  "µs a request may wait in the gateway queue before it expires (0 = forever)",
+                  [](RunConfig& c) -> auto& { return c.gateway.request_ttl; }, int_between(0, kMaxMicros), kDuration));
+  t.push_back(choice_row("saturation_detector", {"--saturation-detector"}, "gateway",
+                  "What holds the gateway's dispatch: never, utilization (mean over instances of "
+                  "max(queue/--queue-depth-threshold, KV/--kv-cache-util-threshold) >= 1), concurrency "
+                  "(requests in flight >= instances x --max-concurrency)",
+                  [](RunConfig& c) -> auto& { return c.gateway.saturation_detector; },
+                  one_of("saturation detector", {"never", "utilization", "concurrency"})));
+  t.push_back(row("max_concurrency", {"--max-concurrency"}, "gateway",
+                  "Requests in flight per instance at which the concurrency detector saturates",
+                  [](RunConfig& c) -> auto& { return c.gateway.max_concurrency; }, int_between(1, kMaxTokens, true)));
+  t.push_back(row("queue_depth_threshold", {"--queue-depth-threshold"}, "gateway",
+                  "Wait-queue depth per instance at which the utilization detector saturates",
+                  [](RunConfig& c) -> auto& { return c.gateway.queue_depth_threshold; }, finite_positive()));
+  t.push_back(row("kv_cache_util_threshold", {"--kv-cache-util-threshold"}, "gateway",
+                  "KV cache utilization per instance at which the utilization detector saturates",
+                  [](RunConfig& c) -> auto& { return c.gateway.kv_cache_util_threshold; }, finite_positive()));
   t.push_back(choice_row("routing_policy", {"--routing-policy"}, "routing",
                   "Routing: round-robin, least-loaded, weighted, always-busiest (default round-robin)",
                   [](RunConfig& c) -> auto& { return c.policies.routing; },

@@ -170,6 +170,15 @@ void Instance::on_timeout(uint64_t payload) {
   // this instance's to time out.
   if (r.instance != index_ || (r.state != RequestState::Queued && r.state != RequestState::Running)) return;
   last_time_ = std::max(last_time_, kernel_.now());
+  take_off(r);
+  time_out(r);
+  if (!step_pending_ && !waiting_.empty()) {
+    step_pending_ = true;
+    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+  }
+}
+
+void Instance::take_off(Request& r) {
   if (r.state == RequestState::Running) {
     size_t pos = 0;
     while (slab_[batch_[pos].slot].req != &r) ++pos;
@@ -182,11 +191,22 @@ void Instance::on_timeout(uint64_t payload) {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
     if (r.step.kv.count > 0) kv_.release(r.step.kv);  // P/D: KV transferred for its decode
   }
-  time_out(r);
+}
+
+bool Instance::evict_one(uint32_t slot) {
+  Request& r = pool_[slot];
+  if (r.instance != index_ || (r.state != RequestState::Queued && r.state != RequestState::Running)) return false;
+  const SimTime now = kernel_.now();
+  ++changes_;
+  last_time_ = std::max(last_time_, now);
+  take_off(r);
+  signals_.departed(r, now);
+  pool_.release(r.slot);
   if (!step_pending_ && !waiting_.empty()) {
     step_pending_ = true;
-    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+    schedule(kernel_, now, EventKind::Step, index_);
   }
+  return true;
 }
 
 void Instance::time_out(Request& r) {

@@ -58,6 +58,11 @@ class Instance {
   // Takes the wait queue's requests out (running ones stay), appending their slots to `out`.
   void evict_waiting(std::vector<uint32_t>& out);
   void set_slowdown(double factor) { slowdown_ = factor; }
+  // The gateway's in-flight eviction (cluster/gateway.cpp): the request in
+  // `slot`, if queued or running here, leaves with its KV freed, announced
+  // only as departed (it counts as nothing of this instance). False when it
+  // is not (on its way here, or gone).
+  bool evict_one(uint32_t slot);
 
   // P/D (spec head §5.2): the decode instance reserves KV for a request's
   // whole prompt (false: it can never hold it, or not now), releases it if
@@ -106,6 +111,9 @@ class Instance {
   void on_queued(uint32_t slot);
   void on_step();
   void on_timeout(uint64_t payload);
+  // Takes the queued or running request `r` off the instance, its KV freed
+  // and its step state back in it (a timeout, an eviction).
+  void take_off(Request& r);
 
   void form_batch(SimTime now);
   // What form_batch()'s phases share: the token budget left, whether a

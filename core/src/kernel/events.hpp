@@ -11,12 +11,16 @@
 //   NodeReady        | 4                               | a node is ready (spec head §6.2: before
 //                    |                                 | instance readiness, as -2 before -1 there)
 //   InstanceReady    | 5                               | an added instance takes traffic, then the
-//   ScalingTick      | 6                               | autoscaler looks (spec head §6.3: tick,
-//   ScaleActuation   | 7                               | then actuation), all before instances
-//   PdPrefillRouting | 8                               | P/D (spec head §5.2): the prefill routing,
-//   PdPrefilled      | 9                               | a prefill's end (its transfer starts),
-//   PdTransferCheck  | 10                              | shares of the link settled,
-//   PdTransferDone   | 11                              | a transfer's end: the reference's order
+//   GatewayEviction  | 6                               | gateway (cluster/gateway.cpp): an in-flight
+//   GatewayExpiry    | 7                               | eviction, a queued request's TTL, then the
+//   GatewayTick      | 8                               | dispatch tick (HEAD: 5, 6, 7, before its
+//                    |                                 | autoscaler's 8)
+//   ScalingTick      | 9                               | autoscaler looks (spec head §6.3: tick,
+//   ScaleActuation   | 10                              | then actuation), all before instances
+//   PdPrefillRouting | 11                              | P/D (spec head §5.2): the prefill routing,
+//   PdPrefilled      | 12                              | a prefill's end (its transfer starts),
+//   PdTransferCheck  | 13                              | shares of the link settled,
+//   PdTransferDone   | 14                              | a transfer's end: the reference's order
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
 //   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
@@ -52,6 +56,9 @@ enum class EventKind : uint32_t {
   PdTransferCheck,  // payload: the link's generation
   PdTransferDone,
   NodeReady,  // a provisioned node is ready (cluster/fleet.cpp); payload: its index
+  GatewayEviction,  // --in-flight-eviction (cluster/gateway.cpp); payload: (incarnation << 32) | slot
+  GatewayExpiry,  // a request's --request-ttl at the gateway (cluster/gateway.cpp); payload: its id
+  GatewayTick,    // the gateway's dispatch tick
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -67,12 +74,15 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::Scenario: return 3;
     case EventKind::NodeReady: return 4;
     case EventKind::InstanceReady: return 5;
-    case EventKind::ScalingTick: return 6;
-    case EventKind::ScaleActuation: return 7;
-    case EventKind::PdPrefillRouting: return 8;
-    case EventKind::PdPrefilled: return 9;
-    case EventKind::PdTransferCheck: return 10;
-    case EventKind::PdTransferDone: return 11;
+    case EventKind::GatewayEviction: return 6;
+    case EventKind::GatewayExpiry: return 7;
+    case EventKind::GatewayTick: return 8;
+    case EventKind::ScalingTick: return 9;
+    case EventKind::ScaleActuation: return 10;
+    case EventKind::PdPrefillRouting: return 11;
+    case EventKind::PdPrefilled: return 12;
+    case EventKind::PdTransferCheck: return 13;
+    case EventKind::PdTransferDone: return 14;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
     case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;

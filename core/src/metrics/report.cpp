@@ -292,6 +292,17 @@ std::string head_rejection_lines(const InstanceMetrics& cluster, const ReportCon
   return out;
 }
 
+// The gateway's lines (--flow-control), each only when nonzero, as HEAD prints them.
+std::string gateway_lines(const ReportContext& ctx) {
+  std::string out;
+  if (ctx.gateway_depth > 0) out += fmt::format("Gateway Queue Depth (horizon): {}\n", ctx.gateway_depth);
+  if (ctx.gateway_shed > 0) out += fmt::format("Gateway Queue Shed: {}\n", ctx.gateway_shed);
+  if (ctx.gateway_rejected > 0) out += fmt::format("Gateway Queue Rejected: {}\n", ctx.gateway_rejected);
+  if (ctx.gateway_evicted > 0) out += fmt::format("Gateway Evicted (in-flight): {}\n", ctx.gateway_evicted);
+  if (ctx.gateway_expired > 0) out += fmt::format("Gateway Expired (TTL): {}\n", ctx.gateway_expired);
+  return out;
+}
+
 // Per-SLO metrics, in µs, when at least two classes appear (or goodput
 // targets are set). The classes' names (and the codes of each) first; then
 // one class's samples at a time.
@@ -357,7 +368,8 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
         if (a > 2 * mean) ++hol;
   }
   if (inversions > 0 || hol > 0 || ctx.rejected > 0 || cluster.dropped_unservable > 0 ||
-      cluster.length_capped > 0 || cluster.timed_out > 0) {
+      cluster.length_capped > 0 || cluster.timed_out > 0 || ctx.gateway_depth > 0 || ctx.gateway_shed > 0 ||
+      ctx.gateway_rejected > 0 || ctx.gateway_evicted > 0 || ctx.gateway_expired > 0) {
     out += "=== Anomaly Counters ===\n";
     out += fmt::format("Priority Inversions: {}\n", inversions);
     out += fmt::format("HOL Blocking Events: {}\n", hol);
@@ -368,6 +380,7 @@ std::string text_blocks(const std::vector<const InstanceMetrics*>& instances,
       out += fmt::format("Dropped Unservable: {}\n", cluster.dropped_unservable);
       out += fmt::format("Length-Capped Requests: {}\n", cluster.length_capped);
     }
+    out += gateway_lines(ctx);
   }
   // KV cache metrics: preemption rate over the cluster, hit and thrashing
   // rates averaged over instances.

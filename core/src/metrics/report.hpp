@@ -45,6 +45,9 @@ struct ReportContext {
   int64_t routing_rejected = 0;
   std::map<int32_t, int64_t> admission_rejected_by_class;
   bool per_slo_always = false;  // SLO targets set: the per-SLO block prints for one class too
+  // The gateway's counts with --flow-control (cluster/gateway.hpp): still
+  // queued at the end, shed, rejected by a full queue, evicted in flight, expired.
+  int64_t gateway_depth = 0, gateway_shed = 0, gateway_rejected = 0, gateway_evicted = 0, gateway_expired = 0;
 };
 
 // "=== Anomaly Counters ===", "=== KV Cache Metrics ===", "=== Per-SLO

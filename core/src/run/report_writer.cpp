@@ -112,6 +112,13 @@ std::string text_report(const ReportInput& in) {
   ctx.rejected = in.result.rejected;
   ctx.routing_rejected = in.result.routing_rejected;
   ctx.admission_rejected_by_class = in.result.admission_rejected_by_class;
+  if (const auto& g = in.result.gateway) {
+    ctx.gateway_depth = g->depth;
+    ctx.gateway_shed = g->shed;
+    ctx.gateway_rejected = g->rejected;
+    ctx.gateway_evicted = g->evicted;
+    ctx.gateway_expired = g->expired;
+  }
   for (const ReportPart* p : in.parts.order()) p->shape(ctx);
   out += text_blocks(in.used, in.cluster, ctx);
   for (const ReportPart* p : in.parts.order()) p->text_blocks(in.scope, out);
@@ -123,6 +130,9 @@ std::string json_report(const ReportInput& in) {
   json_members(in, JsonPlace::Lead, out);
   out += ",\n  \"cluster\": " + nested(cluster_block(in, true), 1);
   out += fmt::format(",\n  \"rejected_requests\": {}", in.result.rejected);
+  if (const auto& g = in.result.gateway)
+    out += fmt::format(",\n  \"gateway\": {{\"still_queued\": {}, \"shed\": {}, \"rejected\": {}, \"evicted\": {}, \"expired\": {}}}",
+                       g->depth, g->shed, g->rejected, g->evicted, g->expired);
   out += json_instances(in.result);
   if (in.fitness) out += json_fitness(*in.fitness);
   json_members(in, JsonPlace::Body, out);

@@ -690,6 +690,11 @@ void apply_policy_file(RunConfig& c) {
   take("admission_policy", p.admission, b.admission_policy);
   take("token_bucket_capacity", p.token_bucket_capacity, b.token_bucket_capacity);
   take("token_bucket_refill_rate", p.token_bucket_refill_rate, b.token_bucket_refill_rate);
+  // HEAD's tier-shed and gaie-legacy keys: that plugin's configuration, when it admits.
+  for (const std::string& kv : b.admission_keys) {
+    const char* plugin = kv.rfind("tier_shed_", 0) == 0 ? "tier-shed" : "gaie-legacy";
+    if (p.admission == plugin) c.plugin_config.push_back(PluginSetting{std::string(plugin) + "." + kv, path});
+  }
   take("routing_policy", p.routing, b.routing_policy);
   take("priority_policy", p.priority, b.priority_policy);
   take("scheduler", p.scheduler, b.scheduler);

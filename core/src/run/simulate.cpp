@@ -7,6 +7,7 @@
 #include "run/dump.hpp"
 #include "run/fleet_config.hpp"
 #include "run/fleet_report.hpp"
+#include "run/gateway_setup.hpp"
 #include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 #include "run/report_writer.hpp"
@@ -99,6 +100,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   // printed, drawn, or judge a search's trials (which do not warn).
   cc.judge_saturation = c.outputs.detectors.has_value() || c.outputs.report.has_value() || !c.outputs.warn_unsteady;
   cc.deadlines = r.deadlines;
+  cc.gateway = gateway_config(c);
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
   for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.record_place("events", k)));

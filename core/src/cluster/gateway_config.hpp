@@ -1,0 +1,41 @@
+// What the gateway's flow control (cluster/gateway.hpp) is asked to do: the
+// settings of --flow-control and its companions (docs/gateway.md), apart
+// from the part so that ClusterConfig can hold them.
+#pragma once
+
+#include <blis/kernel.hpp>
+
+#include <array>
+#include <cstdint>
+
+namespace blis {
+
+struct GatewayConfig {
+  bool enabled = false;  // --flow-control; everything below is read only when set
+  enum class Order : uint8_t { Fifo, Priority, SloDeadline } order = Order::Fifo;
+  enum class Detector : uint8_t { Never, Utilization, Concurrency } detector = Detector::Never;
+  bool round_robin = false;      // --fairness-policy round-robin (else global-strict)
+  bool shedding = false;         // --queue-shedding
+  bool eviction = false;         // --in-flight-eviction
+  int64_t max_depth = 0;         // --max-gateway-queue-depth, 0 = unlimited
+  int64_t per_band_capacity = 0; // 0 = unlimited
+  double usage_limit = 1.0;      // --usage-limit-threshold, in (0, 1]
+  SimTime ttl = 0;               // --request-ttl, µs; 0 = none
+  SimTime tick = 1000;           // --dispatch-tick-interval, µs
+  int64_t max_concurrency = 100;       // concurrency detector, per instance
+  double queue_depth_threshold = 5;    // utilization detector
+  double kv_util_threshold = 0.8;      // utilization detector
+  // --slo-targets: each SLO class's (blis_slo_class) TTFT target, µs; 0 = none.
+  std::array<int64_t, 6> slo_target_us{};
+};
+
+// The gateway's counts at the end of a run (HEAD's "Gateway ..." lines).
+struct GatewayCounts {
+  int64_t depth = 0;     // still queued at the gateway when the run stopped
+  int64_t shed = 0;      // evicted from a full queue by a more urgent request
+  int64_t rejected = 0;  // refused by a full queue (or band)
+  int64_t expired = 0;   // waited longer than --request-ttl
+  int64_t evicted = 0;   // taken off an instance for a non-sheddable request (--in-flight-eviction)
+};
+
+}  // namespace blis

@@ -1,0 +1,86 @@
+#include "run/gateway_setup.hpp"
+
+#include "util/text.hpp"
+#include "workload/slo_class.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <charconv>
+#include <optional>
+
+namespace blis {
+namespace {
+
+// "class=µs,...": each a known class (not the default one) and a target > 0.
+std::array<int64_t, 6> slo_targets(const std::string& text, const std::string& where) {
+  std::array<int64_t, 6> out{};
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string pair = text::trim(text.substr(start, end - start));
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos)
+      throw InputError(where, fmt::format("invalid pair '{}' (expected class=µs)", pair));
+    const std::string name = text::trim(pair.substr(0, eq));
+    const std::string value = text::trim(pair.substr(eq + 1));
+    const std::optional<int> slo = workload::slo_class_from_name(name);
+    if (name.empty() || !slo)
+      throw InputError(where, fmt::format("unknown SLO class '{}' in '{}'; valid: critical, standard, sheddable, "
+                                          "batch, background",
+                                          name, pair));
+    int64_t v = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || p != value.data() + value.size() || v <= 0)
+      throw InputError(where, fmt::format("the target of '{}' must be a positive integer (µs), got '{}'", name, value));
+    out[static_cast<size_t>(*slo)] = v;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+GatewayConfig gateway_config(const RunConfig& config) {
+  const GatewaySettings& g = config.gateway;
+  GatewayConfig out;
+  auto given = [&](const char* key) { return config.origins.count(key) > 0; };
+  if (!g.flow_control) {
+    for (const char* key : {"request_ttl", "queue_shedding", "in_flight_eviction"})
+      if (given(key)) spdlog::warn("{} has no effect without --flow-control", config.where(key));
+    return out;
+  }
+  out.enabled = true;
+  out.order = g.dispatch_order == "priority"       ? GatewayConfig::Order::Priority
+              : g.dispatch_order == "slo-deadline" ? GatewayConfig::Order::SloDeadline
+                                                   : GatewayConfig::Order::Fifo;
+  out.detector = g.saturation_detector == "utilization"   ? GatewayConfig::Detector::Utilization
+                 : g.saturation_detector == "concurrency" ? GatewayConfig::Detector::Concurrency
+                                                          : GatewayConfig::Detector::Never;
+  out.round_robin = g.fairness_policy == "round-robin";
+  out.shedding = g.queue_shedding;
+  out.eviction = g.in_flight_eviction;
+  out.max_depth = g.max_queue_depth;
+  out.per_band_capacity = g.per_band_capacity;
+  out.usage_limit = g.usage_limit_threshold;
+  out.ttl = g.request_ttl;
+  out.tick = g.dispatch_tick_interval > 0 ? g.dispatch_tick_interval : 1000;
+  out.max_concurrency = g.max_concurrency;
+  out.queue_depth_threshold = g.queue_depth_threshold;
+  out.kv_util_threshold = g.kv_cache_util_threshold;
+  if (g.slo_targets) {
+    out.slo_target_us = slo_targets(*g.slo_targets, config.where("slo_targets"));
+    if (out.order != GatewayConfig::Order::SloDeadline)
+      spdlog::warn("{} has no effect without --dispatch-order slo-deadline", config.where("slo_targets"));
+  }
+  if (out.detector == GatewayConfig::Detector::Never)
+    spdlog::warn("--flow-control with saturation detector 'never' holds nothing; use utilization or concurrency "
+                 "to gate dispatch");
+  return out;
+}
+
+}  // namespace blis

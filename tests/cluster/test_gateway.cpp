@@ -1,0 +1,197 @@
+// The gateway's flow control (cluster/gateway.hpp, docs/gateway.md): what a
+// user of --flow-control sees — requests held while the detector says the
+// instances are saturated, refused at a full queue, shed for more urgent
+// ones, expired past their TTL, dispatched most urgent first — and that
+// every arrival is still accounted for.
+#include "catch.hpp"
+
+#include "../engine/engine_harness.hpp"
+
+#include <algorithm>
+
+using namespace blis;
+using namespace blis::test;
+
+namespace {
+
+// One instance; requests 10 µs apart, each running ~200 steps of ~1 ms.
+ClusterConfig gated(int64_t max_concurrency) {
+  ClusterConfig cfg;
+  cfg.engine.total_kv_blocks = 10000;
+  cfg.keep_records = true;
+  cfg.gateway.enabled = true;
+  cfg.gateway.detector = GatewayConfig::Detector::Concurrency;
+  cfg.gateway.max_concurrency = max_concurrency;
+  return cfg;
+}
+
+std::vector<WorkloadRequest> burst(const std::vector<int32_t>& classes) {
+  std::vector<WorkloadRequest> out = evenly_spaced(10, static_cast<int>(classes.size()), 64, 200);
+  for (size_t i = 0; i < classes.size(); ++i) out[i].slo_class = classes[i];
+  return out;
+}
+
+// Ids in the order they completed.
+std::vector<uint64_t> completion_order(const RunOutcome& out) {
+  std::vector<RequestRecord> recs = out.cluster.records;
+  std::sort(recs.begin(), recs.end(), [](const RequestRecord& a, const RequestRecord& b) {
+    return a.arrival_us + a.e2e < b.arrival_us + b.e2e;
+  });
+  std::vector<uint64_t> ids;
+  for (const RequestRecord& r : recs) ids.push_back(r.id);
+  return ids;
+}
+
+int64_t sum(const RunOutcome& out, int64_t InstanceMetrics::*field) {
+  int64_t n = 0;
+  for (const auto& m : out.result.instances) n += m.*field;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a saturated detector holds dispatch and a full gateway queue rejects", "[cluster][gateway]") {
+  // Request 0 runs alone (1 in flight = saturated); 1..3 fill the queue of
+  // 3; 4..9 are rejected; the queued ones run one after another.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.max_depth = 3;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  REQUIRE(out.result.gateway);
+  CHECK(out.result.gateway->rejected == 6);
+  CHECK(out.result.gateway->shed == 0);
+  CHECK(out.result.gateway->depth == 0);
+  CHECK(sum(out, &InstanceMetrics::completed) == 4);
+  CHECK(out.result.rejected == 0);  // not the admission policy's rejections
+  CHECK(completion_order(out) == std::vector<uint64_t>{0, 1, 2, 3});
+  // Held: request 1 starts only when request 0 is done.
+  const auto& recs = out.cluster.records;
+  auto rec = [&](uint64_t id) { return *std::find_if(recs.begin(), recs.end(), [&](auto& r) { return r.id == id; }); };
+  CHECK(rec(1).arrival_us + rec(1).ttft > rec(0).arrival_us + rec(0).e2e);
+}
+
+TEST_CASE("without saturation the gateway queue passes requests straight through", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.detector = GatewayConfig::Detector::Never;
+  cfg.gateway.max_depth = 1;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->rejected == 0);
+  CHECK(sum(out, &InstanceMetrics::completed) == 10);
+}
+
+TEST_CASE("a request queued past --request-ttl expires", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.ttl = 50000;  // request 0 runs ~200 ms: every other one expires
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_CRITICAL)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->expired == 9);
+  CHECK(sum(out, &InstanceMetrics::completed) == 1);
+  // HEAD's "Shed (critical)" counts them.
+  CHECK(out.result.admission_rejected_by_class.at(BLIS_SLO_CRITICAL) == 9);
+}
+
+TEST_CASE("priority dispatch sends the most urgent band first, fifo the earliest arrival", "[cluster][gateway]") {
+  const std::vector<int32_t> classes{BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
+                                     BLIS_SLO_STANDARD};
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.order = GatewayConfig::Order::Priority;
+  VectorSource a(burst(classes));
+  CHECK(completion_order(run_cluster(cfg, a, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 3, 4, 2, 1});
+  cfg.gateway.order = GatewayConfig::Order::Fifo;
+  VectorSource b(burst(classes));
+  CHECK(completion_order(run_cluster(cfg, b, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("with --queue-shedding a full queue sheds its least urgent request for a more urgent one",
+          "[cluster][gateway]") {
+  // Queue of 2 holds sheddable 1 and batch 2; critical 3 sheds the sheddable
+  // one (the lowest priority), standard 4 the batch one; background 5 finds
+  // nothing less urgent and is rejected.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.max_depth = 2;
+  cfg.gateway.shedding = true;
+  cfg.gateway.order = GatewayConfig::Order::Priority;
+  VectorSource src(burst({BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
+                          BLIS_SLO_STANDARD, BLIS_SLO_BACKGROUND}));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->shed == 2);
+  CHECK(out.result.gateway->rejected == 1);
+  CHECK(completion_order(out) == std::vector<uint64_t>{0, 3, 4});
+}
+
+TEST_CASE("requests still in the gateway queue at the horizon are counted there only", "[cluster][gateway]") {
+  ClusterConfig cfg = gated(1);
+  cfg.engine.horizon = 100000;
+  VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->depth == 9);
+  // Request 0 is the only one that reached an instance.
+  CHECK(sum(out, &InstanceMetrics::still_running) + sum(out, &InstanceMetrics::still_queued) == 1);
+  CHECK(out.result.in_pipeline == 0);
+}
+
+TEST_CASE("with --in-flight-eviction a waiting critical request evicts a running sheddable one",
+          "[cluster][gateway]") {
+  // Sheddable 0 runs alone (saturated); critical 1 waits: sheddable 0 is
+  // taken off the instance at once and critical 1 is dispatched at the next
+  // tick. Without eviction, 1 waits for 0 to finish.
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.eviction = true;
+  VectorSource src(burst({BLIS_SLO_SHEDDABLE, BLIS_SLO_CRITICAL}));
+  auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+  CHECK(out.result.gateway->evicted == 1);
+  CHECK(completion_order(out) == std::vector<uint64_t>{1});
+  CHECK(sum(out, &InstanceMetrics::completed) == 1);
+  CHECK(out.result.admission_rejected_by_class.at(BLIS_SLO_SHEDDABLE) == 1);  // HEAD's "Shed (sheddable)"
+  cfg.gateway.eviction = false;
+  VectorSource again(burst({BLIS_SLO_SHEDDABLE, BLIS_SLO_CRITICAL}));
+  CHECK(completion_order(run_cluster(cfg, again, "blackbox", step_1000_10_5())) == std::vector<uint64_t>{0, 1});
+}
+
+TEST_CASE("every arrival is accounted for under random gateway settings", "[cluster][gateway][invariant]") {
+  // arrivals = at an instance (completed, queued, running, dropped, timed
+  // out) + in the pipeline + the gateway's rejected, shed, evicted, expired
+  // and still queued.
+  uint64_t state = 12345;
+  auto draw = [&](uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  const int32_t classes[] = {BLIS_SLO_CRITICAL, BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH,
+                             BLIS_SLO_BACKGROUND, BLIS_SLO_DEFAULT};
+  for (int trial = 0; trial < 40; ++trial) {
+    ClusterConfig cfg = gated(static_cast<int64_t>(1 + draw(4)));
+    cfg.num_instances = static_cast<int32_t>(1 + draw(3));
+    cfg.engine.horizon = draw(2) == 0 ? kNoHorizon : static_cast<int64_t>(50000 + draw(300000));
+    cfg.gateway.detector = static_cast<GatewayConfig::Detector>(draw(3));
+    cfg.gateway.order = static_cast<GatewayConfig::Order>(draw(3));
+    cfg.gateway.round_robin = draw(2) == 0;
+    cfg.gateway.max_depth = static_cast<int64_t>(draw(6));
+    cfg.gateway.per_band_capacity = static_cast<int64_t>(draw(4));
+    cfg.gateway.shedding = draw(2) == 0;
+    cfg.gateway.eviction = draw(2) == 0;
+    cfg.gateway.usage_limit = draw(2) == 0 ? 1.0 : 0.5;
+    cfg.gateway.ttl = static_cast<int64_t>(draw(3) * 20000);
+    cfg.gateway.queue_depth_threshold = 1;
+    cfg.gateway.slo_target_us[BLIS_SLO_CRITICAL] = 30000;
+    cfg.routing_latency = static_cast<int64_t>(draw(2) * 500);
+    std::vector<WorkloadRequest> reqs = evenly_spaced(static_cast<int64_t>(1 + draw(3000)), 60, 64, 40);
+    for (auto& r : reqs) {
+      r.slo_class = classes[draw(6)];
+      r.tenant_id = draw(2) == 0 ? Label("a") : Label("b");
+    }
+    VectorSource src(reqs);
+    auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
+    const GatewayCounts& g = *out.result.gateway;
+    const int64_t at_instances = sum(out, &InstanceMetrics::completed) + sum(out, &InstanceMetrics::still_queued) +
+                                 sum(out, &InstanceMetrics::still_running) +
+                                 sum(out, &InstanceMetrics::dropped_unservable) + sum(out, &InstanceMetrics::timed_out);
+    int64_t arrived = 0;
+    for (const auto& r : reqs) arrived += r.arrival_us <= cfg.engine.horizon ? 1 : 0;
+    INFO("trial " << trial);
+    CHECK(at_instances + out.result.in_pipeline + g.rejected + g.shed + g.evicted + g.expired + g.depth == arrived);
+  }
+}
