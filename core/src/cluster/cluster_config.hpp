@@ -20,6 +20,8 @@
 
 namespace blis {
 
+class LiveSink;
+
 struct ClusterConfig {
   int32_t num_instances = 1;
   SimTime admission_latency = 0;
@@ -59,6 +61,8 @@ struct ClusterConfig {
   int32_t tp = 1;
   FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet_types.hpp); off when it has no pools
   PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
+  // An online run's listener (cluster/live_tap.hpp), or null; not owned.
+  LiveSink* live = nullptr;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;
