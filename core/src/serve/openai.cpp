@@ -103,6 +103,53 @@ std::optional<ApiError> read_flag(const json& body, const char* key, bool& out) 
   return std::nullopt;
 }
 
+// stream, ignore_eos, stream_options; n and best_of refused but for 1.
+std::optional<ApiError> read_options(const json& body, Completion& c) {
+  if (auto e = read_flag(body, "stream", c.stream)) return e;
+  if (auto e = read_flag(body, "ignore_eos", c.ignore_eos)) return e;
+  if (body.contains("stream_options") && !body["stream_options"].is_null()) {
+    const json& so = body["stream_options"];
+    if (!so.is_object()) return bad("'stream_options' must be an object", "stream_options");
+    if (auto e = read_flag(so, "include_usage", c.include_usage)) return e;
+  }
+  for (const char* key : {"n", "best_of"})
+    if (body.contains(key) && !body[key].is_null() && body[key] != 1)
+      return bad(fmt::format("'{}' other than 1 is not supported", key), key);
+  return std::nullopt;
+}
+
+// max_tokens (chat: or max_completion_tokens), its default, and the
+// context length it must fit in with the prompt.
+std::optional<ApiError> read_max_tokens(const json& body, const ApiLimits& limits, Completion& c) {
+  const bool chat = c.chat;
+  const char* key = chat && body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const auto prompt = static_cast<int64_t>(c.prompt.size());
+  const int64_t limit = limits.max_model_len > 0 ? limits.max_model_len : kLengthCap;
+  int64_t max_tokens = chat ? kDefaultChatTokens : kDefaultCompletionTokens;
+  if (body.contains(key) && !body[key].is_null()) {
+    const json& v = body[key];
+    if (!v.is_number_integer()) return bad(fmt::format("'{}' must be an integer", key), key);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      max_tokens = std::numeric_limits<int64_t>::max();
+    else
+      max_tokens = v.get<int64_t>();
+    if (max_tokens < 1) return bad(fmt::format("'{}' must be at least 1, got {}", key, max_tokens), key);
+  } else if (chat) {
+    max_tokens = std::min<int64_t>(max_tokens, std::max<int64_t>(1, limit - prompt));
+  }
+  if (prompt >= limit || max_tokens > limit - prompt) {
+    const char* what = chat ? "messages" : "prompt";
+    const std::string asked =
+        max_tokens > limit ? fmt::format("more than {}", limit) : std::to_string(prompt + max_tokens);
+    return bad(fmt::format("This model's maximum context length is {} tokens. However, you requested {} tokens "
+                           "({} in the {}, {} in the completion). Please reduce the length of the {} or completion.",
+                           limit, asked, prompt, what, max_tokens, what),
+               key);
+  }
+  c.max_tokens = static_cast<int32_t>(max_tokens);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string error_body(const ApiError& e) {
@@ -130,41 +177,8 @@ Parsed parse_completion(std::string_view text, bool chat, const ApiLimits& limit
   c.chat = chat;
   if (auto e = chat ? read_messages(body, c.prompt) : read_prompt(body, c.prompt)) return fail(*e);
   if (c.prompt.empty()) return fail(bad("the prompt is empty", chat ? "messages" : "prompt"));
-  if (auto e = read_flag(body, "stream", c.stream)) return fail(*e);
-  if (auto e = read_flag(body, "ignore_eos", c.ignore_eos)) return fail(*e);
-  if (body.contains("stream_options") && !body["stream_options"].is_null()) {
-    const json& so = body["stream_options"];
-    if (!so.is_object()) return fail(bad("'stream_options' must be an object", "stream_options"));
-    if (auto e = read_flag(so, "include_usage", c.include_usage)) return fail(*e);
-  }
-  for (const char* key : {"n", "best_of"})
-    if (body.contains(key) && !body[key].is_null() && body[key] != 1)
-      return fail(bad(fmt::format("'{}' other than 1 is not supported", key), key));
-  const char* key = chat && body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  const auto prompt = static_cast<int64_t>(c.prompt.size());
-  const int64_t limit = limits.max_model_len > 0 ? limits.max_model_len : kLengthCap;
-  int64_t max_tokens = chat ? kDefaultChatTokens : kDefaultCompletionTokens;
-  if (body.contains(key) && !body[key].is_null()) {
-    const json& v = body[key];
-    if (!v.is_number_integer())
-      return fail(bad(fmt::format("'{}' must be an integer", key), key));
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      max_tokens = std::numeric_limits<int64_t>::max();
-    else
-      max_tokens = v.get<int64_t>();
-    if (max_tokens < 1) return fail(bad(fmt::format("'{}' must be at least 1, got {}", key, max_tokens), key));
-  } else if (chat) {
-    max_tokens = std::min<int64_t>(max_tokens, std::max<int64_t>(1, limit - prompt));
-  }
-  if (prompt >= limit || max_tokens > limit - prompt)
-    return fail(bad(fmt::format("This model's maximum context length is {} tokens. However, you requested {} tokens "
-                                "({} in the {}, {} in the completion). Please reduce the length of the {} or "
-                                "completion.",
-                                limit, max_tokens > limit ? std::string("more than ") + std::to_string(limit)
-                                                          : std::to_string(prompt + max_tokens),
-                                prompt, chat ? "messages" : "prompt", max_tokens, chat ? "messages" : "prompt"),
-                    key));
-  c.max_tokens = static_cast<int32_t>(max_tokens);
+  if (auto e = read_options(body, c)) return fail(*e);
+  if (auto e = read_max_tokens(body, limits, c)) return fail(*e);
   return Parsed{c, {}};
 }
 

@@ -393,11 +393,17 @@ int serve(const ServeRequest& req) {
   const RunConfig config = build_config({&req.command_line});
   set_log_level(config.outputs.log_level);
 
+  // Declared in this order, they go in the reverse one: the simulation
+  // thread stops before the simulation goes, and the driver's receivers
+  // (which post to `io`) go before `io`.
+  net::io_context io(1);
   Driver driver(req.time_scale);
   std::unique_ptr<LiveRun> online = open_live_run(config, driver);
   driver.attach(*online->sim, online->cc.engine.block_size);
-
-  net::io_context io(1);
+  struct StopFirst {
+    Driver& d;
+    ~StopFirst() { d.stop(); }
+  } stop_first{driver};
   Server srv{io, driver, ApiLimits{}, online->cc.engine.block_size, {}, {}, 0, 0, false, nullptr, nullptr};
   srv.limits.model = req.served_model_name.empty() ? online->r.config.pool().model.name.value_or("blis")
                                                    : req.served_model_name;
@@ -445,7 +451,6 @@ int serve(const ServeRequest& req) {
                            srv.limits.model, online->cc.num_instances, req.time_scale);
   std::cerr << fmt::format("listening on http://{}:{}\n", bound.address().to_string(), bound.port()) << std::flush;
   io.run();
-  driver.stop();
   return 0;
 }
 
