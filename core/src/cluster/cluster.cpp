@@ -85,9 +85,10 @@ void ClusterSimulation::cancel(uint64_t handle) {
       r.state == RequestState::Completed)
     return;
   // On its way, it times out as it is enqueued (Instance::on_queued); at its
-  // instance, now.
+  // instance, or with its KV on the wire (P/D: PdFlow::timeout), now.
   r.spec.deadline_us = std::max<SimTime>(kernel_.now(), 1);
-  if ((r.state == RequestState::Queued || r.state == RequestState::Running) && r.instance >= 0)
+  if ((r.state == RequestState::Queued || r.state == RequestState::Running || r.state == RequestState::Transfer) &&
+      r.instance >= 0)
     schedule(kernel_, kernel_.now(), EventKind::Timeout, r.instance, handle);
 }
 

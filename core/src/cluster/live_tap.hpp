@@ -27,8 +27,9 @@ class LiveSink {
 
 struct LiveTap : LifecycleSubscriber {
   explicit LiveTap(LiveSink* s) : sink(s) {}
+  // A P/D prefill delivers no token: its decode instance makes them all.
   void on_token(Request& r, SimTime end) {
-    if (sink) sink->token(r, end);
+    if (sink && r.pd != PdStage::Prefill) sink->token(r, end);
   }
   void on_completed(Request& r, SimTime t) {
     if (sink) sink->finished(r, t, LiveEnd::Completed);
