@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 namespace blis::app {
 
@@ -149,6 +150,8 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   compose_->add_option("--from", convert_req_.from, "Workload spec to merge (repeatable, in order)")
       ->required()->type_name("FILE");
 
+  serve_ = add_serve_command(app);
+
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
   hardware_ = app.add_subcommand("hardware", "List the bundled GPUs and their figures");
@@ -185,7 +188,7 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   CLI::Option* shell = completion_->add_option("SHELL", completion_shell_, "bash, zsh or fish")
                            ->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
 
-  for (const auto* options : {&run_options_, &plan_options_})
+  for (const auto* options : {&std::as_const(run_options_), &std::as_const(plan_options_), &serve_options(*serve_)})
     for (const auto& [key, opt] : *options) {
       const SettingDef* def = find_setting(key);
       value_sources_[opt] = {def, [def] { return setting_values(*def); }, value_label(*def)};
@@ -240,6 +243,7 @@ int Commands::execute() {
     // 3: no answer (docs/planning.md), a status a script can tell from a failure.
     return blis::plan(req, std::cout) ? 0 : 3;
   }
+  if (serve_parsed(*serve_)) return run_serve(*serve_);
   if (merge_->parsed()) {
     blis::merge(merge_files_, merge_csv_, merge_json_, std::cout);
     return 0;

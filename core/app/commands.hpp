@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ struct SettingDef;
 }
 
 namespace blis::app {
+
+struct ServeCli;  // `blis serve` (app/serve_cmd.cpp)
+std::shared_ptr<ServeCli> add_serve_command(CLI::App& app);
+bool serve_parsed(const ServeCli& s);
+const std::map<std::string, CLI::Option*>& serve_options(const ServeCli& s);
+int run_serve(ServeCli& s);
 
 std::string version_text();
 
@@ -61,6 +68,7 @@ class Commands {
   CLI::App* merge_ = nullptr;
   CLI::App* convert_ = nullptr;
   CLI::App* compose_ = nullptr;
+  std::shared_ptr<ServeCli> serve_;
   // blis convert SUBCOMMAND / blis compose: the subcommand that parsed fills
   // the request, its name is the kind.
   std::vector<CLI::App*> convert_kinds_;

@@ -2,7 +2,8 @@
 // README's build: in a scratch folder that sees the repository's examples/
 // and scripts/ and the build's build/ as the top folder would, with
 // build/stage/bin first on PATH. A command whose comment says `placeholder`
-// names something blis does not ship and is skipped.
+// names something blis does not ship and is skipped. A server (`blis serve`)
+// runs until stopped: it is stopped by SIGINT after 3 s and must exit 0.
 #include "catch.hpp"
 #include "cli.hpp"
 #include "temp_dir.hpp"
@@ -58,8 +59,10 @@ TEST_CASE("README tour: every command runs as written", "[golden][readme]") {
       continue;
     }
     const std::string script = dir.write("command.sh", "set -o pipefail\n" + command + "\n");
-    const Result r = run_shell("cd '" + dir.str() + "' && PATH='" + stage.string() + "/bin':\"$PATH\" timeout 300 bash " +
-                               script + " > /dev/null");
+    const bool server = command.rfind("blis serve ", 0) == 0;
+    const Result r = run_shell("cd '" + dir.str() + "' && PATH='" + stage.string() + "/bin':\"$PATH\" " +
+                               (server ? "timeout --preserve-status -s INT 3" : "timeout 300") + " bash " + script +
+                               " > /dev/null");
     INFO(command << "\nstderr: " << r.err);
     CHECK(r.status == 0);
     CHECK(r.err.find("error") == std::string::npos);

@@ -65,6 +65,12 @@ class Kernel {
   // Schedules an event; `time` must not lie in the past.
   void schedule(SimTime time, uint64_t priority, uint32_t kind, uint32_t target, uint64_t payload);
   void run(EventHandler& handler);
+  // Online runs (blis serve): processes the events up to `t` (and the
+  // horizon), then moves the clock to `t`, so that what happens next, a
+  // request arriving say, happens at `t`.
+  void run_until(EventHandler& handler, SimTime t);
+  // The time of the next event, kForever when there is none.
+  SimTime next_time() const { return queue_.empty() ? kForever : queue_.top().time; }
 
  private:
   EventQueue queue_;

@@ -29,8 +29,9 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
                                   : cfg.pool_of),
       pd_metrics_(cfg.pd.roles),
       observers_(cfg.observers),
+      live_(cfg.live),
       signals_(collector_, records_, in_flight_, trace_, steady_, timed_, saturation_, step_series_, closed_loop_, series_,
-               pd_metrics_, observers_),
+               pd_metrics_, observers_, live_),
       core_{cfg_, kernel_, pool_, instances_, signals_, in_flight_},
       fleet_(core_),
       scaling_(core_, fleet_, arrivals_, series_),
@@ -64,9 +65,46 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
 
 ClusterSimulation::~ClusterSimulation() = default;
 
-ClusterResult ClusterSimulation::run() {
+void ClusterSimulation::start() {
   if (cfg_.code) cfg_.code->start(driver_);
   arrivals_.pull();
+}
+
+uint64_t ClusterSimulation::inject(const WorkloadRequest& spec) {
+  const uint32_t slot = pool_.acquire();
+  Request& r = pool_[slot];
+  r.spec = spec;
+  r.spec.arrival_us = kernel_.now();
+  schedule(kernel_, kernel_.now(), EventKind::ClusterArrival, 0, slot);
+  return (static_cast<uint64_t>(r.incarnation) << 32) | slot;
+}
+
+void ClusterSimulation::cancel(uint64_t handle) {
+  const auto slot = static_cast<uint32_t>(handle);
+  Request& r = pool_[slot];
+  if (r.incarnation != static_cast<uint32_t>(handle >> 32) || r.state == RequestState::Free ||
+      r.state == RequestState::Completed)
+    return;
+  // On its way, it times out as it is enqueued (Instance::on_queued); at its
+  // instance, or with its KV on the wire (P/D: PdFlow::timeout), now.
+  r.spec.deadline_us = std::max<SimTime>(kernel_.now(), 1);
+  if ((r.state == RequestState::Queued || r.state == RequestState::Running || r.state == RequestState::Transfer) &&
+      r.instance >= 0)
+    schedule(kernel_, kernel_.now(), EventKind::Timeout, r.instance, handle);
+}
+
+std::vector<ClusterSimulation::InstanceLoad> ClusterSimulation::loads() const {
+  std::vector<InstanceLoad> out;
+  for (const auto& inst : instances_) {
+    const KVCache& kv = inst->kv();
+    out.push_back(InstanceLoad{inst->batch_size(), inst->queue_depth(), kv.used_blocks(), kv.total_blocks(),
+                               kv.hits(), kv.misses()});
+  }
+  return out;
+}
+
+ClusterResult ClusterSimulation::run() {
+  start();
   kernel_.run(*this);
   driver_.finish();
   ClusterResult out;

@@ -95,6 +95,25 @@ class ClusterSimulation final : public EventHandler {
   ClusterResult run();
   void handle(const Event& e) override;
 
+  // Online runs (blis serve, src/serve/): start(), then advance() the clock
+  // as wall time passes, inject() requests as they come and cancel() those
+  // whose clients left; what happens to them reaches ClusterConfig::live.
+  // One thread calls all of these.
+  void start();
+  void advance(SimTime t) { kernel_.run_until(*this, t); }
+  SimTime now() const { return kernel_.now(); }
+  SimTime next_event() const { return kernel_.next_time(); }
+  // A request arriving now (its arrival time is set): its handle.
+  uint64_t inject(const WorkloadRequest& spec);
+  // The request leaves wherever it is, as if its deadline passed now (a
+  // timeout); nothing when it left already.
+  void cancel(uint64_t handle);
+  // Each instance's load as /metrics shows it.
+  struct InstanceLoad {
+    int64_t running = 0, waiting = 0, used_blocks = 0, total_blocks = 0, hit_blocks = 0, missed_blocks = 0;
+  };
+  std::vector<InstanceLoad> loads() const;
+
  private:
   void on_cluster_arrival(uint32_t slot);
   void on_admission(uint32_t slot);
@@ -119,6 +138,7 @@ class ClusterSimulation final : public EventHandler {
   TimeSeries series_;
   PdMetrics pd_metrics_;
   RunObservers observers_;
+  LiveTap live_;
   RequestSignals signals_;
   std::vector<std::unique_ptr<Instance>> instances_;
   // The parts, after what they share.

@@ -21,6 +21,8 @@
 
 namespace blis {
 
+class LiveSink;
+
 struct ClusterConfig {
   int32_t num_instances = 1;
   SimTime admission_latency = 0;
@@ -61,6 +63,8 @@ struct ClusterConfig {
   FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet_types.hpp); off when it has no pools
   PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
   GatewayConfig gateway;  // flow control at the gateway (cluster/gateway.hpp); off unless enabled
+  // An online run's listener (cluster/live_tap.hpp), or null; not owned.
+  LiveSink* live = nullptr;
 };
 
 // Admission and routing of a run. A null admission policy admits everything;

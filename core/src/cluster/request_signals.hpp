@@ -8,6 +8,7 @@
 #include "cluster/closed_loop.hpp"
 #include "cluster/decision_trace.hpp"
 #include "cluster/in_flight.hpp"
+#include "cluster/live_tap.hpp"
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/goodput.hpp"
@@ -35,7 +36,7 @@ using RunObservers = Observers<GoodputTracker, TenantMetrics, SessionMetrics>;
 struct RequestSignals
     : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, TimedSampleProbe,
                 SaturationProbe,
-                TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics, RunObservers> {
+                TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics, RunObservers, LiveTap> {
   using Lifecycle::Lifecycle;
 };
 

@@ -786,6 +786,7 @@ bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
 // run and stays small; the rest is out of line.
 inline void Instance::emit_token(Running& rr, SimTime end, uint64_t s) {
   StepState& r = rr.s;
+  signals_.token(*rr.req, end);
   if (r.emitted > 0 && r.last_token_step + 1 == s && r.run_end == s && r.run_end > r.run_begin) {
     r.run_end = s + 1;  // the step's standard value, extending the current run
   } else {

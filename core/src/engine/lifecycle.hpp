@@ -71,6 +71,11 @@ struct LifecycleSubscriber {
   void on_token_run(Request&, uint64_t /*first_step*/, uint64_t /*end_step*/) {}
   // A token after a stall or a preemption; `itl` is the real gap (µs).
   void on_token_gap(Request&, int64_t /*itl*/) {}
+  // Each output token of a member handled member by member, when its step
+  // is executed, with the step's end (when the token is delivered). Members
+  // decoding implicitly announce their runs only (see Instance::Member): a
+  // run that needs every token (blis serve) prices steps member by member.
+  void on_token(Request&, SimTime /*end*/) {}
   void on_preempted(Request&, SimTime) {}
   // Right after on_preempted under --preemption-mode restart: its tokens so
   // far are void; its next first token replaces the one it had.
@@ -109,6 +114,7 @@ class Lifecycle {
     each([&](auto& s) { s.on_token_run(r, first, end); });
   }
   void token_gap(Request& r, int64_t itl) { each([&](auto& s) { s.on_token_gap(r, itl); }); }
+  void token(Request& r, SimTime end) { each([&](auto& s) { s.on_token(r, end); }); }
   void preempted(Request& r, SimTime t) { each([&](auto& s) { s.on_preempted(r, t); }); }
   void restarted(Request& r) { each([&](auto& s) { s.on_restarted(r); }); }
   void completed(Request& r, SimTime t) { each([&](auto& s) { s.on_completed(r, t); }); }

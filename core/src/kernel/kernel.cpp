@@ -59,4 +59,15 @@ void Kernel::run(EventHandler& handler) {
   }
 }
 
+void Kernel::run_until(EventHandler& handler, SimTime t) {
+  const SimTime until = t < horizon_ ? t : horizon_;
+  while (!queue_.empty() && queue_.top().time <= until) {
+    Event e = queue_.pop();
+    now_ = e.time;
+    ++processed_;
+    handler.handle(e);
+  }
+  if (until > now_) now_ = until;
+}
+
 }  // namespace blis

@@ -8,6 +8,7 @@
 #include "run/fleet_config.hpp"
 #include "run/fleet_report.hpp"
 #include "run/gateway_setup.hpp"
+#include "run/live.hpp"
 #include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 #include "run/report_writer.hpp"
@@ -443,6 +444,65 @@ RunOutcome simulate(const RunConfig& given) {
   } catch (const InputError& e) {
     // A check far from the configuration names the flag; the value may have
     // come from a scenario file or a profile set: say so.
+    if (auto placed = at_origin(e, given)) throw *placed;
+    throw;
+  }
+}
+
+namespace {
+
+// A latency model with its decode aggregates hidden: every step priced
+// member by member, every member handled at every step, every token
+// announced (engine/lifecycle.hpp on_token).
+class EveryToken final : public LatencyModel {
+ public:
+  explicit EveryToken(std::unique_ptr<LatencyModel> inner) : inner_(std::move(inner)) {}
+  int64_t step_time(const blis_step_batch& b) override { return inner_->step_time(b); }
+  int64_t queueing_time(const blis_request_view& r) override { return inner_->queueing_time(r); }
+  int64_t output_token_time() override { return inner_->output_token_time(); }
+  int64_t post_decode_overhead() override { return inner_->post_decode_overhead(); }
+
+ private:
+  std::unique_ptr<LatencyModel> inner_;
+};
+
+class NoRequests final : public WorkloadSource {
+ public:
+  bool next(WorkloadRequest&) override { return false; }
+};
+
+}  // namespace
+
+std::unique_ptr<LiveRun> open_live_run(const RunConfig& given, LiveSink& sink) {
+  try {
+    const RunConfig config = with_pd_pools(given);
+    RunContext ctx = RunContext::open(config);
+    ResolvedRun resolved = resolve(config, ctx);
+    auto live = std::make_unique<LiveRun>(std::move(ctx), std::move(resolved));
+    LiveRun& l = *live;
+    l.cc = cluster_config(l.r);
+    l.cc.engine.horizon = kForever;
+    l.cc.deadlines = true;  // a client that leaves cancels its request as a timeout
+    l.cc.live = &sink;
+    l.pools = resolve_pools(config, l.ctx);
+    const std::vector<const ResolvedRun*> pool_runs = assemble_pools(config, l.r, l.pools, l.cc);
+    for (EngineConfig& e : l.cc.engines) e.horizon = kForever;
+    if (wants_fleet(config, l.cc))
+      setup_fleet(config, l.ctx, l.r, l.pools, l.cc, l.autoscaler_cfg);
+    else
+      check_no_lifecycle(config, l.pools);
+    for (const ResolvedRun* pr : pool_runs) l.latency_cfgs.push_back(latency_config(*pr));
+    ClusterPolicies policies = make_policies(l.r, l.ctx);
+    setup_pd(config, l.pools, l.r, l.ctx, l.cc, policies);
+    l.none = std::make_unique<NoRequests>();
+    l.sim = std::make_unique<ClusterSimulation>(l.cc, *l.none, [&](int32_t i) -> std::unique_ptr<LatencyModel> {
+      const size_t p = l.cc.pool_of.empty() ? 0 : static_cast<size_t>(l.cc.pool_of[static_cast<size_t>(i)]);
+      return std::make_unique<EveryToken>(l.ctx.env.registries->latency.create(
+          pool_runs[p]->latency_model, CreateArgs{&l.latency_cfgs[p], pool_runs[p]->seed}));
+    }, std::move(policies));
+    for (size_t p = 0; p < pool_runs.size(); ++p) check_latency_read(*pool_runs[p], l.latency_cfgs[p]);
+    return live;
+  } catch (const InputError& e) {
     if (auto placed = at_origin(e, given)) throw *placed;
     throw;
   }
