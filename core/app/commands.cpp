@@ -149,6 +149,8 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   compose_->add_option("--from", convert_req_.from, "Workload spec to merge (repeatable, in order)")
       ->required()->type_name("FILE");
 
+  trace_.emplace(app);
+
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
   hardware_ = app.add_subcommand("hardware", "List the bundled GPUs and their figures");
@@ -185,7 +187,9 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   CLI::Option* shell = completion_->add_option("SHELL", completion_shell_, "bash, zsh or fish")
                            ->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
 
-  for (const auto* options : {&run_options_, &plan_options_})
+  using Options = std::map<std::string, CLI::Option*>;
+  for (const Options* options : std::initializer_list<const Options*>{&run_options_, &plan_options_,
+                                                                      &trace_->replay_options()})
     for (const auto& [key, opt] : *options) {
       const SettingDef* def = find_setting(key);
       value_sources_[opt] = {def, [def] { return setting_values(*def); }, value_label(*def)};
@@ -255,6 +259,7 @@ int Commands::execute() {
     blis::convert_workload(convert_req_, std::cout);
     return 0;
   }
+  if (auto status = trace_->execute()) return *status;
   if (models_->parsed()) {
     std::cout << blis::models_listing();
     return 0;

@@ -649,6 +649,28 @@ void resolve_distribution_workload(ResolvedRun& r, const RunContext& ctx, const 
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
 }
 
+// `blis replay`: the TraceV2's requests (workload/trace_v2.hpp); by default
+// the run lasts twice the last injection time (10 minutes when that is 0), as
+// HEAD's replay.
+void resolve_replay_workload(ResolvedRun& r, const RunConfig& g) {
+  const RunConfig::Replay& rp = *g.replay;
+  for (const char* key : {"workload_spec", "workload_trace", "concurrency"})
+    if (g.origins.count(key))
+      throw InputError(g.where(key), "not with blis replay: the trace (--trace-header, --trace-data) is the workload");
+  auto trace = std::make_shared<workload::TraceV2>(workload::load_trace_v2(rp.header, rp.data));
+  if (trace->records.empty()) throw InputError(rp.data, "the trace has no requests");
+  if (trace->header.has_kv_offload)
+    throw InputError(rp.header, "kv_offload: the trace's KV-cache offload tiers cannot be replayed by blis");
+  int64_t last = 0;
+  for (const workload::TraceRecord& rec : trace->records) {
+    last = std::max(last, workload::injection_time(rec));
+    r.deadlines = r.deadlines || rec.deadline_us > 0;
+  }
+  if (!g.horizon) r.horizon = last <= 0 ? 600'000'000 : last > kNoHorizon / 2 ? kNoHorizon : 2 * last;
+  r.request_cap = 0;
+  r.replay = std::move(trace);
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -665,6 +687,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   } else {
     warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
   }
+  if (g.replay) return resolve_replay_workload(r, g);
   if (w.spec) return resolve_spec_workload(r, g, w);
   if (w.trace) {
     r.request_cap = g.workload.num_requests.value_or(0);
@@ -855,6 +878,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
 
 std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r) {
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
+  if (r.replay) return workload::make_trace_v2_workload(r.replay, block_size, r.seed);
   if (r.spec) return make_spec_workload(*r.spec, r.horizon, r.request_cap, block_size);
   return make_trace_workload(*r.config.workload.trace, r.horizon, r.request_cap, block_size, r.seed);
 }

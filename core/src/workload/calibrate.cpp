@@ -1,0 +1,511 @@
+// `blis calibrate`'s comparison (trace_v2.hpp): observed latencies of a
+// TraceV2 against a replay's per-request SimResults, as BLIS HEAD reports
+// them: pairs by request id past the warm-up, the network's RTT and
+// bandwidth added to the simulated side, then per metric the workload-level
+// means and percentiles and the request-level MAPE, Pearson r, bias and a
+// quality rating.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "blis/errors.hpp"
+#include "util/files.hpp"
+#include "util/json_format.hpp"
+#include "workload/csv_line.hpp"
+#include "workload/trace_v2.hpp"
+
+namespace blis::workload {
+
+namespace {
+
+struct Pair {
+  std::vector<double> real, sim;
+};
+
+struct Breakdown {
+  Pair ttft, e2e;
+};
+
+struct Pairs {
+  Pair ttft, e2e, itl;
+  std::map<std::string, Breakdown> by_slo, by_model;
+  int64_t token_mismatches = 0, excluded_warm_up = 0, matched = 0, unmatched_real = 0, unmatched_sim = 0,
+          itl_dropped = 0;
+};
+
+// Bits per token: 4 bytes a token, as HEAD models the wire.
+double transfer_delay_us(double bandwidth_mbps, int64_t tokens) {
+  if (bandwidth_mbps <= 0) return 0;
+  const double bits = static_cast<double>(tokens * 4) * 8;
+  return bits / (bandwidth_mbps * 1e6) * 1e6;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  if (sorted.size() == 1) return sorted[0];
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<size_t>(std::floor(rank));
+  const auto upper = static_cast<size_t>(std::ceil(rank));
+  if (lower == upper) return sorted[lower];
+  const double frac = rank - static_cast<double>(lower);
+  return sorted[lower] + frac * (sorted[upper] - sorted[lower]);
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxy = 0, sx2 = 0, sy2 = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxy += x[i] * y[i];
+    sx2 += x[i] * x[i];
+    sy2 += y[i] * y[i];
+  }
+  const double num = n * sxy - sx * sy;
+  const double den = std::sqrt((n * sx2 - sx * sx) * (n * sy2 - sy * sy));
+  if (den == 0) return 0;
+  return num / den;
+}
+
+double mape_pct(const std::vector<double>& real, const std::vector<double>& sim) {
+  double sum = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < real.size(); ++i) {
+    if (real[i] == 0 || !std::isfinite(real[i])) continue;
+    const double e = std::fabs(real[i] - sim[i]) / real[i];
+    if (!std::isfinite(e)) continue;
+    sum += e;
+    ++count;
+  }
+  return count == 0 ? 0 : sum / static_cast<double>(count);
+}
+
+std::string quality(double mape, double r) {
+  if (mape < 0.10 && r > 0.95) return "excellent";
+  if (mape < 0.20 && r > 0.85) return "good";
+  if (mape < 0.35 && r > 0.70) return "fair";
+  return "poor";
+}
+
+struct Comparison {
+  double real_mean = 0, sim_mean = 0;
+  double real_p[4] = {}, sim_p[4] = {};  // p50, p90, p95, p99
+  double mape = 0, pearson_r = 0;
+  std::string bias, quality;
+  int64_t count = 0;
+};
+
+constexpr double kPercentiles[4] = {50, 90, 95, 99};
+constexpr const char* kPercentileNames[4] = {"p50", "p90", "p95", "p99"};
+
+Comparison compare(const Pair& p) {
+  Comparison c;
+  c.count = static_cast<int64_t>(p.real.size());
+  double rs = 0, ss = 0;
+  for (size_t i = 0; i < p.real.size(); ++i) {
+    rs += p.real[i];
+    ss += p.sim[i];
+  }
+  const double n = static_cast<double>(p.real.size());
+  c.real_mean = rs / n;
+  c.sim_mean = ss / n;
+  std::vector<double> rsorted = p.real, ssorted = p.sim;
+  std::sort(rsorted.begin(), rsorted.end());
+  std::sort(ssorted.begin(), ssorted.end());
+  for (int k = 0; k < 4; ++k) {
+    c.real_p[k] = percentile(rsorted, kPercentiles[k]);
+    c.sim_p[k] = percentile(ssorted, kPercentiles[k]);
+  }
+  double sum = 0, bias = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < p.real.size(); ++i) {
+    if (p.real[i] == 0) continue;
+    sum += std::fabs(p.real[i] - p.sim[i]) / p.real[i];
+    ++count;
+    bias += p.sim[i] - p.real[i];
+  }
+  if (count > 0) {
+    c.mape = sum / static_cast<double>(count);
+    c.bias = bias > 0 ? "over-predict" : bias < 0 ? "under-predict" : "neutral";
+  }
+  if (p.real.size() >= 3) c.pearson_r = pearson(p.real, p.sim);
+  c.quality = quality(c.mape, c.pearson_r);
+  return c;
+}
+
+// Go's encoding/json with MarshalIndent(v, "", "  "), written by hand so the
+// members keep HEAD's order.
+class Json {
+ public:
+  void open(const std::string& key, char bracket) {
+    member(key);
+    out_ += bracket;
+    first_.push_back(true);
+  }
+  void close(char bracket) {
+    const bool empty = first_.back();
+    first_.pop_back();
+    if (!empty) newline();
+    out_ += bracket;
+  }
+  void number(const std::string& key, double v) { value(key, go_float(v)); }
+  void integer(const std::string& key, int64_t v) { value(key, std::to_string(v)); }
+  void string(const std::string& key, const std::string& v) { value(key, go_string(v)); }
+  void boolean(const std::string& key, bool v) { value(key, v ? "true" : "false"); }
+  std::string text() const { return out_; }
+
+ private:
+  void value(const std::string& key, const std::string& v) {
+    member(key);
+    out_ += v;
+  }
+  void member(const std::string& key) {
+    if (first_.empty()) return;  // the top-level value
+    if (!first_.back()) out_ += ',';
+    first_.back() = false;
+    newline();
+    if (!key.empty()) out_ += go_string(key) + ": ";
+  }
+  void newline() {
+    out_ += '\n';
+    out_.append(2 * first_.size(), ' ');
+  }
+  std::string out_;
+  std::vector<bool> first_;
+};
+
+void write_metric(Json& j, const std::string& name, const Comparison& c) {
+  j.open(name, '{');
+  j.open("workload_level", '{');
+  auto err = [](double sim, double real) { return sim - real; };
+  auto pct = [](double sim, double real) { return real > 0 ? std::fabs(sim - real) / real : 0.0; };
+  j.number("real_mean", c.real_mean);
+  j.number("sim_mean", c.sim_mean);
+  j.number("mean_error", err(c.sim_mean, c.real_mean));
+  j.number("mean_percent_error", pct(c.sim_mean, c.real_mean));
+  j.number("real_median", c.real_p[0]);
+  j.number("sim_median", c.sim_p[0]);
+  j.number("median_error", err(c.sim_p[0], c.real_p[0]));
+  j.number("median_percent_error", pct(c.sim_p[0], c.real_p[0]));
+  for (int k = 0; k < 4; ++k) {
+    const std::string p = kPercentileNames[k];
+    j.number("real_" + p, c.real_p[k]);
+    j.number("sim_" + p, c.sim_p[k]);
+    j.number(p + "_error", err(c.sim_p[k], c.real_p[k]));
+    j.number(p + "_percent_error", pct(c.sim_p[k], c.real_p[k]));
+  }
+  j.close('}');
+  j.open("request_level", '{');
+  j.number("mape", c.mape);
+  j.number("pearson_r", c.pearson_r);
+  j.string("bias_direction", c.bias);
+  j.string("quality", c.quality);
+  j.close('}');
+  j.integer("count", c.count);
+  j.close('}');
+}
+
+// blis's own words for what the comparison cannot see.
+const std::vector<std::string>& known_limitations() {
+  static const std::vector<std::string> kLimits = {
+      "The simulator advances in whole batch steps; a real engine's continuous batching can make TTFT "
+      "under heavy load differ systematically.",
+      "Prompt tokens are synthesised (shared prefixes included), so prefix-cache hits can differ from the "
+      "real server's, most after evictions.",
+      "Speculative decoding on the real server generates tokens in a pattern the simulator's one token per "
+      "step does not reproduce.",
+      "Token mismatches compare the server-reported prompt length when the trace has it; with prefix "
+      "caching they are usually the KV block rounding (at most one block of tokens), not corrupt data.",
+  };
+  return kLimits;
+}
+
+std::string fmt_us(double v) { return fmt::format("{:.0f}", v); }
+std::string fmt_signed_us(double v) { return fmt::format("{:+.0f}", v); }
+std::string fmt_pct(double v) { return fmt::format("{:.1f}", v); }
+
+}  // namespace
+
+std::string sim_results_json(const std::vector<SimResult>& results) {
+  if (results.empty()) return "[]";
+  Json j;
+  j.open("", '[');
+  for (const SimResult& r : results) {
+    j.open("", '{');
+    j.integer("request_id", r.request_id);
+    j.number("ttft_us", r.ttft_us);
+    j.number("e2e_us", r.e2e_us);
+    j.integer("input_tokens", r.input_tokens);
+    j.integer("output_tokens", r.output_tokens);
+    if (!r.slo_class.empty()) j.string("slo_class", r.slo_class);
+    if (!r.model.empty()) j.string("model", r.model);
+    if (r.itl_mean_us != 0) j.number("itl_mean_us", r.itl_mean_us);
+    j.close('}');
+  }
+  j.close(']');
+  return j.text();
+}
+
+std::vector<SimResult> load_sim_results(const std::string& path) {
+  if (files::is_folder(path)) throw InputError(path, "is a directory, not a SimResult JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot read the sim results");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, std::string("parsing sim results JSON: ") + e.what());
+  }
+  if (doc.is_null()) return {};
+  if (!doc.is_array()) throw InputError(path, "parsing sim results JSON: expected an array of SimResult objects");
+  std::vector<SimResult> out;
+  size_t index = 0;
+  for (const auto& e : doc) {
+    const std::string at = path + ": entry " + std::to_string(index++);
+    if (!e.is_object()) throw InputError(at, "expected an object");
+    SimResult r;
+    auto num = [&](const char* key, double& v) {
+      if (!e.contains(key) || e[key].is_null()) return;
+      if (!e[key].is_number()) throw InputError(at, std::string(key) + " must be a number");
+      v = e[key].get<double>();
+    };
+    auto integer = [&](const char* key, int64_t& v) {
+      if (!e.contains(key) || e[key].is_null()) return;
+      if (!e[key].is_number_integer()) throw InputError(at, std::string(key) + " must be an integer");
+      v = e[key].get<int64_t>();
+    };
+    auto text = [&](const char* key, std::string& v) {
+      if (!e.contains(key) || e[key].is_null()) return;
+      if (!e[key].is_string()) throw InputError(at, std::string(key) + " must be a string");
+      v = e[key].get<std::string>();
+    };
+    integer("request_id", r.request_id);
+    num("ttft_us", r.ttft_us);
+    num("e2e_us", r.e2e_us);
+    integer("input_tokens", r.input_tokens);
+    integer("output_tokens", r.output_tokens);
+    text("slo_class", r.slo_class);
+    text("model", r.model);
+    num("itl_mean_us", r.itl_mean_us);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ItlRecord> load_itl(const std::string& path) {
+  if (files::is_folder(path)) throw InputError(path, "is a directory, not an ITL CSV file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the ITL file");
+  std::string line;
+  std::vector<std::string> f;
+  std::vector<ItlRecord> out;
+  int64_t line_no = 0;
+  bool header = true;
+  for (;;) {
+    const LineRead got = read_csv_line(in, line);
+    if (got == LineRead::kEnd) break;
+    ++line_no;
+    const std::string at = path + ":" + std::to_string(line_no);
+    if (got == LineRead::kTooLong) throw InputError(at, "a line too long for an ITL row");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!split_csv_line(line, f) || f.size() < 3) throw InputError(at, "expected request_id,chunk_index,timestamp_us");
+    ItlRecord r;
+    try {
+      size_t used = 0;
+      r.request_id = std::stoll(f[0], &used);
+      if (used != f[0].size()) throw std::invalid_argument("id");
+      r.chunk_index = std::stoll(f[1], &used);
+      if (used != f[1].size()) throw std::invalid_argument("chunk");
+      r.timestamp_us = std::stoll(f[2], &used);
+      if (used != f[2].size()) throw std::invalid_argument("time");
+    } catch (const std::exception&) {
+      throw InputError(at, "expected integers request_id,chunk_index,timestamp_us");
+    }
+    out.push_back(r);
+  }
+  if (header) throw InputError(path, "reading ITL CSV header: the file is empty");
+  return out;
+}
+
+CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimResult>& sim,
+                                    const std::vector<ItlRecord>& itl, const CalibrationInput& in,
+                                    const std::string& sim_where) {
+  std::map<int64_t, const SimResult*> by_id;
+  for (const SimResult& r : sim) by_id[r.request_id] = &r;  // a repeated id: the last wins
+  Pairs p;
+  std::map<int64_t, bool> matched_ids;
+  for (const TraceRecord& rec : trace.records) {
+    if (rec.request_id < in.warm_up_requests) {
+      ++p.excluded_warm_up;
+      continue;
+    }
+    const auto it = by_id.find(rec.request_id);
+    if (it == by_id.end()) {
+      ++p.unmatched_real;
+      continue;
+    }
+    const SimResult& sr = *it->second;
+    matched_ids[rec.request_id] = true;
+    ++p.matched;
+    const int64_t real_input = rec.server_input_tokens > 0 ? rec.server_input_tokens : rec.input_tokens;
+    if (real_input != sr.input_tokens || rec.output_tokens != sr.output_tokens) ++p.token_mismatches;
+    const double real_ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us);
+    const double real_e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us);
+    if (real_ttft < 0 || real_e2e < 0) {
+      ++p.unmatched_real;  // corrupt timing: counted apart, not compared
+      continue;
+    }
+    const double rtt = static_cast<double>(in.network_rtt_us);
+    const double up = transfer_delay_us(in.bandwidth_mbps, sr.input_tokens);
+    const double down = transfer_delay_us(in.bandwidth_mbps, sr.output_tokens);
+    const double sim_ttft = sr.ttft_us + rtt + up;
+    const double sim_e2e = sr.e2e_us + rtt + up + down;
+    p.ttft.real.push_back(real_ttft);
+    p.ttft.sim.push_back(sim_ttft);
+    p.e2e.real.push_back(real_e2e);
+    p.e2e.sim.push_back(sim_e2e);
+    for (auto [key, map] : {std::pair{&sr.slo_class, &p.by_slo}, std::pair{&sr.model, &p.by_model}}) {
+      if (key->empty()) continue;
+      Breakdown& b = (*map)[*key];
+      b.ttft.real.push_back(real_ttft);
+      b.ttft.sim.push_back(sim_ttft);
+      b.e2e.real.push_back(real_e2e);
+      b.e2e.sim.push_back(sim_e2e);
+    }
+  }
+  for (const SimResult& r : sim)
+    if (!matched_ids.count(r.request_id)) ++p.unmatched_sim;
+
+  CalibrationOutcome out;
+  if (!itl.empty()) {
+    std::map<int64_t, std::vector<ItlRecord>> chunks_of;
+    for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
+    for (const TraceRecord& rec : trace.records) {
+      if (rec.request_id < in.warm_up_requests) continue;
+      const auto it = by_id.find(rec.request_id);
+      if (it == by_id.end()) continue;
+      auto c = chunks_of.find(rec.request_id);
+      if (c == chunks_of.end() || c->second.size() < 2) continue;
+      std::vector<ItlRecord>& chunks = c->second;
+      std::stable_sort(chunks.begin(), chunks.end(),
+                       [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
+      double sum = 0;
+      int64_t count = 0;
+      for (size_t i = 1; i < chunks.size(); ++i) {
+        const double d = static_cast<double>(chunks[i].timestamp_us - chunks[i - 1].timestamp_us);
+        if (d < 0) continue;
+        sum += d;
+        ++count;
+      }
+      if (count == 0) {
+        out.log_lines.push_back(fmt::format("warning: calibrate: request {} ITL dropped (all {} deltas negative, "
+                                            "likely clock skew)",
+                                            rec.request_id, chunks.size() - 1));
+        ++p.itl_dropped;
+        continue;
+      }
+      const SimResult& sr = *it->second;
+      const double sim_itl =
+          sr.output_tokens > 1 ? (sr.e2e_us - sr.ttft_us) / static_cast<double>(sr.output_tokens - 1) : 0.0;
+      p.itl.real.push_back(sum / static_cast<double>(count));
+      p.itl.sim.push_back(sim_itl);
+    }
+  }
+
+  if (p.matched == 0)
+    throw InputError(sim_where, "no request id of the sim results matches one of the trace (past the warm-up): "
+                                "both files must number requests alike");
+  if (p.ttft.real.empty())
+    throw InputError(sim_where, "no valid latency pairs: every matched request of the trace has negative "
+                                "latencies (corrupt timing)");
+
+  std::map<std::string, Comparison> metrics;
+  metrics["ttft"] = compare(p.ttft);
+  metrics["e2e"] = compare(p.e2e);
+  if (!p.itl.real.empty()) metrics["itl"] = compare(p.itl);
+
+  Json j;
+  j.open("", '{');
+  j.open("trace_info", '{');
+  j.integer("num_requests", p.matched + p.excluded_warm_up + p.unmatched_real);
+  j.integer("warm_up_excluded", p.excluded_warm_up);
+  j.integer("matched_pairs", p.matched);
+  j.integer("token_mismatches", p.token_mismatches);
+  if (p.itl_dropped != 0) j.integer("itl_dropped", p.itl_dropped);
+  j.close('}');
+  j.open("metrics", '{');
+  for (const auto& [name, c] : metrics) write_metric(j, name, c);  // sorted by name, as Go's maps
+  j.close('}');
+  j.open("config_match", '{');
+  j.close('}');
+  j.open("known_limitations", '[');
+  for (const std::string& s : known_limitations()) j.string("", s);
+  j.close(']');
+  const Comparison& ttft = metrics["ttft"];
+  j.open("ttft_tolerance", '{');
+  j.number("mape", ttft.mape);
+  j.number("threshold", in.ttft_mape_threshold);
+  j.boolean("within", ttft.mape <= in.ttft_mape_threshold);
+  j.close('}');
+  j.close('}');
+  out.report_json = j.text();
+
+  auto& log = out.log_lines;
+  log.push_back(fmt::format("  Matched pairs: {} (warm-up excluded: {}, unmatched real: {}, unmatched sim: {})",
+                            p.matched, p.excluded_warm_up, p.unmatched_real, p.unmatched_sim));
+  log.push_back("Workload-level aggregate metrics:");
+  for (const char* name : {"ttft", "e2e", "itl"}) {
+    const auto it = metrics.find(name);
+    if (it == metrics.end()) continue;
+    const Comparison& c = it->second;
+    const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
+    const double mean_err = c.sim_mean - c.real_mean;
+    const double mean_pct = c.real_mean > 0 ? std::fabs(mean_err) / c.real_mean : 0;
+    log.push_back(fmt::format("  {} Real mean={}µs, Sim mean={}µs, Error={}µs ({}%)", label, fmt_us(c.real_mean),
+                              fmt_us(c.sim_mean), fmt_signed_us(mean_err), fmt_pct(mean_pct * 100)));
+    for (int k = 0; k < 4; ++k) {
+      const double e = c.sim_p[k] - c.real_p[k];
+      const double pct = c.real_p[k] > 0 ? std::fabs(e) / c.real_p[k] : 0;
+      log.push_back(fmt::format("        P{}: Real={}µs, Sim={}µs, Error={}µs ({}%)",
+                                static_cast<int>(kPercentiles[k]), fmt_us(c.real_p[k]), fmt_us(c.sim_p[k]),
+                                fmt_signed_us(e), fmt_pct(pct * 100)));
+    }
+  }
+  log.push_back("Request-level prediction quality:");
+  for (const char* name : {"ttft", "e2e", "itl"}) {
+    const auto it = metrics.find(name);
+    if (it == metrics.end()) continue;
+    const Comparison& c = it->second;
+    const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
+    log.push_back(fmt::format("  {} MAPE={}%, PearsonR={:.3f}, Bias={}, Quality={}", label, fmt_pct(c.mape * 100),
+                              c.pearson_r, c.bias, c.quality));
+  }
+  log.push_back(fmt::format("TTFT MAPE={}% (threshold {}%) [{}]", fmt_pct(ttft.mape * 100),
+                            fmt_pct(in.ttft_mape_threshold * 100),
+                            ttft.mape <= in.ttft_mape_threshold ? "WITHIN" : "EXCEEDS"));
+  for (const auto& [title, map] : {std::pair{"Per-SLO-class calibration:", &p.by_slo},
+                                   std::pair{"Per-model calibration:", &p.by_model}}) {
+    if (map->empty()) continue;
+    log.push_back(title);
+    const bool slo = map == &p.by_slo;
+    for (const auto& [key, b] : *map) {
+      if (b.ttft.real.empty()) continue;
+      log.push_back(fmt::format("  {}={}: n={} TTFT-MAPE={}% E2E-MAPE={}%", slo ? "SLO" : "model", key,
+                                b.ttft.real.size(), fmt_pct(mape_pct(b.ttft.real, b.ttft.sim) * 100),
+                                fmt_pct(mape_pct(b.e2e.real, b.e2e.sim) * 100)));
+    }
+  }
+  return out;
+}
+
+}  // namespace blis::workload
