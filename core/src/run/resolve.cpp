@@ -2,6 +2,7 @@
 // about a plugin is expressed through what the plugin declares (blis_need
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
+#include "workload/slo_class.hpp"
 
 #include "run/path_rules.hpp"
 
@@ -810,6 +811,18 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
         r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
   }
   resolve_workload(r, ctx);
+  // A replayed trace's goodput targets, under those of the flags (HEAD's precedence).
+  if (r.replay)
+    for (const auto& [name, t] : r.replay->header.goodput_slo_targets) {
+      const auto cls = name == "default" ? std::optional<int>(0) : workload::slo_class_from_name(name);
+      if (!cls)
+        throw InputError(r.replay->header.where, fmt::format("goodput_slo_targets: unknown SLO class '{}' (expected {})",
+                                                             name, workload::kSloClassChoices));
+      SloTargets& target = r.slo_targets[*cls];
+      if (t.ttft_ms > 0) target.ttft_ms = t.ttft_ms;
+      if (t.itl_ms > 0) target.itl_ms = t.itl_ms;
+      if (t.e2e_ms > 0) target.e2e_ms = t.e2e_ms;
+    }
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);

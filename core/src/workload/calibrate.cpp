@@ -8,7 +8,9 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -229,6 +231,49 @@ std::string fmt_us(double v) { return fmt::format("{:.0f}", v); }
 std::string fmt_signed_us(double v) { return fmt::format("{:+.0f}", v); }
 std::string fmt_pct(double v) { return fmt::format("{:.1f}", v); }
 
+// HEAD's goodput comparison of the trace header's targets: per class, the
+// share of matched requests meeting every target, observed and simulated.
+struct GoodputClass {
+  int64_t count = 0, real_good = 0, sim_good = 0;
+  int64_t real_met[3] = {}, real_n[3] = {}, sim_met[3] = {}, sim_n[3] = {};  // ttft, itl, e2e
+};
+
+double ratio(int64_t num, int64_t den) { return den == 0 ? 0 : static_cast<double>(num) / static_cast<double>(den); }
+
+// Whether a request meets the targets, counting each dimension checked: TTFT,
+// then E2E, then ITL, each only while the earlier ones hold.
+bool meets(const TraceSloTargets& t, double ttft_ms, double e2e_ms, std::optional<double> itl_ms, int64_t* met,
+           int64_t* n, bool real, bool& itl_missing) {
+  bool good = ttft_ms > 0 && e2e_ms > 0 && e2e_ms >= ttft_ms;
+  if (t.ttft_ms > 0) {
+    if (good) {
+      ++n[0];
+      if (ttft_ms <= t.ttft_ms) ++met[0];
+      else good = false;
+    }
+  }
+  if (t.e2e_ms > 0) {
+    if (good) {
+      ++n[2];
+      if (e2e_ms <= t.e2e_ms) ++met[2];
+      else good = false;
+    } else if (real) {
+      good = false;
+    }
+  }
+  if (t.itl_ms > 0 && good) {
+    if (itl_ms) {
+      ++n[1];
+      if (*itl_ms <= t.itl_ms) ++met[1];
+      else good = false;
+    } else {
+      itl_missing = true;
+      good = false;
+    }
+  }
+  return good;
+}
+
 }  // namespace
 
 std::string sim_results_json(const std::vector<SimResult>& results) {
@@ -387,6 +432,7 @@ CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimR
     if (!matched_ids.count(r.request_id)) ++p.unmatched_sim;
 
   CalibrationOutcome out;
+  double out_runtime_s = 0;
   if (!itl.empty()) {
     std::map<int64_t, std::vector<ItlRecord>> chunks_of;
     for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
@@ -422,6 +468,64 @@ CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimR
     }
   }
 
+  // The goodput comparison, with the header's targets.
+  const auto& targets = trace.header.goodput_slo_targets;
+  std::map<std::string, GoodputClass> goodput;
+  bool itl_missing = false;
+  if (!targets.empty()) {
+    std::map<int64_t, bool> matched;
+    for (const TraceRecord& rec : trace.records)
+      if (rec.request_id >= in.warm_up_requests && by_id.count(rec.request_id)) matched[rec.request_id] = true;
+    std::map<int64_t, std::vector<ItlRecord>> chunks_of;
+    for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
+    auto real_itl_ms = [&](int64_t id) -> std::optional<double> {
+      auto it = chunks_of.find(id);
+      if (it == chunks_of.end() || it->second.size() < 2) return std::nullopt;
+      std::vector<ItlRecord> c = it->second;
+      std::stable_sort(c.begin(), c.end(), [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
+      double sum = 0;
+      int64_t n = 0;
+      for (size_t i = 1; i < c.size(); ++i) {
+        const int64_t d = c[i].timestamp_us - c[i - 1].timestamp_us;
+        if (d > 0) sum += static_cast<double>(d), ++n;
+      }
+      if (n == 0) return std::nullopt;
+      return sum / static_cast<double>(n) / 1000.0;
+    };
+    int64_t first_send = -1, last_chunk = 0;
+    for (const TraceRecord& rec : trace.records) {
+      if (!matched.count(rec.request_id)) continue;
+      if (first_send == -1 || rec.send_time_us < first_send) first_send = rec.send_time_us;
+      last_chunk = std::max(last_chunk, rec.last_chunk_time_us);
+    }
+    out_runtime_s = first_send >= 0 && last_chunk > first_send ? static_cast<double>(last_chunk - first_send) / 1e6 : 0;
+    for (const auto& [cls, t] : targets) goodput[cls];
+    for (const TraceRecord& rec : trace.records) {
+      if (rec.status != "ok" && rec.status != "error" && rec.status != "timeout") continue;
+      if (!matched.count(rec.request_id)) continue;
+      const std::string cls = rec.slo_class.empty() ? "default" : rec.slo_class;
+      const auto t = targets.find(cls);
+      if (t == targets.end()) continue;
+      GoodputClass& a = goodput[cls];
+      ++a.count;
+      if (rec.status == "ok") {
+        const double ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us) / 1000.0;
+        const double e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us) / 1000.0;
+        std::optional<double> itl_ms;
+        if (t->second.itl_ms > 0) itl_ms = real_itl_ms(rec.request_id);
+        if (meets(t->second, ttft, e2e, itl_ms, a.real_met, a.real_n, true, itl_missing)) ++a.real_good;
+      }
+      const auto s = by_id.find(rec.request_id);
+      if (s != by_id.end()) {
+        const SimResult& sr = *s->second;
+        std::optional<double> itl_ms;
+        if (sr.itl_mean_us / 1000.0 > 0) itl_ms = sr.itl_mean_us / 1000.0;
+        if (meets(t->second, sr.ttft_us / 1000.0, sr.e2e_us / 1000.0, itl_ms, a.sim_met, a.sim_n, false, itl_missing))
+          ++a.sim_good;
+      }
+    }
+  }
+
   if (p.matched == 0)
     throw InputError(sim_where, "no request id of the sim results matches one of the trace (past the warm-up): "
                                 "both files must number requests alike");
@@ -451,6 +555,42 @@ CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimR
   j.open("known_limitations", '[');
   for (const std::string& s : known_limitations()) j.string("", s);
   j.close(']');
+  if (!targets.empty()) {
+    j.open("goodput", '{');
+    j.open("targets", '{');
+    for (const auto& [cls, t] : targets) {
+      j.open(cls, '{');
+      j.number("TTFTMs", t.ttft_ms);
+      j.number("ITLMs", t.itl_ms);
+      j.number("E2EMs", t.e2e_ms);
+      j.close('}');
+    }
+    j.close('}');
+    j.open("per_class", '{');
+    for (const auto& [cls, a] : goodput) {
+      const TraceSloTargets& t = targets.at(cls);
+      j.open(cls, '{');
+      j.integer("count", a.count);
+      j.number("real_slo_attainment", ratio(a.real_good, a.count));
+      j.number("sim_slo_attainment", ratio(a.sim_good, a.count));
+      j.number("real_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0);
+      j.number("sim_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0);
+      const bool any = t.ttft_ms > 0 || t.itl_ms > 0 || t.e2e_ms > 0;
+      for (const auto& [key, met, n] : {std::tuple{"real_attainment_by_dim", a.real_met, a.real_n},
+                                        std::tuple{"sim_attainment_by_dim", a.sim_met, a.sim_n}}) {
+        if (!any) continue;
+        j.open(key, '{');  // Go prints a map's keys sorted: e2e, itl, ttft
+        if (t.e2e_ms > 0) j.number("e2e", ratio(met[2], n[2]));
+        if (t.itl_ms > 0) j.number("itl", ratio(met[1], n[1]));
+        if (t.ttft_ms > 0) j.number("ttft", ratio(met[0], n[0]));
+        j.close('}');
+      }
+      j.close('}');
+    }
+    j.close('}');
+    if (itl_missing) j.boolean("skipped_itl", true);
+    j.close('}');
+  }
   const Comparison& ttft = metrics["ttft"];
   j.open("ttft_tolerance", '{');
   j.number("mape", ttft.mape);
@@ -493,8 +633,19 @@ CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimR
   log.push_back(fmt::format("TTFT MAPE={}% (threshold {}%) [{}]", fmt_pct(ttft.mape * 100),
                             fmt_pct(in.ttft_mape_threshold * 100),
                             ttft.mape <= in.ttft_mape_threshold ? "WITHIN" : "EXCEEDS"));
+  if (itl_missing)
+    log.push_back("warning: calibrate goodput: ITL gating skipped — ITL data missing on real or sim side; TTFT/E2E "
+                  "rows still computed.");
   for (const auto& [title, map] : {std::pair{"Per-SLO-class calibration:", &p.by_slo},
                                    std::pair{"Per-model calibration:", &p.by_model}}) {
+    if (map == &p.by_model && !goodput.empty()) {
+      log.push_back("Per-SLO-class goodput (real vs sim):");
+      for (const auto& [cls, a] : goodput)
+        log.push_back(fmt::format("  {}: count={} real_attain={:.3f} sim_attain={:.3f} real_rps={:.3f} sim_rps={:.3f}",
+                                  cls, a.count, ratio(a.real_good, a.count), ratio(a.sim_good, a.count),
+                                  out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0,
+                                  out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0));
+    }
     if (map->empty()) continue;
     log.push_back(title);
     const bool slo = map == &p.by_slo;
