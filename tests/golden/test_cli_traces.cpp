@@ -24,7 +24,7 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("--trace-output writes HEAD's TraceV2 of the same run, byte for byte", "[golden][trace]") {
+TEST_CASE("blis run --trace-output writes HEAD's TraceV2 of the same run, byte for byte", "[golden][trace]") {
   blis::test::TempDir dir("blis-trace");
   const std::string prefix = dir.str() + "/t";
   const Result r = run_blis("run --profile-set head --model qwen/qwen3-14b --workload-spec " + kDir +
@@ -115,4 +115,33 @@ TEST_CASE("trace errors are one line naming the file, before anything runs", "[g
   check_refused("calibrate --trace-header " + header + " --trace-data " + good + " --sim-results " + none +
                     " --report " + report + " --network-rtt-us -5",
                 "--network-rtt-us: must be >= 0");
+}
+
+TEST_CASE("calibrate: a row with corrupt timing is not a matched pair", "[golden][trace]") {
+  // docs/differences.md 39: HEAD reports num_requests 5 and matched_pairs 4 for these 4 rows.
+  blis::test::TempDir dir("blis-calibrate-corrupt");
+  std::istringstream csv(slurp(kDir + "trace.csv"));
+  std::string line, text;
+  for (int k = 0; k < 5 && std::getline(csv, line); ++k) {
+    if (k == 2) {  // request 1: its first chunk 10 µs before its send
+      std::vector<std::string> f;
+      std::stringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      f[21] = std::to_string(std::stoll(f[20]) - 10);
+      line.clear();
+      for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+      line += ",";  // the empty last field getline dropped
+    }
+    text += line + "\n";
+  }
+  const std::string data = dir.write("d.csv", text);
+  const std::string report = dir.str() + "/cal.json";
+  const Result r = run_blis("calibrate --trace-header " + kDir + "trace.yaml --trace-data " + data +
+                            " --sim-results " + kDir + "sim.json --report " + report);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string json = slurp(report);
+  CHECK(json.find("\"num_requests\": 4,") != std::string::npos);
+  CHECK(json.find("\"matched_pairs\": 3,") != std::string::npos);
+  CHECK(r.err.find("Matched pairs: 3 (warm-up excluded: 0, unmatched real: 1, unmatched sim: 27)") != std::string::npos);
 }

@@ -382,150 +382,306 @@ std::vector<ItlRecord> load_itl(const std::string& path) {
   return out;
 }
 
-CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimResult>& sim,
-                                    const std::vector<ItlRecord>& itl, const CalibrationInput& in,
-                                    const std::string& sim_where) {
+namespace {
+
+// One calibration: the pairs, the ITL pairs, the goodput comparison, then
+// the report and its summary (each step a method, in HEAD's order).
+struct Calibration {
+  Calibration(const TraceV2& t, const std::vector<SimResult>& s, const std::vector<ItlRecord>& i,
+              const CalibrationInput& c)
+      : trace(t), sim(s), itl(i), in(c), targets(t.header.goodput_slo_targets) {
+    for (const SimResult& r : sim) by_id[r.request_id] = &r;  // a repeated id: the last wins
+  }
+
+  const TraceV2& trace;
+  const std::vector<SimResult>& sim;
+  const std::vector<ItlRecord>& itl;
+  const CalibrationInput& in;
+  const std::map<std::string, TraceSloTargets>& targets;
   std::map<int64_t, const SimResult*> by_id;
-  for (const SimResult& r : sim) by_id[r.request_id] = &r;  // a repeated id: the last wins
   Pairs p;
   std::map<int64_t, bool> matched_ids;
-  for (const TraceRecord& rec : trace.records) {
-    if (rec.request_id < in.warm_up_requests) {
-      ++p.excluded_warm_up;
-      continue;
-    }
-    const auto it = by_id.find(rec.request_id);
-    if (it == by_id.end()) {
-      ++p.unmatched_real;
-      continue;
-    }
-    const SimResult& sr = *it->second;
-    matched_ids[rec.request_id] = true;
-    ++p.matched;
-    const int64_t real_input = rec.server_input_tokens > 0 ? rec.server_input_tokens : rec.input_tokens;
-    if (real_input != sr.input_tokens || rec.output_tokens != sr.output_tokens) ++p.token_mismatches;
-    const double real_ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us);
-    const double real_e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us);
-    if (real_ttft < 0 || real_e2e < 0) {
-      ++p.unmatched_real;  // corrupt timing: counted apart, not compared
-      continue;
-    }
-    const double rtt = static_cast<double>(in.network_rtt_us);
-    const double up = transfer_delay_us(in.bandwidth_mbps, sr.input_tokens);
-    const double down = transfer_delay_us(in.bandwidth_mbps, sr.output_tokens);
-    const double sim_ttft = sr.ttft_us + rtt + up;
-    const double sim_e2e = sr.e2e_us + rtt + up + down;
-    p.ttft.real.push_back(real_ttft);
-    p.ttft.sim.push_back(sim_ttft);
-    p.e2e.real.push_back(real_e2e);
-    p.e2e.sim.push_back(sim_e2e);
-    for (auto [key, map] : {std::pair{&sr.slo_class, &p.by_slo}, std::pair{&sr.model, &p.by_model}}) {
-      if (key->empty()) continue;
-      Breakdown& b = (*map)[*key];
-      b.ttft.real.push_back(real_ttft);
-      b.ttft.sim.push_back(sim_ttft);
-      b.e2e.real.push_back(real_e2e);
-      b.e2e.sim.push_back(sim_e2e);
-    }
-  }
-  for (const SimResult& r : sim)
-    if (!matched_ids.count(r.request_id)) ++p.unmatched_sim;
-
   CalibrationOutcome out;
   double out_runtime_s = 0;
-  if (!itl.empty()) {
-    std::map<int64_t, std::vector<ItlRecord>> chunks_of;
-    for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
+  std::map<std::string, GoodputClass> goodput;
+  bool itl_missing = false;
+  std::map<std::string, Comparison> metrics;
+
+  void pair_up() {
     for (const TraceRecord& rec : trace.records) {
-      if (rec.request_id < in.warm_up_requests) continue;
-      const auto it = by_id.find(rec.request_id);
-      if (it == by_id.end()) continue;
-      auto c = chunks_of.find(rec.request_id);
-      if (c == chunks_of.end() || c->second.size() < 2) continue;
-      std::vector<ItlRecord>& chunks = c->second;
-      std::stable_sort(chunks.begin(), chunks.end(),
-                       [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
-      double sum = 0;
-      int64_t count = 0;
-      for (size_t i = 1; i < chunks.size(); ++i) {
-        const double d = static_cast<double>(chunks[i].timestamp_us - chunks[i - 1].timestamp_us);
-        if (d < 0) continue;
-        sum += d;
-        ++count;
+      if (rec.request_id < in.warm_up_requests) {
+        ++p.excluded_warm_up;
+        continue;
       }
-      if (count == 0) {
-        out.log_lines.push_back(fmt::format("warning: calibrate: request {} ITL dropped (all {} deltas negative, "
-                                            "likely clock skew)",
-                                            rec.request_id, chunks.size() - 1));
-        ++p.itl_dropped;
+      const auto it = by_id.find(rec.request_id);
+      if (it == by_id.end()) {
+        ++p.unmatched_real;
         continue;
       }
       const SimResult& sr = *it->second;
-      const double sim_itl =
-          sr.output_tokens > 1 ? (sr.e2e_us - sr.ttft_us) / static_cast<double>(sr.output_tokens - 1) : 0.0;
-      p.itl.real.push_back(sum / static_cast<double>(count));
-      p.itl.sim.push_back(sim_itl);
+      const double real_ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us);
+      const double real_e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us);
+      // Corrupt timing (a chunk before the send): not compared, so not a
+      // matched pair either (HEAD counts it as both: docs/differences.md 39).
+      if (real_ttft < 0 || real_e2e < 0) {
+        ++p.unmatched_real;
+        continue;
+      }
+      matched_ids[rec.request_id] = true;
+      ++p.matched;
+      const int64_t real_input = rec.server_input_tokens > 0 ? rec.server_input_tokens : rec.input_tokens;
+      if (real_input != sr.input_tokens || rec.output_tokens != sr.output_tokens) ++p.token_mismatches;
+      const double rtt = static_cast<double>(in.network_rtt_us);
+      const double up = transfer_delay_us(in.bandwidth_mbps, sr.input_tokens);
+      const double down = transfer_delay_us(in.bandwidth_mbps, sr.output_tokens);
+      const double sim_ttft = sr.ttft_us + rtt + up;
+      const double sim_e2e = sr.e2e_us + rtt + up + down;
+      p.ttft.real.push_back(real_ttft);
+      p.ttft.sim.push_back(sim_ttft);
+      p.e2e.real.push_back(real_e2e);
+      p.e2e.sim.push_back(sim_e2e);
+      for (auto [key, map] : {std::pair{&sr.slo_class, &p.by_slo}, std::pair{&sr.model, &p.by_model}}) {
+        if (key->empty()) continue;
+        Breakdown& b = (*map)[*key];
+        b.ttft.real.push_back(real_ttft);
+        b.ttft.sim.push_back(sim_ttft);
+        b.e2e.real.push_back(real_e2e);
+        b.e2e.sim.push_back(sim_e2e);
+      }
+    }
+    for (const SimResult& r : sim)
+      if (!matched_ids.count(r.request_id)) ++p.unmatched_sim;
+  }
+
+  void pair_itl() {
+    if (!itl.empty()) {
+      std::map<int64_t, std::vector<ItlRecord>> chunks_of;
+      for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
+      for (const TraceRecord& rec : trace.records) {
+        if (rec.request_id < in.warm_up_requests) continue;
+        const auto it = by_id.find(rec.request_id);
+        if (it == by_id.end()) continue;
+        auto c = chunks_of.find(rec.request_id);
+        if (c == chunks_of.end() || c->second.size() < 2) continue;
+        std::vector<ItlRecord>& chunks = c->second;
+        std::stable_sort(chunks.begin(), chunks.end(),
+                         [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
+        double sum = 0;
+        int64_t count = 0;
+        for (size_t i = 1; i < chunks.size(); ++i) {
+          const double d = static_cast<double>(chunks[i].timestamp_us - chunks[i - 1].timestamp_us);
+          if (d < 0) continue;
+          sum += d;
+          ++count;
+        }
+        if (count == 0) {
+          out.log_lines.push_back(fmt::format("warning: calibrate: request {} ITL dropped (all {} deltas negative, "
+                                              "likely clock skew)",
+                                              rec.request_id, chunks.size() - 1));
+          ++p.itl_dropped;
+          continue;
+        }
+        const SimResult& sr = *it->second;
+        const double sim_itl =
+            sr.output_tokens > 1 ? (sr.e2e_us - sr.ttft_us) / static_cast<double>(sr.output_tokens - 1) : 0.0;
+        p.itl.real.push_back(sum / static_cast<double>(count));
+        p.itl.sim.push_back(sim_itl);
+      }
     }
   }
 
-  // The goodput comparison, with the header's targets.
-  const auto& targets = trace.header.goodput_slo_targets;
-  std::map<std::string, GoodputClass> goodput;
-  bool itl_missing = false;
-  if (!targets.empty()) {
-    std::map<int64_t, bool> matched;
-    for (const TraceRecord& rec : trace.records)
-      if (rec.request_id >= in.warm_up_requests && by_id.count(rec.request_id)) matched[rec.request_id] = true;
-    std::map<int64_t, std::vector<ItlRecord>> chunks_of;
-    for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
-    auto real_itl_ms = [&](int64_t id) -> std::optional<double> {
-      auto it = chunks_of.find(id);
-      if (it == chunks_of.end() || it->second.size() < 2) return std::nullopt;
-      std::vector<ItlRecord> c = it->second;
-      std::stable_sort(c.begin(), c.end(), [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
-      double sum = 0;
-      int64_t n = 0;
-      for (size_t i = 1; i < c.size(); ++i) {
-        const int64_t d = c[i].timestamp_us - c[i - 1].timestamp_us;
-        if (d > 0) sum += static_cast<double>(d), ++n;
+  void compare_goodput() {
+    if (!targets.empty()) {
+      std::map<int64_t, bool> matched;
+      for (const TraceRecord& rec : trace.records)
+        if (rec.request_id >= in.warm_up_requests && by_id.count(rec.request_id)) matched[rec.request_id] = true;
+      std::map<int64_t, std::vector<ItlRecord>> chunks_of;
+      for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
+      auto real_itl_ms = [&](int64_t id) -> std::optional<double> {
+        auto it = chunks_of.find(id);
+        if (it == chunks_of.end() || it->second.size() < 2) return std::nullopt;
+        std::vector<ItlRecord> c = it->second;
+        std::stable_sort(c.begin(), c.end(), [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
+        double sum = 0;
+        int64_t n = 0;
+        for (size_t i = 1; i < c.size(); ++i) {
+          const int64_t d = c[i].timestamp_us - c[i - 1].timestamp_us;
+          if (d > 0) sum += static_cast<double>(d), ++n;
+        }
+        if (n == 0) return std::nullopt;
+        return sum / static_cast<double>(n) / 1000.0;
+      };
+      int64_t first_send = -1, last_chunk = 0;
+      for (const TraceRecord& rec : trace.records) {
+        if (!matched.count(rec.request_id)) continue;
+        if (first_send == -1 || rec.send_time_us < first_send) first_send = rec.send_time_us;
+        last_chunk = std::max(last_chunk, rec.last_chunk_time_us);
       }
-      if (n == 0) return std::nullopt;
-      return sum / static_cast<double>(n) / 1000.0;
-    };
-    int64_t first_send = -1, last_chunk = 0;
-    for (const TraceRecord& rec : trace.records) {
-      if (!matched.count(rec.request_id)) continue;
-      if (first_send == -1 || rec.send_time_us < first_send) first_send = rec.send_time_us;
-      last_chunk = std::max(last_chunk, rec.last_chunk_time_us);
-    }
-    out_runtime_s = first_send >= 0 && last_chunk > first_send ? static_cast<double>(last_chunk - first_send) / 1e6 : 0;
-    for (const auto& [cls, t] : targets) goodput[cls];
-    for (const TraceRecord& rec : trace.records) {
-      if (rec.status != "ok" && rec.status != "error" && rec.status != "timeout") continue;
-      if (!matched.count(rec.request_id)) continue;
-      const std::string cls = rec.slo_class.empty() ? "default" : rec.slo_class;
-      const auto t = targets.find(cls);
-      if (t == targets.end()) continue;
-      GoodputClass& a = goodput[cls];
-      ++a.count;
-      if (rec.status == "ok") {
-        const double ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us) / 1000.0;
-        const double e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us) / 1000.0;
-        std::optional<double> itl_ms;
-        if (t->second.itl_ms > 0) itl_ms = real_itl_ms(rec.request_id);
-        if (meets(t->second, ttft, e2e, itl_ms, a.real_met, a.real_n, true, itl_missing)) ++a.real_good;
-      }
-      const auto s = by_id.find(rec.request_id);
-      if (s != by_id.end()) {
-        const SimResult& sr = *s->second;
-        std::optional<double> itl_ms;
-        if (sr.itl_mean_us / 1000.0 > 0) itl_ms = sr.itl_mean_us / 1000.0;
-        if (meets(t->second, sr.ttft_us / 1000.0, sr.e2e_us / 1000.0, itl_ms, a.sim_met, a.sim_n, false, itl_missing))
-          ++a.sim_good;
+      out_runtime_s = first_send >= 0 && last_chunk > first_send ? static_cast<double>(last_chunk - first_send) / 1e6 : 0;
+      for (const auto& [cls, t] : targets) goodput[cls];
+      for (const TraceRecord& rec : trace.records) {
+        if (rec.status != "ok" && rec.status != "error" && rec.status != "timeout") continue;
+        if (!matched.count(rec.request_id)) continue;
+        const std::string cls = rec.slo_class.empty() ? "default" : rec.slo_class;
+        const auto t = targets.find(cls);
+        if (t == targets.end()) continue;
+        GoodputClass& a = goodput[cls];
+        ++a.count;
+        if (rec.status == "ok") {
+          const double ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us) / 1000.0;
+          const double e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us) / 1000.0;
+          std::optional<double> itl_ms;
+          if (t->second.itl_ms > 0) itl_ms = real_itl_ms(rec.request_id);
+          if (meets(t->second, ttft, e2e, itl_ms, a.real_met, a.real_n, true, itl_missing)) ++a.real_good;
+        }
+        const auto s = by_id.find(rec.request_id);
+        if (s != by_id.end()) {
+          const SimResult& sr = *s->second;
+          std::optional<double> itl_ms;
+          if (sr.itl_mean_us / 1000.0 > 0) itl_ms = sr.itl_mean_us / 1000.0;
+          if (meets(t->second, sr.ttft_us / 1000.0, sr.e2e_us / 1000.0, itl_ms, a.sim_met, a.sim_n, false, itl_missing))
+            ++a.sim_good;
+        }
       }
     }
   }
 
+  void write_json() {
+    Json j;
+    j.open("", '{');
+    j.open("trace_info", '{');
+    j.integer("num_requests", p.matched + p.excluded_warm_up + p.unmatched_real);
+    j.integer("warm_up_excluded", p.excluded_warm_up);
+    j.integer("matched_pairs", p.matched);
+    j.integer("token_mismatches", p.token_mismatches);
+    if (p.itl_dropped != 0) j.integer("itl_dropped", p.itl_dropped);
+    j.close('}');
+    j.open("metrics", '{');
+    for (const auto& [name, c] : metrics) write_metric(j, name, c);  // sorted by name, as Go's maps
+    j.close('}');
+    j.open("config_match", '{');
+    j.close('}');
+    j.open("known_limitations", '[');
+    for (const std::string& s : known_limitations()) j.string("", s);
+    j.close(']');
+    if (!targets.empty()) {
+      j.open("goodput", '{');
+      j.open("targets", '{');
+      for (const auto& [cls, t] : targets) {
+        j.open(cls, '{');
+        j.number("TTFTMs", t.ttft_ms);
+        j.number("ITLMs", t.itl_ms);
+        j.number("E2EMs", t.e2e_ms);
+        j.close('}');
+      }
+      j.close('}');
+      j.open("per_class", '{');
+      for (const auto& [cls, a] : goodput) {
+        const TraceSloTargets& t = targets.at(cls);
+        j.open(cls, '{');
+        j.integer("count", a.count);
+        j.number("real_slo_attainment", ratio(a.real_good, a.count));
+        j.number("sim_slo_attainment", ratio(a.sim_good, a.count));
+        j.number("real_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0);
+        j.number("sim_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0);
+        const bool any = t.ttft_ms > 0 || t.itl_ms > 0 || t.e2e_ms > 0;
+        for (const auto& [key, met, n] : {std::tuple{"real_attainment_by_dim", a.real_met, a.real_n},
+                                          std::tuple{"sim_attainment_by_dim", a.sim_met, a.sim_n}}) {
+          if (!any) continue;
+          j.open(key, '{');  // Go prints a map's keys sorted: e2e, itl, ttft
+          if (t.e2e_ms > 0) j.number("e2e", ratio(met[2], n[2]));
+          if (t.itl_ms > 0) j.number("itl", ratio(met[1], n[1]));
+          if (t.ttft_ms > 0) j.number("ttft", ratio(met[0], n[0]));
+          j.close('}');
+        }
+        j.close('}');
+      }
+      j.close('}');
+      if (itl_missing) j.boolean("skipped_itl", true);
+      j.close('}');
+    }
+    const Comparison& ttft = metrics.at("ttft");
+    j.open("ttft_tolerance", '{');
+    j.number("mape", ttft.mape);
+    j.number("threshold", in.ttft_mape_threshold);
+    j.boolean("within", ttft.mape <= in.ttft_mape_threshold);
+    j.close('}');
+    j.close('}');
+    out.report_json = j.text();
+  }
+
+  void write_log() {
+    auto& log = out.log_lines;
+    const Comparison& ttft = metrics.at("ttft");
+    log.push_back(fmt::format("  Matched pairs: {} (warm-up excluded: {}, unmatched real: {}, unmatched sim: {})",
+                              p.matched, p.excluded_warm_up, p.unmatched_real, p.unmatched_sim));
+    log.push_back("Workload-level aggregate metrics:");
+    for (const char* name : {"ttft", "e2e", "itl"}) {
+      const auto it = metrics.find(name);
+      if (it == metrics.end()) continue;
+      const Comparison& c = it->second;
+      const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
+      const double mean_err = c.sim_mean - c.real_mean;
+      const double mean_pct = c.real_mean > 0 ? std::fabs(mean_err) / c.real_mean : 0;
+      log.push_back(fmt::format("  {} Real mean={}µs, Sim mean={}µs, Error={}µs ({}%)", label, fmt_us(c.real_mean),
+                                fmt_us(c.sim_mean), fmt_signed_us(mean_err), fmt_pct(mean_pct * 100)));
+      for (int k = 0; k < 4; ++k) {
+        const double e = c.sim_p[k] - c.real_p[k];
+        const double pct = c.real_p[k] > 0 ? std::fabs(e) / c.real_p[k] : 0;
+        log.push_back(fmt::format("        P{}: Real={}µs, Sim={}µs, Error={}µs ({}%)",
+                                  static_cast<int>(kPercentiles[k]), fmt_us(c.real_p[k]), fmt_us(c.sim_p[k]),
+                                  fmt_signed_us(e), fmt_pct(pct * 100)));
+      }
+    }
+    log.push_back("Request-level prediction quality:");
+    for (const char* name : {"ttft", "e2e", "itl"}) {
+      const auto it = metrics.find(name);
+      if (it == metrics.end()) continue;
+      const Comparison& c = it->second;
+      const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
+      log.push_back(fmt::format("  {} MAPE={}%, PearsonR={:.3f}, Bias={}, Quality={}", label, fmt_pct(c.mape * 100),
+                                c.pearson_r, c.bias, c.quality));
+    }
+    log.push_back(fmt::format("TTFT MAPE={}% (threshold {}%) [{}]", fmt_pct(ttft.mape * 100),
+                              fmt_pct(in.ttft_mape_threshold * 100),
+                              ttft.mape <= in.ttft_mape_threshold ? "WITHIN" : "EXCEEDS"));
+    if (itl_missing)
+      log.push_back("warning: calibrate goodput: ITL gating skipped — ITL data missing on real or sim side; TTFT/E2E "
+                    "rows still computed.");
+    for (const auto& [title, map] : {std::pair{"Per-SLO-class calibration:", &p.by_slo},
+                                     std::pair{"Per-model calibration:", &p.by_model}}) {
+      if (map == &p.by_model && !goodput.empty()) {
+        log.push_back("Per-SLO-class goodput (real vs sim):");
+        for (const auto& [cls, a] : goodput)
+          log.push_back(fmt::format("  {}: count={} real_attain={:.3f} sim_attain={:.3f} real_rps={:.3f} sim_rps={:.3f}",
+                                    cls, a.count, ratio(a.real_good, a.count), ratio(a.sim_good, a.count),
+                                    out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0,
+                                    out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0));
+      }
+      if (map->empty()) continue;
+      log.push_back(title);
+      const bool slo = map == &p.by_slo;
+      for (const auto& [key, b] : *map) {
+        if (b.ttft.real.empty()) continue;
+        log.push_back(fmt::format("  {}={}: n={} TTFT-MAPE={}% E2E-MAPE={}%", slo ? "SLO" : "model", key,
+                                  b.ttft.real.size(), fmt_pct(mape_pct(b.ttft.real, b.ttft.sim) * 100),
+                                  fmt_pct(mape_pct(b.e2e.real, b.e2e.sim) * 100)));
+      }
+    }
+  }
+
+};
+
+}  // namespace
+
+CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimResult>& sim,
+                                    const std::vector<ItlRecord>& itl, const CalibrationInput& in,
+                                    const std::string& sim_where) {
+  Calibration c(trace, sim, itl, in);
+  c.pair_up();
+  c.pair_itl();
+  c.compare_goodput();
+  const Pairs& p = c.p;
   if (p.matched == 0)
     throw InputError(sim_where, "no request id of the sim results matches one of the trace (past the warm-up): "
                                 "both files must number requests alike");
@@ -533,130 +689,12 @@ CalibrationOutcome calibrate_report(const TraceV2& trace, const std::vector<SimR
     throw InputError(sim_where, "no valid latency pairs: every matched request of the trace has negative "
                                 "latencies (corrupt timing)");
 
-  std::map<std::string, Comparison> metrics;
-  metrics["ttft"] = compare(p.ttft);
-  metrics["e2e"] = compare(p.e2e);
-  if (!p.itl.real.empty()) metrics["itl"] = compare(p.itl);
-
-  Json j;
-  j.open("", '{');
-  j.open("trace_info", '{');
-  j.integer("num_requests", p.matched + p.excluded_warm_up + p.unmatched_real);
-  j.integer("warm_up_excluded", p.excluded_warm_up);
-  j.integer("matched_pairs", p.matched);
-  j.integer("token_mismatches", p.token_mismatches);
-  if (p.itl_dropped != 0) j.integer("itl_dropped", p.itl_dropped);
-  j.close('}');
-  j.open("metrics", '{');
-  for (const auto& [name, c] : metrics) write_metric(j, name, c);  // sorted by name, as Go's maps
-  j.close('}');
-  j.open("config_match", '{');
-  j.close('}');
-  j.open("known_limitations", '[');
-  for (const std::string& s : known_limitations()) j.string("", s);
-  j.close(']');
-  if (!targets.empty()) {
-    j.open("goodput", '{');
-    j.open("targets", '{');
-    for (const auto& [cls, t] : targets) {
-      j.open(cls, '{');
-      j.number("TTFTMs", t.ttft_ms);
-      j.number("ITLMs", t.itl_ms);
-      j.number("E2EMs", t.e2e_ms);
-      j.close('}');
-    }
-    j.close('}');
-    j.open("per_class", '{');
-    for (const auto& [cls, a] : goodput) {
-      const TraceSloTargets& t = targets.at(cls);
-      j.open(cls, '{');
-      j.integer("count", a.count);
-      j.number("real_slo_attainment", ratio(a.real_good, a.count));
-      j.number("sim_slo_attainment", ratio(a.sim_good, a.count));
-      j.number("real_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0);
-      j.number("sim_goodput_rps", out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0);
-      const bool any = t.ttft_ms > 0 || t.itl_ms > 0 || t.e2e_ms > 0;
-      for (const auto& [key, met, n] : {std::tuple{"real_attainment_by_dim", a.real_met, a.real_n},
-                                        std::tuple{"sim_attainment_by_dim", a.sim_met, a.sim_n}}) {
-        if (!any) continue;
-        j.open(key, '{');  // Go prints a map's keys sorted: e2e, itl, ttft
-        if (t.e2e_ms > 0) j.number("e2e", ratio(met[2], n[2]));
-        if (t.itl_ms > 0) j.number("itl", ratio(met[1], n[1]));
-        if (t.ttft_ms > 0) j.number("ttft", ratio(met[0], n[0]));
-        j.close('}');
-      }
-      j.close('}');
-    }
-    j.close('}');
-    if (itl_missing) j.boolean("skipped_itl", true);
-    j.close('}');
-  }
-  const Comparison& ttft = metrics["ttft"];
-  j.open("ttft_tolerance", '{');
-  j.number("mape", ttft.mape);
-  j.number("threshold", in.ttft_mape_threshold);
-  j.boolean("within", ttft.mape <= in.ttft_mape_threshold);
-  j.close('}');
-  j.close('}');
-  out.report_json = j.text();
-
-  auto& log = out.log_lines;
-  log.push_back(fmt::format("  Matched pairs: {} (warm-up excluded: {}, unmatched real: {}, unmatched sim: {})",
-                            p.matched, p.excluded_warm_up, p.unmatched_real, p.unmatched_sim));
-  log.push_back("Workload-level aggregate metrics:");
-  for (const char* name : {"ttft", "e2e", "itl"}) {
-    const auto it = metrics.find(name);
-    if (it == metrics.end()) continue;
-    const Comparison& c = it->second;
-    const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
-    const double mean_err = c.sim_mean - c.real_mean;
-    const double mean_pct = c.real_mean > 0 ? std::fabs(mean_err) / c.real_mean : 0;
-    log.push_back(fmt::format("  {} Real mean={}µs, Sim mean={}µs, Error={}µs ({}%)", label, fmt_us(c.real_mean),
-                              fmt_us(c.sim_mean), fmt_signed_us(mean_err), fmt_pct(mean_pct * 100)));
-    for (int k = 0; k < 4; ++k) {
-      const double e = c.sim_p[k] - c.real_p[k];
-      const double pct = c.real_p[k] > 0 ? std::fabs(e) / c.real_p[k] : 0;
-      log.push_back(fmt::format("        P{}: Real={}µs, Sim={}µs, Error={}µs ({}%)",
-                                static_cast<int>(kPercentiles[k]), fmt_us(c.real_p[k]), fmt_us(c.sim_p[k]),
-                                fmt_signed_us(e), fmt_pct(pct * 100)));
-    }
-  }
-  log.push_back("Request-level prediction quality:");
-  for (const char* name : {"ttft", "e2e", "itl"}) {
-    const auto it = metrics.find(name);
-    if (it == metrics.end()) continue;
-    const Comparison& c = it->second;
-    const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
-    log.push_back(fmt::format("  {} MAPE={}%, PearsonR={:.3f}, Bias={}, Quality={}", label, fmt_pct(c.mape * 100),
-                              c.pearson_r, c.bias, c.quality));
-  }
-  log.push_back(fmt::format("TTFT MAPE={}% (threshold {}%) [{}]", fmt_pct(ttft.mape * 100),
-                            fmt_pct(in.ttft_mape_threshold * 100),
-                            ttft.mape <= in.ttft_mape_threshold ? "WITHIN" : "EXCEEDS"));
-  if (itl_missing)
-    log.push_back("warning: calibrate goodput: ITL gating skipped — ITL data missing on real or sim side; TTFT/E2E "
-                  "rows still computed.");
-  for (const auto& [title, map] : {std::pair{"Per-SLO-class calibration:", &p.by_slo},
-                                   std::pair{"Per-model calibration:", &p.by_model}}) {
-    if (map == &p.by_model && !goodput.empty()) {
-      log.push_back("Per-SLO-class goodput (real vs sim):");
-      for (const auto& [cls, a] : goodput)
-        log.push_back(fmt::format("  {}: count={} real_attain={:.3f} sim_attain={:.3f} real_rps={:.3f} sim_rps={:.3f}",
-                                  cls, a.count, ratio(a.real_good, a.count), ratio(a.sim_good, a.count),
-                                  out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0,
-                                  out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0));
-    }
-    if (map->empty()) continue;
-    log.push_back(title);
-    const bool slo = map == &p.by_slo;
-    for (const auto& [key, b] : *map) {
-      if (b.ttft.real.empty()) continue;
-      log.push_back(fmt::format("  {}={}: n={} TTFT-MAPE={}% E2E-MAPE={}%", slo ? "SLO" : "model", key,
-                                b.ttft.real.size(), fmt_pct(mape_pct(b.ttft.real, b.ttft.sim) * 100),
-                                fmt_pct(mape_pct(b.e2e.real, b.e2e.sim) * 100)));
-    }
-  }
-  return out;
+  c.metrics["ttft"] = compare(p.ttft);
+  c.metrics["e2e"] = compare(p.e2e);
+  if (!p.itl.real.empty()) c.metrics["itl"] = compare(p.itl);
+  c.write_json();
+  c.write_log();
+  return c.out;
 }
 
 }  // namespace blis::workload

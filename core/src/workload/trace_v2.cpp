@@ -133,6 +133,67 @@ class RowReader {
   const std::vector<std::string>& f_;
 };
 
+// The optional columns a CSV header has: flags, or the index of a trailing one (-1: absent).
+struct OptionalColumns {
+  bool priority = false, slo_target = false;
+  int x_request = -1, adapter = -1, think = -1;
+};
+
+// One row into a record, checked as HEAD checks it.
+TraceRecord parse_row(const RowReader& r, std::vector<std::string>& f, const OptionalColumns& cols, int64_t line_no) {
+  const bool has_priority = cols.priority, has_slo_target = cols.slo_target;
+  const int x_request_idx = cols.x_request, adapter_idx = cols.adapter, think_idx = cols.think;
+  TraceRecord rec;
+  rec.line = line_no;
+  size_t off = has_priority ? 1 : 0;
+  rec.request_id = r.integer(0, "request_id", false);
+  rec.client_id = f[1];
+  rec.tenant_id = f[2];
+  rec.slo_class = f[3];
+  if (has_priority) rec.vllm_priority = r.integer(4, "vllm_priority");
+  rec.session_id = f[4 + off];
+  rec.round_index = r.integer(5 + off, "round_index", false);
+  rec.prefix_group = f[6 + off];
+  rec.prefix_length = r.integer(7 + off, "prefix_length");
+  rec.streaming = r.boolean(8 + off, "streaming");
+  rec.input_tokens = r.integer(9 + off, "input_tokens");
+  rec.output_tokens = r.integer(10 + off, "output_tokens");
+  rec.text_tokens = r.integer(11 + off, "text_tokens");
+  rec.image_tokens = r.integer(12 + off, "image_tokens");
+  rec.audio_tokens = r.integer(13 + off, "audio_tokens");
+  rec.video_tokens = r.integer(14 + off, "video_tokens");
+  rec.reason_ratio = r.number(15 + off, "reason_ratio");
+  if (!std::isfinite(rec.reason_ratio) || rec.reason_ratio < 0 || rec.reason_ratio > 1)
+    r.fail("parsing reason_ratio \"" + f[15 + off] + "\": must be in range [0.0, 1.0]");
+  rec.model = f[16 + off];
+  rec.deadline_us = r.integer(17 + off, "deadline_us");
+  if (has_slo_target) {
+    rec.slo_target_us = r.integer(18 + off, "slo_target_us");
+    ++off;
+  }
+  rec.server_input_tokens = r.integer(18 + off, "server_input_tokens");
+  rec.arrival_time_us = r.integer(19 + off, "arrival_time_us", false);
+  rec.send_time_us = r.integer(20 + off, "send_time_us", false);
+  rec.first_chunk_time_us = r.integer(21 + off, "first_chunk_time_us", false);
+  rec.last_chunk_time_us = r.integer(22 + off, "last_chunk_time_us", false);
+  rec.num_chunks = r.integer(23 + off, "num_chunks");
+  if (rec.deadline_us > 0 && rec.arrival_time_us > 0 && rec.deadline_us < rec.arrival_time_us)
+    r.fail("parsing deadline_us: value " + std::to_string(rec.deadline_us) + " precedes arrival_time_us " +
+           std::to_string(rec.arrival_time_us) + " (corrupt trace?)");
+  rec.status = f[24 + off];
+  rec.error_message = std::string(trim(f[25 + off]));
+  rec.finish_reason = std::string(trim(f[26 + off]));
+  if (x_request_idx >= 0 && static_cast<size_t>(x_request_idx) < f.size())
+    rec.x_request_id = std::string(trim(f[static_cast<size_t>(x_request_idx)]));
+  if (adapter_idx >= 0 && static_cast<size_t>(adapter_idx) < f.size())
+    rec.adapter = std::string(trim(f[static_cast<size_t>(adapter_idx)]));
+  if (think_idx >= 0 && static_cast<size_t>(think_idx) < f.size() && !trim(f[static_cast<size_t>(think_idx)]).empty()) {
+    f[static_cast<size_t>(think_idx)] = std::string(trim(f[static_cast<size_t>(think_idx)]));
+    rec.think_time_us = r.integer(static_cast<size_t>(think_idx), "think_time_us");
+  }
+  return rec;
+}
+
 }  // namespace
 
 TraceV2 load_trace_v2(const std::string& header_path, const std::string& data_path) {
@@ -160,70 +221,22 @@ TraceV2 load_trace_v2(const std::string& header_path, const std::string& data_pa
   };
   if (!next()) throw InputError(data_path, "reading CSV header: the file is empty");
   if (!split_csv_line(line, f)) throw InputError(data_path + ":1", "malformed CSV header");
-  bool has_priority = false, has_slo_target = false;
-  int x_request_idx = -1, adapter_idx = -1, think_idx = -1;
+  OptionalColumns cols;
   for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] == "vllm_priority") has_priority = true;
-    else if (f[i] == "slo_target_us") has_slo_target = true;
-    else if (f[i] == "x_request_id") x_request_idx = static_cast<int>(i);
-    else if (f[i] == "adapter") adapter_idx = static_cast<int>(i);
-    else if (f[i] == "think_time_us") think_idx = static_cast<int>(i);
+    if (f[i] == "vllm_priority") cols.priority = true;
+    else if (f[i] == "slo_target_us") cols.slo_target = true;
+    else if (f[i] == "x_request_id") cols.x_request = static_cast<int>(i);
+    else if (f[i] == "adapter") cols.adapter = static_cast<int>(i);
+    else if (f[i] == "think_time_us") cols.think = static_cast<int>(i);
   }
-  const size_t min_cols = kColumns.size() + has_priority + has_slo_target + (x_request_idx >= 0) +
-                          (adapter_idx >= 0) + (think_idx >= 0);
+  const size_t min_cols = kColumns.size() + cols.priority + cols.slo_target + (cols.x_request >= 0) +
+                          (cols.adapter >= 0) + (cols.think >= 0);
   while (next()) {
     if (!split_csv_line(line, f)) throw InputError(data_path + ":" + std::to_string(line_no), "malformed CSV row");
     const RowReader r(data_path, line_no, f);
     if (f.size() < min_cols)
       r.fail("CSV row has " + std::to_string(f.size()) + " columns, expected at least " + std::to_string(min_cols));
-    TraceRecord rec;
-    rec.line = line_no;
-    size_t off = has_priority ? 1 : 0;
-    rec.request_id = r.integer(0, "request_id", false);
-    rec.client_id = f[1];
-    rec.tenant_id = f[2];
-    rec.slo_class = f[3];
-    if (has_priority) rec.vllm_priority = r.integer(4, "vllm_priority");
-    rec.session_id = f[4 + off];
-    rec.round_index = r.integer(5 + off, "round_index", false);
-    rec.prefix_group = f[6 + off];
-    rec.prefix_length = r.integer(7 + off, "prefix_length");
-    rec.streaming = r.boolean(8 + off, "streaming");
-    rec.input_tokens = r.integer(9 + off, "input_tokens");
-    rec.output_tokens = r.integer(10 + off, "output_tokens");
-    rec.text_tokens = r.integer(11 + off, "text_tokens");
-    rec.image_tokens = r.integer(12 + off, "image_tokens");
-    rec.audio_tokens = r.integer(13 + off, "audio_tokens");
-    rec.video_tokens = r.integer(14 + off, "video_tokens");
-    rec.reason_ratio = r.number(15 + off, "reason_ratio");
-    if (!std::isfinite(rec.reason_ratio) || rec.reason_ratio < 0 || rec.reason_ratio > 1)
-      r.fail("parsing reason_ratio \"" + f[15 + off] + "\": must be in range [0.0, 1.0]");
-    rec.model = f[16 + off];
-    rec.deadline_us = r.integer(17 + off, "deadline_us");
-    if (has_slo_target) {
-      rec.slo_target_us = r.integer(18 + off, "slo_target_us");
-      ++off;
-    }
-    rec.server_input_tokens = r.integer(18 + off, "server_input_tokens");
-    rec.arrival_time_us = r.integer(19 + off, "arrival_time_us", false);
-    rec.send_time_us = r.integer(20 + off, "send_time_us", false);
-    rec.first_chunk_time_us = r.integer(21 + off, "first_chunk_time_us", false);
-    rec.last_chunk_time_us = r.integer(22 + off, "last_chunk_time_us", false);
-    rec.num_chunks = r.integer(23 + off, "num_chunks");
-    if (rec.deadline_us > 0 && rec.arrival_time_us > 0 && rec.deadline_us < rec.arrival_time_us)
-      r.fail("parsing deadline_us: value " + std::to_string(rec.deadline_us) + " precedes arrival_time_us " +
-             std::to_string(rec.arrival_time_us) + " (corrupt trace?)");
-    rec.status = f[24 + off];
-    rec.error_message = std::string(trim(f[25 + off]));
-    rec.finish_reason = std::string(trim(f[26 + off]));
-    if (x_request_idx >= 0 && static_cast<size_t>(x_request_idx) < f.size())
-      rec.x_request_id = std::string(trim(f[static_cast<size_t>(x_request_idx)]));
-    if (adapter_idx >= 0 && static_cast<size_t>(adapter_idx) < f.size())
-      rec.adapter = std::string(trim(f[static_cast<size_t>(adapter_idx)]));
-    if (think_idx >= 0 && static_cast<size_t>(think_idx) < f.size() && !trim(f[static_cast<size_t>(think_idx)]).empty()) {
-      f[static_cast<size_t>(think_idx)] = std::string(trim(f[static_cast<size_t>(think_idx)]));
-      rec.think_time_us = r.integer(static_cast<size_t>(think_idx), "think_time_us");
-    }
+    TraceRecord rec = parse_row(r, f, cols, line_no);
     trace.records.push_back(std::move(rec));
   }
   return trace;
