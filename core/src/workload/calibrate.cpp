@@ -490,81 +490,67 @@ struct Calibration {
     }
   }
 
+  // The observed mean ITL (ms) of a request from the ITL file: positive gaps only.
+  std::optional<double> real_itl_ms(int64_t id) const {
+    std::vector<ItlRecord> c;
+    for (const ItlRecord& r : itl)
+      if (r.request_id == id) c.push_back(r);
+    if (c.size() < 2) return std::nullopt;
+    std::stable_sort(c.begin(), c.end(), [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
+    double sum = 0;
+    int64_t n = 0;
+    for (size_t i = 1; i < c.size(); ++i) {
+      const int64_t d = c[i].timestamp_us - c[i - 1].timestamp_us;
+      if (d > 0) sum += static_cast<double>(d), ++n;
+    }
+    if (n == 0) return std::nullopt;
+    return sum / static_cast<double>(n) / 1000.0;
+  }
+
+  // One matched request of a class with targets, both sides.
+  void tally(const TraceRecord& rec, const TraceSloTargets& t, GoodputClass& a) {
+    ++a.count;
+    if (rec.status == "ok") {
+      const double ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us) / 1000.0;
+      const double e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us) / 1000.0;
+      std::optional<double> itl_ms;
+      if (t.itl_ms > 0) itl_ms = real_itl_ms(rec.request_id);
+      if (meets(t, ttft, e2e, itl_ms, a.real_met, a.real_n, true, itl_missing)) ++a.real_good;
+    }
+    const auto s = by_id.find(rec.request_id);
+    if (s == by_id.end()) return;
+    const SimResult& sr = *s->second;
+    std::optional<double> itl_ms;
+    if (sr.itl_mean_us / 1000.0 > 0) itl_ms = sr.itl_mean_us / 1000.0;
+    if (meets(t, sr.ttft_us / 1000.0, sr.e2e_us / 1000.0, itl_ms, a.sim_met, a.sim_n, false, itl_missing))
+      ++a.sim_good;
+  }
+
+  // HEAD's goodput comparison of the header's targets over the matched requests.
   void compare_goodput() {
-    if (!targets.empty()) {
-      std::map<int64_t, bool> matched;
-      for (const TraceRecord& rec : trace.records)
-        if (rec.request_id >= in.warm_up_requests && by_id.count(rec.request_id)) matched[rec.request_id] = true;
-      std::map<int64_t, std::vector<ItlRecord>> chunks_of;
-      for (const ItlRecord& r : itl) chunks_of[r.request_id].push_back(r);
-      auto real_itl_ms = [&](int64_t id) -> std::optional<double> {
-        auto it = chunks_of.find(id);
-        if (it == chunks_of.end() || it->second.size() < 2) return std::nullopt;
-        std::vector<ItlRecord> c = it->second;
-        std::stable_sort(c.begin(), c.end(), [](const ItlRecord& a, const ItlRecord& b) { return a.chunk_index < b.chunk_index; });
-        double sum = 0;
-        int64_t n = 0;
-        for (size_t i = 1; i < c.size(); ++i) {
-          const int64_t d = c[i].timestamp_us - c[i - 1].timestamp_us;
-          if (d > 0) sum += static_cast<double>(d), ++n;
-        }
-        if (n == 0) return std::nullopt;
-        return sum / static_cast<double>(n) / 1000.0;
-      };
-      int64_t first_send = -1, last_chunk = 0;
-      for (const TraceRecord& rec : trace.records) {
-        if (!matched.count(rec.request_id)) continue;
-        if (first_send == -1 || rec.send_time_us < first_send) first_send = rec.send_time_us;
-        last_chunk = std::max(last_chunk, rec.last_chunk_time_us);
-      }
-      out_runtime_s = first_send >= 0 && last_chunk > first_send ? static_cast<double>(last_chunk - first_send) / 1e6 : 0;
-      for (const auto& [cls, t] : targets) goodput[cls];
-      for (const TraceRecord& rec : trace.records) {
-        if (rec.status != "ok" && rec.status != "error" && rec.status != "timeout") continue;
-        if (!matched.count(rec.request_id)) continue;
-        const std::string cls = rec.slo_class.empty() ? "default" : rec.slo_class;
-        const auto t = targets.find(cls);
-        if (t == targets.end()) continue;
-        GoodputClass& a = goodput[cls];
-        ++a.count;
-        if (rec.status == "ok") {
-          const double ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us) / 1000.0;
-          const double e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us) / 1000.0;
-          std::optional<double> itl_ms;
-          if (t->second.itl_ms > 0) itl_ms = real_itl_ms(rec.request_id);
-          if (meets(t->second, ttft, e2e, itl_ms, a.real_met, a.real_n, true, itl_missing)) ++a.real_good;
-        }
-        const auto s = by_id.find(rec.request_id);
-        if (s != by_id.end()) {
-          const SimResult& sr = *s->second;
-          std::optional<double> itl_ms;
-          if (sr.itl_mean_us / 1000.0 > 0) itl_ms = sr.itl_mean_us / 1000.0;
-          if (meets(t->second, sr.ttft_us / 1000.0, sr.e2e_us / 1000.0, itl_ms, a.sim_met, a.sim_n, false, itl_missing))
-            ++a.sim_good;
-        }
-      }
+    if (targets.empty()) return;
+    std::map<int64_t, bool> matched;
+    for (const TraceRecord& rec : trace.records)
+      if (rec.request_id >= in.warm_up_requests && by_id.count(rec.request_id)) matched[rec.request_id] = true;
+    int64_t first_send = -1, last_chunk = 0;
+    for (const TraceRecord& rec : trace.records) {
+      if (!matched.count(rec.request_id)) continue;
+      if (first_send == -1 || rec.send_time_us < first_send) first_send = rec.send_time_us;
+      last_chunk = std::max(last_chunk, rec.last_chunk_time_us);
+    }
+    out_runtime_s = first_send >= 0 && last_chunk > first_send ? static_cast<double>(last_chunk - first_send) / 1e6 : 0;
+    for (const auto& [cls, t] : targets) goodput[cls];
+    for (const TraceRecord& rec : trace.records) {
+      const bool counted = rec.status == "ok" || rec.status == "error" || rec.status == "timeout";
+      if (!counted || !matched.count(rec.request_id)) continue;
+      const auto t = targets.find(rec.slo_class.empty() ? "default" : rec.slo_class);
+      if (t != targets.end()) tally(rec, t->second, goodput[t->first]);
     }
   }
 
-  void write_json() {
-    Json j;
-    j.open("", '{');
-    j.open("trace_info", '{');
-    j.integer("num_requests", p.matched + p.excluded_warm_up + p.unmatched_real);
-    j.integer("warm_up_excluded", p.excluded_warm_up);
-    j.integer("matched_pairs", p.matched);
-    j.integer("token_mismatches", p.token_mismatches);
-    if (p.itl_dropped != 0) j.integer("itl_dropped", p.itl_dropped);
-    j.close('}');
-    j.open("metrics", '{');
-    for (const auto& [name, c] : metrics) write_metric(j, name, c);  // sorted by name, as Go's maps
-    j.close('}');
-    j.open("config_match", '{');
-    j.close('}');
-    j.open("known_limitations", '[');
-    for (const std::string& s : known_limitations()) j.string("", s);
-    j.close(']');
-    if (!targets.empty()) {
+  void write_goodput(Json& j) const {
+    if (targets.empty()) return;
+    {
       j.open("goodput", '{');
       j.open("targets", '{');
       for (const auto& [cls, t] : targets) {
@@ -600,6 +586,27 @@ struct Calibration {
       if (itl_missing) j.boolean("skipped_itl", true);
       j.close('}');
     }
+  }
+
+  void write_json() {
+    Json j;
+    j.open("", '{');
+    j.open("trace_info", '{');
+    j.integer("num_requests", p.matched + p.excluded_warm_up + p.unmatched_real);
+    j.integer("warm_up_excluded", p.excluded_warm_up);
+    j.integer("matched_pairs", p.matched);
+    j.integer("token_mismatches", p.token_mismatches);
+    if (p.itl_dropped != 0) j.integer("itl_dropped", p.itl_dropped);
+    j.close('}');
+    j.open("metrics", '{');
+    for (const auto& [name, c] : metrics) write_metric(j, name, c);  // sorted by name, as Go's maps
+    j.close('}');
+    j.open("config_match", '{');
+    j.close('}');
+    j.open("known_limitations", '[');
+    for (const std::string& s : known_limitations()) j.string("", s);
+    j.close(']');
+    write_goodput(j);
     const Comparison& ttft = metrics.at("ttft");
     j.open("ttft_tolerance", '{');
     j.number("mape", ttft.mape);
@@ -610,66 +617,73 @@ struct Calibration {
     out.report_json = j.text();
   }
 
+  static std::string label(const std::string& name) {
+    return name == "ttft" ? "TTFT:" : name == "e2e" ? "E2E: " : "ITL: ";
+  }
+
+  // The workload-level lines of one metric.
+  void log_workload(const std::string& name, const Comparison& c) {
+    const double mean_err = c.sim_mean - c.real_mean;
+    const double mean_pct = c.real_mean > 0 ? std::fabs(mean_err) / c.real_mean : 0;
+    out.log_lines.push_back(fmt::format("  {} Real mean={}µs, Sim mean={}µs, Error={}µs ({}%)", label(name),
+                                        fmt_us(c.real_mean), fmt_us(c.sim_mean), fmt_signed_us(mean_err),
+                                        fmt_pct(mean_pct * 100)));
+    for (int k = 0; k < 4; ++k) {
+      const double e = c.sim_p[k] - c.real_p[k];
+      const double pct = c.real_p[k] > 0 ? std::fabs(e) / c.real_p[k] : 0;
+      out.log_lines.push_back(fmt::format("        P{}: Real={}µs, Sim={}µs, Error={}µs ({}%)",
+                                          static_cast<int>(kPercentiles[k]), fmt_us(c.real_p[k]),
+                                          fmt_us(c.sim_p[k]), fmt_signed_us(e), fmt_pct(pct * 100)));
+    }
+  }
+
+  // The per-class (or per-model) lines.
+  void log_breakdown(const char* title, const char* what, const std::map<std::string, Breakdown>& map) {
+    if (map.empty()) return;
+    out.log_lines.push_back(title);
+    for (const auto& [key, b] : map) {
+      if (b.ttft.real.empty()) continue;
+      out.log_lines.push_back(fmt::format("  {}={}: n={} TTFT-MAPE={}% E2E-MAPE={}%", what, key, b.ttft.real.size(),
+                                          fmt_pct(mape_pct(b.ttft.real, b.ttft.sim) * 100),
+                                          fmt_pct(mape_pct(b.e2e.real, b.e2e.sim) * 100)));
+    }
+  }
+
+  void log_goodput() {
+    if (goodput.empty()) return;
+    out.log_lines.push_back("Per-SLO-class goodput (real vs sim):");
+    const auto rps = [&](int64_t good) { return out_runtime_s > 0 ? static_cast<double>(good) / out_runtime_s : 0; };
+    for (const auto& [cls, a] : goodput)
+      out.log_lines.push_back(fmt::format(
+          "  {}: count={} real_attain={:.3f} sim_attain={:.3f} real_rps={:.3f} sim_rps={:.3f}", cls, a.count,
+          ratio(a.real_good, a.count), ratio(a.sim_good, a.count), rps(a.real_good), rps(a.sim_good)));
+  }
+
+  // HEAD's summary lines, in its order.
   void write_log() {
     auto& log = out.log_lines;
     const Comparison& ttft = metrics.at("ttft");
     log.push_back(fmt::format("  Matched pairs: {} (warm-up excluded: {}, unmatched real: {}, unmatched sim: {})",
                               p.matched, p.excluded_warm_up, p.unmatched_real, p.unmatched_sim));
     log.push_back("Workload-level aggregate metrics:");
-    for (const char* name : {"ttft", "e2e", "itl"}) {
-      const auto it = metrics.find(name);
-      if (it == metrics.end()) continue;
-      const Comparison& c = it->second;
-      const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
-      const double mean_err = c.sim_mean - c.real_mean;
-      const double mean_pct = c.real_mean > 0 ? std::fabs(mean_err) / c.real_mean : 0;
-      log.push_back(fmt::format("  {} Real mean={}µs, Sim mean={}µs, Error={}µs ({}%)", label, fmt_us(c.real_mean),
-                                fmt_us(c.sim_mean), fmt_signed_us(mean_err), fmt_pct(mean_pct * 100)));
-      for (int k = 0; k < 4; ++k) {
-        const double e = c.sim_p[k] - c.real_p[k];
-        const double pct = c.real_p[k] > 0 ? std::fabs(e) / c.real_p[k] : 0;
-        log.push_back(fmt::format("        P{}: Real={}µs, Sim={}µs, Error={}µs ({}%)",
-                                  static_cast<int>(kPercentiles[k]), fmt_us(c.real_p[k]), fmt_us(c.sim_p[k]),
-                                  fmt_signed_us(e), fmt_pct(pct * 100)));
-      }
-    }
+    for (const char* name : {"ttft", "e2e", "itl"})
+      if (const auto it = metrics.find(name); it != metrics.end()) log_workload(name, it->second);
     log.push_back("Request-level prediction quality:");
-    for (const char* name : {"ttft", "e2e", "itl"}) {
-      const auto it = metrics.find(name);
-      if (it == metrics.end()) continue;
-      const Comparison& c = it->second;
-      const std::string label = name == std::string("ttft") ? "TTFT:" : name == std::string("e2e") ? "E2E: " : "ITL: ";
-      log.push_back(fmt::format("  {} MAPE={}%, PearsonR={:.3f}, Bias={}, Quality={}", label, fmt_pct(c.mape * 100),
-                                c.pearson_r, c.bias, c.quality));
-    }
+    for (const char* name : {"ttft", "e2e", "itl"})
+      if (const auto it = metrics.find(name); it != metrics.end())
+        log.push_back(fmt::format("  {} MAPE={}%, PearsonR={:.3f}, Bias={}, Quality={}", label(name),
+                                  fmt_pct(it->second.mape * 100), it->second.pearson_r, it->second.bias,
+                                  it->second.quality));
     log.push_back(fmt::format("TTFT MAPE={}% (threshold {}%) [{}]", fmt_pct(ttft.mape * 100),
                               fmt_pct(in.ttft_mape_threshold * 100),
                               ttft.mape <= in.ttft_mape_threshold ? "WITHIN" : "EXCEEDS"));
     if (itl_missing)
       log.push_back("warning: calibrate goodput: ITL gating skipped — ITL data missing on real or sim side; TTFT/E2E "
                     "rows still computed.");
-    for (const auto& [title, map] : {std::pair{"Per-SLO-class calibration:", &p.by_slo},
-                                     std::pair{"Per-model calibration:", &p.by_model}}) {
-      if (map == &p.by_model && !goodput.empty()) {
-        log.push_back("Per-SLO-class goodput (real vs sim):");
-        for (const auto& [cls, a] : goodput)
-          log.push_back(fmt::format("  {}: count={} real_attain={:.3f} sim_attain={:.3f} real_rps={:.3f} sim_rps={:.3f}",
-                                    cls, a.count, ratio(a.real_good, a.count), ratio(a.sim_good, a.count),
-                                    out_runtime_s > 0 ? static_cast<double>(a.real_good) / out_runtime_s : 0,
-                                    out_runtime_s > 0 ? static_cast<double>(a.sim_good) / out_runtime_s : 0));
-      }
-      if (map->empty()) continue;
-      log.push_back(title);
-      const bool slo = map == &p.by_slo;
-      for (const auto& [key, b] : *map) {
-        if (b.ttft.real.empty()) continue;
-        log.push_back(fmt::format("  {}={}: n={} TTFT-MAPE={}% E2E-MAPE={}%", slo ? "SLO" : "model", key,
-                                  b.ttft.real.size(), fmt_pct(mape_pct(b.ttft.real, b.ttft.sim) * 100),
-                                  fmt_pct(mape_pct(b.e2e.real, b.e2e.sim) * 100)));
-      }
-    }
+    log_breakdown("Per-SLO-class calibration:", "SLO", p.by_slo);
+    log_goodput();
+    log_breakdown("Per-model calibration:", "model", p.by_model);
   }
-
 };
 
 }  // namespace

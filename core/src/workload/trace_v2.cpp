@@ -36,6 +36,48 @@ constexpr std::string_view kSloKeys[] = {"ttft_ms", "itl_ms", "e2e_ms"};
 constexpr std::string_view kObservedKeys[] = {"source", "hit_rate", "block_hits", "block_queries",
                                               "read_time_total", "write_time_total", "vllm_commit"};
 
+void read_server(const config::StrictYaml& y, const YAML::Node& v) {
+  for (const auto& [k, s] : y.entries(y.mapping(v, "server"), "server", kServerKeys)) {
+    if (s.IsNull()) continue;
+    if (k == "type" || k == "model") (void)y.string(s, "server." + k);
+    else if (k == "gpu_memory_utilization") (void)y.number(s, "server." + k);
+    else (void)y.integer(s, "server." + k);
+  }
+}
+
+void read_targets(const config::StrictYaml& y, const YAML::Node& v, TraceHeader& h) {
+  const std::string key = "goodput_slo_targets";
+  for (const auto& [cls, t] : y.entries(y.mapping(v, key), key, {})) {
+    TraceSloTargets& target = h.goodput_slo_targets[cls];
+    if (t.IsNull()) continue;
+    const std::string at = key + "." + cls;
+    for (const auto& [k, s] : y.entries(y.mapping(t, at), at, kSloKeys)) {
+      if (s.IsNull()) continue;
+      const double ms = y.number(s, at + "." + k);
+      (k == "ttft_ms" ? target.ttft_ms : k == "itl_ms" ? target.itl_ms : target.e2e_ms) = ms;
+    }
+  }
+}
+
+// A block of the header: false for a scalar key.
+bool read_block(const config::StrictYaml& y, const std::string& key, const YAML::Node& v, TraceHeader& h) {
+  if (key == "server") {
+    read_server(y, v);
+  } else if (key == "network") {
+    for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kNetworkKeys))
+      if (!s.IsNull()) h.measured_rtt_ms = y.number(s, "network." + k);
+  } else if (key == "goodput_slo_targets") {
+    read_targets(y, v, h);
+  } else if (key == "kv_offload") {
+    h.has_kv_offload = true;
+  } else if (key == "observed_kv_metrics") {
+    (void)y.entries(y.mapping(v, key), key, kObservedKeys);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 TraceHeader read_header(const std::string& path) {
   const std::string text = config::read_text_file(path, "trace header");
   const config::StrictYaml y(path, config::StrictYaml::Position::kLine);
@@ -44,7 +86,7 @@ TraceHeader read_header(const std::string& path) {
   TraceHeader h;
   h.where = path;
   for (const auto& [key, v] : y.entries(y.mapping(*doc, ""), "", kHeaderKeys)) {
-    if (v.IsNull()) continue;
+    if (v.IsNull() || read_block(y, key, v, h)) continue;
     if (key == "trace_version") h.version = y.integer(v, key);
     else if (key == "time_unit") h.time_unit = y.string(v, key);
     else if (key == "created_at") h.created_at = y.string(v, key);
@@ -53,32 +95,6 @@ TraceHeader read_header(const std::string& path) {
     else if (key == "workload_seed") h.workload_seed = y.integer(v, key);
     else if (key == "workload_spec") h.workload_spec = y.string(v, key);
     else if (key == "session_context_growth") h.session_context_growth = y.string(v, key);
-    else if (key == "server") {
-      for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kServerKeys)) {
-        if (s.IsNull()) continue;
-        if (k == "type" || k == "model") (void)y.string(s, "server." + k);
-        else if (k == "gpu_memory_utilization") (void)y.number(s, "server." + k);
-        else (void)y.integer(s, "server." + k);
-      }
-    } else if (key == "network") {
-      for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kNetworkKeys))
-        if (!s.IsNull()) h.measured_rtt_ms = y.number(s, "network." + k);
-    } else if (key == "goodput_slo_targets") {
-      for (const auto& [cls, t] : y.entries(y.mapping(v, key), key, {})) {
-        TraceSloTargets& target = h.goodput_slo_targets[cls];
-        if (t.IsNull()) continue;
-        const std::string at = key + "." + cls;
-        for (const auto& [k, s] : y.entries(y.mapping(t, at), at, kSloKeys)) {
-          if (s.IsNull()) continue;
-          const double ms = y.number(s, at + "." + k);
-          (k == "ttft_ms" ? target.ttft_ms : k == "itl_ms" ? target.itl_ms : target.e2e_ms) = ms;
-        }
-      }
-    } else if (key == "kv_offload") {
-      h.has_kv_offload = true;
-    } else if (key == "observed_kv_metrics") {
-      for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kObservedKeys)) (void)s;
-    }
   }
   return h;
 }
