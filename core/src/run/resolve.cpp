@@ -672,6 +672,21 @@ void resolve_replay_workload(ResolvedRun& r, const RunConfig& g) {
   r.replay = std::move(trace);
 }
 
+// A replayed trace's goodput targets, under those of the flags (HEAD's precedence).
+void apply_trace_targets(ResolvedRun& r) {
+  if (!r.replay) return;
+  for (const auto& [name, t] : r.replay->header.goodput_slo_targets) {
+    const auto cls = name == "default" ? std::optional<int>(0) : workload::slo_class_from_name(name);
+    if (!cls)
+      throw InputError(r.replay->header.where, fmt::format("goodput_slo_targets: unknown SLO class '{}' (expected {})",
+                                                           name, workload::kSloClassChoices));
+    SloTargets& target = r.slo_targets[*cls];
+    if (t.ttft_ms > 0) target.ttft_ms = t.ttft_ms;
+    if (t.itl_ms > 0) target.itl_ms = t.itl_ms;
+    if (t.e2e_ms > 0) target.e2e_ms = t.e2e_ms;
+  }
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -811,18 +826,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
         r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
   }
   resolve_workload(r, ctx);
-  // A replayed trace's goodput targets, under those of the flags (HEAD's precedence).
-  if (r.replay)
-    for (const auto& [name, t] : r.replay->header.goodput_slo_targets) {
-      const auto cls = name == "default" ? std::optional<int>(0) : workload::slo_class_from_name(name);
-      if (!cls)
-        throw InputError(r.replay->header.where, fmt::format("goodput_slo_targets: unknown SLO class '{}' (expected {})",
-                                                             name, workload::kSloClassChoices));
-      SloTargets& target = r.slo_targets[*cls];
-      if (t.ttft_ms > 0) target.ttft_ms = t.ttft_ms;
-      if (t.itl_ms > 0) target.itl_ms = t.itl_ms;
-      if (t.e2e_ms > 0) target.e2e_ms = t.e2e_ms;
-    }
+  apply_trace_targets(r);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
