@@ -151,6 +151,7 @@ Commands::Commands(CLI::App& app) : app_(&app) {
       ->required()->type_name("FILE");
 
   serve_ = add_serve_command(app);
+  trace_.emplace(app);
 
   models_ = app.add_subcommand("models", "List the bundled models: default GPU and TP, bundled "
                                           "architecture, trained coefficients");
@@ -188,7 +189,10 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   CLI::Option* shell = completion_->add_option("SHELL", completion_shell_, "bash, zsh or fish")
                            ->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
 
-  for (const auto* options : {&std::as_const(run_options_), &std::as_const(plan_options_), &serve_options(*serve_)})
+  using Options = std::map<std::string, CLI::Option*>;
+  for (const Options* options : std::initializer_list<const Options*>{&run_options_, &plan_options_,
+                                                                      &serve_options(*serve_),
+                                                                      &trace_->replay_options()})
     for (const auto& [key, opt] : *options) {
       const SettingDef* def = find_setting(key);
       value_sources_[opt] = {def, [def] { return setting_values(*def); }, value_label(*def)};
@@ -259,6 +263,7 @@ int Commands::execute() {
     blis::convert_workload(convert_req_, std::cout);
     return 0;
   }
+  if (auto status = trace_->execute()) return *status;
   if (models_->parsed()) {
     std::cout << blis::models_listing();
     return 0;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,25 @@ std::string completion_script(const CLI::App& app, const std::string& shell, con
 // "unknown flag --num-instance; did you mean --num-instances? ...".
 std::string explain_parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
+// `blis replay` and `blis calibrate` (app/trace_cmds.cpp): BLIS HEAD's
+// commands over TraceV2 files.
+class TraceCommands {
+ public:
+  explicit TraceCommands(CLI::App& app);
+  // The exit status when one of them parsed, nothing otherwise.
+  std::optional<int> execute();
+  const std::map<std::string, CLI::Option*>& replay_options() const { return replay_options_; }
+
+ private:
+  CLI::App* replay_ = nullptr;
+  CLI::App* calibrate_ = nullptr;
+  std::map<std::string, CLI::Option*> replay_options_;
+  std::string header_, data_, results_path_, metrics_path_, session_mode_ = "fixed";
+  std::string cal_header_, cal_data_, cal_sim_, cal_report_, cal_itl_;
+  int64_t cal_warmup_ = -1, cal_rtt_ = -1;
+  double cal_bandwidth_ = 0, cal_ttft_threshold_ = 0.15;
+};
+
 class Commands {
  public:
   explicit Commands(CLI::App& app);
@@ -69,6 +89,7 @@ class Commands {
   CLI::App* convert_ = nullptr;
   CLI::App* compose_ = nullptr;
   std::shared_ptr<ServeCli> serve_;
+  std::optional<TraceCommands> trace_;
   // blis convert SUBCOMMAND / blis compose: the subcommand that parsed fills
   // the request, its name is the kind.
   std::vector<CLI::App*> convert_kinds_;

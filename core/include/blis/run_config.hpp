@@ -144,6 +144,8 @@ struct OutputSettings {
   std::string format = "reference";  // reference (the reference's blocks), json or table
   std::string log_level = "warn";
   std::optional<std::string> results_path;
+  // --trace-output PREFIX: the run as a TraceV2, PREFIX.yaml and PREFIX.csv.
+  std::optional<std::string> trace_output;
   bool profile = false;
   int64_t jobs = 1;                      // sweeps and searches
   std::optional<std::string> rows_csv;
@@ -240,6 +242,15 @@ struct RunConfig {
   bool trust_scenario = false;  // the scenario file gets the command line's rights
   PathRights rights;            // set by the scenario runner, never by a setting
   std::optional<std::string> memory_limit;  // "16GiB"; default: what the machine allows
+  // `blis replay` (docs/cli.md "Traces"): the TraceV2 whose requests are the
+  // workload, and where its per-request SimResults go; set by the replay
+  // command, never by a setting.
+  struct Replay {
+    std::string header, data;
+    std::optional<std::string> sim_results;
+    std::string mode = "generated";  // what --trace-output's header says: replayed for a replay
+  };
+  std::optional<Replay> replay;
 
   // Where each setting came from ("--rate", "run.toml:3:1"), by setting key,
   // so that resolution errors can point at it.

@@ -55,6 +55,8 @@ struct WorkloadRequest {
   // performance.md "Own blocks"). All of them unless the generator knows.
   int32_t shareable_blocks = kAllShareable;
   static constexpr int32_t kAllShareable = INT32_MAX;
+  // Which of the workload's clients sent it (WorkloadSource::source_info), -1 = unknown.
+  int32_t source = -1;
 };
 
 // Blocks of the request's whole sequence (input ++ output).
@@ -89,6 +91,14 @@ class WorkloadSource {
   // the user stops. Only completions are reported: a user whose request was
   // rejected, dropped or timed out stops.
   virtual bool follow_up(const WorkloadRequest& /*done*/, int64_t /*t*/, WorkloadRequest& /*out*/) { return false; }
+  // What a request's `source` says of its client, for --trace-output; null
+  // when the source does not know.
+  struct SourceInfo {
+    std::string client_id, prefix_group;
+    int64_t prefix_length = 0;  // its group's shared prefix, in tokens
+    bool streaming = false;
+  };
+  virtual const SourceInfo* source_info(int32_t /*source*/) const { return nullptr; }
 };
 
 // ---- Workload spec (the reference's "v2" schema; spec workload.md §5-§6) ----

@@ -22,13 +22,14 @@
 #include "metrics/step_series.hpp"
 #include "metrics/tenant_metrics.hpp"
 #include "metrics/time_series.hpp"
+#include "metrics/trace_recorder.hpp"
 
 namespace blis {
 
 // The metrics the cluster never names: built from ClusterConfig::observers,
 // fed after the subscribers below, and handed over as parts of the report
 // (ClusterResult::observers), in this order.
-using RunObservers = Observers<GoodputTracker, TenantMetrics, SessionMetrics>;
+using RunObservers = Observers<GoodputTracker, TenantMetrics, SessionMetrics, TraceRecorder>;
 
 // The records read what the collector wrote in the request's slot: the
 // collector comes first. A struct rather than an alias, so that a header

@@ -212,6 +212,10 @@ std::vector<SettingDef> make_table() {
                   "Also write the metrics and one record per request to this JSON file (--metrics-path: "
                   "HEAD's name; under --output-form head the file has HEAD's cache_hit_rate and round_index)",
                   [](RunConfig& c) -> auto& { return c.outputs.results_path; }, {}, kOutputPath));
+  t.push_back(row("trace_output", {"--trace-output"}, "outputs",
+                  "Also write the run's requests as a TraceV2 (BLIS HEAD's trace format): PREFIX.yaml (header) "
+                  "and PREFIX.csv (one row per request with its times); `blis replay` and BLIS HEAD read it",
+                  [](RunConfig& c) -> auto& { return c.outputs.trace_output; }, {}, kOutputPath));
   t.push_back(row("detectors", {"--detectors"}, "outputs",
                   "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "
                   "composite, threshold, backlog-drift (comma list) or all (blis plan judges its trials by them)",

@@ -18,6 +18,7 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   RequestTiming::Detail& t = r.timing.set();
   t.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * i.alpha_output +
           (r.spec.output_tokens > 0 ? i.alpha_post_decode : 0);
+  t.last_token = t.e2e - (r.spec.output_tokens > 0 ? i.alpha_post_decode : 0);
   m.e2e.push_back(t.e2e);
   m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   for (const auto& [b, e] : t.runs) {
@@ -49,6 +50,7 @@ void MetricsCollector::on_stopped(Request& r) {
   }
   InstanceMetrics& m = *of(r).metrics;
   ++(r.state == RequestState::Running ? m.still_running : m.still_queued);
+  if (r.state == RequestState::Running) partial_last_token(r);
   m.output_tokens += output_tokens(r);
 }
 

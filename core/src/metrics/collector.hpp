@@ -177,6 +177,7 @@ class MetricsCollector : public LifecycleSubscriber {
   void on_timed_out(Request& r, SimTime) {
     InstanceMetrics& m = *of(r).metrics;
     ++m.timed_out;
+    partial_last_token(r);
     if (r.state == RequestState::Routed) m.input_tokens += r.spec.input_tokens;
     else m.output_tokens += output_tokens(r);
   }
@@ -205,6 +206,12 @@ class MetricsCollector : public LifecycleSubscriber {
   const Slot& of(const Request& r) const { return instances_[static_cast<size_t>(r.instance)]; }
   // Output tokens of `r` so far: every token but that of a request without
   // output tokens (spec cluster §7.3, quirk Q6 fixed).
+  // A request that stops streaming before it completes: its last token so far
+  // as the client saw it (--trace-output).
+  void partial_last_token(Request& r) {
+    if (!r.timing.detail || r.timing.detail->ttft < 0 || r.step.emitted <= 0) return;
+    r.timing.detail->last_token = r.step.last_token_end - r.spec.arrival_us + r.step.emitted * of(r).alpha_output;
+  }
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
   static void timed_itl(InstanceMetrics& m);
 

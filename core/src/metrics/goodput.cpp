@@ -1,5 +1,8 @@
 #include "metrics/goodput.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include "metrics/stats.hpp"
 #include "util/json_format.hpp"
 #include "util/compact_text.hpp"
@@ -48,6 +51,7 @@ void GoodputTracker::on_completed(Request& r, SimTime) {
   if (r.timing.ttft() >= 0) c.ttft.push_back(r.timing.ttft());
   c.e2e.push_back(r.timing.e2e());
   c.itl.push_back(r.timing.itl_avg());
+  c.itl_ids.push_back(r.spec.id);
 }
 
 void GoodputTracker::cluster_members(const ReportScope& s, ClusterPlace place, std::string& out) const {
@@ -80,30 +84,43 @@ std::pair<double, double> goodput_totals(const Goodput& g, double runtime_s) {
 
 namespace {
 
-// One class's members of "per_class" (after its opening brace).
+// One class's members of "per_class" (after its opening brace), in the
+// order of their names, as HEAD's map prints them.
 std::string class_json(const GoodputClass& c, double runtime_s) {
-  std::string out;
   const double class_rps = runtime_s > 0 ? static_cast<double>(c.good) / runtime_s : 0;
   const double class_att = c.arrived > 0 ? static_cast<double>(c.good) / static_cast<double>(c.arrived) : 0;
-  out += fmt::format("\n      \"count\": {},\n      \"goodput_rps\": {},\n      \"slo_attainment\": {}", c.arrived,
-                     go_float(class_rps), go_float(class_att));
-  std::string dims;
+  std::map<std::string, std::string> members;
+  members["count"] = std::to_string(c.arrived);
+  members["goodput_rps"] = go_float(class_rps);
+  members["slo_attainment"] = go_float(class_att);
+  std::map<std::string, std::string> dims;
   const char* names[3] = {"ttft", "itl", "e2e"};
   for (size_t d = 0; d < 3; ++d)
     if (c.targeted[d] || c.counted[d] > 0)  // 0 when nothing was counted
-      dims += fmt::format("{}\n        \"{}\": {}", dims.empty() ? "" : ",", names[d],
-                          go_float(c.counted[d] > 0 ? static_cast<double>(c.met[d]) /
-                                                          static_cast<double>(c.counted[d])
-                                                    : 0));
-  if (!dims.empty()) out += ",\n      \"slo_attainment_by_dim\": {" + dims + "\n      }";
+      dims[names[d]] = go_float(c.counted[d] > 0 ? static_cast<double>(c.met[d]) / static_cast<double>(c.counted[d])
+                                                 : 0);
+  if (!dims.empty()) {
+    std::string text = "{";
+    for (const auto& [name, value] : dims)
+      text += fmt::format("{}\n        \"{}\": {}", text.size() > 1 ? "," : "", name, value);
+    members["slo_attainment_by_dim"] = text + "\n      }";
+  }
   std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
   const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;
+  // Summed in the order of the requests' names (request_10 before request_2), as HEAD does.
+  std::vector<size_t> order(c.itl.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::to_string(c.itl_ids[a]) < std::to_string(c.itl_ids[b]);
+  });
   double itl_mean = 0;
-  for (double x : c.itl) itl_mean += x;
+  for (size_t k : order) itl_mean += c.itl[k];
   itl_mean = c.itl.empty() ? 0 : itl_mean / static_cast<double>(c.itl.size()) / 1000;
-  if (ttft_p99 > 0) out += ",\n      \"ttft_p99_ms\": " + go_float(ttft_p99);
-  if (itl_mean > 0) out += ",\n      \"itl_mean_ms\": " + go_float(itl_mean);
-  if (e2e_p99 > 0) out += ",\n      \"e2e_p99_ms\": " + go_float(e2e_p99);
+  if (ttft_p99 > 0) members["ttft_p99_ms"] = go_float(ttft_p99);
+  if (itl_mean > 0) members["itl_mean_ms"] = go_float(itl_mean);
+  if (e2e_p99 > 0) members["e2e_p99_ms"] = go_float(e2e_p99);
+  std::string out;
+  for (const auto& [name, value] : members) out += fmt::format("{}\n      \"{}\": {}", out.empty() ? "" : ",", name, value);
   return out;
 }
 

@@ -23,6 +23,7 @@ struct GoodputClass {
   std::array<bool, 3> targeted{};           // the dimensions the class has a target for
   std::vector<int64_t> ttft, e2e;           // µs, completed requests
   std::vector<double> itl;                  // µs, each request's mean ITL
+  std::vector<uint64_t> itl_ids;            // the request of each: HEAD sums them in the order of "request_<id>"
 };
 
 struct Goodput {

@@ -80,6 +80,7 @@ using SloTargetMap = std::map<int32_t, SloTargets>;
 // The run's settings that observers read, resolved (run/simulate.cpp fills it).
 struct ObserverSetup {
   SloTargetMap slo_targets;  // --slo-ttft, --slo-itl, --slo-e2e; empty = no goodput
+  bool trace_requests = false;  // --trace-output: TraceRecorder keeps every request
 };
 
 // The observers of cluster/request_signals.hpp: each built from the setup,

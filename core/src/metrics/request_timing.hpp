@@ -19,6 +19,7 @@ struct RequestTiming {
     int64_t ttft = -1;              // µs from arrival, once it has a first token
     int64_t scheduling_delay = -1;  // µs from arrival to its first admission to a batch
     int64_t e2e = -1;               // µs from arrival, once completed with a token
+    int64_t last_token = -1;        // e2e without the post-decode overhead: the last token a client sees
     double itl_avg = 0;             // mean inter-token latency (µs), once completed
     int64_t first_token_end = 0;    // end of the step that produced the first token
     int64_t ttft_sample = -1;       // its TTFT's index among the samples of ttft_instance
@@ -45,6 +46,7 @@ struct RequestTiming {
   int64_t ttft() const { return detail ? detail->ttft : -1; }
   int64_t scheduling_delay() const { return detail ? detail->scheduling_delay : -1; }
   int64_t e2e() const { return detail ? detail->e2e : -1; }
+  int64_t last_token() const { return detail ? detail->last_token : -1; }
   double itl_avg() const { return detail ? detail->itl_avg : 0; }
   int64_t first_token_end() const { return detail ? detail->first_token_end : 0; }
 };

@@ -127,7 +127,8 @@ std::string dump_toml(const ResolvedRun& resolved) {
                       r.config.pool().model.latency_model.value_or("").find(".so") != std::string::npos ||
                       r.config.policies.admission.value_or("").find(".so") != std::string::npos;
   const bool writes_out = [&] {
-    for (const auto& p : {r.config.outputs.results_path, r.config.outputs.rows_csv, r.config.outputs.rows_json})
+    for (const auto& p : {r.config.outputs.results_path, r.config.outputs.rows_csv, r.config.outputs.rows_json,
+                          r.config.outputs.trace_output})
       if (p && *p != "-" && (fs::path(*p).is_absolute() || p->find("..") != std::string::npos)) return true;
     return false;
   }();

@@ -2,6 +2,7 @@
 // about a plugin is expressed through what the plugin declares (blis_need
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
+#include "workload/slo_class.hpp"
 
 #include "run/path_rules.hpp"
 
@@ -649,6 +650,43 @@ void resolve_distribution_workload(ResolvedRun& r, const RunContext& ctx, const 
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
 }
 
+// `blis replay`: the TraceV2's requests (workload/trace_v2.hpp); by default
+// the run lasts twice the last injection time (10 minutes when that is 0), as
+// HEAD's replay.
+void resolve_replay_workload(ResolvedRun& r, const RunConfig& g) {
+  const RunConfig::Replay& rp = *g.replay;
+  for (const char* key : {"workload_spec", "workload_trace", "concurrency"})
+    if (g.origins.count(key))
+      throw InputError(g.where(key), "not with blis replay: the trace (--trace-header, --trace-data) is the workload");
+  auto trace = std::make_shared<workload::TraceV2>(workload::load_trace_v2(rp.header, rp.data));
+  if (trace->records.empty()) throw InputError(rp.data, "the trace has no requests");
+  if (trace->header.has_kv_offload)
+    throw InputError(rp.header, "kv_offload: the trace's KV-cache offload tiers cannot be replayed by blis");
+  int64_t last = 0;
+  for (const workload::TraceRecord& rec : trace->records) {
+    last = std::max(last, workload::injection_time(rec));
+    r.deadlines = r.deadlines || rec.deadline_us > 0;
+  }
+  if (!g.horizon) r.horizon = last <= 0 ? 600'000'000 : last > kNoHorizon / 2 ? kNoHorizon : 2 * last;
+  r.request_cap = 0;
+  r.replay = std::move(trace);
+}
+
+// A replayed trace's goodput targets, under those of the flags (HEAD's precedence).
+void apply_trace_targets(ResolvedRun& r) {
+  if (!r.replay) return;
+  for (const auto& [name, t] : r.replay->header.goodput_slo_targets) {
+    const auto cls = name == "default" ? std::optional<int>(0) : workload::slo_class_from_name(name);
+    if (!cls)
+      throw InputError(r.replay->header.where, fmt::format("goodput_slo_targets: unknown SLO class '{}' (expected {})",
+                                                           name, workload::kSloClassChoices));
+    SloTargets& target = r.slo_targets[*cls];
+    if (t.ttft_ms > 0) target.ttft_ms = t.ttft_ms;
+    if (t.itl_ms > 0) target.itl_ms = t.itl_ms;
+    if (t.e2e_ms > 0) target.e2e_ms = t.e2e_ms;
+  }
+}
+
 void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   const RunConfig& g = r.given;
   const WorkloadSettings& w = r.config.workload;
@@ -665,6 +703,7 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
   } else {
     warn_ignored(g, {"think_time_ms"}, "it applies to --concurrency users only");
   }
+  if (g.replay) return resolve_replay_workload(r, g);
   if (w.spec) return resolve_spec_workload(r, g, w);
   if (w.trace) {
     r.request_cap = g.workload.num_requests.value_or(0);
@@ -792,6 +831,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
         r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
   }
   resolve_workload(r, ctx);
+  apply_trace_targets(r);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
@@ -860,6 +900,7 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
 
 std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r) {
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
+  if (r.replay) return workload::make_trace_v2_workload(r.replay, block_size, r.seed);
   if (r.spec) return make_spec_workload(*r.spec, r.horizon, r.request_cap, block_size);
   return make_trace_workload(*r.config.workload.trace, r.horizon, r.request_cap, block_size, r.seed);
 }

@@ -6,6 +6,7 @@
 #include "cluster/router.hpp"
 #include "engine/wait_queue.hpp"
 #include "metrics/goodput.hpp"
+#include "workload/trace_v2.hpp"
 
 #include <blis/environment.hpp>
 #include <blis/model_data.hpp>
@@ -65,6 +66,7 @@ struct ResolvedRun {
   int64_t horizon = kNoHorizon;
   int64_t request_cap = 0;                // 0 = unbounded (spec, trace)
   std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
+  std::shared_ptr<const workload::TraceV2> replay;  // `blis replay`'s trace: the workload
   bool deadlines = false;                 // some client has a timeout: timed_out_requests is reported
   // NAME.KEY=VALUE entries of the profile set: they reach the plugins of the
   // run only, under any key a writer gave (resolve.cpp:apply_profile_set).

@@ -5,6 +5,7 @@
 #include <blis/errors.hpp>
 #include <blis/run.hpp>
 #include <blis/settings.hpp>
+#include <blis/trace.hpp>
 
 #include "run/resolve.hpp"
 #include "run/farm.hpp"
@@ -74,6 +75,8 @@ Settings rebased(const Settings& settings, const fs::path& dir) {
 void check_outputs(const RunConfig& c) {
   for (const char* key : {"results_path", "rows_csv", "rows_json", "timeseries"})
     if (auto v = find_setting(key)->get(c)) check_writable(std::get<std::string>(*v), c.where(key));
+  if (c.outputs.trace_output)
+    for (const char* ext : {".yaml", ".csv"}) check_writable(*c.outputs.trace_output + ext, c.where("trace_output"));
 }
 
 void single_run(const RunConfig& config, bool dump, std::ostream& out) {
@@ -97,6 +100,15 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
   if (config.outputs.results_path) {
     write_output(*config.outputs.results_path, outcome.results_json, out);
     spdlog::info("metrics written to {}", *config.outputs.results_path);
+  }
+  if (config.outputs.trace_output) {
+    write_output(*config.outputs.trace_output + ".yaml", outcome.trace_yaml, out);
+    write_output(*config.outputs.trace_output + ".csv", outcome.trace_csv, out);
+    spdlog::info("trace written to {}.yaml, {}.csv", *config.outputs.trace_output, *config.outputs.trace_output);
+  }
+  if (config.replay && config.replay->sim_results) {
+    write_output(*config.replay->sim_results, outcome.sim_results_json, out);
+    spdlog::info("SimResults written to {}", *config.replay->sim_results);
   }
   if (outcome.run_report) write_run_report(*config.outputs.report, *outcome.run_report);
   if (config.outputs.timeseries) {
@@ -134,6 +146,10 @@ class Runner : public ScenarioRunner {
         throw InputError(p.empty() ? "report" : p.front().where,
                          "report names one folder, but a sweep or search runs many configurations; give --report "
                          "to a single run, or use blis plan --report");
+      if (configs.back().outputs.trace_output)
+        throw InputError(p.empty() ? "trace-output" : p.front().where,
+                         "trace-output names one trace, but a sweep or search runs many configurations; give "
+                         "--trace-output to a single run");
       if (configs.back().outputs.results_path)
         throw InputError(p.empty() ? "results-path" : p.front().where,
                          "results-path names one file, but a sweep or search runs many "
@@ -451,6 +467,16 @@ void run(const RunRequest& req, std::ostream& out) {
     spdlog::warn("{} has no effect on a single run (it parallelises a scenario's sweep or search)",
                  config.where("jobs"));
   single_run(config, req.dump_config, out);
+}
+
+// `blis replay`: a single run whose workload is the trace (resolve.cpp:
+// resolve_replay_workload).
+void replay(const ReplayRequest& req, std::ostream& out) {
+  RunConfig config = build_config({&req.command_line});
+  set_log_level(config.outputs.log_level);
+  config.replay = RunConfig::Replay{req.trace_header, req.trace_data, req.results_path, "replayed"};
+  if (req.results_path) check_writable(*req.results_path, "--results-path");
+  single_run(config, false, out);
 }
 
 }  // namespace blis

@@ -1,4 +1,5 @@
 #include "run/simulate.hpp"
+#include "run/trace_output.hpp"
 
 #include "cluster/cluster.hpp"
 #include "run/resolve.hpp"
@@ -80,7 +81,8 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.horizon = r.horizon;
   cc.engine.cpu_tier =
       CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
-  cc.keep_records = c.outputs.results_path.has_value();
+  cc.keep_records = c.outputs.results_path.has_value() || (c.replay && c.replay->sim_results);
+  cc.observers.trace_requests = c.outputs.trace_output.has_value();
   cc.head_report = c.outputs.output_form == "head";
   // Priority inversions: the seed counts them when priorities vary, HEAD when
   // the scheduler orders by priority (its fix of false positives, #292).
@@ -432,6 +434,7 @@ RunOutcome simulate_run(const RunConfig& given) {
                                    cc.head_report}};
   RunOutcome outcome;
   fill_outcome(in, run, outcome);
+  trace_outputs(r, result, cluster, phases.empty() ? workload.get() : nullptr, outcome);
   outcome.report = write_report(in);
   return outcome;
 }

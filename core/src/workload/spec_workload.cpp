@@ -65,9 +65,11 @@ class SpecWorkload final : public WorkloadSource {
       if (!client.prefix_group.empty()) setup.prefix = prefixes_[group_index.at(client.prefix_group)].get();
       setup.horizon = horizon;
       setup.block_size = block_size;
+      SourceInfo info{client.id, client.prefix_group, setup.prefix ? setup.prefix->size() : 0, client.streaming};
       if (client.concurrency > 0) {
         if (max_requests > 0 && users_left <= 0) continue;
         add_closed_client(setup, users, users_left, made);
+        sources_.push_back(std::move(info));
         continue;
       }
       double rate = fraction_sum == 0 ? 0 : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
@@ -77,6 +79,7 @@ class SpecWorkload final : public WorkloadSource {
       setup.seed = w.int63();
       setup.cap = cap;
       add_open_client(std::move(setup), setups, made);
+      sources_.push_back(std::move(info));
     }
     start_streams(made, setups);
     start_sessions(setups, sessions);
@@ -108,10 +111,15 @@ class SpecWorkload final : public WorkloadSource {
       ++taken_;
     }
     out.id = emitted_++;
+    out.source = static_cast<int32_t>(k);
     out.user = done.user;
     out.round = done.round + 1;
     out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
     return true;
+  }
+
+  const SourceInfo* source_info(int32_t k) const override {
+    return k >= 0 && static_cast<size_t>(k) < sources_.size() ? &sources_[static_cast<size_t>(k)] : nullptr;
   }
 
   bool next(WorkloadRequest& out) override {
@@ -132,6 +140,7 @@ class SpecWorkload final : public WorkloadSource {
           any_sessions_ && closed_session_[k] ? stream.pending_session() : nullptr;
       const bool later_round = session && stream.pending_round() > 0 && session->round0_kept;
       stream.take(out);
+      out.source = static_cast<int32_t>(k);
       ++taken_;
       if (!later_round) {
         out.id = emitted_++;
@@ -275,6 +284,7 @@ class SpecWorkload final : public WorkloadSource {
 
   using Entry = std::pair<int64_t, size_t>;  // (arrival, position in streams_)
   WorkloadSpec spec_;                         // the clients the streams read
+  std::vector<SourceInfo> sources_;            // by stream
   std::deque<ClientSpec> members_;            // cohort members' shared descriptions
   int64_t max_requests_;
   uint64_t emitted_ = 0;  // ids given

@@ -1,0 +1,38 @@
+// `blis replay` and `blis calibrate` as the core offers them to a front end
+// (docs/cli.md "Traces"): BLIS HEAD's commands over its TraceV2 format.
+#pragma once
+
+#include <blis/scenario.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace blis {
+
+// A TraceV2's exact request sequence through the simulator, with any run
+// settings; prints what `blis run` prints for them.
+struct ReplayRequest {
+  Settings command_line;            // run settings, as `blis run` takes them
+  std::string trace_header;         // --trace-header
+  std::string trace_data;           // --trace-data
+  std::optional<std::string> results_path;  // --results-path: HEAD's per-request SimResult JSON
+};
+void replay(const ReplayRequest& request, std::ostream& out);
+
+// HEAD's comparison report of observed (the trace) against simulated (a
+// replay's SimResults) latencies, written to `report`; its summary on stderr.
+struct CalibrateRequest {
+  std::string trace_header, trace_data;
+  std::string sim_results;
+  std::string report;
+  int64_t warmup_requests = -1;   // -1: the header's warm_up_requests
+  int64_t network_rtt_us = -1;    // -1: the header's network.measured_rtt_ms
+  double network_bandwidth_mbps = 0;
+  std::string itl_data;
+  double ttft_mape_threshold = 0.15;
+};
+void calibrate(const CalibrateRequest& request);
+
+}  // namespace blis
