@@ -118,7 +118,7 @@ TEST_CASE("trace errors are one line naming the file, before anything runs", "[g
 }
 
 TEST_CASE("calibrate: a row with corrupt timing is not a matched pair", "[golden][trace]") {
-  // docs/differences.md 39: HEAD reports num_requests 5 and matched_pairs 4 for these 4 rows.
+  // docs/differences.md 40: HEAD reports num_requests 5 and matched_pairs 4 for these 4 rows.
   blis::test::TempDir dir("blis-calibrate-corrupt");
   std::istringstream csv(slurp(kDir + "trace.csv"));
   std::string line, text;

@@ -422,7 +422,7 @@ struct Calibration {
       const double real_ttft = static_cast<double>(rec.first_chunk_time_us - rec.send_time_us);
       const double real_e2e = static_cast<double>(rec.last_chunk_time_us - rec.send_time_us);
       // Corrupt timing (a chunk before the send): not compared, so not a
-      // matched pair either (HEAD counts it as both: docs/differences.md 39).
+      // matched pair either (HEAD counts it as both: docs/differences.md 40).
       if (real_ttft < 0 || real_e2e < 0) {
         ++p.unmatched_real;
         continue;
