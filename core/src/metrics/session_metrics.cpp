@@ -1,5 +1,7 @@
 #include "metrics/session_metrics.hpp"
 
+#include "util/sorted_percentile.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,16 +10,6 @@
 namespace blis {
 
 namespace {
-
-double rank_value(const std::vector<double>& sorted, double p) {
-  if (sorted.size() == 1) return sorted[0];
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  const auto lower = static_cast<size_t>(std::floor(rank));
-  const auto upper = static_cast<size_t>(std::ceil(rank));
-  if (lower == upper) return sorted[lower];
-  const double frac = rank - static_cast<double>(lower);
-  return sorted[lower] + frac * (sorted[upper] - sorted[lower]);
-}
 
 void line(std::string& out, const char* label, const SessionDistribution& d) {
   if (d.count == 0) return;
@@ -35,9 +27,9 @@ SessionDistribution session_distribution(std::vector<double> values_ms) {
   for (double v : values_ms) sum += v;
   d.count = static_cast<int64_t>(values_ms.size());
   d.mean = sum / static_cast<double>(values_ms.size());
-  d.p50 = rank_value(values_ms, 50);
-  d.p95 = rank_value(values_ms, 95);
-  d.p99 = rank_value(values_ms, 99);
+  d.p50 = sorted_percentile(values_ms, 50);
+  d.p95 = sorted_percentile(values_ms, 95);
+  d.p99 = sorted_percentile(values_ms, 99);
   return d;
 }
 

@@ -18,6 +18,7 @@
 #include "blis/errors.hpp"
 #include "util/files.hpp"
 #include "util/json_format.hpp"
+#include "util/sorted_percentile.hpp"
 #include "workload/csv_line.hpp"
 #include "workload/trace_v2.hpp"
 
@@ -45,17 +46,6 @@ double transfer_delay_us(double bandwidth_mbps, int64_t tokens) {
   if (bandwidth_mbps <= 0) return 0;
   const double bits = static_cast<double>(tokens * 4) * 8;
   return bits / (bandwidth_mbps * 1e6) * 1e6;
-}
-
-double percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  if (sorted.size() == 1) return sorted[0];
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  const auto lower = static_cast<size_t>(std::floor(rank));
-  const auto upper = static_cast<size_t>(std::ceil(rank));
-  if (lower == upper) return sorted[lower];
-  const double frac = rank - static_cast<double>(lower);
-  return sorted[lower] + frac * (sorted[upper] - sorted[lower]);
 }
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
@@ -120,8 +110,8 @@ Comparison compare(const Pair& p) {
   std::sort(rsorted.begin(), rsorted.end());
   std::sort(ssorted.begin(), ssorted.end());
   for (int k = 0; k < 4; ++k) {
-    c.real_p[k] = percentile(rsorted, kPercentiles[k]);
-    c.sim_p[k] = percentile(ssorted, kPercentiles[k]);
+    c.real_p[k] = sorted_percentile(rsorted, kPercentiles[k]);
+    c.sim_p[k] = sorted_percentile(ssorted, kPercentiles[k]);
   }
   double sum = 0, bias = 0;
   int64_t count = 0;
