@@ -372,46 +372,83 @@ std::string trace_header_yaml(const TraceHeader& h) {
   return out;
 }
 
-std::string trace_data_csv(const TraceHeader& h, const std::vector<TraceRecord>& records) {
+namespace {
+
+// The columns a trace writes only when some row has a value for them.
+struct WrittenColumns {
   bool slo_target = false, x_request = false, adapter = false, think = false, priority = false;
+};
+
+WrittenColumns written_columns(const TraceHeader& h, const std::vector<TraceRecord>& records) {
+  WrittenColumns c;
   for (const TraceRecord& r : records) {
-    slo_target = slo_target || r.slo_target_us > 0;
-    x_request = x_request || (h.mode == "real" && !r.x_request_id.empty());
-    adapter = adapter || !r.adapter.empty();
-    think = think || r.think_time_us != 0;
-    priority = priority || r.vllm_priority != 0 || (!r.slo_class.empty() && h.mode == "real");
+    c.slo_target = c.slo_target || r.slo_target_us > 0;
+    c.x_request = c.x_request || (h.mode == "real" && !r.x_request_id.empty());
+    c.adapter = c.adapter || !r.adapter.empty();
+    c.think = c.think || r.think_time_us != 0;
+    c.priority = c.priority || r.vllm_priority != 0 || (!r.slo_class.empty() && h.mode == "real");
   }
-  std::string out;
-  std::string sep;
+  return c;
+}
+
+void write_header_row(std::string& out, const WrittenColumns& c) {
   for (size_t i = 0; i < kColumns.size(); ++i) {
-    out += sep;
+    if (i > 0) out += ',';
     out += kColumns[i];
-    sep = ",";
-    if (i == 3 && priority) out += ",vllm_priority";
-    if (kColumns[i] == "deadline_us" && slo_target) out += ",slo_target_us";
+    if (i == 3 && c.priority) out += ",vllm_priority";
+    if (kColumns[i] == "deadline_us" && c.slo_target) out += ",slo_target_us";
   }
-  if (x_request) out += ",x_request_id";
-  if (adapter) out += ",adapter";
-  if (think) out += ",think_time_us";
-  out += "\n";
-  auto n = [](int64_t v) { return std::to_string(v); };
-  for (const TraceRecord& r : records) {
-    std::string row = n(r.request_id) + "," + csv_field(r.client_id) + "," + csv_field(r.tenant_id) + "," +
-                      csv_field(r.slo_class);
-    if (priority) row += "," + n(r.vllm_priority);
-    row += "," + csv_field(r.session_id) + "," + n(r.round_index) + "," + csv_field(r.prefix_group) + "," +
-           n(r.prefix_length) + "," + (r.streaming ? "true" : "false") + "," + n(r.input_tokens) + "," +
-           n(r.output_tokens) + "," + n(r.text_tokens) + "," + n(r.image_tokens) + "," + n(r.audio_tokens) + "," +
-           n(r.video_tokens) + "," + go_float_f(r.reason_ratio) + "," + csv_field(r.model) + "," + n(r.deadline_us);
-    if (slo_target) row += "," + n(r.slo_target_us);
-    row += "," + n(r.server_input_tokens) + "," + n(r.arrival_time_us) + "," + n(r.send_time_us) + "," +
-           n(r.first_chunk_time_us) + "," + n(r.last_chunk_time_us) + "," + n(r.num_chunks) + "," +
-           csv_field(r.status) + "," + csv_field(r.error_message) + "," + csv_field(r.finish_reason);
-    if (x_request) row += "," + csv_field(r.x_request_id);
-    if (adapter) row += "," + csv_field(r.adapter);
-    if (think) row += "," + n(r.think_time_us);
-    out += row + "\n";
-  }
+  if (c.x_request) out += ",x_request_id";
+  if (c.adapter) out += ",adapter";
+  if (c.think) out += ",think_time_us";
+  out += '\n';
+}
+
+// A row is its fields joined by commas, appended one at a time (no
+// temporaries joined with '+').
+void write_data_row(std::string& out, const TraceRecord& r, const WrittenColumns& c) {
+  bool first = true;
+  auto put = [&](const std::string& field) {
+    if (!first) out += ',';
+    first = false;
+    out += field;
+  };
+  auto num = [&](int64_t v) { put(std::to_string(v)); };
+  num(r.request_id);
+  put(csv_field(r.client_id));
+  put(csv_field(r.tenant_id));
+  put(csv_field(r.slo_class));
+  if (c.priority) num(r.vllm_priority);
+  put(csv_field(r.session_id));
+  num(r.round_index);
+  put(csv_field(r.prefix_group));
+  num(r.prefix_length);
+  put(r.streaming ? "true" : "false");
+  for (int64_t v : {r.input_tokens, r.output_tokens, r.text_tokens, r.image_tokens, r.audio_tokens, r.video_tokens})
+    num(v);
+  put(go_float_f(r.reason_ratio));
+  put(csv_field(r.model));
+  num(r.deadline_us);
+  if (c.slo_target) num(r.slo_target_us);
+  for (int64_t v : {r.server_input_tokens, r.arrival_time_us, r.send_time_us, r.first_chunk_time_us,
+                    r.last_chunk_time_us, r.num_chunks})
+    num(v);
+  put(csv_field(r.status));
+  put(csv_field(r.error_message));
+  put(csv_field(r.finish_reason));
+  if (c.x_request) put(csv_field(r.x_request_id));
+  if (c.adapter) put(csv_field(r.adapter));
+  if (c.think) num(r.think_time_us);
+  out += '\n';
+}
+
+}  // namespace
+
+std::string trace_data_csv(const TraceHeader& h, const std::vector<TraceRecord>& records) {
+  const WrittenColumns columns = written_columns(h, records);
+  std::string out;
+  write_header_row(out, columns);
+  for (const TraceRecord& r : records) write_data_row(out, r, columns);
   return out;
 }
 
