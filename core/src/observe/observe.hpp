@@ -1,0 +1,69 @@
+// `blis observe` (BLIS HEAD's command): a workload sent to a real
+// OpenAI-compatible server at its arrival times, each request timed as the
+// client sees it, and the result a TraceV2 that `blis replay` and `blis
+// calibrate` read (docs/calibration.md).
+#pragma once
+
+#include "observe/http_client.hpp"
+#include "workload/trace_v2.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace blis {
+class WorkloadSource;
+}
+
+namespace blis::observation {
+
+struct Options {
+  ServerUrl server;
+  std::string model;        // the name the server serves (the requests' "model")
+  std::string api_key;      // sent as a bearer token when not empty
+  std::string api_format = "completions";  // or chat
+  int max_concurrency = 256;
+  int64_t warmup_requests = 0;  // the first requests sent, left out of the trace
+  bool no_streaming = false;
+  bool record_itl = false;      // streams every request and keeps each chunk's time
+  bool unconstrained = false;   // no max_tokens (chat) / the largest (completions), no min_tokens
+  int timeout_s = 300;
+  // The server runs this many times faster than real time (blis serve
+  // --time-scale): requests are sent that much sooner, and every time
+  // recorded is scaled back, so the trace reads as a real-time observation.
+  double time_scale = 1;
+  int32_t block_size = 16;      // of the workload's content hashes
+  uint64_t seed = 42;           // the request ids' and own tokens' stream
+  // Set from another thread (SIGINT/SIGTERM): no new request is sent; those
+  // under way finish and the trace is written.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct Observation {
+  std::vector<workload::TraceRecord> records;  // by request id (dispatch order)
+  std::vector<workload::ItlRecord> itl;         // with record_itl
+  double wall_seconds = 0;                      // first send to last answer
+  double tokens_per_word = 1;                   // the server's, as measured
+};
+
+// Sends `source`'s requests, their follow-ups included (closed-loop users),
+// and times them. Progress goes to the log.
+Observation run_observation(WorkloadSource& source, const Options& options);
+
+// HEAD's summary of an observation: "=== Simulation Metrics ===" and the
+// JSON of its metrics (client-side TTFT, E2E, ITL with record_itl).
+std::string observation_metrics(const Observation& o);
+
+// The ITL CSV (request_id,chunk_index,timestamp_us) that calibrate's --itl-data reads.
+std::string itl_csv(const std::vector<workload::ItlRecord>& itl);
+
+// The words of a prompt of about `tokens` tokens for a server whose
+// tokenizer makes `tokens_per_word` tokens of each: word i comes from the
+// content block holding token i * tokens_per_word, so requests that share
+// blocks (a prefix) share the text over them. `own` seeds the words past the
+// blocks given.
+std::string prompt_text(const std::vector<uint64_t>& block_hashes, int32_t block_size, int64_t tokens,
+                        double tokens_per_word, uint64_t own);
+
+}  // namespace blis::observation

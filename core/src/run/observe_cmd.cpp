@@ -1,0 +1,144 @@
+// `blis observe` (blis/trace.hpp): the workload from the same settings as
+// `blis run` (resolve_workload_only), sent by observe/observe.hpp, written
+// as a TraceV2 in HEAD's form.
+#include "observe/observe.hpp"
+#include "run/resolve.hpp"
+#include "util/output_file.hpp"
+#include "workload/slo_class.hpp"
+#include "workload/trace_v2.hpp"
+
+#include <blis/errors.hpp>
+#include <blis/trace.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <iostream>
+
+namespace blis {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void observe_on_signal(int) { g_stop.store(true); }
+
+// The trace's header: HEAD's for an observation.
+workload::TraceHeader observation_header(const ObserveRequest& req, const ResolvedRun& r) {
+  workload::TraceHeader h;
+  h.time_unit = "us";
+  h.created_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+  h.mode = "real";
+  h.warm_up_requests = req.warmup_requests;
+  h.workload_spec = req.workload_label;
+  if (r.spec) h.workload_seed = r.spec->seed;
+  h.network = true;
+  h.measured_rtt_ms = req.rtt_ms;
+  h.server_type = req.server_type;
+  h.server_model = req.model;
+  for (const auto& [cls, t] : r.slo_targets) {
+    const std::string name = workload::slo_class_name(cls);
+    h.goodput_slo_targets[name.empty() ? "default" : name] = {t.ttft_ms, t.itl_ms, t.e2e_ms};
+  }
+  return h;
+}
+
+void check_request(const ObserveRequest& req) {
+  if (req.server_url.empty()) throw InputError("--server-url", "is required; e.g. --server-url http://localhost:8000");
+  if (req.model.empty()) throw InputError("--model", "is required: the model name the server serves");
+  if (req.trace_header.empty()) throw InputError("--trace-header", "is required: where to write the trace's header YAML");
+  if (req.trace_data.empty()) throw InputError("--trace-data", "is required: where to write the trace's data CSV");
+  if (req.record_itl && req.no_streaming)
+    throw InputError("--record-itl", "needs streaming responses: not with --no-streaming");
+  if (req.api_format != "completions" && req.api_format != "chat")
+    throw InputError("--api-format", "must be 'completions' or 'chat', got '" + req.api_format + "'");
+  if (!std::isfinite(req.rtt_ms) || req.rtt_ms < 0)
+    throw InputError("--rtt-ms", fmt::format("must be a finite value >= 0, got {}", req.rtt_ms));
+  if (req.timeout_s <= 0 || req.timeout_s > 86400)
+    throw InputError("--timeout", fmt::format("must be between 1 and 86400 seconds (1 day), got {}", req.timeout_s));
+  if (req.max_concurrency && *req.max_concurrency < 1)
+    throw InputError("--max-concurrency", fmt::format("must be >= 1, got {}", *req.max_concurrency));
+  if (!std::isfinite(req.time_scale) || req.time_scale <= 0)
+    throw InputError("--time-scale", fmt::format("must be a finite value > 0, got {}", req.time_scale));
+  if (req.warmup_requests < 0)
+    throw InputError("--warmup-requests", fmt::format("must be >= 0, got {}", req.warmup_requests));
+  if (!req.itl_output.empty() && !req.record_itl)
+    spdlog::warn("--itl-output is set but --record-itl is not: no ITL data will be written");
+}
+
+}  // namespace
+
+void observe(const ObserveRequest& req, std::ostream& out) {
+  check_request(req);
+  const observation::ServerUrl server = observation::parse_server_url(req.server_url, "--server-url");
+  const RunConfig config = build_config({&req.workload});
+  const WorkloadSettings& w = config.workload;
+  // HEAD's observe has no default request count: a rate or preset workload
+  // needs --num-requests or --horizon (a spec brings its own).
+  if (!w.spec && !config.workload.num_requests && !config.horizon && !w.concurrency)
+    throw InputError("--num-requests", "give --num-requests or --horizon to bound the workload sent to the server");
+  if (!w.spec && !w.concurrency && !config.origins.count("rate") && !config.origins.count("workload"))
+    throw InputError("--rate", "give a workload: --rate (with the length flags or --workload PRESET), "
+                               "--workload-spec FILE, or --concurrency N");
+  RunContext ctx = RunContext::open(config);
+  const ResolvedRun r = resolve_workload_only(config, ctx);
+  std::unique_ptr<WorkloadSource> source = make_workload(r);
+
+  const std::string itl_path =
+      !req.itl_output.empty() ? req.itl_output
+                              : (req.trace_data.size() > 4 && req.trace_data.substr(req.trace_data.size() - 4) == ".csv"
+                                     ? req.trace_data.substr(0, req.trace_data.size() - 4)
+                                     : req.trace_data) + ".itl.csv";
+  check_writable(req.trace_header, "--trace-header");
+  check_writable(req.trace_data, "--trace-data");
+  if (req.record_itl) check_writable(itl_path, "--itl-output");
+
+  observation::Options o;
+  o.server = server;
+  o.model = req.model;
+  o.api_key = req.api_key;
+  o.api_format = req.api_format;
+  o.max_concurrency = req.max_concurrency.value_or(w.concurrency.value_or(0) > 0 ? static_cast<int>(*w.concurrency) : 256);
+  o.warmup_requests = req.warmup_requests;
+  o.no_streaming = req.no_streaming;
+  o.record_itl = req.record_itl;
+  o.unconstrained = req.unconstrained_output;
+  o.timeout_s = req.timeout_s;
+  o.time_scale = req.time_scale;
+  o.block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
+  o.seed = static_cast<uint64_t>(r.seed);
+  g_stop.store(false);
+  o.stop = &g_stop;
+  auto old_int = std::signal(SIGINT, observe_on_signal);
+  auto old_term = std::signal(SIGTERM, observe_on_signal);
+  observation::Observation obs;
+  try {
+    obs = observation::run_observation(*source, o);
+  } catch (...) {
+    std::signal(SIGINT, old_int);
+    std::signal(SIGTERM, old_term);
+    throw;
+  }
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  spdlog::info("observe: {} requests timed in {:.3f} s", obs.records.size(), obs.wall_seconds);
+
+  const workload::TraceHeader h = observation_header(req, r);
+  write_output(req.trace_header, workload::trace_header_yaml(h), out);
+  write_output(req.trace_data, workload::trace_data_csv(h, obs.records), out);
+  spdlog::info("Trace exported: {} records to {} / {}", obs.records.size(), req.trace_header, req.trace_data);
+  if (req.record_itl) {
+    if (obs.itl.empty()) spdlog::warn("--record-itl was set but no chunk was timed");
+    write_output(itl_path, observation::itl_csv(obs.itl), out);
+    spdlog::info("ITL data exported: {} ({} records)", itl_path, obs.itl.size());
+  }
+  out << observation::observation_metrics(obs) << std::flush;
+}
+
+}  // namespace blis

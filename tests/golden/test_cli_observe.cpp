@@ -1,0 +1,169 @@
+// `blis observe` end to end (docs/calibration.md) against `blis serve` at
+// --time-scale 50: the trace it writes (HEAD's TraceV2, mode real) holds one
+// row per request with the lengths asked for and the server's token counts,
+// ITL chunks per token, closed-loop users that keep --concurrency requests in
+// flight, and a trace that `blis replay` and `blis calibrate` read; bad
+// flags are refused before anything is sent, and a server that is down gives
+// error rows, not a crash.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "serve_process.hpp"
+#include "temp_dir.hpp"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The CSV's rows as column name -> value.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> names;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> f;
+    std::string cur;
+    for (char c : l) {
+      if (c == ',') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    f.push_back(cur);
+    return f;
+  };
+  if (!std::getline(in, line)) return rows;
+  names = split(line);
+  while (std::getline(in, line)) {
+    const auto f = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < names.size() && i < f.size(); ++i) row[names[i]] = f[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+int64_t num(const std::map<std::string, std::string>& row, const std::string& key) {
+  return std::stoll(row.at(key));
+}
+
+const std::string kServe = "--port 0 --time-scale 50 --model qwen/qwen3-14b";
+
+}  // namespace
+
+TEST_CASE("blis observe records HEAD's TraceV2 of a served workload, and replay and calibrate read it",
+          "[golden][observe]") {
+  blis_test::ServeProcess server(kServe);
+  blis::test::TempDir dir("blis-observe");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const std::string h = dir.str() + "/t.yaml", d = dir.str() + "/t.csv";
+  const Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --rate 20 --num-requests 24 "
+                            "--prompt-tokens 100 --prompt-tokens-stdev 0 --prompt-tokens-min 100 "
+                            "--prompt-tokens-max 100 --output-tokens 12 --output-tokens-stdev 0 "
+                            "--output-tokens-min 12 --output-tokens-max 12 --record-itl --warmup-requests 4 --time-scale 50 "
+                            "--trace-header " + h + " --trace-data " + d);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("=== Simulation Metrics ===\n{\n  \"instance_id\": \"\",\n  \"completed_requests\": 20,", 0) == 0);
+  CHECK(r.out.find("\"itl_mean_ms\": 0,") == std::string::npos);  // ITL measured from the chunks
+
+  const std::string header = slurp(h);
+  CHECK(header.find("mode: real\n") != std::string::npos);
+  CHECK(header.find("warm_up_requests: 4\n") != std::string::npos);
+  CHECK(header.find("server:\n    type: vllm\n    model: qwen/qwen3-14b\n") != std::string::npos);
+  const auto rows = csv_rows(slurp(d));
+  REQUIRE(rows.size() == 20);  // the 4 warm-up requests are left out
+  int64_t id = 4;
+  for (const auto& row : rows) {
+    INFO(row.at("request_id"));
+    CHECK(num(row, "request_id") == id++);
+    CHECK(row.at("status") == "ok");
+    CHECK(row.at("streaming") == "true");  // --record-itl streams every request
+    CHECK(num(row, "input_tokens") == 100);
+    CHECK(num(row, "server_input_tokens") == 100);  // one blis serve token per word sent
+    CHECK(num(row, "output_tokens") == 12);
+    CHECK(num(row, "num_chunks") == 13);            // a chunk per token, then the usage chunk
+    CHECK(num(row, "first_chunk_time_us") > num(row, "send_time_us"));
+    CHECK(num(row, "last_chunk_time_us") >= num(row, "first_chunk_time_us"));
+    CHECK(row.at("x_request_id").size() == 36);
+  }
+  const auto itl = csv_rows(slurp(dir.str() + "/t.itl.csv"));
+  CHECK(itl.size() == 20 * 13);
+
+  // The trace replays in the simulator, and calibrates against the replay.
+  const Result rep = run_blis("replay --model qwen/qwen3-14b --trace-header " + h + " --trace-data " + d +
+                              " --results-path " + dir.str() + "/sim.json");
+  INFO(rep.err);
+  REQUIRE(rep.status == 0);
+  CHECK(rep.out.find("\"completed_requests\": 20,") != std::string::npos);
+  const Result cal = run_blis("calibrate --trace-header " + h + " --trace-data " + d + " --sim-results " + dir.str() +
+                              "/sim.json --report " + dir.str() + "/report.json --itl-data " + dir.str() +
+                              "/t.itl.csv");
+  INFO(cal.err);
+  REQUIRE(cal.status == 0);
+  CHECK(slurp(dir.str() + "/report.json").find("\"matched_pairs\": 20") != std::string::npos);
+}
+
+TEST_CASE("blis observe's closed-loop users keep --concurrency requests in flight", "[golden][observe]") {
+  blis_test::ServeProcess server(kServe);
+  blis::test::TempDir dir("blis-observe");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --api-format chat "
+                            "--time-scale 50 --concurrency 3 --num-requests 15 --prompt-tokens 64 --output-tokens 8 "
+                            "--trace-header " + dir.str() + "/t.yaml --trace-data " + dir.str() + "/t.csv");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = csv_rows(slurp(dir.str() + "/t.csv"));
+  REQUIRE(rows.size() == 15);
+  // At every send, fewer than 3 other requests were under way.
+  for (const auto& a : rows) {
+    int under_way = 0;
+    for (const auto& b : rows)
+      if (&a != &b && num(b, "send_time_us") <= num(a, "send_time_us") &&
+          num(b, "last_chunk_time_us") > num(a, "send_time_us"))
+        ++under_way;
+    CHECK(under_way < 3);
+    CHECK(a.at("status") == "ok");
+  }
+}
+
+TEST_CASE("blis observe refuses bad flags before sending, and a server that is down gives error rows",
+          "[golden][observe]") {
+  blis::test::TempDir dir("blis-observe");
+  const std::string files = " --trace-header " + dir.str() + "/t.yaml --trace-data " + dir.str() + "/t.csv";
+  check_refused("observe --model m --rate 5 --num-requests 3" + files, "--server-url: is required");
+  check_refused("observe --server-url https://example.com --model m --rate 5 --num-requests 3" + files,
+                "https is not supported");
+  check_refused("observe --server-url http://127.0.0.1:1 --model m --rate 5" + files,
+                "give --num-requests or --horizon");
+  check_refused("observe --server-url http://127.0.0.1:1 --model m --rate 5 --num-requests 3 --record-itl "
+                "--no-streaming" + files,
+                "--record-itl: needs streaming responses");
+  check_refused("observe --server-url http://127.0.0.1:1 --model m --rate 5 --num-requests 3 --timeout 0" + files,
+                "--timeout: must be between 1 and 86400");
+  CHECK_FALSE(std::filesystem::exists(dir.str() + "/t.csv"));
+
+  // Port 1 refuses connections: every request is an error row, and the run ends.
+  const Result r = run_blis("observe --server-url http://127.0.0.1:1 --model m --rate 50 --num-requests 5" + files);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = csv_rows(slurp(dir.str() + "/t.csv"));
+  REQUIRE(rows.size() == 5);
+  for (const auto& row : rows) {
+    CHECK(row.at("status") == "error");
+    CHECK(row.at("error_message").find("HTTP error: connecting") == 0);
+  }
+  CHECK(r.out.find("\"completed_requests\": 0,") != std::string::npos);
+}
