@@ -4,6 +4,7 @@
 #pragma once
 
 #include <blis/run.hpp>
+#include <blis/trace.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -54,8 +55,12 @@ class TraceCommands {
   const std::map<std::string, CLI::Option*>& replay_options() const { return replay_options_; }
 
  private:
+  void add_observe(CLI::App& app);
   CLI::App* replay_ = nullptr;
   CLI::App* calibrate_ = nullptr;
+  CLI::App* observe_ = nullptr;
+  std::map<std::string, CLI::Option*> observe_options_;
+  ObserveRequest observe_req_;
   std::map<std::string, CLI::Option*> replay_options_;
   std::string header_, data_, results_path_, metrics_path_, session_mode_ = "fixed";
   std::string cal_header_, cal_data_, cal_sim_, cal_report_, cal_itl_;

@@ -5,6 +5,7 @@
 #include <blis/settings.hpp>
 #include <blis/trace.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 namespace blis::app {
@@ -30,6 +31,8 @@ TraceCommands::TraceCommands(CLI::App& app) {
   replay_options_ = add_run_flags(*replay_, {"results_path", "session_mode", "workload_spec", "workload_trace",
                                              "workload_traces_filepath", "concurrency", "think_time_ms", "scenario",
                                              "jobs", "rows_csv", "rows_json", "shard", "resume"});
+
+  add_observe(app);
 
   calibrate_ = app.add_subcommand(
       "calibrate", "Compare a trace's observed latencies with a replay's (blis replay --results-path): per-request "
@@ -62,7 +65,79 @@ TraceCommands::TraceCommands(CLI::App& app) {
       ->capture_default_str();
 }
 
+// BLIS HEAD's observe flags; the workload ones are `blis run`'s settings.
+void TraceCommands::add_observe(CLI::App& app) {
+  observe_ = app.add_subcommand(
+      "observe", "Send a workload to a real OpenAI-compatible server (vLLM, blis serve, ...) at its arrival times, "
+                 "time every request as the client sees it, and write a TraceV2 for blis replay and blis "
+                 "calibrate (BLIS HEAD's command)");
+  ObserveRequest& r = observe_req_;
+  const char* g = "Observe";
+  observe_->add_option("--server-url", r.server_url, "Inference server URL, http://HOST[:PORT][/PATH] (required)")
+      ->group(g);
+  observe_->add_option("--model", r.model, "Model name for the API requests, as the server serves it (required)")
+      ->group(g);
+  observe_->add_option("--trace-header", r.trace_header, "Output path for the TraceV2 header YAML (required)")
+      ->type_name("FILE")->group(g);
+  observe_->add_option("--trace-data", r.trace_data, "Output path for the TraceV2 data CSV (required)")
+      ->type_name("FILE")->group(g);
+  observe_->add_option("--api-key", r.api_key, "Bearer token for server authentication")->group(g);
+  observe_->add_option("--server-type", r.server_type, "Server type recorded in the trace header (vllm, tgi, ...)")
+      ->capture_default_str()->group(g);
+  observe_->add_option("--api-format", r.api_format,
+                       "completions (/v1/completions) or chat (/v1/chat/completions)")
+      ->capture_default_str()->group(g);
+  observe_->add_option("--max-concurrency", r.max_concurrency,
+                       "Most requests in flight at once (default 256; with --concurrency, its user count)")
+      ->group(g);
+  observe_->add_option("--warmup-requests", r.warmup_requests,
+                       "Leave the first N requests sent out of the trace (recorded in its header)")
+      ->capture_default_str()->group(g);
+  observe_->add_flag("--no-streaming", r.no_streaming, "Never stream (the first chunk is then the whole answer)")
+      ->group(g);
+  observe_->add_flag("--record-itl", r.record_itl,
+                     "Stream every request and record each chunk's time for ITL calibration (--itl-output)")
+      ->group(g);
+  observe_->add_option("--itl-output", r.itl_output,
+                       "Output path for the ITL CSV (default: <trace-data without .csv>.itl.csv with --record-itl)")
+      ->type_name("FILE")->group(g);
+  observe_->add_option("--rtt-ms", r.rtt_ms, "Measured network round trip (ms), recorded in the trace header")
+      ->capture_default_str()->group(g);
+  observe_->add_option("--timeout", r.timeout_s, "HTTP timeout per request, seconds (1 to 86400)")
+      ->capture_default_str()->group(g);
+  observe_->add_flag("--unconstrained-output", r.unconstrained_output,
+                     "Let the server choose output lengths: no min_tokens, and no max_tokens (chat) or the "
+                     "largest (completions)")
+      ->group(g);
+  observe_->add_option("--time-scale", r.time_scale,
+                       "blis's: the server runs this many times faster than real time (blis serve --time-scale): "
+                       "requests go out that much sooner and every recorded time is scaled back")
+      ->capture_default_str()->group(g);
+  static const std::vector<std::string> kWorkloadKeys = {
+      "workload_spec", "workload", "defaults_filepath", "rate", "num_requests", "horizon", "seed", "concurrency",
+      "think_time_ms", "prompt_tokens", "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
+      "output_tokens", "output_tokens_stdev", "output_tokens_min", "output_tokens_max", "prefix_tokens",
+      "slo_ttft", "slo_itl", "slo_e2e", "log"};
+  std::vector<std::string> skip;
+  for (const SettingDef& def : setting_table())
+    if (std::find(kWorkloadKeys.begin(), kWorkloadKeys.end(), def.key) == kWorkloadKeys.end()) skip.push_back(def.key);
+  observe_options_ = add_run_flags(*observe_, skip);
+}
+
 std::optional<int> TraceCommands::execute() {
+  if (observe_->parsed()) {
+    ObserveRequest req = observe_req_;
+    for (const auto& [key, values] : given_run_flags(observe_options_)) {
+      const std::string flag = find_setting(key)->flag();
+      for (const auto& v : values) req.workload.push_back(Setting{key, v, flag});
+    }
+    if (const auto it = observe_options_.find("workload_spec"); it != observe_options_.end() && it->second->count())
+      req.workload_label = it->second->as<std::string>();
+    else if (const auto w = observe_options_.find("workload"); w != observe_options_.end() && w->second->count())
+      req.workload_label = "preset:" + w->second->as<std::string>();
+    blis::observe(req, std::cout);
+    return 0;
+  }
   if (replay_->parsed()) {
     ReplayRequest req;
     for (const auto& [key, values] : given_run_flags(replay_options_)) {

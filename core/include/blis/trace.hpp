@@ -1,4 +1,4 @@
-// `blis replay` and `blis calibrate` as the core offers them to a front end
+// `blis observe`, `blis replay` and `blis calibrate` as the core offers them to a front end
 // (docs/cli.md "Traces"): BLIS HEAD's commands over its TraceV2 format.
 #pragma once
 
@@ -34,5 +34,28 @@ struct CalibrateRequest {
   double ttft_mape_threshold = 0.15;
 };
 void calibrate(const CalibrateRequest& request);
+
+// BLIS HEAD's `blis observe`: the workload sent to a real OpenAI-compatible
+// server, timed per request, written as a TraceV2 (mode real); HEAD's
+// metrics summary on `out`.
+struct ObserveRequest {
+  Settings workload;  // workload settings as `blis run` takes them (rate, workload, spec, lengths, seed, slo_*)
+  std::string server_url, model;
+  std::string trace_header, trace_data;
+  std::string api_key;
+  std::string server_type = "vllm";
+  std::string api_format = "completions";
+  std::optional<int> max_concurrency;  // 256, or --concurrency's users
+  int64_t warmup_requests = 0;
+  bool no_streaming = false;
+  bool record_itl = false;
+  std::string itl_output;  // default: <trace-data without .csv>.itl.csv
+  double rtt_ms = 0;
+  int timeout_s = 300;
+  bool unconstrained_output = false;
+  double time_scale = 1;  // blis's: the server runs this many times faster than real (blis serve --time-scale)
+  std::string workload_label;  // the header's workload_spec: the spec's path or "preset:NAME"
+};
+void observe(const ObserveRequest& request, std::ostream& out);
 
 }  // namespace blis

@@ -844,6 +844,19 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   return r;
 }
 
+ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx) {
+  ResolvedRun r;
+  r.given = config;
+  r.config = config;
+  resolve_workload(r, ctx);
+  const auto& slo = config.slo;
+  if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
+  if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
+  if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
+  r.config.seed = r.seed;
+  return r;
+}
+
 std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
                                                 bool& deadlines) {
   std::vector<const ScenarioEvent*> changes;

@@ -87,6 +87,11 @@ RunConfig build_config(const std::vector<const Settings*>& layers, const std::st
 // the setting (and file:line when it came from a file).
 ResolvedRun resolve(const RunConfig& config, RunContext& ctx);
 
+// Only what resolve() does for the workload and the goodput targets (`blis
+// observe`, which sends the workload to a server): no model, policies or
+// plugins are needed.
+ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx);
+
 // The workload the resolved run simulates.
 std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run);
 

@@ -36,10 +36,11 @@ constexpr std::string_view kSloKeys[] = {"ttft_ms", "itl_ms", "e2e_ms"};
 constexpr std::string_view kObservedKeys[] = {"source", "hit_rate", "block_hits", "block_queries",
                                               "read_time_total", "write_time_total", "vllm_commit"};
 
-void read_server(const config::StrictYaml& y, const YAML::Node& v) {
+void read_server(const config::StrictYaml& y, const YAML::Node& v, TraceHeader& h) {
   for (const auto& [k, s] : y.entries(y.mapping(v, "server"), "server", kServerKeys)) {
     if (s.IsNull()) continue;
-    if (k == "type" || k == "model") (void)y.string(s, "server." + k);
+    if (k == "type") h.server_type = y.string(s, "server." + k);
+    else if (k == "model") h.server_model = y.string(s, "server." + k);
     else if (k == "gpu_memory_utilization") (void)y.number(s, "server." + k);
     else (void)y.integer(s, "server." + k);
   }
@@ -62,8 +63,9 @@ void read_targets(const config::StrictYaml& y, const YAML::Node& v, TraceHeader&
 // A block of the header: false for a scalar key.
 bool read_block(const config::StrictYaml& y, const std::string& key, const YAML::Node& v, TraceHeader& h) {
   if (key == "server") {
-    read_server(y, v);
+    read_server(y, v, h);
   } else if (key == "network") {
+    h.network = true;
     for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kNetworkKeys))
       if (!s.IsNull()) h.measured_rtt_ms = y.number(s, "network." + k);
   } else if (key == "goodput_slo_targets") {
@@ -354,7 +356,13 @@ std::string trace_header_yaml(const TraceHeader& h) {
   if (!h.workload_spec.empty()) out += "workload_spec: " + yaml_string(h.workload_spec) + "\n";
   if (!h.session_context_growth.empty())
     out += "session_context_growth: " + yaml_string(h.session_context_growth) + "\n";
+  if (!h.server_type.empty() || !h.server_model.empty()) {
+    out += "server:\n";
+    if (!h.server_type.empty()) out += "    type: " + yaml_string(h.server_type) + "\n";
+    if (!h.server_model.empty()) out += "    model: " + yaml_string(h.server_model) + "\n";
+  }
   if (h.measured_rtt_ms != 0) out += "network:\n    measured_rtt_ms: " + go_float_g(h.measured_rtt_ms) + "\n";
+  else if (h.network) out += "network: {}\n";
   if (!h.goodput_slo_targets.empty()) {
     out += "goodput_slo_targets:\n";
     for (const auto& [cls, t] : h.goodput_slo_targets) {

@@ -29,6 +29,8 @@ struct TraceHeader {
   std::optional<int64_t> workload_seed;
   std::string workload_spec;
   std::string session_context_growth;
+  std::string server_type, server_model;  // server.type, server.model (an observation's)
+  bool network = false;        // a network block is written even without a measured RTT
   double measured_rtt_ms = 0;  // network.measured_rtt_ms
   std::map<std::string, TraceSloTargets> goodput_slo_targets;
   bool has_kv_offload = false;  // a kv_offload block was present (replay refuses it)
