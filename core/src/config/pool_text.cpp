@@ -65,7 +65,7 @@ PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
       p.cost_per_hour = d;
     } else if (key == "role") {
       if (value != "prefill" && value != "decode" && value != "mixed" && value != "encode")
-        throw bad(fmt::format("role={} is not a P/D role: prefill, decode, mixed (both) or encode", value));
+        throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both); or encode (E/P/D)", value));
       p.role = value;
     } else if (is_pool_lifecycle_key(key)) {
       p.lifecycle += (p.lifecycle.empty() ? "" : " ") + piece;
