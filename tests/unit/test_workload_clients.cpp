@@ -315,6 +315,26 @@ TEST_CASE("multimodal inputs draw in the reference's order", "[workload][multimo
   CHECK(rows(reqs) == expected);
 }
 
+TEST_CASE("a request is multimodal when it drew image, audio or video tokens", "[workload][multimodal][epd]") {
+  ClientSpec c = client("t", 1, "constant", constant(999), constant(7));
+  blis::MultimodalSpec mm;
+  mm.text_distribution = constant(10);
+  mm.image_distribution = constant(100);
+  mm.image_count_distribution = {"empirical", {{"0", 0.5}, {"1", 0.5}}};
+  c.multimodal = mm;
+  const auto reqs = generate(one_client(1.0, c, 3), blis::kNoHorizon, 40);
+  int64_t with = 0;
+  for (const WorkloadRequest& r : reqs) {
+    CHECK(r.multimodal == (r.input_tokens > 10));  // an image of 100 tokens, or none
+    with += r.multimodal ? 1 : 0;
+  }
+  CHECK(with > 0);
+  CHECK(with < 40);
+  // Text only (no multimodal block): none is.
+  const auto text = generate(one_client(1.0, client("t", 1, "constant", constant(99), constant(7))), blis::kNoHorizon, 5);
+  for (const WorkloadRequest& r : text) CHECK_FALSE(r.multimodal);
+}
+
 // ---- cohorts (spec workload §5.10) ----
 
 TEST_CASE("cohort windows match the reference's values", "[workload][cohort]") {

@@ -168,10 +168,11 @@ int64_t derive_max_model_len(const ModelArch& m);
 int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_t block_size);
 
 // Writes the keys latency-model plugins read ("model.*", "hardware.*", "tp",
-// "alpha_coeffs", "beta_coeffs", "block_size"; "dp" when dp > 1 and
-// "moe_comm_backend" when not empty).
+// "alpha_coeffs", "beta_coeffs", "block_size"; "dp" when dp > 1,
+// "moe_comm_backend" when not empty, "enable_expert_parallel" when true).
 void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
                         const std::vector<double>& alpha, const std::vector<double>& beta,
-                        int64_t block_size, int64_t dp = 1, const std::string& moe_comm_backend = "");
+                        int64_t block_size, int64_t dp = 1, const std::string& moe_comm_backend = "",
+                        bool expert_parallel = false);
 
 }  // namespace blis

@@ -30,10 +30,11 @@ struct ModelSettings {
   std::optional<int64_t> max_model_len;            // 0 = unlimited
   std::optional<std::string> model_config_folder;  // a HuggingFace config.json
   std::optional<std::string> hardware_config;      // another GPU table
-  // Handed to the latency model as "dp" and "moe_comm_backend"; a model that
-  // does not read them refuses the run.
+  // Handed to the latency model as "dp", "moe_comm_backend" and
+  // "enable_expert_parallel"; a model that does not read them refuses the run.
   std::optional<int64_t> dp;                       // data-parallel ranks of a MoE model
   std::optional<std::string> moe_comm_backend;     // token exchange of MoE layers at dp > 1
+  std::optional<bool> enable_expert_parallel;      // experts owned whole by the TP·DP group (docs/epd.md)
 };
 
 // KV cache and batch formation of one instance.
@@ -181,6 +182,10 @@ struct PdSettings {
   std::optional<std::string> prefill_hardware, decode_hardware;
   std::optional<std::string> prefill_latency_model, decode_latency_model;
   std::optional<int64_t> prefill_max_model_len, decode_max_model_len;
+  // E/P/D (docs/epd.md): an encode pool beside the P/D pools, and which
+  // requests go through it: never (default), always, multimodal.
+  std::optional<int64_t> encode_instances;
+  std::optional<std::string> encode_decider;
   bool configured() const {
     return prefill_instances.value_or(0) + decode_instances.value_or(0) + prefill_decode_instances.value_or(0) > 0;
   }

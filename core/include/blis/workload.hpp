@@ -57,6 +57,9 @@ struct WorkloadRequest {
   static constexpr int32_t kAllShareable = INT32_MAX;
   // Which of the workload's clients sent it (WorkloadSource::source_info), -1 = unknown.
   int32_t source = -1;
+  // It carries image, audio or video tokens (the encode decider multimodal
+  // reads it; cluster/epd.hpp).
+  bool multimodal = false;
 };
 
 // Blocks of the request's whole sequence (input ++ output).

@@ -4,6 +4,8 @@
 // (cluster/pd_flow.cpp) schedules the events these return.
 #pragma once
 
+#include "cluster/epd.hpp"
+
 #include <blis/kernel.hpp>
 
 #include <cstdint>
@@ -33,8 +35,9 @@ double pd_kv_bytes_per_token(int64_t layers, int64_t hidden, int64_t heads, int6
 
 // A run's P/D settings, resolved (run/simulate.cpp).
 struct PdConfig {
-  std::vector<uint8_t> roles;  // per instance: kPdPrefill | kPdDecode (engine/request.hpp); empty = off
+  std::vector<uint8_t> roles;  // per instance: kPdPrefill | kPdDecode, or kPdEncode; empty = off
   PdDecider decider = PdDecider::Never;
+  EncodeDecider encode_decider = EncodeDecider::Never;  // cluster/epd.hpp
   int64_t prefix_threshold = 16;
   double bytes_per_us = 25000;   // --pd-transfer-bandwidth GB/s · 1000
   double base_latency_us = 50;   // --pd-transfer-base-latency ms · 1000

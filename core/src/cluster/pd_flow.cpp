@@ -31,17 +31,36 @@ void PdFlow::route(uint32_t slot) {
   Request& r = core_.pool[slot];
   const int32_t position = routing_.route(routing_.decode_router(), in);
   const blis_instance_snapshot& d = routing_.at(position);
-  if (!pd_disaggregate(core_.cfg.pd.decider, core_.cfg.pd.prefix_threshold, r.spec.input_tokens, d.cached_blocks,
-                       core_.cfg.engine.block_size)) {
-    core_.instances[static_cast<size_t>(d.index)]->inject(slot, core_.kernel.now());
-    core_.signals.routed(r, routing_.choice(position, in));
+  const int32_t decode = d.index;
+  const bool split = pd_disaggregate(core_.cfg.pd.decider, core_.cfg.pd.prefix_threshold, r.spec.input_tokens,
+                                     d.cached_blocks, core_.cfg.engine.block_size);
+  // E/P/D (cluster/epd.hpp): the encode stage follows the P/D decision.
+  const bool encode = should_encode(core_.cfg.pd.encode_decider, r.spec);
+  if (encode && !routing_.any_routable(kPdEncode)) {
+    rerouting_.reject(slot, "no encode instance takes traffic");
     return;
   }
+  if (!split) {
+    core_.instances[static_cast<size_t>(decode)]->inject(slot, core_.kernel.now());
+    core_.signals.routed(r, routing_.choice(position, in));
+    // After the signal, which reads the decode choice's state: the encode
+    // choice sees only encode instances, which the injection left alone.
+    if (encode) encode_route(slot);
+    return;
+  }
+  if (encode) encode_route(slot);
   r.pd = PdStage::Prefill;
-  route_of(slot) = Route{d.index};
+  route_of(slot) = Route{decode};
   if (!r.pd_split) metrics_.disaggregated();
   r.pd_split = true;
   schedule(core_.kernel, core_.kernel.now() + core_.cfg.routing_latency, EventKind::PdPrefillRouting, 0, slot);
+}
+
+// The cluster's router picks an encode instance; nothing is sent there (the
+// encode takes no time), but the router's state moves as HEAD's does.
+void PdFlow::encode_route(uint32_t slot) {
+  const blis_route_input& in = routing_.state_of_role(slot, kPdEncode);
+  routing_.route(routing_.router(), in);
 }
 
 void PdFlow::prefill_route(uint32_t slot) {

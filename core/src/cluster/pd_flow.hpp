@@ -64,6 +64,7 @@ class PdFlow {
     return routes_[slot];
   }
   void schedule_link();
+  void encode_route(uint32_t slot);
   uint64_t transfer_tag(const Request& r) const;
   bool decode_takes(size_t d) const;
 

@@ -121,6 +121,12 @@ const blis_route_input& Routing::state_of_role(uint32_t slot, uint8_t role) {
   return input_;
 }
 
+bool Routing::any_routable(uint8_t role) const {
+  for (size_t i = 0; i < core_.instances.size(); ++i)
+    if (slots_[i].routable && (core_.cfg.pd.roles[i] & role)) return true;
+  return false;
+}
+
 bool Routing::admit(uint32_t slot, std::string& reason) {
   if (!policies_.admission) return true;
   return policies_.admission->admit(state(slot), reason);

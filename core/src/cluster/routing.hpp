@@ -33,8 +33,10 @@ class Routing {
   const blis_route_input& state(uint32_t slot);
   // The same snapshots without a request (the gateway's saturation detector).
   const blis_route_input& gate_state();
-  // P/D: state() narrowed to the instances with `role` (kPdPrefill, kPdDecode).
+  // P/D: state() narrowed to the instances with `role` (kPdPrefill, kPdDecode, kPdEncode).
   const blis_route_input& state_of_role(uint32_t slot, uint8_t role);
+  // Whether an instance with `role` takes traffic (the last state() stays valid).
+  bool any_routable(uint8_t role) const;
   // The admission policy's decision on the request in `slot` (true without a
   // policy); `reason`: its word on a rejection.
   bool admit(uint32_t slot, std::string& reason);

@@ -64,8 +64,8 @@ PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
         throw bad(fmt::format("cost_per_hour={} is not a finite number >= 0 ($ per instance-hour)", value));
       p.cost_per_hour = d;
     } else if (key == "role") {
-      if (value != "prefill" && value != "decode" && value != "mixed")
-        throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both)", value));
+      if (value != "prefill" && value != "decode" && value != "mixed" && value != "encode")
+        throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both); or encode (E/P/D)", value));
       p.role = value;
     } else if (is_pool_lifecycle_key(key)) {
       p.lifecycle += (p.lifecycle.empty() ? "" : " ") + piece;

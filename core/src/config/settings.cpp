@@ -287,6 +287,10 @@ std::vector<SettingDef> make_table() {
                   "How MoE layers exchange tokens when --dp > 1: allgather_reducescatter (default), "
                   "naive, pplx, deepep_high_throughput, deepep_low_latency, mori, flashinfer_all2allv",
                   [](RunConfig& c) -> auto& { return c.pool().model.moe_comm_backend; }));
+  t.push_back(row("enable_expert_parallel", {"--enable-expert-parallel"}, "latency",
+                  "A MoE model's experts are owned whole by the TP·DP ranks (vLLM's --enable-expert-parallel; "
+                  "MoE models, latency models that model it: trained-physics)",
+                  [](RunConfig& c) -> auto& { return c.pool().model.enable_expert_parallel; }));
   // KV cache and batching
   t.push_back(row("total_kv_blocks", {"--total-kv-blocks"}, "kv-cache",
                   "KV blocks per instance (default: from the defaults table, else computed from GPU memory)",
@@ -662,6 +666,16 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("decode_max_model_len", {"--decode-max-model-len"}, "disaggregation",
                   "Max model length of the decode instances (0 = --max-model-len)",
                   [](RunConfig& c) -> auto& { return c.pd.decode_max_model_len; }, int_between(0, kMaxTokens)));
+  // encoder disaggregation (docs/epd.md)
+  t.push_back(row("encode_instances", {"--encode-instances"}, "disaggregation",
+                  "Instances of the encode pool, beside the P/D pools: requests the encode decider picks are "
+                  "routed there first (the encode takes no time) [default: 0 = no encode pool]",
+                  [](RunConfig& c) -> auto& { return c.pd.encode_instances; }, int_range(0, 100000)));
+  t.push_back(choice_row("encode_decider", {"--encode-decider"}, "disaggregation",
+                  "Which requests go through the encode pool: never, always, multimodal (those with image, "
+                  "audio or video tokens) [default: never]",
+                  [](RunConfig& c) -> auto& { return c.pd.encode_decider; },
+                  one_of("encode decider", {"always", "multimodal", "never"})));
   // per-request deadlines (spec head §4.1)
   t.push_back(row("timeout", {"--timeout"}, "workload",
                   "Seconds after its arrival at which a request is abandoned, queued or running "

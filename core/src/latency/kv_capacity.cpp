@@ -181,7 +181,8 @@ int64_t cap_max_model_len(int64_t max_model_len, int64_t total_kv_blocks, int64_
 
 void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec* hw, int64_t tp,
                         const std::vector<double>& alpha, const std::vector<double>& beta,
-                        int64_t block_size, int64_t dp, const std::string& moe_comm_backend) {
+                        int64_t block_size, int64_t dp, const std::string& moe_comm_backend,
+                        bool expert_parallel) {
   if (m != nullptr) {
     cfg.set(BLIS_KEY_MODEL_NUM_LAYERS, m->num_layers);
     cfg.set(BLIS_KEY_MODEL_HIDDEN_SIZE, m->hidden_size);
@@ -212,6 +213,7 @@ void put_latency_config(ConfigTable& cfg, const ModelArch* m, const HardwareSpec
   // Only when asked for: a latency model that does not read them refuses the run.
   if (dp > 1) cfg.set(BLIS_KEY_DP, dp);
   if (!moe_comm_backend.empty()) cfg.set(BLIS_KEY_MOE_COMM_BACKEND, moe_comm_backend);
+  if (expert_parallel) cfg.set(BLIS_KEY_ENABLE_EXPERT_PARALLEL, true);
   // No coefficients, no keys: analytical models refuse coefficients.
   if (!alpha.empty()) cfg.set(BLIS_KEY_ALPHA_COEFFS, alpha);
   if (!beta.empty()) cfg.set(BLIS_KEY_BETA_COEFFS, beta);

@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kPrefill = "prefill";
 constexpr const char* kDecode = "decode";
 constexpr const char* kShared = "prefill-decode";
+constexpr const char* kEncode = "encode";
 
 // " key=value" when the role's own setting is given (0 = the run's).
 template <class T>
@@ -75,11 +76,12 @@ void check_role_pools(const RunConfig& config, const std::string& decider) {
     const std::string role = spec_value(text, "role");
     if (role.empty())
       throw InputError(where, fmt::format("pool '{}': the other pools have a P/D role, so this one needs "
-                                          "role=prefill, role=decode or role=mixed",
+                                          "role=prefill, role=decode, role=mixed or role=encode",
                                           text));
     int64_t n = 0;
     const std::string count = spec_value(text, "count");
     std::from_chars(count.data(), count.data() + count.size(), n);  // a bad count is refused with the pool
+    if (role == "encode") continue;
     if (role != "decode") prefill += n;
     if (role != "prefill") decode += n;
   }
@@ -115,6 +117,40 @@ void check_settings_without_pools(const RunConfig& config, const std::string& de
       spdlog::warn("{} has no effect without P/D pools (--prefill-instances, --decode-instances)", config.where(key));
 }
 
+// E/P/D (docs/epd.md): the encode pool goes with P/D pools, and a decider
+// other than never with an encode pool. `encode_pools`: instances of
+// --pool entries with role=encode.
+void check_encode(const RunConfig& config, bool pd_pools, int64_t encode_pools) {
+  const int64_t e = config.pd.encode_instances.value_or(0);
+  const std::string decider = config.pd.encode_decider.value_or("never");
+  if (e > 0 && encode_pools > 0)
+    throw InputError(config.where("encode_instances"), "the pools are --pool entries: give the encode pool as one, "
+                                                       "with role=encode");
+  if (e > 0 && !pd_pools)
+    throw InputError(config.where("encode_instances"), "the encode pool needs P/D pools (a decode pool at least): "
+                                                       "give --prefill-instances and --decode-instances (or "
+                                                       "--prefill-decode-instances)");
+  if (decider != "never" && e + encode_pools == 0)
+    throw InputError(config.where("encode_decider"),
+                     fmt::format("{} needs an encode pool: give --encode-instances > 0", decider));
+  if (e + encode_pools > 0 && decider == "never")
+    spdlog::warn("{}: the encode pool of {} instance(s) gets no request with --encode-decider never; give "
+                 "--encode-decider multimodal or always",
+                 config.where(e > 0 ? "encode_instances" : "pools"), e + encode_pools);
+}
+
+int64_t encode_pool_instances(const RunConfig& config) {
+  int64_t n = 0;
+  for (const std::string& text : config.pool_specs) {
+    if (spec_value(text, "role") != "encode") continue;
+    int64_t k = 0;
+    const std::string count = spec_value(text, "count");
+    std::from_chars(count.data(), count.data() + count.size(), k);
+    n += k;
+  }
+  return n;
+}
+
 }  // namespace
 
 bool pd_configured(const RunConfig& config) { return config.pd.configured() || has_role_pools(config); }
@@ -124,31 +160,35 @@ RunConfig with_pd_pools(const RunConfig& config) {
   const std::string decider = pd.decider.value_or("never");
   if (!pd.configured() && has_role_pools(config)) {
     check_role_pools(config, decider);
+    check_encode(config, true, encode_pool_instances(config));
     return config;
   }
   if (!pd.configured()) {
     check_settings_without_pools(config, decider);
+    check_encode(config, false, 0);
     return config;
   }
+  check_encode(config, true, 0);
   const int64_t p = pd.prefill_instances.value_or(0), d = pd.decode_instances.value_or(0),
-                s = pd.prefill_decode_instances.value_or(0);
+                s = pd.prefill_decode_instances.value_or(0), e = pd.encode_instances.value_or(0);
   const std::string where = config.where(p > 0 ? "prefill_instances" : s > 0 ? "prefill_decode_instances"
                                                                              : "decode_instances");
   if (s == 0 && (p == 0 || d == 0))
     throw InputError(where, fmt::format("P/D pools of {} prefill and {} decode instance(s): both need at least one "
                                         "(or add --prefill-decode-instances)",
                                         p, d));
-  if (p + d + s > 100000) throw InputError(where, "more than 100000 instances in all");
+  if (p + d + s + e > 100000) throw InputError(where, "more than 100000 instances in all");
   if (!config.pool_specs.empty())
     throw InputError(config.where("pools"), "--pool and the P/D pools (--prefill-instances, ...) cannot be combined; give the P/D pools as --pool "
                                                 "entries with role=prefill|decode|mixed instead");
   // docs/differences.md: the cluster is the P/D pools; the reference leaves
   // the instances beyond them idle.
-  if (config.origins.count("num_instances") && config.pool().instances != p + d + s)
+  if (config.origins.count("num_instances") && config.pool().instances != p + d + s + e)
     throw InputError(config.where("num_instances"),
                      fmt::format("{} instance(s), but the P/D pools have {} ({} prefill + {} decode + {} "
-                                 "prefill-decode); leave --num-instances out, or make them agree",
-                                 config.pool().instances, p + d + s, p, d, s));
+                                 "prefill-decode{}); leave --num-instances out, or make them agree",
+                                 config.pool().instances, p + d + s + e, p, d, s,
+                                 e > 0 ? fmt::format(" + {} encode", e) : ""));
   if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
   RunConfig out = config;
@@ -163,7 +203,9 @@ RunConfig with_pd_pools(const RunConfig& config) {
                              pool_key("latency_model", pd.decode_latency_model) +
                              pool_key("max_model_len", pd.decode_max_model_len));
   if (s > 0) out.pool_specs.push_back(fmt::format("name={} count={} role=mixed", kShared, s));
-  out.pool().instances = p + d + s;
+  // HEAD's encode pool has the run's deployment, and its instances follow the P/D pools'.
+  if (e > 0) out.pool_specs.push_back(fmt::format("name={} count={} role=encode", kEncode, e));
+  out.pool().instances = p + d + s + e;
   return out;
 }
 
@@ -175,7 +217,10 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
   const ResolvedPool* prefill = nullptr;
   std::vector<uint8_t> pool_roles;
   for (const ResolvedPool& pool : pools) {
-    const uint8_t role = pool.role == "prefill" ? kPdPrefill : pool.role == "decode" ? kPdDecode : kPdPrefill | kPdDecode;
+    const uint8_t role = pool.role == "prefill"  ? kPdPrefill
+                         : pool.role == "decode" ? kPdDecode
+                         : pool.role == "encode" ? kPdEncode
+                                                 : kPdPrefill | kPdDecode;
     if (prefill == nullptr && (role & kPdPrefill)) prefill = &pool;
     pool_roles.push_back(role);
   }
@@ -184,6 +229,7 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
   for (const int32_t p : cc.pool_of) out.roles.push_back(pool_roles[static_cast<size_t>(p)]);
   for (size_t p = 0; p < cc.fleet.pools.size() && p < pool_roles.size(); ++p) cc.fleet.pools[p].pd_role = pool_roles[p];
   parse_pd_decider(pd.decider.value_or("never"), out.decider);
+  parse_encode_decider(pd.encode_decider.value_or("never"), out.encode_decider);
   out.prefix_threshold = pd.prefix_threshold.value_or(16);
   out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
   out.base_latency_us = pd.transfer_base_latency.value_or(0.05) * 1000;

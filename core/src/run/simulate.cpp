@@ -122,9 +122,15 @@ double metric_of(const std::vector<MetricField>& fields, const std::string& name
 ConfigTable latency_config(const ResolvedRun& r) {
   ConfigTable base;
   const ModelSettings& model = r.config.pool().model;
+  // vLLM refuses expert parallelism on a dense model, whatever models its latency.
+  if (model.enable_expert_parallel.value_or(false) && r.arch && r.arch->num_experts < 2)
+    throw InputError(r.given.where("enable_expert_parallel"),
+                     fmt::format("needs a MoE model, and '{}' has no experts (vLLM refuses "
+                                 "--enable-expert-parallel on a dense model)",
+                                 model.name.value_or("?")));
   put_latency_config(base, r.arch ? &*r.arch : nullptr, r.hardware ? &*r.hardware : nullptr, *model.tp, r.alpha,
                      r.beta, r.config.pool().engine.block_size, model.dp.value_or(1),
-                     model.moe_comm_backend.value_or(""));
+                     model.moe_comm_backend.value_or(""), model.enable_expert_parallel.value_or(false));
   return r.overrides.config_for(r.latency_model, base);
 }
 
@@ -133,7 +139,7 @@ ConfigTable latency_config(const ResolvedRun& r) {
 void check_latency_read(const ResolvedRun& r, const ConfigTable& cfg) {
   r.overrides.warn_unread(r.latency_model, cfg);
   const std::vector<std::string> unread = cfg.unread_keys();
-  for (const char* key : {BLIS_KEY_DP, BLIS_KEY_MOE_COMM_BACKEND})
+  for (const char* key : {BLIS_KEY_DP, BLIS_KEY_MOE_COMM_BACKEND, BLIS_KEY_ENABLE_EXPERT_PARALLEL})
     if (std::find(unread.begin(), unread.end(), key) != unread.end())
       throw InputError(r.given.where(key), fmt::format("the {} latency model does not read '{}'; "
                                                        "leave the setting out, or use a latency model "
@@ -518,7 +524,7 @@ std::string dump_config(const RunConfig& given) {
   RunConfig config = given;
   if (config.pd.configured())
     config.pool().instances = config.pd.prefill_instances.value_or(0) + config.pd.decode_instances.value_or(0) +
-                              config.pd.prefill_decode_instances.value_or(0);
+                              config.pd.prefill_decode_instances.value_or(0) + config.pd.encode_instances.value_or(0);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   return dump_toml(r);

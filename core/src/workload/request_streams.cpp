@@ -145,9 +145,11 @@ class ModalityLengths {
  public:
   ModalityLengths(const MultimodalSpec& spec, std::string where) : spec_(spec), where_(std::move(where)) {}
 
-  int64_t sample(GoRand& rng) {
+  // `media`: whether image, audio or video tokens were drawn.
+  int64_t sample(GoRand& rng, bool& media) {
     if (!built_) build();
     int64_t total = text_ ? text_->sample(rng) : 0;
+    const int64_t text = total;
     for (const Modality& m : modalities_) {
       const int64_t n = m.count.sample(rng);
       // Each item costs a draw or more: bounded as tokens are.
@@ -156,6 +158,7 @@ class ModalityLengths {
                                       std::to_string(kMaxRequestTokens) + "]");
       for (int64_t i = 0; i < n; ++i) total += m.item.sample(rng);
     }
+    media = total > text;
     return total == 0 ? 1 : total;
   }
 
@@ -217,7 +220,7 @@ class SingleRequestStream final : public ClientStreamBase {
     // Draw order: input length, output length, input ids, output ids; a
     // multimodal input draws its ids before the output length.
     if (multimodal_) {
-      in_len = checked_tokens(multimodal_->sample(rng_), where_ + ".multimodal", "an input");
+      in_len = checked_tokens(multimodal_->sample(rng_, pending_.multimodal), where_ + ".multimodal", "an input");
       tokens(in_len);
       out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
       tokens(out_len);
@@ -637,6 +640,7 @@ bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
   auto& rng = blueprints_[static_cast<size_t>(u)];
   if (!rng) rng = std::make_unique<GoRand>(blueprint_seeds_[static_cast<size_t>(u)]);
   draw(*rng, out);
+  out.multimodal = false;
   out.arrival_us = arrival;
   out.slo_class = pending_.slo_class;
   out.tenant_id = pending_.tenant_id;
@@ -661,6 +665,7 @@ void RequestStream::take(WorkloadRequest& out) {
   out.user = pending_.user;
   out.round = pending_.round;
   std::swap(out.block_hashes, pending_.block_hashes);
+  out.multimodal = pending_.multimodal;
   out.shareable_blocks = pending_.shareable_blocks;
   out.own_content = pending_.own_content;
 }

@@ -58,6 +58,7 @@ class TraceV2Workload final : public WorkloadSource {
     out.block_hashes = std::move(c.hashes);
     out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.own_content = 0;
+    out.multimodal = r.image_tokens > 0 || r.audio_tokens > 0 || r.video_tokens > 0;
     return true;
   }
 

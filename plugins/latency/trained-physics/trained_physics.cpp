@@ -101,6 +101,12 @@ class TrainedPhysics {
                                    " needs a MoE model (data parallelism is modelled for the "
                                    "expert layers only)");
     comm_ = comm_family(ctx.str_or(BLIS_KEY_MOE_COMM_BACKEND, ""));
+    // Expert parallelism changes where whole experts live, not the bytes or
+    // FLOPs per GPU of the flattened TP·DP group: no step-time term reads it.
+    // vLLM refuses it on a dense model, and so does this model.
+    if (ctx.boolean_or(BLIS_KEY_ENABLE_EXPERT_PARALLEL, false) && !moe_)
+      throw blis::sdk::ConfigError("enable_expert_parallel needs a MoE model (this one has no experts); vLLM "
+                                   "refuses --enable-expert-parallel on a dense model");
 
     // Integer head dimension: config.json's head_dim is not used (spec head.md §1.2).
     const int64_t d_h = shape.hidden / heads;

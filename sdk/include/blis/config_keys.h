@@ -40,6 +40,7 @@
 #define BLIS_KEY_TP                              "tp"
 #define BLIS_KEY_DP                              "dp"
 #define BLIS_KEY_MOE_COMM_BACKEND                "moe_comm_backend"
+#define BLIS_KEY_ENABLE_EXPERT_PARALLEL          "enable_expert_parallel"
 #define BLIS_KEY_BLOCK_SIZE                      "block_size"
 #define BLIS_KEY_ALPHA_COEFFS                    "alpha_coeffs"
 #define BLIS_KEY_BETA_COEFFS                     "beta_coeffs"
