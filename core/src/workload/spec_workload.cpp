@@ -273,6 +273,7 @@ class SpecWorkload final : public WorkloadSource {
         out.slo_class = done.slo_class;
         out.tenant_id = done.tenant_id;
         out.model = done.model;
+        out.adapter = done.adapter;
         return true;
       }
     } catch (const InputError& e) {

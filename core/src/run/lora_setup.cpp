@@ -1,0 +1,151 @@
+#include "run/lora_setup.hpp"
+
+#include "config/strict_yaml.hpp"
+
+#include <blis/errors.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <string_view>
+
+namespace blis {
+namespace {
+
+using config::StrictYaml;
+
+// The lora: block of a --lora-config file (HEAD's schema, strictly: unknown
+// keys are errors) into `out`; the place of each adapter in `places`.
+void read_lora_file(const std::string& path, LoraConfig& out, std::optional<double>& base,
+                    std::optional<double>& bandwidth, std::optional<double>& footprint,
+                    std::vector<std::string>& places, std::string& capacity_place) {
+  const std::string text = config::read_text_file(path, "LoRA config");
+  const StrictYaml y(path, StrictYaml::Position::kLine);
+  const auto doc = y.first_document(text);
+  if (!doc || doc->IsNull()) return;
+  static constexpr std::array<std::string_view, 1> kTop = {"lora"};
+  static constexpr std::array<std::string_view, 6> kKeys = {
+      "adapter_capacity", "load_base_latency_us", "load_bandwidth_bytes_us",
+      "step_overhead_tiers", "footprint_bytes_per_rank", "adapters"};
+  static constexpr std::array<std::string_view, 3> kAdapter = {"id", "rank", "base_model"};
+  static constexpr std::array<std::string_view, 2> kTier = {"k6", "k7"};
+  for (const auto& [top, block] : y.entries(y.mapping(*doc, ""), "", kTop)) {
+    if (block.IsNull()) continue;
+    for (const auto& [key, v] : y.entries(y.mapping(block, top), top, kKeys)) {
+      const std::string p = config::child_path(top, key);
+      if (v.IsNull()) continue;
+      if (key == "adapter_capacity") {
+        out.capacity = y.integer(v, p);
+        capacity_place = y.where(v.Mark());
+      } else if (key == "load_base_latency_us") {
+        base = y.number(v, p);
+      } else if (key == "load_bandwidth_bytes_us") {
+        bandwidth = y.number(v, p);
+      } else if (key == "footprint_bytes_per_rank") {
+        footprint = y.number(v, p);
+      } else if (key == "step_overhead_tiers") {
+        out.tiers.clear();
+        for (const auto& [rank, t] : y.entries(y.mapping(v, p), p, {})) {
+          const std::string tp = config::child_path(p, rank);
+          int64_t r = 0;
+          try {
+            r = std::stoll(rank);
+          } catch (const std::exception&) {
+            throw ConfigError(y.where(t.Mark()), tp + ": the key must be a rank (an integer)");
+          }
+          LoraTier tier;
+          bool k7 = false;
+          for (const auto& [k, w] : y.entries(y.mapping(t, tp), tp, kTier)) {
+            if (k == "k6") tier.k6 = y.number(w, config::child_path(tp, k));
+            if (k == "k7") tier.k7 = y.number(w, config::child_path(tp, k)), k7 = true;
+          }
+          if (!k7) throw ConfigError(y.where(t.Mark()), tp + ".k7 must be set (finite and > 0)");
+          out.tiers[r] = tier;
+        }
+      } else {
+        const YAML::Node& seq = y.sequence(v, p);
+        for (size_t i = 0; i < seq.size(); ++i) {
+          const std::string ap = fmt::format("{}[{}]", p, i);
+          LoraAdapter a;
+          for (const auto& [k, w] : y.entries(y.mapping(seq[i], ap), ap, kAdapter)) {
+            const std::string kp = config::child_path(ap, k);
+            if (k == "id") a.id = Label(y.string(w, kp));
+            else if (k == "rank") a.rank = y.integer(w, kp);
+            else a.base_model = y.string(w, kp);
+          }
+          out.adapters.push_back(a);
+          places.push_back(y.where(seq[i].Mark()));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const LoraConfig> resolve_lora(const RunConfig& c) {
+  const LoraSettings& s = c.lora;
+  if (!s.config && !s.adapter_capacity && !s.load_base_latency_us && !s.load_bandwidth_bytes_us &&
+      !s.footprint_bytes_per_rank)
+    return nullptr;
+  auto out = std::make_shared<LoraConfig>();
+  std::optional<double> base, bandwidth, footprint;
+  std::vector<std::string> places;
+  std::string capacity_place;
+  if (s.config) read_lora_file(*s.config, *out, base, bandwidth, footprint, places, capacity_place);
+  // The flags win over the file, the file over HEAD's defaults.
+  std::string base_place = capacity_place, bandwidth_place, footprint_place;
+  if (s.config) base_place = bandwidth_place = footprint_place = capacity_place = c.where("lora_config");
+  if (s.adapter_capacity) out->capacity = *s.adapter_capacity, capacity_place = c.where("lora_adapter_capacity");
+  if (s.load_base_latency_us) base = s.load_base_latency_us, base_place = c.where("lora_load_base_latency_us");
+  if (s.load_bandwidth_bytes_us)
+    bandwidth = s.load_bandwidth_bytes_us, bandwidth_place = c.where("lora_load_bandwidth_bytes_us");
+  if (s.footprint_bytes_per_rank)
+    footprint = s.footprint_bytes_per_rank, footprint_place = c.where("lora_footprint_bytes_per_rank");
+  if (base) out->load_base_latency_us = *base;
+  if (bandwidth) out->load_bandwidth_bytes_us = *bandwidth;
+  if (footprint) out->footprint_bytes_per_rank = *footprint;
+
+  // Each problem where it was written: an adapter at its line, a number at its flag or the file.
+  for (size_t i = 0; i < out->adapters.size(); ++i) {
+    LoraConfig one;
+    one.adapters.assign(out->adapters.begin(), out->adapters.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    one.capacity.reset();
+    if (const std::string p = one.problem(); !p.empty()) throw InputError(places[i], p);
+  }
+  const std::string where = !out->adapters.empty() && out->capacity && *out->capacity <= 0 ? capacity_place
+                            : base && !(std::isfinite(*base) && *base >= 0)                 ? base_place
+                            : bandwidth && !(std::isfinite(*bandwidth) && *bandwidth > 0)   ? bandwidth_place
+                            : footprint && !(std::isfinite(*footprint) && *footprint > 0)   ? footprint_place
+                            : s.config                                                      ? c.where("lora_config")
+                                                                                            : capacity_place;
+  if (const std::string p = out->problem(); !p.empty()) throw InputError(where, p);
+  if (!out->adapters.empty() && !out->capacity)
+    spdlog::warn("{}: adapters declared but adapter_capacity is not set; resident-adapter tracking is off and "
+                 "adapter metrics will be zero (set --lora-adapter-capacity)",
+                 s.config ? c.where("lora_config") : std::string("--lora-config"));
+  return out;
+}
+
+void check_adapter_references(const LoraConfig* lora, const WorkloadSpec& spec, const std::string& where) {
+  auto check = [&](const char* kind, const TrafficSource& t) {
+    if (t.adapter.empty()) return;
+    const LoraAdapter* a = lora != nullptr ? lora->find(Label(t.adapter)) : nullptr;
+    if (lora == nullptr || lora->adapters.empty())
+      throw InputError(where, fmt::format("{} \"{}\" references adapter \"{}\" but no adapters are declared "
+                                          "(--lora-config)",
+                                          kind, t.id, t.adapter));
+    if (a == nullptr)
+      throw InputError(where, fmt::format("{} \"{}\" references unknown adapter \"{}\" (not declared in "
+                                          "--lora-config)",
+                                          kind, t.id, t.adapter));
+    if (!a->base_model.empty() && a->base_model != t.model)
+      throw InputError(where, fmt::format("{} \"{}\" model \"{}\" does not match adapter \"{}\" base model \"{}\"",
+                                          kind, t.id, t.model, t.adapter, a->base_model));
+  };
+  for (const ClientSpec& cl : spec.clients) check("client", cl);
+  for (const CohortSpec& co : spec.cohorts) check("cohort", co);
+}
+
+}  // namespace blis
