@@ -26,7 +26,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
   kv_.enable_cpu_tier(cfg.cpu_tier);
   prices_sums_ = model_->prices_decode_aggregates();
   if (cfg.lora && cfg.lora->active()) {
-    lora_ = std::make_unique<LoraSlots>(cfg.lora, cfg.lora_eviction);
+    lora_ = std::make_unique<LoraSlots>(cfg.lora);
     // The step's overhead reads every scheduled member's adapter: no implicit members.
     prices_sums_ = false;
   }

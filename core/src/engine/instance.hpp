@@ -36,7 +36,6 @@ struct EngineConfig {
   SimTime horizon = kForever;
   // LoRA adapters (engine/lora.hpp): null, or inactive, leaves the engine as it was.
   std::shared_ptr<const LoraConfig> lora;
-  LoraEvictionPolicy* lora_eviction = nullptr;  // null: LRU; outlives the instance
 };
 
 class Instance {

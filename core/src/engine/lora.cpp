@@ -93,26 +93,12 @@ const LoraSlots::Slot* LoraSlots::find(const Label& id) const {
 
 int64_t LoraSlots::start_load(const Label& id) {
   if (static_cast<int64_t>(slots_.size()) >= *config_->capacity) {
-    // The victim is committed now (HEAD: at load start), the least recently
-    // used unpinned adapter, or the eviction policy's choice among those.
-    std::vector<size_t> candidates;
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].pins == 0) candidates.push_back(i);
-    if (candidates.empty()) return -1;
-    size_t pick = 0;
-    if (eviction_ != nullptr && candidates.size() > 1) {
-      std::vector<Label> ids;
-      std::vector<int64_t> ranks;
-      for (size_t i : candidates) {
-        ids.push_back(slots_[i].id);
-        const LoraAdapter* a = config_->find(slots_[i].id);
-        ranks.push_back(a != nullptr ? a->rank : 0);
-      }
-      pick = std::min(eviction_->choose(ids, ranks), candidates.size() - 1);
-    }
-    const size_t victim = candidates[pick];
-    ++events_[slots_[victim].id.str()].evictions;
-    slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(victim));
+    // The victim is committed now (HEAD: at load start): the least
+    // recently used adapter no running request pins.
+    const auto victim = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pins == 0; });
+    if (victim == slots_.end()) return -1;
+    ++events_[victim->id.str()].evictions;
+    slots_.erase(victim);
   }
   loading_ = id;
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(config_->load_latency_us(id))));

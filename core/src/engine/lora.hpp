@@ -73,20 +73,10 @@ struct LoraEvents {
   int64_t loads = 0, evictions = 0;
 };
 
-// A user's choice of the adapter to evict (the `lora-eviction` hook): given
-// the resident adapters that may go (LRU first), returns the index of the
-// one to evict. The built-in is LRU: index 0.
-class LoraEvictionPolicy {
- public:
-  virtual ~LoraEvictionPolicy() = default;
-  virtual size_t choose(const std::vector<Label>& candidates, const std::vector<int64_t>& ranks) = 0;
-};
-
 // One instance's resident adapter slots and its load in progress.
 class LoraSlots {
  public:
-  LoraSlots(std::shared_ptr<const LoraConfig> config, LoraEvictionPolicy* eviction)
-      : config_(std::move(config)), eviction_(eviction) {}
+  explicit LoraSlots(std::shared_ptr<const LoraConfig> config) : config_(std::move(config)) {}
 
   const LoraConfig& config() const { return *config_; }
   bool resident(const Label& id) const { return find(id) != nullptr; }
@@ -113,7 +103,6 @@ class LoraSlots {
   Slot* find(const Label& id);
   const Slot* find(const Label& id) const;
   std::shared_ptr<const LoraConfig> config_;
-  LoraEvictionPolicy* eviction_;  // null: LRU
   std::vector<Slot> slots_;  // LRU first
   Label loading_;
   std::map<std::string, LoraEvents> events_;

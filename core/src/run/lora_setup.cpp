@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <map>
 #include <string_view>
 
 namespace blis {
@@ -19,7 +20,7 @@ using config::StrictYaml;
 // keys are errors) into `out`; the place of each adapter in `places`.
 void read_lora_file(const std::string& path, LoraConfig& out, std::optional<double>& base,
                     std::optional<double>& bandwidth, std::optional<double>& footprint,
-                    std::vector<std::string>& places, std::string& capacity_place) {
+                    std::vector<std::string>& places, std::map<std::string, std::string>& key_places) {
   const std::string text = config::read_text_file(path, "LoRA config");
   const StrictYaml y(path, StrictYaml::Position::kLine);
   const auto doc = y.first_document(text);
@@ -35,9 +36,9 @@ void read_lora_file(const std::string& path, LoraConfig& out, std::optional<doub
     for (const auto& [key, v] : y.entries(y.mapping(block, top), top, kKeys)) {
       const std::string p = config::child_path(top, key);
       if (v.IsNull()) continue;
+      key_places[key] = y.where(v.Mark());
       if (key == "adapter_capacity") {
         out.capacity = y.integer(v, p);
-        capacity_place = y.where(v.Mark());
       } else if (key == "load_base_latency_us") {
         base = y.number(v, p);
       } else if (key == "load_bandwidth_bytes_us") {
@@ -92,11 +93,15 @@ std::shared_ptr<const LoraConfig> resolve_lora(const RunConfig& c) {
   auto out = std::make_shared<LoraConfig>();
   std::optional<double> base, bandwidth, footprint;
   std::vector<std::string> places;
-  std::string capacity_place;
-  if (s.config) read_lora_file(*s.config, *out, base, bandwidth, footprint, places, capacity_place);
+  std::map<std::string, std::string> key_places;
+  if (s.config) read_lora_file(*s.config, *out, base, bandwidth, footprint, places, key_places);
   // The flags win over the file, the file over HEAD's defaults.
-  std::string base_place = capacity_place, bandwidth_place, footprint_place;
-  if (s.config) base_place = bandwidth_place = footprint_place = capacity_place = c.where("lora_config");
+  auto place = [&](const char* key) {
+    const auto it = key_places.find(key);
+    return it != key_places.end() ? it->second : c.where("lora_config");
+  };
+  std::string capacity_place = place("adapter_capacity"), base_place = place("load_base_latency_us"),
+              bandwidth_place = place("load_bandwidth_bytes_us"), footprint_place = place("footprint_bytes_per_rank");
   if (s.adapter_capacity) out->capacity = *s.adapter_capacity, capacity_place = c.where("lora_adapter_capacity");
   if (s.load_base_latency_us) base = s.load_base_latency_us, base_place = c.where("lora_load_base_latency_us");
   if (s.load_bandwidth_bytes_us)
@@ -118,6 +123,7 @@ std::shared_ptr<const LoraConfig> resolve_lora(const RunConfig& c) {
                             : base && !(std::isfinite(*base) && *base >= 0)                 ? base_place
                             : bandwidth && !(std::isfinite(*bandwidth) && *bandwidth > 0)   ? bandwidth_place
                             : footprint && !(std::isfinite(*footprint) && *footprint > 0)   ? footprint_place
+                            : s.config && key_places.count("step_overhead_tiers")          ? place("step_overhead_tiers")
                             : s.config                                                      ? c.where("lora_config")
                                                                                             : capacity_place;
   if (const std::string p = out->problem(); !p.empty()) throw InputError(where, p);
