@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <string_view>
 
@@ -15,6 +16,49 @@ namespace blis {
 namespace {
 
 using config::StrictYaml;
+
+// step_overhead_tiers: rank -> {k6, k7}, k7 required.
+std::map<int64_t, LoraTier> read_tiers(const StrictYaml& y, const YAML::Node& v, const std::string& p) {
+  static constexpr std::array<std::string_view, 2> kTier = {"k6", "k7"};
+  std::map<int64_t, LoraTier> tiers;
+  for (const auto& [rank, t] : y.entries(y.mapping(v, p), p, {})) {
+    const std::string tp = config::child_path(p, rank);
+    int64_t r = 0;
+    try {
+      r = std::stoll(rank);
+    } catch (const std::exception&) {
+      throw ConfigError(y.where(t.Mark()), tp + ": the key must be a rank (an integer)");
+    }
+    LoraTier tier;
+    bool k7 = false;
+    for (const auto& [k, w] : y.entries(y.mapping(t, tp), tp, kTier)) {
+      if (k == "k6") tier.k6 = y.number(w, config::child_path(tp, k));
+      if (k == "k7") tier.k7 = y.number(w, config::child_path(tp, k)), k7 = true;
+    }
+    if (!k7) throw ConfigError(y.where(t.Mark()), tp + ".k7 must be set (finite and > 0)");
+    tiers[r] = tier;
+  }
+  return tiers;
+}
+
+// adapters: [{id, rank, base_model}], each one's place in `places`.
+void read_adapters(const StrictYaml& y, const YAML::Node& v, const std::string& p, LoraConfig& out,
+                   std::vector<std::string>& places) {
+  static constexpr std::array<std::string_view, 3> kAdapter = {"id", "rank", "base_model"};
+  const YAML::Node& seq = y.sequence(v, p);
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const std::string ap = fmt::format("{}[{}]", p, i);
+    LoraAdapter a;
+    for (const auto& [k, w] : y.entries(y.mapping(seq[i], ap), ap, kAdapter)) {
+      const std::string kp = config::child_path(ap, k);
+      if (k == "id") a.id = Label(y.string(w, kp));
+      else if (k == "rank") a.rank = y.integer(w, kp);
+      else a.base_model = y.string(w, kp);
+    }
+    out.adapters.push_back(a);
+    places.push_back(y.where(seq[i].Mark()));
+  }
+}
 
 // The lora: block of a --lora-config file (HEAD's schema, strictly: unknown
 // keys are errors) into `out`; the place of each adapter in `places`.
@@ -29,8 +73,6 @@ void read_lora_file(const std::string& path, LoraConfig& out, std::optional<doub
   static constexpr std::array<std::string_view, 6> kKeys = {
       "adapter_capacity", "load_base_latency_us", "load_bandwidth_bytes_us",
       "step_overhead_tiers", "footprint_bytes_per_rank", "adapters"};
-  static constexpr std::array<std::string_view, 3> kAdapter = {"id", "rank", "base_model"};
-  static constexpr std::array<std::string_view, 2> kTier = {"k6", "k7"};
   for (const auto& [top, block] : y.entries(y.mapping(*doc, ""), "", kTop)) {
     if (block.IsNull()) continue;
     for (const auto& [key, v] : y.entries(y.mapping(block, top), top, kKeys)) {
@@ -46,41 +88,35 @@ void read_lora_file(const std::string& path, LoraConfig& out, std::optional<doub
       } else if (key == "footprint_bytes_per_rank") {
         footprint = y.number(v, p);
       } else if (key == "step_overhead_tiers") {
-        out.tiers.clear();
-        for (const auto& [rank, t] : y.entries(y.mapping(v, p), p, {})) {
-          const std::string tp = config::child_path(p, rank);
-          int64_t r = 0;
-          try {
-            r = std::stoll(rank);
-          } catch (const std::exception&) {
-            throw ConfigError(y.where(t.Mark()), tp + ": the key must be a rank (an integer)");
-          }
-          LoraTier tier;
-          bool k7 = false;
-          for (const auto& [k, w] : y.entries(y.mapping(t, tp), tp, kTier)) {
-            if (k == "k6") tier.k6 = y.number(w, config::child_path(tp, k));
-            if (k == "k7") tier.k7 = y.number(w, config::child_path(tp, k)), k7 = true;
-          }
-          if (!k7) throw ConfigError(y.where(t.Mark()), tp + ".k7 must be set (finite and > 0)");
-          out.tiers[r] = tier;
-        }
+        out.tiers = read_tiers(y, v, p);
       } else {
-        const YAML::Node& seq = y.sequence(v, p);
-        for (size_t i = 0; i < seq.size(); ++i) {
-          const std::string ap = fmt::format("{}[{}]", p, i);
-          LoraAdapter a;
-          for (const auto& [k, w] : y.entries(y.mapping(seq[i], ap), ap, kAdapter)) {
-            const std::string kp = config::child_path(ap, k);
-            if (k == "id") a.id = Label(y.string(w, kp));
-            else if (k == "rank") a.rank = y.integer(w, kp);
-            else a.base_model = y.string(w, kp);
-          }
-          out.adapters.push_back(a);
-          places.push_back(y.where(seq[i].Mark()));
-        }
+        read_adapters(y, v, p, out, places);
       }
     }
   }
+}
+
+// Each problem where it was written: an adapter at its line, a number at
+// its flag or its line in the file (a place is "" for a value not given).
+void check_lora(const LoraConfig& c, const std::vector<std::string>& places, const std::string& capacity,
+                const std::string& base, const std::string& bandwidth, const std::string& footprint,
+                const std::string& rest) {
+  for (size_t i = 0; i < c.adapters.size(); ++i) {
+    LoraConfig one;
+    one.adapters.assign(c.adapters.begin(), c.adapters.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    if (const std::string p = one.problem(); !p.empty()) throw InputError(places[i], p);
+  }
+  const std::string p = c.problem();
+  if (p.empty()) return;
+  auto bad = [](const std::string& where, double x, bool zero_ok) {
+    return !where.empty() && !(std::isfinite(x) && (zero_ok ? x >= 0 : x > 0));
+  };
+  const std::string where = !c.adapters.empty() && c.capacity && *c.capacity <= 0 ? capacity
+                            : bad(base, c.load_base_latency_us, true)               ? base
+                            : bad(bandwidth, c.load_bandwidth_bytes_us, false)      ? bandwidth
+                            : bad(footprint, c.footprint_bytes_per_rank, false)     ? footprint
+                                                                                    : rest;
+  throw InputError(where, p);
 }
 
 }  // namespace
@@ -112,21 +148,8 @@ std::shared_ptr<const LoraConfig> resolve_lora(const RunConfig& c) {
   if (bandwidth) out->load_bandwidth_bytes_us = *bandwidth;
   if (footprint) out->footprint_bytes_per_rank = *footprint;
 
-  // Each problem where it was written: an adapter at its line, a number at its flag or the file.
-  for (size_t i = 0; i < out->adapters.size(); ++i) {
-    LoraConfig one;
-    one.adapters.assign(out->adapters.begin(), out->adapters.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    one.capacity.reset();
-    if (const std::string p = one.problem(); !p.empty()) throw InputError(places[i], p);
-  }
-  const std::string where = !out->adapters.empty() && out->capacity && *out->capacity <= 0 ? capacity_place
-                            : base && !(std::isfinite(*base) && *base >= 0)                 ? base_place
-                            : bandwidth && !(std::isfinite(*bandwidth) && *bandwidth > 0)   ? bandwidth_place
-                            : footprint && !(std::isfinite(*footprint) && *footprint > 0)   ? footprint_place
-                            : s.config && key_places.count("step_overhead_tiers")          ? place("step_overhead_tiers")
-                            : s.config                                                      ? c.where("lora_config")
-                                                                                            : capacity_place;
-  if (const std::string p = out->problem(); !p.empty()) throw InputError(where, p);
+  check_lora(*out, places, capacity_place, base ? base_place : "", bandwidth ? bandwidth_place : "",
+             footprint ? footprint_place : "", s.config ? place("step_overhead_tiers") : capacity_place);
   if (!out->adapters.empty() && !out->capacity)
     spdlog::warn("{}: adapters declared but adapter_capacity is not set; resident-adapter tracking is off and "
                  "adapter metrics will be zero (set --lora-adapter-capacity)",
