@@ -62,6 +62,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 4, 0xd4bcae32162a3162ull},
     {1, 5, 0x59522abd4e384489ull},
     {1, 6, 0x1d9bf17fce10929aull},
+    {1, 7, 0xbd9aa0217e295829ull},
 };
 
 }  // namespace
