@@ -18,7 +18,7 @@ using namespace blis::test;
 namespace {
 
 blis_instance_snapshot snap(int32_t i, int32_t queue, int32_t batch, int32_t in_flight, double kv = 0) {
-  return blis_instance_snapshot{i, queue, batch, in_flight, 0, 100, kv, 0, -1, 0, 1};
+  return blis_instance_snapshot{i, queue, batch, in_flight, 0, 100, kv, 0, -1, 0, 1, -1, 0};
 }
 
 blis_route_input input_of(std::vector<blis_instance_snapshot>& s) {

@@ -95,7 +95,7 @@ TEST_CASE("expert parallelism changes no step time of trained-physics, as in HEA
 
 TEST_CASE("with no encode instance taking traffic, the requests to encode are rejected at routing",
           "[golden][epd]") {
-  // docs/differences.md row 61: HEAD counts them on a line of their own.
+  // docs/differences.md row 42: HEAD counts them on a line of their own.
   const Result r = run_blis(kMulti + kPools + "--encode-instances 1 --encode-decider always "
                                               "--event 'at=0 action=fail instance=3'");
   INFO(r.err);

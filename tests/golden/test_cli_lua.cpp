@@ -61,7 +61,7 @@ TEST_CASE("scripts are found by name: --script-dir, BLIS_SCRIPT_DIR, installed",
   CHECK(unknown.out.empty());
   // The list of valid names has the plugins and the installed scripts.
   CHECK(unknown.err.find("unknown scorer \"my-scorer\"; valid: active-requests, kv-headroom, "
-                         "kv-utilization, load-aware, load-balance, no-hit-lru, precise-prefix-cache, "
+                         "kv-utilization, load-aware, load-balance, lora-affinity, no-hit-lru, precise-prefix-cache, "
                          "prefix-affinity, queue-depth, running-requests, vllm-dp") != std::string::npos);
   Result found = run_blis("--script-dir " + dir.str() + " " + base + "my-scorer:1");
   CHECK(found.status == 2);  // --script-dir belongs to `run`

@@ -62,6 +62,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 4, 0xd4bcae32162a3162ull},
     {1, 5, 0x59522abd4e384489ull},
     {1, 6, 0x1d9bf17fce10929aull},
+    {1, 7, 0xbd9aa0217e295829ull},
 };
 
 }  // namespace
@@ -115,7 +116,7 @@ static_assert(offsetof(blis_rng, ctx) == 0);
 static_assert(offsetof(blis_rng, next_u64) == 8);
 static_assert(offsetof(blis_rng, next_f64) == 16);
 static_assert(offsetof(blis_rng, next_below) == 24);
-static_assert(sizeof(blis_request_view) == 88);
+static_assert(sizeof(blis_request_view) == 96);
 static_assert(offsetof(blis_request_view, struct_size) == 0);
 static_assert(offsetof(blis_request_view, block_size) == 4);
 static_assert(offsetof(blis_request_view, id) == 8);
@@ -129,7 +130,8 @@ static_assert(offsetof(blis_request_view, reserved0) == 60);
 static_assert(offsetof(blis_request_view, slo_class_name) == 64);
 static_assert(offsetof(blis_request_view, tenant_id) == 72);
 static_assert(offsetof(blis_request_view, own_blocks) == 80);
-static_assert(sizeof(blis_instance_snapshot) == 64);
+static_assert(offsetof(blis_request_view, adapter) == 88);
+static_assert(sizeof(blis_instance_snapshot) == 72);
 static_assert(offsetof(blis_instance_snapshot, index) == 0);
 static_assert(offsetof(blis_instance_snapshot, queue_depth) == 4);
 static_assert(offsetof(blis_instance_snapshot, batch_size) == 8);
@@ -141,6 +143,7 @@ static_assert(offsetof(blis_instance_snapshot, cache_hit_rate) == 40);
 static_assert(offsetof(blis_instance_snapshot, cached_blocks) == 48);
 static_assert(offsetof(blis_instance_snapshot, pool) == 56);
 static_assert(offsetof(blis_instance_snapshot, tp) == 60);
+static_assert(offsetof(blis_instance_snapshot, adapter_resident) == 64);
 static_assert(sizeof(blis_route_input) == 40);
 static_assert(offsetof(blis_route_input, struct_size) == 0);
 static_assert(offsetof(blis_route_input, snapshot_size) == 4);

@@ -24,9 +24,9 @@ std::string fixture(const std::string& name) {
 
 struct RouteInput {
   uint64_t hashes[1] = {7};
-  blis_request_view request{sizeof(blis_request_view), 16, 0, 0, 16, 0, hashes, 1, 0, 0, "", "", 0};
-  blis_instance_snapshot snapshots[3] = {{0, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1}, {1, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1},
-                                         {2, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1}};
+  blis_request_view request{sizeof(blis_request_view), 16, 0, 0, 16, 0, hashes, 1, 0, 0, "", "", 0, ""};
+  blis_instance_snapshot snapshots[3] = {{0, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1, -1, 0}, {1, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1, -1, 0},
+                                         {2, 0, 0, 0, 10, 10, 0, 0, -1, 0, 1, -1, 0}};
   blis_route_input route{sizeof(blis_route_input), sizeof(blis_instance_snapshot), 0, &request, snapshots, 3};
 };
 

@@ -156,9 +156,10 @@ inline constexpr double kDefaultGpuMemoryUtilization = 0.9;
 // `quantised_weights`: HEAD's formula, which counts a quantised model's weights
 // at their stored width (ModelArch::weight_bytes_per_param) and also takes the
 // "situ" activation; the seed's counts every weight at bytes_per_param.
+// (`adapter_reserved_bytes`: HBM held for LoRA adapter slots, HEAD's static reservation.)
 int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
                        double gpu_memory_utilization = kDefaultGpuMemoryUtilization,
-                       bool quantised_weights = false);
+                       bool quantised_weights = false, double adapter_reserved_bytes = 0);
 
 // max-model-len from max_position_embeddings and rope scaling (spec engine.md
 // §10.2); 0 when the config has none. Warnings go to the log.

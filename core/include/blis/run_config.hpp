@@ -129,6 +129,16 @@ struct GatewaySettings {
   double kv_cache_util_threshold = 0.8;
 };
 
+// LoRA adapters (docs/lora.md): HEAD's flags; all unset = inert.
+struct LoraSettings {
+  std::optional<std::string> config;                  // --lora-config: YAML with a top-level lora: block
+  std::optional<int64_t> adapter_capacity;            // resident adapter slots per instance
+  std::optional<double> load_base_latency_us;         // µs
+  std::optional<double> load_bandwidth_bytes_us;      // bytes/µs
+  std::optional<double> footprint_bytes_per_rank;     // bytes
+  std::optional<double> scorer_weight;                // lora-affinity in the weighted profile
+};
+
 struct TraceSettings {
   std::string level = "none";  // none or decisions
   int64_t counterfactual_k = 0;
@@ -218,6 +228,7 @@ struct RunConfig {
   WorkloadSettings workload;
   PolicySettings policies;
   GatewaySettings gateway;
+  LoraSettings lora;
   TraceSettings trace;
   SloSettings slo;
   OutputSettings outputs;

@@ -38,6 +38,7 @@ struct WorkloadRequest {
   int32_t round = 0;
   Label tenant_id;
   Label model;
+  Label adapter;  // LoRA adapter (engine/lora.hpp); empty = the base model
   // Chained content hashes (block_hash.hpp) of every complete block of the
   // sequence input ++ output: (input_tokens + output_tokens) / block_size
   // entries. The first input_tokens / block_size cover the prompt only.
@@ -158,6 +159,7 @@ struct TrafficSource {
   std::string tenant_id;
   std::string slo_class;
   std::string model;
+  std::string adapter;  // LoRA adapter id (docs/lora.md); "" = the base model
   double rate_fraction = 0;
   ArrivalSpec arrival;
   DistSpec input_distribution;

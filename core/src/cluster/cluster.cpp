@@ -202,7 +202,8 @@ void ClusterSimulation::handle(const Event& e) {
     case EventKind::PdPrefilled: pd_->prefilled(e.payload); return;
     case EventKind::PdTransferCheck: pd_->check(e.payload); return;
     case EventKind::PdTransferDone: pd_->transfer_done(e.payload); return;
-    case EventKind::Step: break;
+    case EventKind::Step:
+    case EventKind::AdapterLoad: break;
     case EventKind::Timeout:  // the instance checks the request is still its own
       if (pd_ && pd_->timeout(e)) return;
       break;

@@ -20,6 +20,9 @@ Routing::Routing(const ClusterCore& core, const std::vector<InstanceRecord>& slo
   }
   last_refresh_.assign(n, 0);
   snapshot_changes_.assign(n, UINT64_MAX);
+  lora_ = cfg.engine.lora && cfg.engine.lora->active();
+  for (blis_instance_snapshot& c : cached_) c.adapter_resident = -1;
+  if (lora_) resident_.resize(n);  // more as instances are added
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
 }
@@ -38,6 +41,7 @@ const blis_route_input& Routing::state(uint32_t slot) {
   view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
   if (routed_once_) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
   fill_cached_blocks(now);
+  if (lora_) fill_adapter_resident(pool[slot].spec.adapter);
   input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
                             state_.data(), routable_count_};
   return input_;
@@ -76,6 +80,10 @@ void Routing::snapshots(SimTime now) {
         c.kv_utilization = static_cast<double>(inst.kv().used_blocks()) /
                            static_cast<double>(inst.kv().total_blocks());
         c.cache_hit_rate = inst.kv().hit_rate();
+        if (lora_ && inst.lora() != nullptr) {
+          if (resident_.size() <= i) resident_.resize(i + 1);
+          resident_[i] = inst.lora()->resident_ids();
+        }
       }
     }
     if (!slots_[i].routable) continue;
@@ -108,6 +116,16 @@ void Routing::fill_cached_blocks(SimTime now) {
   }
   for (size_t k = 0; k < count; ++k)
     state_[k].cached_blocks = cache_copies_[static_cast<size_t>(state_[k].index)].cached_prefix(hashes, n);
+}
+
+void Routing::fill_adapter_resident(const Label& adapter) {
+  for (size_t k = 0; k < static_cast<size_t>(routable_count_); ++k) {
+    const auto i = static_cast<size_t>(state_[k].index);
+    bool warm = false;
+    if (!adapter.empty() && i < resident_.size())
+      warm = std::find(resident_[i].begin(), resident_[i].end(), adapter) != resident_[i].end();
+    state_[k].adapter_resident = warm ? 1 : 0;
+  }
 }
 
 // The routable instances with `role`, as the router sees them.

@@ -65,6 +65,7 @@ class Routing {
  private:
   void snapshots(SimTime now);  // state_ and routable_count_, refreshed as due
   void fill_cached_blocks(SimTime now);
+  void fill_adapter_resident(const Label& adapter);  // LoRA: the request's adapter in each snapshot's resident set
 
   ClusterCore core_;
   const std::vector<InstanceRecord>& slots_;
@@ -78,6 +79,9 @@ class Routing {
   std::vector<SimTime> last_refresh_;
   std::vector<uint64_t> snapshot_changes_;  // Instance::changes() at cached_'s refresh
   std::vector<blis_instance_snapshot> state_;
+  // LoRA (engine/lora.hpp): each instance's resident adapters as of cached_'s refresh.
+  bool lora_ = false;
+  std::vector<std::vector<Label>> resident_;
   // The instances' prefix indexes as the router sees them with a cache signal
   // delay (spec head §7.2), taken together at last_cache_refresh_.
   std::vector<PrefixIndexCopy> cache_copies_;

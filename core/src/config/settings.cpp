@@ -696,6 +696,29 @@ std::vector<SettingDef> make_table() {
                   "one completes; inference_perf then expands as HEAD's does)",
                   [](RunConfig& c) -> auto& { return c.workload.session_mode; },
                   one_of("session mode", {"closed-loop", "open-loop"})));
+  // LoRA adapters (docs/lora.md): HEAD's flags, checked with the adapters (run/lora_setup.cpp)
+  t.push_back(row("lora_config", {"--lora-config"}, "lora",
+                  "YAML file with a top-level lora: block (adapters [{id, rank, base_model}], adapter_capacity, "
+                  "load_base_latency_us, load_bandwidth_bytes_us, footprint_bytes_per_rank, step_overhead_tiers); "
+                  "a workload client names its adapter with `adapter:`",
+                  [](RunConfig& c) -> auto& { return c.lora.config; }, {}, kInputPath));
+  t.push_back(row("lora_adapter_capacity", {"--lora-adapter-capacity"}, "lora",
+                  "Resident LoRA adapter slots per instance (over --lora-config; 0 with adapters declared is an "
+                  "error; unset: the subsystem is inert)",
+                  [](RunConfig& c) -> auto& { return c.lora.adapter_capacity; }, int_between(INT64_MIN, kMaxTokens)));
+  t.push_back(row("lora_load_base_latency_us", {"--lora-load-base-latency-us"}, "lora",
+                  "Fixed µs of a cold adapter load (over --lora-config; default 1500)",
+                  [](RunConfig& c) -> auto& { return c.lora.load_base_latency_us; }));
+  t.push_back(row("lora_load_bandwidth_bytes_us", {"--lora-load-bandwidth-bytes-us"}, "lora",
+                  "Adapter load bandwidth in bytes/µs, > 0 (over --lora-config; default 2e6)",
+                  [](RunConfig& c) -> auto& { return c.lora.load_bandwidth_bytes_us; }));
+  t.push_back(row("lora_footprint_bytes_per_rank", {"--lora-footprint-bytes-per-rank"}, "lora",
+                  "Adapter HBM footprint per rank unit in bytes, > 0 (over --lora-config; default 2e6)",
+                  [](RunConfig& c) -> auto& { return c.lora.footprint_bytes_per_rank; }));
+  t.push_back(row("lora_scorer_weight", {"--lora-scorer-weight"}, "lora",
+                  "Weight of the lora-affinity scorer added to the weighted routing profile (instances holding "
+                  "the request's adapter score 1, others 0); must be finite and > 0; unset: not added",
+                  [](RunConfig& c) -> auto& { return c.lora.scorer_weight; }, finite_positive()));
   return t;
 }
 

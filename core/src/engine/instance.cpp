@@ -25,6 +25,11 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
   kv_.enable_cpu_tier(cfg.cpu_tier);
   prices_sums_ = model_->prices_decode_aggregates();
+  if (cfg.lora && cfg.lora->active()) {
+    lora_ = std::make_unique<LoraSlots>(cfg.lora);
+    // The step's overhead reads every scheduled member's adapter: no implicit members.
+    prices_sums_ = false;
+  }
 }
 
 void Instance::inject(uint32_t slot, SimTime t) {
@@ -47,6 +52,7 @@ void Instance::on_event(const Event& e) {
     case EventKind::InstanceArrival: on_arrival(static_cast<uint32_t>(e.payload)); break;
     case EventKind::Queued: on_queued(static_cast<uint32_t>(e.payload)); break;
     case EventKind::Step: on_step(); break;
+    case EventKind::AdapterLoad: on_adapter_load(); break;
     default: throw RuntimeError("internal error: not an instance event");
   }
 }
@@ -179,6 +185,7 @@ void Instance::on_timeout(uint64_t payload) {
 }
 
 void Instance::take_off(Request& r) {
+  lora_release(r);
   if (r.state == RequestState::Running) {
     size_t pos = 0;
     while (slab_[batch_[pos].slot].req != &r) ++pos;
@@ -240,6 +247,7 @@ void Instance::on_step() {
                               others_.empty() ? nullptr : others_.data()},
             dt)))
     dt = model_->step_time(gathered_batch(now));
+  if (lora_) dt = lora_step_time(dt);
   dt += kv_.take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
@@ -249,8 +257,9 @@ void Instance::on_step() {
   member_updates_ += all_active_ ? count : static_cast<int64_t>(active_.size());
   execute(now, dt);
 
-  // Phase 4: work-conserving: keep stepping while anything waits or runs.
-  if (!batch_.empty() || !waiting_.empty()) {
+  // Phase 4: work-conserving: keep stepping while anything waits or runs
+  // (LoRA: what waits behind an adapter's load waits for its completion).
+  if (!batch_.empty() || (!waiting_.empty() && !(lora_ && lora_->loading()))) {
     schedule(kernel_, now + dt, EventKind::Step, index_);
   } else {
     step_pending_ = false;
@@ -399,6 +408,7 @@ void Instance::form_batch(SimTime now) {
   all_active_ = false;
   Forming f;
   f.budget = cfg_.max_scheduled_tokens;
+  if (lora_) lora_start_load(now);
   schedule_running(now, f);
   add_implicit_sums();
   // Preemptions moved members the sums counted: the step is priced member by member.
@@ -536,6 +546,7 @@ void Instance::admit_waiting(SimTime now, Forming& f) {
          !f.preempted_any) {
     const uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
+    if (lora_ && lora_gated(q)) break;  // head-of-line: its adapter is loading
     StepState& qs = q.step;
     // Lazy content is made now, and stays until the request leaves.
     pool_.complete_content(q, cfg_.block_size);
@@ -624,6 +635,7 @@ void Instance::join_batch(Request& q, SimTime now) {
   waiting_.pop_front();
   q.state = RequestState::Running;
   signals_.scheduled(q, now);
+  if (lora_) lora_joined(q);
   active_.push_back(static_cast<uint32_t>(batch_.size()));
   batch_.push_back(Member{0, 0, 0, slab_add(q)});
 }
@@ -814,6 +826,7 @@ void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
 }
 
 void Instance::complete(Request& r, bool capped, SimTime end) {
+  lora_release(r);
   StepState& s = r.step;
   if (r.pd == PdStage::Prefill && !capped) {
     // spec head §5.2 step 5: the prompt's KV leaves for the decode instance;
@@ -845,6 +858,7 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
 void Instance::evict(std::vector<uint32_t>& out) {
   ++changes_;
   auto reset = [&](Request& q) {
+    lora_release(q);
     kv_.release(q.step.kv);
     q.step.entry.new_tokens = 0;
     q.step.entry.cached_tokens = 0;
@@ -865,6 +879,7 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
   while (!waiting_.empty()) {
     Request& q = pool_[waiting_.front()];
     waiting_.pop_front();
+    lora_release(q);
     kv_.release(q.step.kv);
     q.step.entry.new_tokens = 0;
     q.step.entry.cached_tokens = 0;
@@ -877,7 +892,58 @@ void Instance::finalize() {
   for (const Member& mb : batch_) slab_[mb.slot].req->step = slab_[mb.slot].s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),
                                         kv_.thrashing_rate(), kv_.used_blocks(),
-                                        kv_allocation_failures_, member_steps_, member_updates_});
+                                        kv_allocation_failures_, member_steps_, member_updates_,
+                                        lora_ ? &lora_->events() : nullptr});
+}
+
+void Instance::lora_start_load(SimTime now) {
+  if (lora_->loading() || waiting_.empty()) return;
+  const Request& head = pool_[waiting_.front()];
+  if (!lora_gated(head)) return;
+  const int64_t us = lora_->start_load(head.spec.adapter);
+  if (us < 0) return;  // every slot pinned: a running request will free one
+  schedule(kernel_, now + us, EventKind::AdapterLoad, index_);
+}
+
+void Instance::lora_joined(Request& q) {
+  if (q.spec.adapter.empty()) return;
+  lora_->touch(q.spec.adapter);
+  if (!q.adapter_pinned) {
+    lora_->pin(q.spec.adapter);
+    q.adapter_pinned = true;
+  }
+}
+
+// HEAD: base * (1 + k6/k7 * A) over the members scheduled this step (new
+// tokens > 0), A their distinct adapters, the tier of their largest rank.
+int64_t Instance::lora_step_time(int64_t dt) const {
+  const LoraConfig& c = lora_->config();
+  std::vector<Label>& seen = lora_seen_;
+  seen.clear();
+  int64_t max_rank = 0;
+  for (const Member& mb : batch_) {
+    const Running& rr = slab_[mb.slot];
+    if (rr.s.entry.new_tokens <= 0) continue;
+    const Label& id = rr.req->spec.adapter;
+    if (id.empty() || std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    const LoraAdapter* a = c.find(id);
+    if (a == nullptr) continue;  // not declared: the base model's cost
+    seen.push_back(id);
+    max_rank = std::max(max_rank, a->rank);
+  }
+  const double factor = c.step_factor(static_cast<int64_t>(seen.size()), max_rank);
+  if (!(factor > 1.0) || !std::isfinite(factor)) return dt;
+  const double scaled = static_cast<double>(std::max<int64_t>(1, dt)) * factor;
+  if (scaled >= 9.2e18) return INT64_MAX / 4;
+  return std::max<int64_t>(1, static_cast<int64_t>(scaled));
+}
+
+void Instance::on_adapter_load() {
+  lora_->finish_load();
+  if (!step_pending_ && !waiting_.empty()) {
+    step_pending_ = true;
+    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+  }
 }
 
 }  // namespace blis

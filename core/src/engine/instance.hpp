@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/kv_cache.hpp"
+#include "engine/lora.hpp"
 #include "engine/request.hpp"
 #include "engine/wait_queue.hpp"
 
@@ -33,6 +34,8 @@ struct EngineConfig {
   bool restart_preemption = false;      // --preemption-mode restart: the victim's output starts over
   CpuTierConfig cpu_tier;
   SimTime horizon = kForever;
+  // LoRA adapters (engine/lora.hpp): null, or inactive, leaves the engine as it was.
+  std::shared_ptr<const LoraConfig> lora;
 };
 
 class Instance {
@@ -77,6 +80,8 @@ class Instance {
   int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t batch_size() const { return static_cast<int32_t>(batch_.size()); }
   const KVCache& kv() const { return kv_; }
+  // LoRA: the resident adapters (null without adapters).
+  const LoraSlots* lora() const { return lora_.get(); }
   // The router's cache queries (spec head §7.2): live, or a copy to query later.
   int64_t cached_prefix_length(const uint64_t* hashes, int64_t n) { return kv_.cached_prefix_length(hashes, n); }
   void copy_prefix_index(PrefixIndexCopy& out) { kv_.copy_prefix_index(out); }
@@ -191,6 +196,22 @@ class Instance {
   bool servable(const Request& r) const;
   // `r` holds its step state and no KV; it leaves the instance.
   void time_out(Request& r);
+  // LoRA (engine/lora.hpp), only with lora_: the wait queue's head starts
+  // its adapter's load; whether the head waits for its adapter; a request
+  // joins the batch or leaves the instance; the step's overhead.
+  [[gnu::noinline]] void lora_start_load(SimTime now);
+  bool lora_gated(const Request& q) const {
+    return q.pd != PdStage::Decode && !q.spec.adapter.empty() && !lora_->resident(q.spec.adapter);
+  }
+  [[gnu::noinline]] void lora_joined(Request& q);
+  void lora_release(Request& r) {
+    if (lora_ && r.adapter_pinned) {
+      lora_->unpin(r.spec.adapter);
+      r.adapter_pinned = false;
+    }
+  }
+  [[gnu::noinline]] int64_t lora_step_time(int64_t dt) const;
+  void on_adapter_load();
 
   int32_t index_;
   EngineConfig cfg_;
@@ -217,6 +238,8 @@ class Instance {
   uint64_t changes_ = 0;  // see changes()
   int64_t member_steps_ = 0, member_updates_ = 0;  // InstanceEnd's
   double slowdown_ = 1.0;  // straggler factor on step time (scenario `slow` events)
+  std::unique_ptr<LoraSlots> lora_;  // with active adapters only
+  mutable std::vector<Label> lora_seen_;  // lora_step_time()'s scratch
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
 

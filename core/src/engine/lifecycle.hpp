@@ -10,10 +10,14 @@
 // handlers it wants; they run in the order of the list.
 #pragma once
 
+#include "engine/lora.hpp"
+
 #include <blis/kernel.hpp>
 #include <blis/plugin.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -52,6 +56,8 @@ struct InstanceEnd {
   // Batch members over all steps, and how many of those were handled member
   // by member (the rest were implicit decodes: see Instance::Member).
   int64_t member_steps, member_updates;
+  // LoRA: each adapter's loads and evictions here (null without adapters).
+  const std::map<std::string, LoraEvents>* adapter_events = nullptr;
 };
 
 // The signals, in a request's order, with empty handlers. `r` stays valid and

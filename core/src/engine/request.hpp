@@ -81,6 +81,8 @@ struct Request {
   // P/D: whether the PD block counted it as split already (a re-routed
   // request counts once).
   bool pd_split = false;
+  // LoRA: it holds a pin on its adapter's slot (engine/lora.hpp).
+  bool adapter_pinned = false;
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
   // How many requests the slot held before this one: an event scheduled for
@@ -249,6 +251,7 @@ inline blis_request_view request_view(const Request& r, int32_t block_size, Requ
   v.slo_class = r.spec.slo_class;
   v.slo_class_name = workload::slo_class_name(r.spec.slo_class);
   v.tenant_id = r.spec.tenant_id.c_str();
+  v.adapter = r.spec.adapter.c_str();
   return v;
 }
 

@@ -23,9 +23,11 @@
 //   PdTransferDone   | 14                              | a transfer's end: the reference's order
 //   InstanceArrival  | kInstanceBase + 8·index + 1     | instance events after every cluster
 //   Queued           | kInstanceBase + 8·index + 2     | event; the lowest instance index first
-//   Step             | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
-//                    |                                 | arrival, enqueue, step (spec engine §2)
-//   Timeout          | kInstanceBase + 8·index + 4     | last: a completion at the deadline's tick
+//   AdapterLoad      | kInstanceBase + 8·index + 3     | (spec cluster §1.4); within an instance:
+//   Step             | kInstanceBase + 8·index + 4     | arrival, enqueue, a LoRA adapter's load
+//                    |                                 | done (HEAD: before a step at its time),
+//                    |                                 | step (spec engine §2)
+//   Timeout          | kInstanceBase + 8·index + 5     | last: a completion at the deadline's tick
 //                    |                                 | wins over the timeout (spec head §4.1)
 //
 // Events with equal time and priority run in the order they were scheduled.
@@ -59,6 +61,7 @@ enum class EventKind : uint32_t {
   GatewayEviction,  // --in-flight-eviction (cluster/gateway.cpp); payload: (incarnation << 32) | slot
   GatewayExpiry,  // a request's --request-ttl at the gateway (cluster/gateway.cpp); payload: its id
   GatewayTick,    // the gateway's dispatch tick
+  AdapterLoad,    // an instance's LoRA adapter load completes (engine/lora.hpp)
 };
 
 // Instance events sort after all cluster events at the same time.
@@ -85,8 +88,9 @@ constexpr uint64_t event_priority(EventKind kind, int32_t index = 0) {
     case EventKind::PdTransferDone: return 14;
     case EventKind::InstanceArrival: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 1;
     case EventKind::Queued: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 2;
-    case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;
-    case EventKind::Timeout: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 4;
+    case EventKind::AdapterLoad: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 3;
+    case EventKind::Step: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 4;
+    case EventKind::Timeout: return kInstanceBase + (static_cast<uint64_t>(index) << 3) + 5;
   }
   return 0;
 }

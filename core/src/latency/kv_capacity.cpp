@@ -46,7 +46,7 @@ bool swiglu_family(const std::string& act, bool head) {
 }  // namespace
 
 int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, int64_t block_size,
-                       double gpu_memory_utilization, bool quantised_weights) {
+                       double gpu_memory_utilization, bool quantised_weights, double adapter_reserved_bytes) {
   // Validation, in the order of spec engine.md §4.2.
   if (tp <= 0) fail("TP must be > 0, got " + std::to_string(tp));
   if (block_size <= 0) fail("block size must be > 0, got " + std::to_string(block_size));
@@ -107,7 +107,8 @@ int64_t auto_kv_blocks(const ModelArch& m, const HardwareSpec& hw, int64_t tp, i
   const double overhead_gib = static_cast<double>(weights_bytes) / kGiB +
                               (moe ? kActivationMoeGiB : kActivationDenseGiB) +
                               (tp == 1 ? kNonTorchTp1GiB : kNonTorchTpMultiGiB) *
-                                  static_cast<double>(tp);
+                                  static_cast<double>(tp) +
+                              adapter_reserved_bytes / kGiB;
   if (overhead_gib >= available_gib) {
     const std::string fewest = fewest_gpus(hw, gpu_memory_utilization,
                                            static_cast<double>(weights_bytes) / kGiB +

@@ -14,6 +14,12 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   if (r.length_capped) ++m.length_capped;
   ++m.completed;
   m.output_tokens += output_tokens(r);
+  if (!r.spec.adapter.empty()) {
+    AdapterTally& a = m.adapters[r.spec.adapter.str()];
+    a.served = true;
+    a.output_tokens += output_tokens(r);
+    a.ttft.push_back(r.timing.ttft() >= 0 ? r.timing.ttft() : 0);
+  }
   if (s.emitted == 0) return;
   RequestTiming::Detail& t = r.timing.set();
   t.e2e = s.last_token_end - r.spec.arrival_us + s.emitted * i.alpha_output +
@@ -72,6 +78,12 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   m.kv_thrashing_rate = x.kv_thrashing_rate;
   m.final_kv_blocks = x.used_kv_blocks;
   m.kv_allocation_failures = x.kv_allocation_failures;
+  if (x.adapter_events != nullptr)
+    for (const auto& [id, ev] : *x.adapter_events) {
+      AdapterTally& a = m.adapters[id];
+      a.loads += ev.loads;
+      a.evictions += ev.evictions;
+    }
   // The samples are complete. The inter-token latencies become (value,
   // count) pairs, one per distinct value, instead of a value and a counter
   // per step (itl_values() makes the same multiset of either).

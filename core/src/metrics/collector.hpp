@@ -33,7 +33,16 @@ struct RequestRecord {
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   bool failed = false;     // lost with its instance (a scenario's `fail` event)
-  Label tenant_id, model;
+  Label tenant_id, model, adapter;
+};
+
+// One LoRA adapter's figures on an instance (HEAD's "adapters" block): its
+// loads and evictions, and its completed requests' TTFTs and output tokens.
+struct AdapterTally {
+  int64_t loads = 0, evictions = 0;
+  std::vector<int64_t> ttft;  // µs
+  int64_t output_tokens = 0;
+  bool served = false;  // some request of it completed
 };
 
 // What priority-inversion counting needs of a completed request.
@@ -88,6 +97,7 @@ struct InstanceMetrics {
   int64_t steps = 0;
   int64_t member_steps = 0, member_updates = 0;  // InstanceEnd's, for --profile
 
+  std::map<std::string, AdapterTally> adapters;  // LoRA adapters with a load, eviction or completion
   std::vector<RequestRecord> records;      // with --results-path (RequestRecords)
   std::vector<CompletionSample> completions;  // when priority inversions are counted
 };

@@ -88,6 +88,14 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.request_itl, p->request_itl);
     append(out.request_itl_slo, p->request_itl_slo);
     append(out.scheduling_delay, p->scheduling_delay);
+    for (const auto& [id, a] : p->adapters) {
+      AdapterTally& t = out.adapters[id];
+      t.loads += a.loads;
+      t.evictions += a.evictions;
+      append(t.ttft, a.ttft);
+      t.output_tokens += a.output_tokens;
+      t.served = t.served || a.served;
+    }
     append(out.records, p->records);
     append(out.completions, p->completions);
     // Kept normalized as it grows (the same multiset itl_values() would
@@ -181,6 +189,7 @@ std::string request_json(const RequestRecord& r, bool head_form) {
   if (!r.tenant_id.empty()) e.str("tenant_id", r.tenant_id.str());
   if (r.instance >= 0) e.str("handled_by", "instance_" + std::to_string(r.instance));
   if (!r.model.empty()) e.str("model", r.model.str());
+  if (!r.adapter.empty()) e.str("adapter", r.adapter.str());
   // The flags, written only when set.
   for (const auto& [set, key] : {std::pair{r.length_capped, "length_capped"}, std::pair{r.dropped, "dropped_unservable"},
                                  std::pair{r.timed_out, "timed_out"}, std::pair{r.failed, "failed"}}) {
@@ -193,6 +202,47 @@ std::string request_json(const RequestRecord& r, bool head_form) {
 }
 
 }  // namespace
+
+namespace {
+
+// HEAD's percentile of sorted µs, in ms, then back in µs (its arithmetic).
+double head_percentile_us(const std::vector<int64_t>& sorted, double p) {
+  const size_t n = sorted.size();
+  if (n == 0) return 0;
+  const double rank = p / 100.0 * static_cast<double>(n - 1);
+  const auto lo = static_cast<size_t>(std::floor(rank)), hi = static_cast<size_t>(std::ceil(rank));
+  double ms = 0;
+  if (lo == hi) {
+    ms = static_cast<double>(sorted[lo]) / 1000;
+  } else {
+    const auto a = static_cast<double>(sorted[lo]), b = static_cast<double>(sorted[hi]);
+    ms = a / 1000 + (b - a) * (rank - static_cast<double>(lo)) / 1000;
+  }
+  return ms * 1000;
+}
+
+}  // namespace
+
+std::string adapters_json(const InstanceMetrics& m) {
+  const double runtime = static_cast<double>(m.end_time) / 1e6;
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [id, a] : m.adapters) {
+    JsonObject e;
+    e.indent = "    ";
+    e.num("load_count", a.loads);
+    e.num("eviction_count", a.evictions);
+    std::vector<int64_t> sorted = a.ttft;
+    std::sort(sorted.begin(), sorted.end());
+    e.real("ttft_p50_us", a.served ? head_percentile_us(sorted, 50) : 0);
+    e.real("ttft_p99_us", a.served ? head_percentile_us(sorted, 99) : 0);
+    e.real("throughput_tok_per_s",
+           a.served && runtime > 0 ? static_cast<double>(a.output_tokens) / runtime : 0);
+    out += (first ? "\n    " : ",\n    ") + go_string(id) + ": " + e.close();
+    first = false;
+  }
+  return out + "\n  }";
+}
 
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
                          bool with_requests, const std::string& members) {
@@ -221,6 +271,10 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     o.text += "\n  ]";
   }
   o.text += members;
+  if (!m.adapters.empty()) {
+    o.key("adapters");
+    o.text += adapters_json(m);
+  }
   return o.close();
 }
 

@@ -34,6 +34,8 @@ std::string metric_text(const MetricField& f);
 
 // The metrics JSON object; with `with_requests` the per-request array too;
 // then `members` (each ",\n  \"key\": value"), the observers' (metrics/observer.hpp).
+// HEAD's "adapters" object of a metrics block (LoRA), keys sorted.
+std::string adapters_json(const InstanceMetrics& m);
 std::string metrics_json(const InstanceMetrics& m, const std::string& instance_id,
                          bool with_requests, const std::string& members = {});
 

@@ -21,6 +21,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.failed = failed;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
+  rec.adapter = r.spec.adapter;
   metrics_[static_cast<size_t>(r.instance)].records.push_back(rec);
 }
 

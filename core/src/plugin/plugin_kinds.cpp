@@ -45,9 +45,9 @@ RegistryBase& registry_of(Registries& reg) {
 // A small fixed input for the smoke calls of `plugins inspect`.
 struct SmokeInput {
   uint64_t hashes[4] = {1, 2, 3, 4};
-  blis_request_view request{sizeof(blis_request_view), 16, 0, 0, 64, 0, hashes, 4, 0, 0, "", "", 0};
-  blis_instance_snapshot snapshots[2] = {{0, 1, 2, 3, 100, 200, 0.5, 0.1, 2, 0, 1},
-                                         {1, 0, 0, 0, 200, 200, 0.0, 0.0, 0, 0, 1}};
+  blis_request_view request{sizeof(blis_request_view), 16, 0, 0, 64, 0, hashes, 4, 0, 0, "", "", 0, ""};
+  blis_instance_snapshot snapshots[2] = {{0, 1, 2, 3, 100, 200, 0.5, 0.1, 2, 0, 1, -1, 0},
+                                         {1, 0, 0, 0, 200, 200, 0.0, 0.0, 0, 0, 1, -1, 0}};
   blis_route_input route{sizeof(blis_route_input), sizeof(blis_instance_snapshot), 0, &request,
                          snapshots, 2};
   blis_batch_entry entries[2] = {{512, 0, 512, 0, 512, BLIS_PHASE_PREFILL},

@@ -8,6 +8,7 @@
 
 #include "config/pool_text.hpp"
 #include "run/fleet_config.hpp"
+#include "run/lora_setup.hpp"
 
 #include "metrics/fitness.hpp"
 #include "metrics/saturation.hpp"
@@ -370,7 +371,12 @@ void size_kv_cache(ResolvedRun& r, const ModelChoice& mc) {
       try {
         const double share = memory_share.value_or(kDefaultGpuMemoryUtilization);
         // A memory share is HEAD's flag: HEAD's formula with it (quantised weights).
-        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size, share, memory_share.has_value());
+        // LoRA: the adapter slots' HBM is HEAD's static reservation, on this path only.
+        const double lora_bytes = r.lora ? static_cast<double>(static_cast<int64_t>(r.lora->reserved_bytes())) : 0;
+        blocks = auto_kv_blocks(*r.arch, *r.hardware, tp, e.block_size, share, memory_share.has_value(), lora_bytes);
+        if (lora_bytes > 0)
+          spdlog::info("reserved {:.2f} GiB of GPU HBM for LoRA adapters (capacity x per-slot footprint)",
+                       lora_bytes / 1073741824.0);
         spdlog::info("auto-calculated total-kv-blocks={} (GPU={} GiB x {}, TP={}, block size {})", blocks,
                      r.hardware->memory_gib, share, tp, e.block_size);
       } catch (const Error& err) {
@@ -446,6 +452,9 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   if (r.routing != RoutingPolicy::Weighted) {
     if (g.policies.scorers && !g.policies.scorers->empty() && g.where("routing_scorers").rfind("--", 0) == 0)
       spdlog::warn("--routing-scorers has no effect when the routing policy is '{}'", *p.routing);
+    if (g.lora.scorer_weight)
+      spdlog::warn("{} has no effect when the routing policy is '{}' (only with weighted)",
+                   g.where("lora_scorer_weight"), *p.routing);
     return;
   }
   auto unknown = [&](const std::string& name) {
@@ -466,6 +475,15 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   }
   for (const auto& sw : scorers)
     if (auto err = unknown(sw.name)) throw InputError(g.where("routing_scorers"), *err);
+  if (g.lora.scorer_weight) {  // HEAD: lora-affinity joins the profile, named once
+    for (const auto& sw : scorers)
+      if (sw.name == "lora-affinity")
+        throw InputError(g.where("lora_scorer_weight"),
+                         "lora-affinity is already in the scorer profile; set its weight with --routing-scorers "
+                         "or --lora-scorer-weight, not both");
+    if (auto err = unknown("lora-affinity")) throw InputError(g.where("lora_scorer_weight"), *err);
+    scorers.push_back(ScorerWeight{"lora-affinity", *g.lora.scorer_weight});
+  }
   r.scorers = std::move(scorers);
 }
 
@@ -808,6 +826,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   r.overrides = parse_plugin_overrides(entries);
 
   apply_profile_set(r, ctx.data);
+  r.lora = resolve_lora(config);
   resolve_model(r, ctx);
   resolve_policies(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
@@ -831,6 +850,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
         r.overrides.set(plugin, key, value, "profile-set " + *config.profile_set);
   }
   resolve_workload(r, ctx);
+  if (r.spec) check_adapter_references(r.lora.get(), *r.spec, config.where("workload_spec"));
   apply_trace_targets(r);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);

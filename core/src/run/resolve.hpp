@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cluster/router.hpp"
+#include "engine/lora.hpp"
 #include "engine/wait_queue.hpp"
 #include "metrics/goodput.hpp"
 #include "workload/trace_v2.hpp"
@@ -71,6 +72,7 @@ struct ResolvedRun {
   // NAME.KEY=VALUE entries of the profile set: they reach the plugins of the
   // run only, under any key a writer gave (resolve.cpp:apply_profile_set).
   std::vector<std::string> profile_plugin_config;
+  std::shared_ptr<const LoraConfig> lora;  // LoRA adapters (run/lora_setup.hpp); null = none
 };
 
 // Applies the policy file named by `config` (if any) to the policy settings

@@ -79,6 +79,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.max_model_len = *c.pool().model.max_model_len;
   cc.engine.order = r.order;
   cc.engine.horizon = r.horizon;
+  cc.engine.lora = r.lora;
   cc.engine.cpu_tier =
       CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
   cc.keep_records = c.outputs.results_path.has_value() || (c.replay && c.replay->sim_results);

@@ -34,6 +34,7 @@ TraceRecord row_of(const TraceRecorder::Entry& e, const WorkloadSource* workload
     rec.streaming = info->streaming;
   }
   rec.tenant_id = e.spec.tenant_id.str();
+  rec.adapter = e.spec.adapter.str();
   rec.slo_class = workload::slo_class_name(e.spec.slo_class);
   rec.round_index = e.spec.round;
   rec.input_tokens = e.spec.input_tokens - rec.prefix_length;

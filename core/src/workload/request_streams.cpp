@@ -645,6 +645,7 @@ bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
   out.slo_class = pending_.slo_class;
   out.tenant_id = pending_.tenant_id;
   out.model = pending_.model;
+  out.adapter = pending_.adapter;
   return true;
 }
 
@@ -652,6 +653,7 @@ RequestStream::RequestStream(const ClientSpec& client) {
   pending_.slo_class = *slo_class_from_name(client.slo_class);
   pending_.tenant_id = client.tenant_id;
   pending_.model = client.model;
+  pending_.adapter = client.adapter;
 }
 
 void RequestStream::take(WorkloadRequest& out) {
@@ -662,6 +664,7 @@ void RequestStream::take(WorkloadRequest& out) {
   out.slo_class = pending_.slo_class;
   out.tenant_id = pending_.tenant_id;
   out.model = pending_.model;
+  out.adapter = pending_.adapter;
   out.user = pending_.user;
   out.round = pending_.round;
   std::swap(out.block_hashes, pending_.block_hashes);

@@ -274,6 +274,7 @@ class SpecWorkload final : public WorkloadSource {
         out.tenant_id = done.tenant_id;
         out.model = done.model;
         out.multimodal = false;  // HEAD's sessions ignore a multimodal block
+        out.adapter = done.adapter;
         return true;
       }
     } catch (const InputError& e) {

@@ -138,6 +138,7 @@ class SpecReader {
             {"tenant_id", &t.tenant_id},
             {"slo_class", &t.slo_class},
             {"model", &t.model},
+            {"adapter", &t.adapter},
             {"rate_fraction", &t.rate_fraction},
             {"arrival", block(t.arrival, &SpecReader::arrival)},
             {"input_distribution", block(t.input_distribution, &SpecReader::dist)},

@@ -55,6 +55,7 @@ class TraceV2Workload final : public WorkloadSource {
     out.round = static_cast<int32_t>(r.round_index);
     out.tenant_id = r.tenant_id.empty() ? Label() : Label(r.tenant_id);
     out.model = r.model.empty() ? Label() : Label(r.model);
+    out.adapter = r.adapter.empty() ? Label() : Label(r.adapter);
     out.block_hashes = std::move(c.hashes);
     out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.own_content = 0;

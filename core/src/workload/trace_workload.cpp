@@ -83,6 +83,7 @@ class TraceWorkload final : public WorkloadSource {
     out.slo_class = pending_.slo_class;
     std::swap(out.tenant_id, pending_.tenant_id);
     out.model.clear();
+    out.adapter.clear();
     std::swap(out.block_hashes, pending_.block_hashes);
     out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.own_content = 0;

@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 6 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 7 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
@@ -161,6 +161,9 @@ typedef struct blis_request_view {
    * request may be routed twice with P/D, scenario events or autoscaling).
    * A 1.5 host passes views without the field: check struct_size first. */
   int64_t own_blocks;
+  /* ABI 1.7: the LoRA adapter the request names ("" = the base model). A 1.6
+   * host passes views without the field: check struct_size first. */
+  const char *adapter;
 } blis_request_view;
 
 /* One instance as the router sees it (possibly stale, see
@@ -184,6 +187,12 @@ typedef struct blis_instance_snapshot {
    * pools) and that pool's tensor parallelism. */
   int32_t pool;
   int32_t tp;
+  /* ABI 1.7: 1 when the instance holds the request's LoRA adapter resident
+   * (as of the last refresh), 0 when not or the request names none, -1 when
+   * the run declares no adapters. A 1.6 host passes snapshots without it
+   * (check snapshot_size). */
+  int32_t adapter_resident;
+  int32_t reserved1;
 } blis_instance_snapshot;
 
 /* Input of a routing or admission decision. `instances` has `count` entries

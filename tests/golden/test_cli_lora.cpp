@@ -1,0 +1,162 @@
+// LoRA adapters from the command line (docs/lora.md): HEAD's flags in
+// --help, HEAD's figures for a run with adapters (what HEAD prints for the
+// same command), the lora-affinity scorer, the HBM reservation, scenarios
+// and --dump-config, and bad input refused in one line before the run.
+#include "catch.hpp"
+#include "cli.hpp"
+#include "temp_dir.hpp"
+
+#include <algorithm>
+#include <string>
+
+using blis::test::TempDir;
+
+namespace {
+
+const char* const kSpec = R"(version: "2"
+seed: 7
+aggregate_rate: 100
+num_requests: 60
+clients:
+  - id: c0
+    rate_fraction: 0.5
+    adapter: a1
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: c1
+    rate_fraction: 0.5
+    adapter: a2
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+)";
+
+const char* const kLora = R"(lora:
+  adapter_capacity: 1
+  adapters:
+    - {id: a1, rank: 8}
+    - {id: a2, rank: 32}
+)";
+
+// The cluster block's adapters, as HEAD prints them.
+std::string cluster_adapters(const std::string& out) {
+  const size_t at = out.find("\"instance_id\": \"cluster\"");
+  REQUIRE(at != std::string::npos);
+  const size_t a = out.find("\"adapters\": {", at);
+  return a == std::string::npos ? "" : out.substr(a);
+}
+
+void check_refused(const Result& r, const std::string& where, const std::string& message) {
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find("blis: error: " + where) == 0);
+  CHECK(r.err.find(message) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("LoRA flags are in --help", "[golden][lora]") {
+  const Result r = run_blis("run --help");
+  for (const char* flag : {"--lora-config", "--lora-adapter-capacity", "--lora-load-base-latency-us",
+                           "--lora-load-bandwidth-bytes-us", "--lora-footprint-bytes-per-rank", "--lora-scorer-weight"})
+    CHECK(r.out.find(flag) != std::string::npos);
+}
+
+TEST_CASE("adapters loaded and evicted as HEAD counts them, with its per-adapter figures", "[golden][lora]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
+                           " --lora-config " + dir.write("l.yaml", kLora) + " --profile-set head ";
+  // HEAD (this command) prints these figures for the cluster.
+  Result r = run_blis(base + "--num-instances 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(cluster_adapters(r.out) ==
+        "\"adapters\": {\n"
+        "    \"a1\": {\n      \"load_count\": 15,\n      \"eviction_count\": 15,\n"
+        "      \"ttft_p50_us\": 6000776,\n      \"ttft_p99_us\": 17322746.379999995,\n"
+        "      \"throughput_tok_per_s\": 67.44882809716074\n    },\n"
+        "    \"a2\": {\n      \"load_count\": 16,\n      \"eviction_count\": 14,\n"
+        "      \"ttft_p50_us\": 6999147,\n      \"ttft_p99_us\": 17938110.959999997,\n"
+        "      \"throughput_tok_per_s\": 130.11096516807137\n    }\n  }\n}\n");
+  CHECK(r.out.find("\"ttft_p99_ms\": 18068.806599999996,") != std::string::npos);
+
+  // The lora-affinity scorer keeps each adapter's requests where it is resident (HEAD: 7 loads of a1, not 17).
+  r = run_blis(base + "--num-instances 3 --routing-policy weighted --lora-scorer-weight 5");
+  REQUIRE(r.status == 0);
+  CHECK(cluster_adapters(r.out).find("\"a1\": {\n      \"load_count\": 7,\n      \"eviction_count\": 5,\n"
+                                     "      \"ttft_p50_us\": 535617,") != std::string::npos);
+  r = run_blis(base + "--num-instances 3 --routing-policy weighted");
+  REQUIRE(r.status == 0);
+  CHECK(cluster_adapters(r.out).find("\"a1\": {\n      \"load_count\": 17,") != std::string::npos);
+}
+
+TEST_CASE("without adapters in the workload, --lora-config changes nothing", "[golden][lora]") {
+  TempDir dir;
+  std::string spec = kSpec;
+  for (size_t at; (at = spec.find("    adapter: ")) != std::string::npos;) spec.erase(at, spec.find('\n', at) + 1 - at);
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", spec) +
+                           " --num-instances 2 --profile-set head";
+  const Result plain = run_blis(base);
+  const Result with = run_blis(base + " --lora-config " + dir.write("l.yaml", kLora));
+  REQUIRE(plain.status == 0);
+  CHECK(with.out == plain.out);
+  CHECK(with.out.find("adapters") == std::string::npos);
+}
+
+TEST_CASE("the adapters' HBM comes out of the auto-sized KV cache only", "[golden][lora]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
+                           " --lora-config " + dir.write("l.yaml", kLora) + " --format json ";
+  auto blocks = [](const Result& r) {
+    const size_t at = r.out.find("\"total_kv_blocks\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stoll(r.out.substr(at + 19));
+  };
+  // capacity 1 x 2e6 bytes per rank x rank 32 = 64 MB less for the KV cache.
+  const int64_t one = blocks(run_blis(base + "--gpu-memory-utilization 0.9"));
+  const int64_t four = blocks(run_blis(base + "--gpu-memory-utilization 0.9 --lora-adapter-capacity 4"));
+  CHECK(four < one);
+  CHECK(blocks(run_blis(base + "--total-kv-blocks 5000 --lora-adapter-capacity 4")) == 5000);
+}
+
+TEST_CASE("a TOML scenario and --dump-config carry the LoRA settings", "[golden][lora]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec), lora = dir.write("l.yaml", kLora);
+  const std::string flags = "--model qwen/qwen3-14b --workload-spec " + spec + " --lora-config " + lora +
+                            " --num-instances 3 --routing-policy weighted --lora-scorer-weight 5 "
+                            "--lora-adapter-capacity 2 --lora-load-base-latency-us 800 --profile-set head";
+  const Result direct = run_blis("run " + flags);
+  const Result dumped = run_blis("run " + flags + " --dump-config");
+  REQUIRE(dumped.status == 0);
+  for (const char* line : {"[lora]\n", "lora_adapter_capacity = 2\n", "lora_load_base_latency_us = 800\n",
+                           "lora_scorer_weight = 5\n"})
+    CHECK(dumped.out.find(line) != std::string::npos);
+  const Result replay = run_blis("run " + dir.write("run.toml", dumped.out), dir.str());
+  INFO(replay.err);
+  CHECK(replay.out == direct.out);
+}
+
+TEST_CASE("bad LoRA input is refused in one line naming where, before the run", "[golden][lora]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + spec + " --lora-config ";
+  const std::string rank0 = dir.write("r.yaml", "lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: a1, rank: 0}\n");
+  check_refused(run_blis(run + rank0), rank0 + ":4", "adapter \"a1\": rank must be > 0, got 0");
+  const std::string cap0 = dir.write("c.yaml", "lora:\n  adapter_capacity: 0\n  adapters:\n    - {id: a1, rank: 8}\n");
+  check_refused(run_blis(run + cap0), cap0 + ":2", "adapter_capacity must be > 0 when adapters are declared");
+  check_refused(run_blis(run + dir.write("l.yaml", kLora) + " --lora-adapter-capacity 0"), "--lora-adapter-capacity",
+                "adapter_capacity must be > 0");
+  const std::string typo = dir.write("t.yaml", "lora:\n  adapter_capacity: 1\n  adaptors: []\n");
+  check_refused(run_blis(run + typo), typo + ":3", "unknown key \"lora.adaptors\"");
+  const std::string other = dir.write("o.yaml", "lora:\n  adapter_capacity: 1\n  adapters:\n    - {id: zz, rank: 8}\n");
+  check_refused(run_blis(run + other), "--workload-spec", "client \"c0\" references unknown adapter \"a1\"");
+  check_refused(run_blis("run --model qwen/qwen3-14b --workload-spec " + spec), "--workload-spec",
+                "references adapter \"a1\" but no adapters are declared");
+  check_refused(run_blis(run + dir.write("l2.yaml", kLora) + " --lora-load-bandwidth-bytes-us 0"),
+                "--lora-load-bandwidth-bytes-us", "must be finite and > 0");
+  check_refused(run_blis(run + dir.write("l3.yaml", kLora) + " --routing-policy weighted --lora-scorer-weight 0"),
+                "--lora-scorer-weight", "must be a finite value > 0");
+}
