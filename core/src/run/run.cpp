@@ -142,22 +142,7 @@ class Runner : public ScenarioRunner {
       configs.back().rights = rights_;
       configs.back().outputs.quiet = true;  // the sweep reports its own progress
       configs.back().event_script = event_script_;  // each configuration runs its own copy of the code
-      if (configs.back().outputs.report)
-        throw InputError(p.empty() ? "report" : p.front().where,
-                         "report names one folder, but a sweep or search runs many configurations; give --report "
-                         "to a single run, or use blis plan --report");
-      if (configs.back().outputs.trace_output)
-        throw InputError(p.empty() ? "trace-output" : p.front().where,
-                         "trace-output names one trace, but a sweep or search runs many configurations; give "
-                         "--trace-output to a single run");
-      if (configs.back().outputs.results_path)
-        throw InputError(p.empty() ? "results-path" : p.front().where,
-                         "results-path names one file, but a sweep or search runs many "
-                         "configurations; use rows-csv or rows-json");
-      if (configs.back().outputs.timeseries)
-        throw InputError(configs.back().where("timeseries"),
-                         "timeseries names one file, but a sweep or search runs many configurations; "
-                         "run one configuration with it");
+      check_single_run_outputs(configs.back(), p);
     }
     std::vector<RunOutcome> outcomes(configs.size());
     const FarmFailure failure =
@@ -190,6 +175,26 @@ class Runner : public ScenarioRunner {
   void number(std::vector<size_t> indices) { numbers_ = std::move(indices); }
 
  private:
+  // The outputs that name one file or folder have no place in a sweep.
+  static void check_single_run_outputs(const RunConfig& c, const Settings& p) {
+    if (c.outputs.report)
+      throw InputError(p.empty() ? "report" : p.front().where,
+                       "report names one folder, but a sweep or search runs many configurations; give --report "
+                       "to a single run, or use blis plan --report");
+    if (c.outputs.trace_output)
+      throw InputError(p.empty() ? "trace-output" : p.front().where,
+                       "trace-output names one trace, but a sweep or search runs many configurations; give "
+                       "--trace-output to a single run");
+    if (c.outputs.results_path)
+      throw InputError(p.empty() ? "results-path" : p.front().where,
+                       "results-path names one file, but a sweep or search runs many "
+                       "configurations; use rows-csv or rows-json");
+    if (c.outputs.timeseries)
+      throw InputError(c.where("timeseries"),
+                       "timeseries names one file, but a sweep or search runs many configurations; "
+                       "run one configuration with it");
+  }
+
   static std::string describe(const Settings& point) {
     std::vector<std::string> pairs;
     for (const Setting& s : point) pairs.push_back(key_of_flag(s.flag) + "=" + s.value);
