@@ -718,6 +718,11 @@ bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
     RequestBlocks& kv = slab_[batch_[pos].slot].s.kv;
     return kv_.allocate(kv, {}, n) || (kv_.reload() && kv_.allocate(kv, {}, n));
   };
+  if (offload_) {  // a prompt chunk may continue in the CPU tier
+    StepState& s = slab_[batch_[pos].slot].s;
+    const int64_t full = std::min(s.entry.input_tokens / cfg_.block_size, s.kv.num_hashes);
+    if (s.pi() < s.entry.input_tokens && offload_->extend_running(s.kv, full, s.pi(), n)) return true;
+  }
   while (!allocate()) {
     if (offload_) offload_->allocation_failed();
     if (!all_active_) make_all_explicit(pos, kernel_.now());

@@ -379,6 +379,26 @@ OffloadChain::Admit OffloadChain::allocate_through_chain(RequestBlocks& kv, cons
   return gpu_.allocate(kv, now_cached, end - new_start) ? Admit::Ok : Admit::Failed;
 }
 
+bool OffloadChain::extend_running(RequestBlocks& kv, int64_t full_blocks, int64_t start, int64_t n) {
+  if (!consult_and_reload(kv.hashes, kv.count, full_blocks)) return false;
+  const int64_t b = gpu_.block_size();
+  const int64_t end = start + n;
+  std::vector<int32_t> now_cached;
+  const int64_t k = gpu_.cached_prefix(kv.hashes, full_blocks, now_cached);
+  if (k * b <= start) return false;
+  const int64_t first = (start + b - 1) / b;
+  if (k * b >= end) {
+    const int64_t last = std::min((end + b - 1) / b, k);
+    if (first < last) {
+      std::vector<int32_t> join(now_cached.begin() + first, now_cached.begin() + last);
+      gpu_.allocate(kv, join, 0);
+    }
+    return true;  // (HEAD: nothing more is allocated for the chunk)
+  }
+  std::vector<int32_t> join(now_cached.begin() + std::min(first, k), now_cached.end());
+  return gpu_.allocate(kv, join, end - k * b);
+}
+
 OffloadChain::Fetch OffloadChain::classify(const uint64_t* hashes, int64_t from, int64_t n, std::vector<uint64_t>& run,
                                            int& tier) const {
   if (!station_) return Fetch::None;

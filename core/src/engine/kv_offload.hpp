@@ -103,6 +103,10 @@ class OffloadChain {
   // replaced), n the tokens to allocate after it. On Ok, kv holds them.
   Admit admit(uint64_t id, RequestBlocks& kv, const uint64_t* hashes, int64_t full_blocks,
               std::vector<int32_t>& hit_ids, int64_t n);
+  // A running request's next prompt chunk of n tokens from `start`: prompt
+  // blocks past those it holds that the CPU tier has are reloaded, and the
+  // ones now cached join it. True when that allocated the chunk.
+  bool extend_running(RequestBlocks& kv, int64_t full_blocks, int64_t start, int64_t n);
   // A running request's allocation failed.
   void allocation_failed() { ++miss_; }
   // After batch formation: stores the batch's blocks (kv, prompt tokens).
