@@ -49,6 +49,30 @@ struct Field {
   std::string where;
 };
 
+// The resolved tier's checks; where(key) places a field, has(key) says if it was given.
+template <class Where, class Has>
+void check_tier(const KvOffloadTier& t, const std::string& name, Where where, Has has, const std::string& at) {
+  if (!t.locality.empty() && t.locality != "LOCAL" && t.locality != "REMOTE")
+    fail(where("locality"), fmt::format("{}.locality must be LOCAL or REMOTE (or unset), got \"{}\"", name, t.locality));
+  if (t.n_read_threads <= 0)
+    fail(where("n_read_threads"), fmt::format("{}.n_read_threads must be > 0, got {}", name, t.n_read_threads));
+  if (t.n_write_threads <= 0)
+    fail(where("n_write_threads"), fmt::format("{}.n_write_threads must be > 0, got {}", name, t.n_write_threads));
+  auto positive = [&](const char* k, double x) {
+    if (!(std::isfinite(x) && x > 0))
+      fail(where(has(k) ? k : "device_class"), fmt::format("{}.{} must be a finite value > 0, got {}", name, k, x));
+  };
+  positive("read_bandwidth", t.read_bandwidth);
+  positive("write_bandwidth", t.write_bandwidth);
+  if (!(std::isfinite(t.base_latency) && t.base_latency >= 0))
+    fail(where("base_latency"), fmt::format("{}.base_latency must be a finite value >= 0, got {}", name, t.base_latency));
+  // Bounds of blis's own: transfer times stay exact in 64-bit microseconds.
+  if (t.base_latency > 1e12)
+    fail(where("base_latency"), fmt::format("{}.base_latency must be at most 1e12 µs, got {}", name, t.base_latency));
+  if (t.n_read_threads > 1'000'000 || t.n_write_threads > 1'000'000)
+    fail(at, name + ": at most 1000000 read and write threads");
+}
+
 KvOffloadTier read_tier(const StrictYaml& y, const YAML::Node& v, size_t i) {
   const std::string path = "kv_offload.secondary_tiers[" + std::to_string(i) + "]";
   const std::string name = "secondary_tiers[" + std::to_string(i) + "]";
@@ -94,27 +118,83 @@ KvOffloadTier read_tier(const StrictYaml& y, const YAML::Node& v, size_t i) {
   if (has("base_latency")) t.base_latency = num("base_latency");
   if (!has("device_class") && !(has("read_bandwidth") && has("write_bandwidth") && has("base_latency")))
     fail(at, name + " needs a device_class or all of read_bandwidth, write_bandwidth and base_latency");
-  // The resolved tier's checks.
-  if (!t.locality.empty() && t.locality != "LOCAL" && t.locality != "REMOTE")
-    fail(where("locality"), fmt::format("{}.locality must be LOCAL or REMOTE (or unset), got \"{}\"", name, t.locality));
-  if (t.n_read_threads <= 0)
-    fail(where("n_read_threads"), fmt::format("{}.n_read_threads must be > 0, got {}", name, t.n_read_threads));
-  if (t.n_write_threads <= 0)
-    fail(where("n_write_threads"), fmt::format("{}.n_write_threads must be > 0, got {}", name, t.n_write_threads));
-  auto positive = [&](const char* k, double x) {
-    if (!(std::isfinite(x) && x > 0))
-      fail(where(has(k) ? k : "device_class"), fmt::format("{}.{} must be a finite value > 0, got {}", name, k, x));
-  };
-  positive("read_bandwidth", t.read_bandwidth);
-  positive("write_bandwidth", t.write_bandwidth);
-  if (!(std::isfinite(t.base_latency) && t.base_latency >= 0))
-    fail(where("base_latency"), fmt::format("{}.base_latency must be a finite value >= 0, got {}", name, t.base_latency));
-  // Bounds of blis's own: transfer times stay exact in 64-bit microseconds.
-  if (t.base_latency > 1e12)
-    fail(where("base_latency"), fmt::format("{}.base_latency must be at most 1e12 µs, got {}", name, t.base_latency));
-  if (t.n_read_threads > 1'000'000 || t.n_write_threads > 1'000'000)
-    fail(at, name + ": at most 1000000 read and write threads");
+  check_tier(t, name, [&](const char* k) { return where(k); }, [&](const char* k) { return has(k); }, at);
   return t;
+}
+
+}  // namespace
+
+namespace {
+
+// The block's fields that were given (non-null), with their positions.
+struct BlockFields {
+  const StrictYaml& y;
+  std::string at;  // the block's position
+  std::map<std::string, Field> f;
+  bool has(const char* k) const { return f.count(k) != 0; }
+  std::string where(const char* k) const { return has(k) ? f.at(k).where : at; }
+  int64_t integer(const char* k) const { return y.integer(f.at(k).node, child_path("kv_offload", k)); }
+  bool boolean(const char* k) const { return y.boolean(f.at(k).node, child_path("kv_offload", k)); }
+};
+
+// block_size XOR blocks_per_chunk, and tokens_per_hash.
+void read_chunking(const BlockFields& b, int64_t gpu_block_size, KvOffloadFile& out) {
+  if (b.has("block_size") && b.has("blocks_per_chunk"))
+    fail(b.where("blocks_per_chunk"), "block_size and blocks_per_chunk are mutually exclusive (block_size = "
+                                      "blocks_per_chunk x the GPU block size); set at most one");
+  out.blocks_per_chunk = 1;
+  out.block_size = gpu_block_size;
+  if (b.has("block_size")) {
+    const int64_t bs = b.integer("block_size");
+    if (bs <= 0 || bs % gpu_block_size != 0)
+      fail(b.where("block_size"),
+           fmt::format("block_size ({}) must be a positive multiple of the GPU block size ({})", bs, gpu_block_size));
+    out.block_size = bs;
+    out.blocks_per_chunk = bs / gpu_block_size;
+  } else if (b.has("blocks_per_chunk")) {
+    const int64_t bpc = b.integer("blocks_per_chunk");
+    if (bpc <= 0) fail(b.where("blocks_per_chunk"), fmt::format("blocks_per_chunk must be > 0, got {}", bpc));
+    if (bpc > INT64_MAX / gpu_block_size)
+      fail(b.where("blocks_per_chunk"), fmt::format("blocks_per_chunk ({}) is too large", bpc));
+    out.blocks_per_chunk = bpc;
+    out.block_size = bpc * gpu_block_size;
+  }
+  out.tokens_per_hash = gpu_block_size;
+  if (b.has("tokens_per_hash")) {
+    out.tokens_per_hash = b.integer("tokens_per_hash");
+    if (out.tokens_per_hash <= 0)
+      fail(b.where("tokens_per_hash"), fmt::format("tokens_per_hash must be > 0, got {}", out.tokens_per_hash));
+  }
+}
+
+// The resolved block's checks, then what the tier model implements (HEAD
+// accepts the latter two, then stops with an internal error when it builds
+// the tiers: docs/differences.md row 51).
+void check_block(const BlockFields& b, const KvOffloadFile& out) {
+  if (out.cpu_bytes_to_use <= 0)
+    fail(b.where("cpu_bytes_to_use"), fmt::format("cpu_bytes_to_use must be > 0, got {}", out.cpu_bytes_to_use));
+  if (out.eviction_policy != "lru" && out.eviction_policy != "arc")
+    fail(b.where("eviction_policy"),
+         fmt::format("eviction_policy must be \"lru\" or \"arc\", got \"{}\"", out.eviction_policy));
+  if (out.blocks_per_chunk != 1)
+    fail(b.where(b.has("block_size") ? "block_size" : "blocks_per_chunk"),
+         fmt::format("blocks_per_chunk {} (block_size {}) is not supported: offload is block by block "
+                     "(blocks_per_chunk 1, block_size = the GPU block size)",
+                     out.blocks_per_chunk, out.block_size));
+  if (out.eviction_policy != "lru")
+    fail(b.where("eviction_policy"),
+         fmt::format("eviction_policy \"{}\" is not supported: the CPU tier evicts least recently used blocks (lru)",
+                     out.eviction_policy));
+}
+
+std::optional<YAML::Node> top_block(const StrictYaml& y, const std::string& text) {
+  const auto doc = y.first_document(text);
+  std::optional<YAML::Node> block;
+  if (!doc || doc->IsNull()) return block;
+  static constexpr std::array<std::string_view, 1> kTop = {"kv_offload"};
+  for (const auto& [key, v] : y.entries(y.mapping(*doc, ""), "", kTop))
+    if (!v.IsNull()) block = v;
+  return block;
 }
 
 }  // namespace
@@ -122,89 +202,35 @@ KvOffloadTier read_tier(const StrictYaml& y, const YAML::Node& v, size_t i) {
 KvOffloadFile read_kv_offload_file(const std::string& path, int64_t gpu_block_size) {
   const std::string text = read_text_file(path, "--kv-offload-config file");
   const StrictYaml y(path, StrictYaml::Position::kLineColumn);
-  const auto doc = y.first_document(text);
+  const std::optional<YAML::Node> block = top_block(y, text);
+  if (!block) fail(path, "the file has no top-level kv_offload: block");
   KvOffloadFile out;
   out.path = path;
-  std::optional<YAML::Node> block;
-  if (doc && !doc->IsNull()) {
-    static constexpr std::array<std::string_view, 1> kTop = {"kv_offload"};
-    for (const auto& [key, v] : y.entries(y.mapping(*doc, ""), "", kTop))
-      if (!v.IsNull()) block = v;
-  }
-  if (!block) fail(path, "the file has no top-level kv_offload: block");
-  const std::string at = y.where(block->Mark());
-  out.where_block = at;
-  std::map<std::string, Field> f;
+  BlockFields b{y, y.where(block->Mark()), {}};
+  out.where_block = b.at;
   for (const auto& [key, w] : y.entries(y.mapping(*block, "kv_offload"), "kv_offload", kBlockKeys))
-    if (!w.IsNull()) f[key] = Field{w, y.where(w.Mark())};
-  auto has = [&](const char* k) { return f.count(k) != 0; };
-  auto integer = [&](const char* k) { return y.integer(f[k].node, child_path("kv_offload", k)); };
-  auto where = [&](const char* k) { return has(k) ? f[k].where : at; };
+    if (!w.IsNull()) b.f[key] = Field{w, y.where(w.Mark())};
 
-  if (!has("cpu_bytes_to_use")) fail(at, "cpu_bytes_to_use is required");
-  out.cpu_bytes_to_use = integer("cpu_bytes_to_use");
-  out.where_cpu_bytes = where("cpu_bytes_to_use");
-  if (has("store_threshold")) {
-    const int64_t s = integer("store_threshold");
-    if (s < 0) fail(where("store_threshold"), fmt::format("store_threshold must be >= 0, got {}", s));
+  if (!b.has("cpu_bytes_to_use")) fail(b.at, "cpu_bytes_to_use is required");
+  out.cpu_bytes_to_use = b.integer("cpu_bytes_to_use");
+  out.where_cpu_bytes = b.where("cpu_bytes_to_use");
+  if (b.has("store_threshold")) {
+    const int64_t s = b.integer("store_threshold");
+    if (s < 0) fail(b.where("store_threshold"), fmt::format("store_threshold must be >= 0, got {}", s));
     if (s >= 2)
-      fail(where("store_threshold"),
+      fail(b.where("store_threshold"),
            fmt::format("store_threshold={} is not supported with tiered offload (only 0 or 1, which change nothing)", s));
   }
-  if (has("block_size") && has("blocks_per_chunk"))
-    fail(where("blocks_per_chunk"), "block_size and blocks_per_chunk are mutually exclusive (block_size = "
-                                    "blocks_per_chunk x the GPU block size); set at most one");
-  if (has("block_size")) {
-    const int64_t bs = integer("block_size");
-    if (bs <= 0 || bs % gpu_block_size != 0)
-      fail(where("block_size"),
-           fmt::format("block_size ({}) must be a positive multiple of the GPU block size ({})", bs, gpu_block_size));
-    out.block_size = bs;
-    out.blocks_per_chunk = bs / gpu_block_size;
-  } else if (has("blocks_per_chunk")) {
-    const int64_t bpc = integer("blocks_per_chunk");
-    if (bpc <= 0) fail(where("blocks_per_chunk"), fmt::format("blocks_per_chunk must be > 0, got {}", bpc));
-    if (bpc > INT64_MAX / gpu_block_size)
-      fail(where("blocks_per_chunk"), fmt::format("blocks_per_chunk ({}) is too large", bpc));
-    out.blocks_per_chunk = bpc;
-    out.block_size = bpc * gpu_block_size;
-  } else {
-    out.blocks_per_chunk = 1;
-    out.block_size = gpu_block_size;
-  }
-  out.tokens_per_hash = gpu_block_size;
-  if (has("tokens_per_hash")) {
-    out.tokens_per_hash = integer("tokens_per_hash");
-    if (out.tokens_per_hash <= 0)
-      fail(where("tokens_per_hash"), fmt::format("tokens_per_hash must be > 0, got {}", out.tokens_per_hash));
-  }
-  if (has("eviction_policy")) out.eviction_policy = y.string(f["eviction_policy"].node, "kv_offload.eviction_policy");
-  if (has("offload_prompt_only"))
-    out.offload_prompt_only = y.boolean(f["offload_prompt_only"].node, "kv_offload.offload_prompt_only");
-  if (has("self_describing_kv_events"))
-    out.self_describing_kv_events =
-        y.boolean(f["self_describing_kv_events"].node, "kv_offload.self_describing_kv_events");
-  if (has("secondary_tiers")) {
-    const YAML::Node& seq = y.sequence(f["secondary_tiers"].node, "kv_offload.secondary_tiers");
-    if (seq.size() > 64) fail(where("secondary_tiers"), "at most 64 secondary tiers");
+  read_chunking(b, gpu_block_size, out);
+  if (b.has("eviction_policy")) out.eviction_policy = y.string(b.f.at("eviction_policy").node, "kv_offload.eviction_policy");
+  if (b.has("offload_prompt_only")) out.offload_prompt_only = b.boolean("offload_prompt_only");
+  if (b.has("self_describing_kv_events")) out.self_describing_kv_events = b.boolean("self_describing_kv_events");
+  if (b.has("secondary_tiers")) {
+    const YAML::Node& seq = y.sequence(b.f.at("secondary_tiers").node, "kv_offload.secondary_tiers");
+    if (seq.size() > 64) fail(b.where("secondary_tiers"), "at most 64 secondary tiers");
     for (size_t i = 0; i < seq.size(); ++i) out.tiers.push_back(read_tier(y, seq[i], i));
   }
-  // The resolved block's checks.
-  if (out.cpu_bytes_to_use <= 0)
-    fail(where("cpu_bytes_to_use"), fmt::format("cpu_bytes_to_use must be > 0, got {}", out.cpu_bytes_to_use));
-  if (out.eviction_policy != "lru" && out.eviction_policy != "arc")
-    fail(where("eviction_policy"), fmt::format("eviction_policy must be \"lru\" or \"arc\", got \"{}\"", out.eviction_policy));
-  // What the tier model implements (HEAD accepts these, then stops with an
-  // internal error when it builds the tiers: docs/differences.md).
-  if (out.blocks_per_chunk != 1)
-    fail(where(has("block_size") ? "block_size" : "blocks_per_chunk"),
-         fmt::format("blocks_per_chunk {} (block_size {}) is not supported: offload is block by block "
-                     "(blocks_per_chunk 1, block_size = the GPU block size)",
-                     out.blocks_per_chunk, out.block_size));
-  if (out.eviction_policy != "lru")
-    fail(where("eviction_policy"),
-         fmt::format("eviction_policy \"{}\" is not supported: the CPU tier evicts least recently used blocks (lru)",
-                     out.eviction_policy));
+  check_block(b, out);
   return out;
 }
 
