@@ -313,6 +313,11 @@ std::vector<SettingDef> make_table() {
                   "Fixed µs added to every block transfer between tiers",
                   [](RunConfig& c) -> auto& { return c.pool().engine.kv_transfer_base_latency; },
                   int_between(0, kMaxMicros), kDuration));
+  t.push_back(row("kv_offload_config", {"--kv-offload-config"}, "kv-cache",
+                  "YAML file with a kv_offload: block: N-tier KV offload (cpu_bytes_to_use, "
+                  "block_size/blocks_per_chunk, eviction_policy, offload_prompt_only, secondary_tiers with "
+                  "device_class/direct_io/bandwidths; docs/kv-offload.md)",
+                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_offload_config; }, {}, kInputPath));
   t.push_back(row("max_num_running_reqs", {"--max-num-running-reqs", "--max-num-seqs"}, "batching",
                   "Max requests in the running batch",
                   [](RunConfig& c) -> auto& { return c.pool().engine.max_running; }, int_positive()));

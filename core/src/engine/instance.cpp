@@ -24,6 +24,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
                          std::to_string(cfg.block_size) +
                          " tokens); lower --max-model-len or raise --total-kv-blocks");
   kv_.enable_cpu_tier(cfg.cpu_tier);
+  if (cfg.offload) offload_ = std::make_unique<OffloadChain>(kv_, *cfg.offload);
   prices_sums_ = model_->prices_decode_aggregates();
   if (cfg.lora && cfg.lora->active()) {
     lora_ = std::make_unique<LoraSlots>(cfg.lora);
@@ -196,6 +197,7 @@ void Instance::take_off(Request& r) {
     kv_.release(r.step.kv);
   } else {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+    if (offload_) offload_->forget(r.spec.id);
     if (r.step.kv.count > 0) kv_.release(r.step.kv);  // P/D: KV transferred for its decode
   }
 }
@@ -230,6 +232,7 @@ void Instance::on_step() {
   }
   ++step_index_;
   kv_.set_clock(now);
+  if (offload_) offload_->set_clock(now);
   form_batch(now);
 
   // Phase 2: the step's duration from the latency model (spec engine §3.4).
@@ -414,6 +417,7 @@ void Instance::form_batch(SimTime now) {
   // Preemptions moved members the sums counted: the step is priced member by member.
   if (f.preempted_any) f.valid = false;
   admit_waiting(now, f);
+  if (offload_) mirror_to_offload(now, f);
   decode_sums_.valid = f.valid && !batch_.empty();
 }
 
@@ -542,6 +546,7 @@ void Instance::add_implicit_sums() {
 }
 
 void Instance::admit_waiting(SimTime now, Forming& f) {
+  if (offload_ && offload_->defers()) return admit_waiting_deferring(now, f);
   while (static_cast<int64_t>(batch_.size()) < cfg_.max_running && !waiting_.empty() && f.budget > 0 &&
          !f.preempted_any) {
     const uint32_t slot = waiting_.front();
@@ -605,10 +610,21 @@ bool Instance::admit_prefill(uint32_t slot, SimTime now, int64_t& budget) {
   auto try_allocate = [&] { return kv_.allocate(qs.kv, hits_, n); };
   plan();
   if (n <= 0) return false;
-  bool ok = try_allocate();
-  if (!ok && kv_.reload()) {
-    plan();  // reloaded content may extend the cached prefix
-    ok = n > 0 && try_allocate();
+  bool ok;
+  if (offload_) {
+    const int64_t full = std::min(q.spec.input_tokens / b, qs.kv.num_hashes);
+    const OffloadChain::Admit a = offload_->admit(q.spec.id, qs.kv, qs.kv.hashes, full, hits_, n);
+    if (a == OffloadChain::Admit::Deferred) {
+      deferred_now_ = true;
+      return false;
+    }
+    ok = a == OffloadChain::Admit::Ok;
+  } else {
+    ok = try_allocate();
+    if (!ok && kv_.reload()) {
+      plan();  // reloaded content may extend the cached prefix
+      ok = n > 0 && try_allocate();
+    }
   }
   if (!ok && batch_.empty() && reclaim_queued_kv(slot)) {
     plan();
@@ -617,7 +633,7 @@ bool Instance::admit_prefill(uint32_t slot, SimTime now, int64_t& budget) {
   if (!ok) {
     if (batch_.empty() && kv_.used_blocks() == 0) {
       // Nothing else holds memory and it still does not fit: it never will.
-      waiting_.pop_front();
+      leave_queue(q);
       complete(q, /*capped=*/true, now);
       return true;
     }
@@ -631,8 +647,55 @@ bool Instance::admit_prefill(uint32_t slot, SimTime now, int64_t& budget) {
   return true;
 }
 
+void Instance::leave_queue(const Request& q) {
+  if (waiting_.front() == q.slot) {
+    waiting_.pop_front();
+  } else {
+    waiting_.erase(q.slot, q.spec.arrival_us, q.spec.input_tokens, q.spec.id);
+  }
+  if (offload_) offload_->forget(q.spec.id);
+}
+
+// HEAD's step-boundary deferral: the queue is scanned in order; a request
+// waiting for a secondary tier's read, or set aside now for one, is passed
+// over and the next one tried; any other failure stops admissions.
+void Instance::admit_waiting_deferring(SimTime now, Forming& f) {
+  offload_->poll_deferred();
+  queue_scratch_.clear();
+  waiting_.for_each([&](uint32_t s) { queue_scratch_.push_back(s); });
+  for (size_t pos = 0; static_cast<int64_t>(batch_.size()) < cfg_.max_running && pos < queue_scratch_.size() &&
+                       f.budget > 0 && !f.preempted_any;
+       ++pos) {
+    const uint32_t slot = queue_scratch_[pos];
+    Request& q = pool_[slot];
+    if (offload_->waiting(q.spec.id)) continue;
+    StepState& qs = q.step;
+    pool_.complete_content(q, cfg_.block_size);
+    qs.kv.hashes = q.spec.block_hashes.data();
+    qs.kv.num_hashes = static_cast<int64_t>(q.spec.block_hashes.size());
+    deferred_now_ = false;
+    if (!admit_prefill(slot, now, f.budget)) {
+      if (deferred_now_) continue;
+      break;
+    }
+  }
+}
+
+void Instance::mirror_to_offload(SimTime now, Forming& f) {
+  // Stored blocks must be the members' as of this step: implicit members'
+  // decode blocks are written back first (prompt blocks never lag).
+  if (!cfg_.offload->prompt_only && !all_active_) {
+    make_all_explicit(batch_.size(), now);
+    f.valid = false;
+  }
+  for (const Member& mb : batch_) {
+    const StepState& s = slab_[mb.slot].s;
+    offload_->mirror(s.kv, s.entry.input_tokens);
+  }
+}
+
 void Instance::join_batch(Request& q, SimTime now) {
-  waiting_.pop_front();
+  leave_queue(q);
   q.state = RequestState::Running;
   signals_.scheduled(q, now);
   if (lora_) lora_joined(q);
@@ -667,7 +730,13 @@ bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
     RequestBlocks& kv = slab_[batch_[pos].slot].s.kv;
     return kv_.allocate(kv, {}, n) || (kv_.reload() && kv_.allocate(kv, {}, n));
   };
+  if (offload_) {  // a prompt chunk may continue in the CPU tier
+    StepState& s = slab_[batch_[pos].slot].s;
+    const int64_t full = std::min(s.entry.input_tokens / cfg_.block_size, s.kv.num_hashes);
+    if (s.pi() < s.entry.input_tokens && offload_->extend_running(s.kv, full, s.pi(), n)) return true;
+  }
   while (!allocate()) {
+    if (offload_) offload_->allocation_failed();
     if (!all_active_) make_all_explicit(pos, kernel_.now());
     if (batch_.size() == 1) {
       // Alone on the instance and still out of memory: the sequence has
@@ -840,7 +909,10 @@ void Instance::complete(Request& r, bool capped, SimTime end) {
   }
   if (!capped && s.output_tokens > 0) {
     // The final token's KV (the reference allocates it before releasing).
-    if (!kv_.allocate(s.kv, {}, 1)) ++kv_allocation_failures_;
+    if (!kv_.allocate(s.kv, {}, 1)) {
+      ++kv_allocation_failures_;
+      if (offload_) offload_->allocation_failed();
+    }
   }
   kv_.release(s.kv);
   r.state = RequestState::Completed;
@@ -870,6 +942,7 @@ void Instance::evict(std::vector<uint32_t>& out) {
   while (!waiting_.empty()) {
     Request& q = pool_[waiting_.front()];
     waiting_.pop_front();
+    if (offload_) offload_->forget(q.spec.id);
     reset(q);
   }
 }
@@ -880,6 +953,7 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
     Request& q = pool_[waiting_.front()];
     waiting_.pop_front();
     lora_release(q);
+    if (offload_) offload_->forget(q.spec.id);
     kv_.release(q.step.kv);
     q.step.entry.new_tokens = 0;
     q.step.entry.cached_tokens = 0;
@@ -890,8 +964,9 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
 void Instance::finalize() {
   make_all_explicit();
   for (const Member& mb : batch_) slab_[mb.slot].req->step = slab_[mb.slot].s;
-  signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon), kv_.hit_rate(),
-                                        kv_.thrashing_rate(), kv_.used_blocks(),
+  signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon),
+                                        offload_ ? offload_->hit_rate() : kv_.hit_rate(),
+                                        offload_ ? offload_->thrashing_rate() : kv_.thrashing_rate(), kv_.used_blocks(),
                                         kv_allocation_failures_, member_steps_, member_updates_,
                                         lora_ ? &lora_->events() : nullptr});
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/kv_cache.hpp"
+#include "engine/kv_offload.hpp"
 #include "engine/lora.hpp"
 #include "engine/request.hpp"
 #include "engine/wait_queue.hpp"
@@ -33,6 +34,7 @@ struct EngineConfig {
   bool priority_preemption = false;     // --preemption-policy priority (spec head §7.3)
   bool restart_preemption = false;      // --preemption-mode restart: the victim's output starts over
   CpuTierConfig cpu_tier;
+  std::shared_ptr<const OffloadChainConfig> offload;  // --kv-offload-config, else none
   SimTime horizon = kForever;
   // LoRA adapters (engine/lora.hpp): null, or inactive, leaves the engine as it was.
   std::shared_ptr<const LoraConfig> lora;
@@ -154,6 +156,13 @@ class Instance {
   [[gnu::noinline]] Transferred admit_transferred(uint32_t slot, SimTime now, int64_t& budget);
   // The queue's head for its prompt's prefill: false when admission stops.
   [[gnu::always_inline]] inline bool admit_prefill(uint32_t slot, SimTime now, int64_t& budget);
+  // --kv-offload-config with secondary tiers: admissions that may pass over
+  // queued requests waiting for a fetch (engine/kv_offload.hpp).
+  [[gnu::noinline]] void admit_waiting_deferring(SimTime now, Forming& f);
+  // After batch formation: the offload chain stores the batch's blocks.
+  [[gnu::noinline]] void mirror_to_offload(SimTime now, Forming& f);
+  // The request leaves the wait queue from wherever it is.
+  void leave_queue(const Request& q);
   // The queue's head, its entry set, leaves the queue and joins the batch.
   [[gnu::always_inline]] inline void join_batch(Request& q, SimTime now);
   // May preempt requests ahead of batch_pos, which then moves with its request.
@@ -242,6 +251,9 @@ class Instance {
   mutable std::vector<Label> lora_seen_;  // lora_step_time()'s scratch
 
   std::vector<int32_t> hits_;  // scratch, reused at every admission
+  std::unique_ptr<OffloadChain> offload_;  // --kv-offload-config
+  bool deferred_now_ = false;  // admit_prefill() set its request aside for a fetch
+  std::vector<uint32_t> queue_scratch_;
 
   // Set by form_batch: the sums of progress and input lengths of the
   // members that decode one token this step, and (others_) a copy of every

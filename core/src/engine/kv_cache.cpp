@@ -285,6 +285,15 @@ void KVCache::offload() {
   for (int32_t id : moved_) push_tail(id, 0, false, false);
 }
 
+bool KVCache::reload_into_free(uint64_t hash) {
+  if (free_blocks() == 0) return false;
+  const int32_t id = pop_head();
+  register_hash(id, &hash);
+  apply_updates();  // before `hash` goes
+  push_tail(id, hash, true, true);
+  return true;
+}
+
 bool KVCache::reload() {
   if (!has_cpu_tier()) return false;
   int64_t reloaded = 0;

@@ -103,6 +103,13 @@ class KVCache {
     return t;
   }
 
+  // For the offload chain (engine/kv_offload.hpp): whether some GPU block
+  // holds the content `hash`, and content brought back from the CPU tier
+  // into the least recently freed block (which forgets its own), kept free
+  // and cached at the free list's tail. False when no block is free.
+  bool holds(uint64_t hash) { return index_find(hash) >= 0; }
+  bool reload_into_free(uint64_t hash);
+
   // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
   // their ids go to `out`. Changes nothing observable.
   int64_t cached_prefix(const uint64_t* hashes, int64_t max_blocks, std::vector<int32_t>& out);

@@ -8,6 +8,7 @@
 
 #include "config/pool_text.hpp"
 #include "run/fleet_config.hpp"
+#include "run/kv_offload_setup.hpp"
 #include "run/lora_setup.hpp"
 
 #include "metrics/fitness.hpp"
@@ -828,6 +829,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   apply_profile_set(r, ctx.data);
   r.lora = resolve_lora(config);
   resolve_model(r, ctx);
+  r.offload = resolve_kv_offload(r.config, r.arch);
   resolve_policies(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
   auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };

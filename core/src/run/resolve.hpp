@@ -3,6 +3,7 @@
 // errors naming the setting and where it was given.
 #pragma once
 
+#include "engine/kv_offload.hpp"
 #include "cluster/router.hpp"
 #include "engine/lora.hpp"
 #include "engine/wait_queue.hpp"
@@ -69,6 +70,7 @@ struct ResolvedRun {
   std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
   std::shared_ptr<const workload::TraceV2> replay;  // `blis replay`'s trace: the workload
   bool deadlines = false;                 // some client has a timeout: timed_out_requests is reported
+  std::shared_ptr<const OffloadChainConfig> offload;  // --kv-offload-config (run/kv_offload_setup.hpp)
   // NAME.KEY=VALUE entries of the profile set: they reach the plugins of the
   // run only, under any key a writer gave (resolve.cpp:apply_profile_set).
   std::vector<std::string> profile_plugin_config;

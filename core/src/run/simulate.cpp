@@ -82,6 +82,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.lora = r.lora;
   cc.engine.cpu_tier =
       CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
+  cc.engine.offload = r.offload;
   cc.keep_records = c.outputs.results_path.has_value() || (c.replay && c.replay->sim_results);
   cc.observers.trace_requests = c.outputs.trace_output.has_value();
   cc.head_report = c.outputs.output_form == "head";

@@ -1,0 +1,521 @@
+#include "engine/kv_offload.hpp"
+#include "engine/wait_queue.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace blis {
+
+namespace {
+
+constexpr int64_t kMaxServiceUs = int64_t{1} << 60;
+// A deferral older than this (~1000 s) gives up and recomputes (a backstop
+// that legitimate configurations never reach).
+constexpr int64_t kMaxDeferUs = 1'000'000'000;
+
+}  // namespace
+
+// ---- transfer station ----
+
+TransferStation::TransferStation(const std::vector<OffloadTierParams>& tiers) {
+  for (const OffloadTierParams& p : tiers) {
+    Tier t;
+    t.p = p;
+    t.free_read = p.n_read;
+    t.free_write = p.n_write;
+    tiers_.push_back(std::move(t));
+  }
+}
+
+// Heap order: the earliest completion on top; ties by submit time, tier,
+// direction, id (so the order never depends on the heap's mechanics).
+bool TransferStation::later(const Job& a, const Job& b) {
+  if (a.complete_at != b.complete_at) return a.complete_at > b.complete_at;
+  if (a.submit != b.submit) return a.submit > b.submit;
+  if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.dir != b.dir) return a.dir > b.dir;
+  return a.id > b.id;
+}
+
+int64_t TransferStation::service_us(const Tier& t, Direction dir, int64_t bytes, int64_t q) const {
+  const double bw = dir == kRead ? t.p.read_bytes_per_us : t.p.write_bytes_per_us;
+  double eff = bw;
+  const int64_t qsat = t.p.saturation_queue_depth;
+  const double f1 = t.p.single_transfer_fraction;
+  if (qsat >= 2 && f1 > 0 && f1 < 1 && q < qsat) {
+    const int64_t qq = std::max<int64_t>(q, 1);
+    eff = bw * (f1 + (1 - f1) * static_cast<double>(qq - 1) / static_cast<double>(qsat - 1));
+  }
+  const double variable = static_cast<double>(bytes) / eff;
+  const int64_t v = variable >= static_cast<double>(kMaxServiceUs) ? kMaxServiceUs : static_cast<int64_t>(variable);
+  return t.p.base_us + v;
+}
+
+void TransferStation::start(Tier& t, int64_t job, bool read_server, int64_t at) {
+  Job& j = jobs_[static_cast<size_t>(job)];
+  j.read_server = read_server;
+  int64_t& active = j.dir == kRead ? t.active_read : t.active_write;
+  j.complete_at = at + service_us(t, j.dir, j.bytes, active + 1);
+  ++active;
+  in_service_.push_back(job);
+  std::push_heap(in_service_.begin(), in_service_.end(),
+                 [this](int64_t a, int64_t b) { return later(jobs_[static_cast<size_t>(a)], jobs_[static_cast<size_t>(b)]); });
+}
+
+void TransferStation::assign(int tier, int64_t at) {
+  Tier& t = tiers_[static_cast<size_t>(tier)];
+  auto take = [](std::vector<int64_t>& q, size_t& head) {
+    const int64_t j = q[head++];
+    if (head == q.size()) {
+      q.clear();
+      head = 0;
+    }
+    return j;
+  };
+  auto pending = [](const std::vector<int64_t>& q, size_t head) { return head < q.size(); };
+  while (t.free_read > 0 && (pending(t.read_q, t.read_head) || pending(t.write_q, t.write_head))) {
+    const int64_t j = pending(t.read_q, t.read_head) ? take(t.read_q, t.read_head) : take(t.write_q, t.write_head);
+    start(t, j, true, at);
+    --t.free_read;
+  }
+  while (t.free_write > 0 && (pending(t.write_q, t.write_head) || pending(t.read_q, t.read_head))) {
+    const int64_t j = pending(t.write_q, t.write_head) ? take(t.write_q, t.write_head) : take(t.read_q, t.read_head);
+    start(t, j, false, at);
+    --t.free_write;
+  }
+}
+
+void TransferStation::advance(int64_t target) {
+  if (target <= last_) return;
+  auto cmp = [this](int64_t a, int64_t b) { return later(jobs_[static_cast<size_t>(a)], jobs_[static_cast<size_t>(b)]); };
+  while (!in_service_.empty()) {
+    const int64_t top = in_service_.front();
+    const Job& j = jobs_[static_cast<size_t>(top)];
+    if (j.complete_at > target) break;
+    std::pop_heap(in_service_.begin(), in_service_.end(), cmp);
+    in_service_.pop_back();
+    Tier& t = tiers_[static_cast<size_t>(j.tier)];
+    ++(j.read_server ? t.free_read : t.free_write);
+    --(j.dir == kRead ? t.active_read : t.active_write);
+    done_.push_back(j.id);
+    assign(j.tier, j.complete_at);
+  }
+  last_ = target;
+}
+
+int64_t TransferStation::submit(int tier, Direction dir, int64_t bytes, int64_t now) {
+  advance(now);
+  const int64_t id = static_cast<int64_t>(jobs_.size()) + 1;
+  jobs_.push_back(Job{id, bytes, now, 0, tier, dir, false});
+  Tier& t = tiers_[static_cast<size_t>(tier)];
+  (dir == kRead ? t.read_q : t.write_q).push_back(id - 1);
+  assign(tier, std::max(now, last_));
+  return id;
+}
+
+void TransferStation::poll(int64_t now, std::vector<int64_t>& out) {
+  advance(now);
+  out.insert(out.end(), done_.begin(), done_.end());
+  done_.clear();
+}
+
+// ---- the chain ----
+
+OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg) : gpu_(gpu), cfg_(cfg) {
+  secondary_.resize(cfg.tiers.size());
+  if (!cfg.tiers.empty()) station_ = std::make_unique<TransferStation>(cfg.tiers);
+}
+
+OffloadChain::Lookup OffloadChain::lookup(uint64_t key) const {
+  auto it = cpu_.find(key);
+  if (it == cpu_.end()) return Lookup::Miss;
+  return it->second.ref == -1 ? Lookup::Pending : Lookup::Hit;
+}
+
+void OffloadChain::lru_append(uint64_t key, CpuBlock& b) {
+  b.has_next = false;
+  b.has_prev = !lru_empty_;
+  if (!lru_empty_) {
+    b.prev = lru_tail_;
+    CpuBlock& t = cpu_.find(lru_tail_)->second;
+    t.next = key;
+    t.has_next = true;
+  } else {
+    lru_head_ = key;
+  }
+  lru_tail_ = key;
+  lru_empty_ = false;
+}
+
+void OffloadChain::lru_unlink(CpuBlock& b) {
+  if (b.has_prev) {
+    CpuBlock& p = cpu_.find(b.prev)->second;
+    p.has_next = b.has_next;
+    p.next = b.next;
+  }
+  if (b.has_next) {
+    CpuBlock& n = cpu_.find(b.next)->second;
+    n.has_prev = b.has_prev;
+    n.prev = b.prev;
+  }
+  if (!b.has_prev) {
+    if (b.has_next)
+      lru_head_ = b.next;
+    else
+      lru_empty_ = true;
+  }
+  if (!b.has_next && b.has_prev) lru_tail_ = b.prev;
+  b.has_prev = b.has_next = false;
+}
+
+void OffloadChain::touch(uint64_t key) {
+  auto it = cpu_.find(key);
+  if (it == cpu_.end() || it->second.ref != 0) return;
+  lru_unlink(it->second);
+  lru_append(key, it->second);
+}
+
+int64_t OffloadChain::evict(int64_t n) {
+  int64_t k = 0;
+  while (k < n && !lru_empty_) {
+    const uint64_t victim = lru_head_;
+    auto it = cpu_.find(victim);
+    lru_unlink(it->second);
+    cpu_.erase(it);
+    --used_;
+    --evictable_;
+    ++k;
+  }
+  return k;
+}
+
+bool OffloadChain::store(uint64_t key) {
+  auto it = cpu_.find(key);
+  if (it != cpu_.end()) {
+    if (it->second.ref == 0) touch(key);
+    return true;
+  }
+  if (used_ >= cfg_.cpu_blocks && evict(1) == 0) return false;  // full, nothing evictable
+  CpuBlock& b = cpu_[key];
+  lru_append(key, b);
+  ++used_;
+  ++evictable_;
+  return true;
+}
+
+// All or nothing: room for every absent key among free and evictable blocks.
+int64_t OffloadChain::prepare_store(const std::vector<uint64_t>& keys) {
+  int64_t fresh = 0;
+  for (uint64_t k : keys)
+    if (!cpu_.count(k)) ++fresh;
+  if (fresh == 0) return 0;
+  const int64_t free = cfg_.cpu_blocks - used_;
+  if (fresh > free + evictable_) return 0;
+  if (fresh > free) evict(fresh - free);
+  for (uint64_t k : keys) {
+    if (cpu_.count(k)) continue;
+    cpu_[k].ref = -1;  // not readable, not in the LRU list
+    ++used_;
+  }
+  return fresh;
+}
+
+void OffloadChain::complete_store(uint64_t key, bool ok) {
+  auto it = cpu_.find(key);
+  if (it == cpu_.end() || it->second.ref != -1) return;
+  if (ok) {
+    it->second.ref = 0;
+    lru_append(key, it->second);
+    ++evictable_;
+  } else {
+    cpu_.erase(it);
+    --used_;
+  }
+}
+
+void OffloadChain::pin(uint64_t key) {
+  auto it = cpu_.find(key);
+  if (it == cpu_.end() || it->second.ref < 0) return;
+  if (it->second.ref == 0) {
+    lru_unlink(it->second);
+    --evictable_;
+  }
+  ++it->second.ref;
+}
+
+void OffloadChain::unpin(uint64_t key) {
+  auto it = cpu_.find(key);
+  if (it == cpu_.end() || it->second.ref <= 0) return;
+  if (--it->second.ref == 0) {
+    lru_append(key, it->second);
+    ++evictable_;
+  }
+}
+
+bool OffloadChain::conserved() const {
+  int64_t ready = 0, listed = 0;
+  for (const auto& [k, b] : cpu_)
+    if (b.ref == 0) ++ready;
+  if (!lru_empty_) {
+    uint64_t k = lru_head_;
+    for (;;) {
+      ++listed;
+      const CpuBlock& b = cpu_.find(k)->second;
+      if (!b.has_next || listed > used_) break;
+      k = b.next;
+    }
+  }
+  return used_ == static_cast<int64_t>(cpu_.size()) && used_ <= cfg_.cpu_blocks && evictable_ == ready &&
+         listed == ready && used_ >= 0;
+}
+
+int OffloadChain::find_secondary(uint64_t key) const {
+  for (size_t t = 0; t < secondary_.size(); ++t)
+    if (secondary_[t].count(key)) return static_cast<int>(t);
+  return -1;
+}
+
+bool OffloadChain::secondary_run(const uint64_t* hashes, int64_t i, int64_t n, std::vector<uint64_t>& run,
+                                 int& tier) const {
+  run.clear();
+  if (!station_) return false;
+  tier = find_secondary(hashes[i]);
+  if (tier < 0) return false;
+  run.push_back(hashes[i]);
+  for (int64_t j = i + 1; j < n; ++j) {
+    if (gpu_.holds(hashes[j]) || lookup(hashes[j]) != Lookup::Miss || find_secondary(hashes[j]) != tier) break;
+    run.push_back(hashes[j]);
+  }
+  return true;
+}
+
+bool OffloadChain::promote(const std::vector<uint64_t>& run, int tier) {
+  const int64_t granted = prepare_store(run);
+  if (granted == 0) {
+    ++promotions_failed_;  // no room without evicting pinned blocks: recompute
+    return false;
+  }
+  const int64_t id = station_->submit(tier, TransferStation::kRead, granted * cfg_.per_block_bytes, clock_);
+  ++promotions_;
+  inflight_[id] = Inflight{run, tier, true};
+  return true;
+}
+
+void OffloadChain::cascade(uint64_t key) {
+  if (!station_) return;
+  for (size_t t = 0; t < secondary_.size(); ++t) {
+    pin(key);
+    const int64_t id = station_->submit(static_cast<int>(t), TransferStation::kWrite, cfg_.per_block_bytes, clock_);
+    inflight_[id] = Inflight{{key}, static_cast<int>(t), false};
+  }
+}
+
+void OffloadChain::set_clock(int64_t now) {
+  clock_ = now;
+  if (!station_) return;
+  completed_.clear();
+  station_->poll(now, completed_);
+  for (int64_t id : completed_) {
+    auto it = inflight_.find(id);
+    if (it == inflight_.end()) continue;
+    const Inflight f = std::move(it->second);
+    inflight_.erase(it);
+    if (f.read) {
+      for (uint64_t k : f.keys) complete_store(k, true);
+    } else {
+      for (uint64_t k : f.keys) {
+        secondary_[static_cast<size_t>(f.tier)].insert(k);
+        unpin(k);
+      }
+    }
+  }
+}
+
+bool OffloadChain::consult_and_reload(const uint64_t* hashes, int64_t from, int64_t n) {
+  if (from >= n) return false;
+  const int64_t max_reloads = gpu_.free_blocks();  // never take a reloaded block again
+  int64_t reloads = 0;
+  for (int64_t i = from; i < n; ++i) {
+    const uint64_t key = hashes[i];
+    if (gpu_.holds(key)) continue;
+    switch (lookup(key)) {
+      case Lookup::Hit:
+        if (reloads >= max_reloads || !gpu_.reload_into_free(key)) return reloads > 0;
+        touch(key);
+        ++reloads;
+        break;
+      case Lookup::Pending: return reloads > 0;
+      case Lookup::Miss: {
+        int tier = -1;
+        if (secondary_run(hashes, i, n, run_, tier)) promote(run_, tier);
+        return reloads > 0;
+      }
+    }
+  }
+  return reloads > 0;
+}
+
+OffloadChain::Admit OffloadChain::allocate_through_chain(RequestBlocks& kv, const uint64_t* hashes,
+                                                         int64_t full_blocks, std::vector<int32_t>& hit_ids,
+                                                         int64_t n) {
+  const int64_t b = gpu_.block_size();
+  const auto cached = static_cast<int64_t>(hit_ids.size());
+  if (!consult_and_reload(hashes, cached, full_blocks)) {
+    if (gpu_.allocate(kv, hit_ids, n)) return Admit::Ok;
+    ++miss_;
+    return Admit::Failed;
+  }
+  // Reloaded content lengthens the cached prefix. The step still computes
+  // the tokens planned before (HEAD's accounting); only the blocks differ.
+  const int64_t start = cached * b, end = start + n;
+  std::vector<int32_t> now_cached;
+  const int64_t k = gpu_.cached_prefix(hashes, full_blocks, now_cached);
+  const int64_t new_start = k * b;
+  if (new_start <= start) return gpu_.allocate(kv, hit_ids, n) ? Admit::Ok : Admit::Failed;
+  if (new_start >= end) {
+    now_cached.resize(static_cast<size_t>(std::min((end + b - 1) / b, k)));
+    return gpu_.allocate(kv, now_cached, 0) ? Admit::Ok : Admit::Failed;
+  }
+  return gpu_.allocate(kv, now_cached, end - new_start) ? Admit::Ok : Admit::Failed;
+}
+
+bool OffloadChain::extend_running(RequestBlocks& kv, int64_t full_blocks, int64_t start, int64_t n) {
+  if (!consult_and_reload(kv.hashes, kv.count, full_blocks)) return false;
+  const int64_t b = gpu_.block_size();
+  const int64_t end = start + n;
+  std::vector<int32_t> now_cached;
+  const int64_t k = gpu_.cached_prefix(kv.hashes, full_blocks, now_cached);
+  if (k * b <= start) return false;
+  const int64_t first = (start + b - 1) / b;
+  if (k * b >= end) {
+    const int64_t last = std::min((end + b - 1) / b, k);
+    if (first < last) {
+      std::vector<int32_t> join(now_cached.begin() + first, now_cached.begin() + last);
+      gpu_.allocate(kv, join, 0);
+    }
+    return true;  // (HEAD: nothing more is allocated for the chunk)
+  }
+  std::vector<int32_t> join(now_cached.begin() + std::min(first, k), now_cached.end());
+  return gpu_.allocate(kv, join, end - k * b);
+}
+
+OffloadChain::Fetch OffloadChain::classify(const uint64_t* hashes, int64_t from, int64_t n, std::vector<uint64_t>& run,
+                                           int& tier) const {
+  if (!station_) return Fetch::None;
+  for (int64_t i = from; i < n; ++i) {
+    const uint64_t key = hashes[i];
+    if (gpu_.holds(key)) continue;
+    switch (lookup(key)) {
+      case Lookup::Hit: continue;  // reloadable at admission
+      case Lookup::Pending:
+        run.assign(1, key);
+        tier = -1;
+        return Fetch::Pending;
+      case Lookup::Miss: return secondary_run(hashes, i, n, run, tier) ? Fetch::Secondary : Fetch::None;
+    }
+  }
+  return Fetch::None;
+}
+
+OffloadChain::Lookup OffloadChain::awaited(const std::vector<uint64_t>& keys) const {
+  bool all = true;
+  for (uint64_t k : keys) {
+    const Lookup l = lookup(k);
+    if (l == Lookup::Miss) return Lookup::Miss;
+    if (l == Lookup::Pending) all = false;
+  }
+  return all ? Lookup::Hit : Lookup::Pending;
+}
+
+OffloadChain::Admit OffloadChain::admit(uint64_t id, RequestBlocks& kv, const uint64_t* hashes, int64_t full_blocks,
+                                        std::vector<int32_t>& hit_ids, int64_t n) {
+  if (station_) {
+    auto it = deferred_.find(id);
+    if (it != deferred_.end()) {
+      if (!it->second.resolved && !it->second.recompute) return Admit::Deferred;
+      const Admit a = allocate_through_chain(kv, hashes, full_blocks, hit_ids, n);
+      if (a == Admit::Ok) deferred_.erase(id);
+      return a;
+    }
+    int tier = -1;
+    const Fetch f = classify(hashes, static_cast<int64_t>(hit_ids.size()), full_blocks, run_, tier);
+    if (f != Fetch::None) {
+      Deferral d;
+      d.keys = run_;
+      d.tier = tier;
+      d.start = clock_;
+      if (f == Fetch::Pending) {
+        d.promoting = true;
+      } else if (std::all_of(d.keys.begin(), d.keys.end(), [&](uint64_t k) { return known_.count(k) != 0; })) {
+        if (promote(d.keys, tier))
+          d.promoting = true;
+        else
+          d.recompute = true;
+      } else {
+        d.promoting = false;  // one round to look the keys up first
+      }
+      const bool waits = !d.recompute;
+      deferred_[id] = std::move(d);
+      // A refused fetch leaves the request at the head: it recomputes at the next step.
+      return waits ? Admit::Deferred : Admit::Failed;
+    }
+  }
+  return allocate_through_chain(kv, hashes, full_blocks, hit_ids, n);
+}
+
+void OffloadChain::poll_deferred() {
+  still_.clear();
+  if (deferred_.empty()) return;
+  std::vector<uint64_t> ids;
+  ids.reserve(deferred_.size());
+  for (const auto& [id, d] : deferred_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end(), id_string_less);  // HEAD's order: "request_<n>" as strings
+  for (uint64_t id : ids) {
+    Deferral& d = deferred_.find(id)->second;
+    if (d.resolved || d.recompute) continue;
+    if (!d.promoting) {
+      for (uint64_t k : d.keys) known_.insert(k);
+      switch (awaited(d.keys)) {
+        case Lookup::Hit: d.resolved = true; break;
+        case Lookup::Pending: d.promoting = true; break;
+        case Lookup::Miss:
+          if (promote(d.keys, d.tier))
+            d.promoting = true;
+          else
+            d.recompute = true;
+          break;
+      }
+    } else {
+      switch (awaited(d.keys)) {
+        case Lookup::Hit: d.resolved = true; break;
+        case Lookup::Miss: d.recompute = true; break;
+        case Lookup::Pending: break;
+      }
+    }
+    if (!d.resolved && !d.recompute) {
+      if (clock_ - d.start > kMaxDeferUs)
+        d.recompute = true;
+      else
+        still_.insert(id);
+    }
+  }
+}
+
+void OffloadChain::mirror(const RequestBlocks& kv, int64_t input_tokens) {
+  const int64_t b = gpu_.block_size();
+  int64_t offloadable = int64_t{kv.count} * b;
+  if (cfg_.prompt_only) offloadable = std::min(offloadable, input_tokens);
+  const int64_t full = std::min(kv.tokens / b, kv.num_hashes);
+  const int64_t last = std::min(offloadable / b, full);
+  for (int64_t k = 0; k < last; ++k) {
+    const uint64_t key = kv.hashes[k];
+    if (lookup(key) != Lookup::Miss) {
+      touch(key);  // already held: only its recency
+      continue;
+    }
+    if (!store(key)) continue;  // full and every block pinned: skipped
+    cascade(key);
+  }
+}
+
+}  // namespace blis

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Random --kv-offload-config runs on blis (--profile-set head) and on HEAD
+(f90a1e3a), stdout compared byte for byte (docs/testing.md, "Differential
+testing"; docs/kv-offload.md).
+
+    tests/differential/random_kv_offload_vs_reference.py --reference PATH --run-dir DIR
+        [--count N] [--seed S] [--blis build/stage/bin/blis] [-v] [--keep DIR]
+
+Each configuration draws a workload of one to three prefix groups (so that
+evicted prompt blocks come back), a GPU cache from tight to roomy, and a
+kv_offload: block: a CPU budget from a few blocks to many, prompt-only or
+not, and zero to three fs secondary tiers (a device class or explicit
+bandwidths and latency, direct I/O or not, thread counts). One in eight is
+a broken file (unknown key, a tier without bandwidth, negative bytes...):
+both must refuse it. A configuration is "same" (identical stdout),
+"refused" (both exit non-zero), "hang" (HEAD did not finish within
+--timeout seconds; blis did) or "differs". Not run by CI: a fresh machine
+has no reference build.
+"""
+import argparse
+import os
+import random
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BLOCK_BYTES = 2621440  # qwen/qwen3-14b, TP 1, 16-token blocks
+DEVICES = ["nvme_gen4", "nvme_gen3", "sata_ssd", "cpu_dram", "s3"]
+
+
+def draw_spec(rng):
+    n = rng.choice([1, 2, 3])
+    lines = ['version: "2"', f"seed: {rng.randrange(1000)}", f"aggregate_rate: {rng.choice([2, 4, 8, 20])}",
+             f"num_requests: {rng.choice([60, 120, 200])}", "clients:"]
+    for i in range(n):
+        lines += [f"  - id: c{i}", f"    rate_fraction: {round(1.0 / n, 3)}",
+                  f"    prefix_group: g{i}", f"    prefix_length: {rng.choice([256, 512, 1024])}",
+                  "    arrival: {process: poisson}"]
+        m = rng.choice([64, 200, 400])
+        lines.append("    input_distribution: {type: gaussian, params: {mean: %d, std_dev: %d, min: 8, max: %d}}"
+                     % (m, m // 4, 2 * m))
+        lines.append("    output_distribution: {type: exponential, params: {mean: %d}}" % rng.choice([8, 32, 64]))
+    return "\n".join(lines) + "\n"
+
+
+def draw_tier(rng, i):
+    t = ["    - type: fs", f"      root_dir: /mnt/t{i}", f"      direct_io: {rng.choice(['true', 'false'])}"]
+    if rng.random() < 0.6:
+        t.append(f"      device_class: {rng.choice(DEVICES)}")
+        if rng.random() < 0.3:
+            t.append(f"      read_bandwidth: {rng.choice([50.0, 500.0, 5000.0])}")
+    else:
+        t += [f"      read_bandwidth: {rng.choice([20.0, 200.0, 2000.0, 20000.0])}",
+              f"      write_bandwidth: {rng.choice([20.0, 200.0, 2000.0, 20000.0])}",
+              f"      base_latency: {rng.choice([0, 1, 80, 1000, 30000])}"]
+    if rng.random() < 0.4:
+        t.append(f"      n_read_threads: {rng.choice([1, 2, 4, 16])}")
+    if rng.random() < 0.4:
+        t.append(f"      n_write_threads: {rng.choice([1, 2, 4, 16])}")
+    if rng.random() < 0.2:
+        t.append(f"      locality: {rng.choice(['LOCAL', 'REMOTE'])}")
+    return t
+
+
+BROKEN = [
+    "kv_offload:\n  cpu_bytes_to_use: -5\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  colour: blue\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  secondary_tiers:\n    - type: fs\n      root_dir: /x\n      direct_io: true\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  secondary_tiers:\n    - type: obj\n      root_dir: /x\n      direct_io: true\n      device_class: s3\n",
+    "kv_offload:\n  block_size: 16\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  secondary_tiers:\n    - type: fs\n      root_dir: /x\n      device_class: s3\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  secondary_tiers:\n    - type: fs\n      root_dir: /x\n      direct_io: true\n      device_class: tape\n",
+    "kv_offload:\n  cpu_bytes_to_use: 100000000\n  block_size: 24\n",
+    "kv_offload:\n  cpu_bytes_to_use: 1000\n",
+    "other: 1\n",
+]
+
+
+def draw_offload(rng):
+    if rng.random() < 0.125:
+        return rng.choice(BROKEN)
+    lines = ["kv_offload:", f"  cpu_bytes_to_use: {BLOCK_BYTES * rng.choice([2, 10, 40, 150, 1000]) + rng.randrange(BLOCK_BYTES)}"]
+    if rng.random() < 0.4:
+        lines.append(f"  offload_prompt_only: {rng.choice(['true', 'false'])}")
+    if rng.random() < 0.2:
+        lines.append("  eviction_policy: lru")
+    if rng.random() < 0.2:
+        lines.append(rng.choice(["  block_size: 16", "  blocks_per_chunk: 1", "  tokens_per_hash: 16"]))
+    tiers = rng.choice([0, 1, 1, 1, 2, 3])
+    if tiers:
+        lines.append("  secondary_tiers:")
+        for i in range(tiers):
+            lines += draw_tier(rng, i)
+    return "\n".join(lines) + "\n"
+
+
+def draw_flags(rng):
+    a = ["--total-kv-blocks", str(rng.choice([150, 250, 400, 800, 3000])), "--seed", str(rng.randrange(100))]
+    if rng.random() < 0.3:
+        a += ["--num-instances", str(rng.choice([2, 3]))]
+    if rng.random() < 0.2:
+        a += ["--long-prefill-token-threshold", str(rng.choice([256, 512]))]
+    if rng.random() < 0.2:
+        a += ["--max-num-seqs", str(rng.choice([2, 8]))]
+    return a
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--reference", required=True)
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
+    p.add_argument("--count", type=int, default=50)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("-v", action="store_true")
+    p.add_argument("--keep", help="write the workload specs and offload files here (and keep them)")
+    args = p.parse_args()
+    rng = random.Random(args.seed)
+    counts = {"same": 0, "refused": 0, "hang": 0, "differs": 0}
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch
+        for i in range(args.count):
+            spec = os.path.join(tmp, f"w{i}.yaml")
+            off = os.path.join(tmp, f"o{i}.yaml")
+            text, offload = draw_spec(rng), draw_offload(rng)
+            with open(spec, "w") as f:
+                f.write(text)
+            with open(off, "w") as f:
+                f.write(offload)
+            cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--kv-offload-config", off] + \
+                draw_flags(rng)
+            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            try:
+                ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
+                                     text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                ref = None
+            if ref is None:
+                kind = "hang" if ours.returncode == 0 else "differs"
+            elif ref.returncode != 0 or ours.returncode != 0:
+                kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
+            else:
+                kind = "same" if ref.stdout == ours.stdout else "differs"
+            counts[kind] += 1
+            if kind != "same" or args.v:
+                print(kind, i, " ".join(cmd))
+                if kind == "differs":
+                    print(offload)
+                    if ours.returncode != 0:
+                        print(ours.stderr[-2000:])
+            if kind == "refused" and args.v:
+                print("  blis:", ours.stderr.strip().splitlines()[-1:])
+    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

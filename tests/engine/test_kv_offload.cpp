@@ -1,0 +1,121 @@
+// The offload chain of --kv-offload-config (engine/kv_offload.hpp) on its
+// own: block conservation in the CPU tier (every block counted once, the
+// evictable ones exactly those in the LRU list, never above capacity) and
+// in the GPU cache under random admissions, mirrors, releases and
+// transfers; pinned blocks come back once their writes land; the transfer
+// station's completion times.
+#include "catch.hpp"
+
+#include "engine/kv_offload.hpp"
+
+#include <blis/go_rand.hpp>
+
+#include <vector>
+
+using namespace blis;
+
+namespace {
+
+std::vector<uint64_t> sequence(uint64_t group, int64_t blocks) {
+  std::vector<uint64_t> h;
+  for (int64_t k = 0; k < blocks; ++k) h.push_back(group * 1000003 + static_cast<uint64_t>(k) * 7 + 1);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("the transfer station serves reads first and completes in time order", "[offload]") {
+  OffloadTierParams p;
+  p.n_read = 1;
+  p.n_write = 1;
+  p.base_us = 10;
+  p.read_bytes_per_us = 100;
+  p.write_bytes_per_us = 50;
+  TransferStation st({p});
+  const int64_t w1 = st.submit(0, TransferStation::kWrite, 1000, 0);  // 10 + 20: done at 30
+  const int64_t w2 = st.submit(0, TransferStation::kWrite, 1000, 0);  // the read server takes it: done at 30
+  const int64_t r1 = st.submit(0, TransferStation::kRead, 1000, 5);   // waits for a server: 30 + 10 + 10
+  std::vector<int64_t> done;
+  st.poll(29, done);
+  CHECK(done.empty());
+  st.poll(30, done);
+  CHECK(done == std::vector<int64_t>{w1, w2});
+  done.clear();
+  st.poll(49, done);
+  CHECK(done.empty());
+  st.poll(50, done);
+  CHECK(done == std::vector<int64_t>{r1});
+}
+
+TEST_CASE("KV blocks are conserved across the GPU, CPU and secondary tiers", "[offload][invariant]") {
+  GoRand rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int32_t B = 16;
+    const int64_t gpu_blocks = 8 + rng.intn(120);
+    KVCache kv(gpu_blocks, B);
+    OffloadChainConfig cfg;
+    cfg.cpu_blocks = 1 + rng.intn(60);
+    cfg.per_block_bytes = 1 + rng.intn(100000);
+    cfg.prompt_only = rng.intn(2) == 0;
+    for (int64_t t = rng.intn(3); t > 0; --t) {
+      OffloadTierParams p;
+      p.n_read = 1 + rng.intn(3);
+      p.n_write = 1 + rng.intn(3);
+      p.base_us = rng.intn(500);
+      p.read_bytes_per_us = static_cast<double>(1 + rng.intn(5000));
+      p.write_bytes_per_us = static_cast<double>(1 + rng.intn(5000));
+      cfg.tiers.push_back(p);
+    }
+    OffloadChain chain(kv, cfg);
+    struct Held {
+      std::vector<uint64_t> hashes;
+      RequestBlocks kv;
+      int64_t input = 0;
+    };
+    std::vector<Held> running;
+    running.reserve(64);
+    int64_t now = 0;
+    uint64_t next_id = 1;
+    for (int op = 0; op < 400; ++op) {
+      now += rng.intn(3000);
+      chain.set_clock(now);
+      chain.poll_deferred();
+      const int64_t what = rng.intn(3);
+      if (what == 0 && running.size() < 60) {
+        Held h;
+        h.input = 1 + rng.intn(6 * B);
+        h.hashes = sequence(static_cast<uint64_t>(rng.intn(5)), (h.input + B - 1) / B + 2);
+        running.push_back(std::move(h));
+        Held& r = running.back();
+        r.kv.hashes = r.hashes.data();
+        r.kv.num_hashes = static_cast<int64_t>(r.hashes.size());
+        std::vector<int32_t> hits;
+        const int64_t max_hits = std::min<int64_t>((r.input - 1) / B, r.kv.num_hashes);
+        const int64_t c = kv.cached_prefix(r.kv.hashes, max_hits, hits);
+        const auto a = chain.admit(next_id++, r.kv, r.kv.hashes, std::min(r.input / B, r.kv.num_hashes), hits,
+                                   r.input - c * B);
+        if (a != OffloadChain::Admit::Ok) running.pop_back();
+      } else if (what == 1 && !running.empty()) {
+        const size_t k = static_cast<size_t>(rng.intn(static_cast<int64_t>(running.size())));
+        kv.release(running[k].kv, rng.intn(2) == 0 ? KVCache::Release::Done : KVCache::Release::MayReturn);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+        for (Held& r : running) r.kv.hashes = r.hashes.data();
+      } else {
+        for (const Held& r : running) chain.mirror(r.kv, r.input);
+      }
+      REQUIRE(chain.conserved());
+      int64_t held = 0;
+      for (const Held& r : running) held += r.kv.count;
+      CHECK(kv.used_blocks() <= held);
+      CHECK(kv.used_blocks() + kv.free_blocks() == gpu_blocks);
+    }
+    for (Held& r : running) kv.release(r.kv);
+    CHECK(kv.used_blocks() == 0);
+    // Every transfer lands; pins drop; the CPU tier is all evictable again.
+    chain.set_clock(now + (int64_t{1} << 40));
+    CHECK(chain.transfers_in_flight() == 0);
+    CHECK(chain.conserved());
+    CHECK(chain.cpu_evictable() == chain.cpu_used());
+    CHECK(chain.cpu_used() <= chain.cpu_capacity());
+  }
+}
