@@ -52,7 +52,7 @@ const char* const kTiers = R"(kv_offload:
 
 }  // namespace
 
-TEST_CASE("--kv-offload-config is in --help", "[golden][offload]") {
+TEST_CASE("blis run --help lists --kv-offload-config", "[golden][offload]") {
   const Result r = run_blis("run --help");
   CHECK(r.out.find("--kv-offload-config") != std::string::npos);
 }
