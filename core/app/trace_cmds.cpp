@@ -122,6 +122,13 @@ void TraceCommands::add_observe(CLI::App& app) {
   for (const SettingDef& def : setting_table())
     if (std::find(kWorkloadKeys.begin(), kWorkloadKeys.end(), def.key) == kWorkloadKeys.end()) skip.push_back(def.key);
   observe_options_ = add_run_flags(*observe_, skip);
+  // What differs from blis run's meaning of the same settings.
+  observe_options_.at("num_requests")
+      ->description("Number of requests to send; no default here: give it or --horizon (a workload spec has its own)");
+  for (const auto& [k, what] : {std::pair{"slo_ttft", "TTFT"}, {"slo_itl", "Mean-ITL"}, {"slo_e2e", "E2E"}})
+    observe_options_.at(k)->description(std::string(what) +
+                                        " targets per SLO class, class=duration,... (100ms, 1.5s): written into the "
+                                        "trace header's goodput_slo_targets, which replay and calibrate read");
 }
 
 std::optional<int> TraceCommands::execute() {
