@@ -69,6 +69,7 @@ TEST_CASE("bad kv_offload files are refused before the run, at the file's line",
            Case{"kv_offload:\n  cpu_bytes_to_use: 1000000000\n  colour: blue\n",
                 "o.yaml:3:3: unknown key \"kv_offload.colour\""},
            Case{"kv_offload:\n  block_size: 16\n", "o.yaml:2:3: kv_offload: cpu_bytes_to_use is required"},
+           Case{"- a list\n", "o.yaml:1:1: the document must be a mapping"},
            Case{"kv_offload:\n  cpu_bytes_to_use: 100000000\n  secondary_tiers:\n    - type: fs\n      root_dir: /x\n"
                 "      direct_io: true\n",
                 "o.yaml:4:7: kv_offload: secondary_tiers[0] needs a device_class or all of read_bandwidth, "

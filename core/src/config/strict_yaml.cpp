@@ -374,7 +374,7 @@ std::vector<std::pair<std::string, YAML::Node>> StrictYaml::entries(const YAML::
 
 const YAML::Node& StrictYaml::mapping(const YAML::Node& v, const std::string& key_path) const {
   if (v.IsMap()) return v;
-  throw ConfigError(where(v.Mark()), key_path + " must be a mapping");
+  throw ConfigError(where(v.Mark()), (key_path.empty() ? "the document" : key_path) + " must be a mapping");
 }
 
 const YAML::Node& StrictYaml::sequence(const YAML::Node& v, const std::string& key_path) const {
