@@ -1,7 +1,7 @@
 // Scenario code (docs/scenarios.md "Events from Lua code"): the input is the
 // body of a Lua scenario, which may register at()/every() callbacks that call
 // the blis.* API; it runs through blis::run as `blis run code.lua` would, on
-// a small cluster (2 instances, 20 requests, 60 s of virtual time at most,
+// a small cluster (2 instances, 20 requests, 4 s of virtual time at most,
 // 4096 KV blocks, a lifecycle so add/remove are allowed), the report thrown away.
 //
 // The run loads the built-in plugins and data staged in the build tree
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A small KV cache too: the model's own (hundreds of thousands of blocks)
   // would be allocated and cleared on every input, most of the target's time.
   for (const auto& [key, value] :
-       {std::pair{"num-instances", "2"}, std::pair{"num-requests", "20"}, std::pair{"horizon", "60s"},
+       {std::pair{"num-instances", "2"}, std::pair{"num-requests", "20"}, std::pair{"horizon", "4s"},
         std::pair{"log", "off"}, std::pair{"total-kv-blocks", "4096"}})
     request.command_line.push_back({key, value, std::string("--") + key, {}});
   blis_fuzz::expect_only_blis_errors([&] { blis::run(request, out); });
