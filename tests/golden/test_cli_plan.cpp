@@ -24,6 +24,25 @@ TEST_CASE("plan: the fewest instances for 200 req/s within TTFT p99 < 500 ms, in
   CHECK(run_blis("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 1").out == r.out);
 }
 
+TEST_CASE("plan: a trial whose TTFT still rises at the end of a short run is lengthened, and misses for its target",
+          "[cli][plan]") {
+  // Issue 29: 3 instances of mistral-nemo at 45 req/s were rejected as "not steady" after 60 s,
+  // with a TTFT p99 of 171 ms under the 300 ms target: the right answer (4) for a wrong reason.
+  // Lengthened to 120 s, their TTFT p99 is 4.8 s: a miss by the target itself.
+  const Result r = run_blis("plan --model mistral-nemo-instruct-2407 --hardware H200 --latency-model trained-physics "
+                            "--rate 45 --prompt-tokens 2048 --output-tokens 256 --tp 1 --slo 'ttft_p99<300ms' "
+                            "--format json");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("\"minimum_instances\": 4,\n") != std::string::npos);
+  const auto at = r.out.find("{\"instances\": 3, ");
+  REQUIRE(at != std::string::npos);
+  const std::string row = r.out.substr(at, r.out.find('\n', at) - at);
+  CHECK(row.find("\"seconds_of_arrivals\": 120") != std::string::npos);
+  CHECK(row.find("\"why\": \"ttft_p99 ") != std::string::npos);
+  CHECK(row.find("\"meets\": false") != std::string::npos);
+}
+
 TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches that take minutes to fill",
           "[cli][plan]") {
   // Issue 29: with summarization's long outputs, 26 instances show an ITL p99 of 26.7 ms over

@@ -483,8 +483,8 @@ class Planner {
 
   // A trial's verdict, and whether it meets the targets. Rejections, drops,
   // saturation and a converged miss fail it whatever its length; a trial too
-  // short, not converged, or overloaded by backlog-drift (which a filling
-  // batch can fake in a short run) is lengthened, and fails only when it
+  // short, not converged, not steady or overloaded by backlog-drift (which a
+  // filling batch can fake in a short run) is lengthened, and fails only when it
   // cannot grow longer.
   Trial judge(std::pair<int64_t, double> point, double seconds, RunOutcome outcome,
               const std::map<std::string, SteadyMeasure>& measures) const {
@@ -506,8 +506,13 @@ class Planner {
     const Verdict v = t.outcome.steady.verdict;
     const bool unsteady = v == Verdict::Saturated || v == Verdict::NotSteady;
     const bool drift = !unsteady && t.outcome.saturation.saturated();
-    if (unsteady) misses.push_back(verdict_name(v));
+    // Saturated (fewer starts than arrivals) stands; a TTFT still rising at
+    // the end of the arrivals can be the batch filling, so that trial is
+    // lengthened like a drifting target (issue 29: a 60 s trial of 3
+    // instances called "not steady" whose long runs are steady and miss).
+    if (v == Verdict::Saturated) misses.push_back(verdict_name(v));
     judge_targets(t, measures, unsteady, misses, open);
+    if (v == Verdict::NotSteady) open.insert(open.begin(), verdict_name(v));
     if (drift) open.insert(open.begin(), "overloaded (" + overloaded(t.outcome.saturation) + ")");
     if (v == Verdict::TooShort) open.insert(open.begin(), "too short");
     const bool wandering =
