@@ -83,7 +83,8 @@ Commands::Commands(CLI::App& app) : app_(&app) {
                   "Find the highest --rate that --num-instances instances sustain within the targets")
       ->group("Plan");
   plan_->add_option("--duration", plan_duration_,
-                    "Arrivals of the first trials, a duration (120s, 5m); default: 60 s. Whatever is "
+                    "Arrivals of the first trials, a duration (120s, 5m); default: 60 s, or three times a request's "
+                    "decode time at a full batch when longer (on the ladder 60, 120, 240, 480, 960 s). Whatever is "
                     "given, each trial is doubled (up to 960 s) while it cannot be judged: too short, a "
                     "target not converged in steady state, or a backlog still growing")
       ->group("Plan");

@@ -24,6 +24,26 @@ TEST_CASE("plan: the fewest instances for 200 req/s within TTFT p99 < 500 ms, in
   CHECK(run_blis("plan --model qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms' --jobs 1").out == r.out);
 }
 
+TEST_CASE("plan: the first trials last three of a request's decode times, unless --duration says otherwise",
+          "[cli][plan]") {
+  // Issue 29: first trials sized from the workload's time scale, not a fixed 60 s. 4,000-token
+  // outputs decode for 143 s at a full batch: 60 s trials of 2 and 3 instances came out
+  // "saturated" at 0.36 req/s served and "overloaded (backlog-drift)", batches still filling.
+  // Runs of 800 s of arrivals give 4 instances an ITL p99 of 26.2-26.4 ms (seeds 42-44).
+  const std::string question = "plan --model qwen/qwen3-14b --rate 5 --prompt-tokens 512 --output-tokens 4000 "
+                               "--slo 'itl_p99<30ms' --jobs 2";
+  const Result r = run_blis(question);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("first trials: 480 s of arrivals (3 times a request's 142.7 s of decoding at a full batch)") !=
+        std::string::npos);
+  CHECK(r.out.find("minimum instances: 4 ") != std::string::npos);
+  CHECK(r.out.find("        3       480s  saturated") != std::string::npos);
+  const Result given = run_blis(question + " --duration 120s");
+  REQUIRE(given.status == 0);
+  CHECK(given.out.find("first trials: 120 s of arrivals, each doubled") != std::string::npos);
+}
+
 TEST_CASE("plan: a trial whose TTFT still rises at the end of a short run is lengthened, and misses for its target",
           "[cli][plan]") {
   // Issue 29: 3 instances of mistral-nemo at 45 req/s were rejected as "not steady" after 60 s,
@@ -48,7 +68,9 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
   // Issue 29: with summarization's long outputs, 26 instances show an ITL p99 of 26.7 ms over
   // a 60 s run, but it keeps rising with the run's length (41.6 to 43.9 ms in 400 s runs of
   // seeds 42 to 44); 27 hold at 18 ms. Measured over the steady window (warm-up cut by MSER,
-  // drain cut), 26's ITL is still drifting at 60 s and misses at 120 s.
+  // drain cut), 26's ITL is still drifting at 60 s and misses at 120 s. A request decodes for
+  // about a minute at a full batch, so the first trials are sized to 240 s (three decode times
+  // on the doubling ladder), where 26 misses and rises at once.
   const Result r = run_blis("plan --model qwen/qwen2.5-7b-instruct --hardware A100-80 --latency-model roofline "
                             "--workload summarization --rate 25 --routing-policy least-loaded "
                             "--slo 'itl_p99<40ms' --jobs 2 --format json");
@@ -59,7 +81,7 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
   const auto at = r.out.find("{\"instances\": 26, ");
   REQUIRE(at != std::string::npos);
   const std::string row = r.out.substr(at, r.out.find('\n', at) - at);
-  CHECK(row.find("\"seconds_of_arrivals\": 120") != std::string::npos);
+  CHECK(row.find("\"seconds_of_arrivals\": 240") != std::string::npos);
   CHECK(row.find("\"why\": \"itl_p99 ") != std::string::npos);
   CHECK(row.find("\"meets\": false") != std::string::npos);
   CHECK(row.find("\"itl_p99_ms\": {\"warm_up_s\": ") != std::string::npos);
@@ -68,7 +90,8 @@ TEST_CASE("plan: a target judged in steady state, not in the warm-up of batches 
   CHECK(r.out.find("\"hardware\": \"A100-80\", \"tp\": 1, \"latency_model\": \"roofline\", \"workload\": "
                    "\"summarization\", \"arrival_process\": \"constant\", \"routing_policy\": \"least-loaded\"") !=
         std::string::npos);
-  CHECK(r.out.find("\"seeds\": [42], \"trials\": \"first trials: 60 s of arrivals") != std::string::npos);
+  CHECK(r.out.find("\"seeds\": [42], \"trials\": \"first trials: 240 s of arrivals (3 times a request's ") !=
+        std::string::npos);
   CHECK(r.out.find("\"blis_version\": \"") != std::string::npos);
   const std::string key = "\"configuration\": \"";
   const auto from = r.out.find(key);

@@ -34,6 +34,7 @@ namespace {
 
 constexpr double kFirstDuration = 60;    // seconds of arrivals per first trial, doubled while it cannot be judged
 constexpr double kLongestDuration = 960;
+constexpr double kDecodesPerTrial = 3;  // a first trial lasts at least this many decode times (the "too short" rule's)
 constexpr int64_t kFewestRequests = 500;
 constexpr int64_t kMostRequests = 2'000'000;
 // The capacity probe: requests sent to one instance at once, at this rate.
@@ -256,9 +257,22 @@ class Planner {
         simulation_farm().run({probe}, 1, [&](size_t, RunOutcome& outcome, double) { done = std::move(outcome); });
     if (failure) std::rethrow_exception(failure->second);
     saturated_rate_ = metric_value(done.metrics, "responses_per_sec");
+    size_first_trial((metric_value(done.metrics, "e2e_mean_ms") - metric_value(done.metrics, "ttft_mean_ms")) / 1e3);
     if (!(saturated_rate_ > 0)) return 0;
     const double least = std::floor(base_.workload.rate / (1.25 * saturated_rate_));
     return static_cast<int64_t>(std::min(least, 1e15));
+  }
+
+  // The first trial's length from the workload's own time scale: the running
+  // batches fill for about as long as a request decodes, and a run with
+  // arrivals shorter than three decode times is "too short" to judge; so a
+  // first trial holds at least kDecodesPerTrial decode times (the probe's, at
+  // a full batch: the longest). Kept on the doubling ladder from
+  // kFirstDuration; --duration wins.
+  void size_first_trial(double decode_s) {
+    if (!req_.duration.empty() || !(decode_s > 0)) return;
+    decode_s_ = decode_s;
+    while (duration_ < kDecodesPerTrial * decode_s && duration_ * 2 <= kLongestDuration) duration_ *= 2;
   }
 
   // The answer must hold in a run twice as long as its trial: a slow drift
@@ -633,9 +647,13 @@ class Planner {
   std::string trial_rule() const {
     if (fixed_workload_)
       return "each trial: the workload as given; the targets judged in its steady state (warm-up and drain cut)";
-    return fmt::format("first trials: {:g} s of arrivals, each doubled (to {:g} s at most) until its targets can be "
-                       "judged in steady state",
-                       duration_, kLongestDuration);
+    const std::string sized =
+        duration_ > kFirstDuration && req_.duration.empty()
+            ? fmt::format(" ({:g} times a request's {:.1f} s of decoding at a full batch)", kDecodesPerTrial, decode_s_)
+            : "";
+    return fmt::format("first trials: {:g} s of arrivals{}, each doubled (to {:g} s at most) until its targets can "
+                       "be judged in steady state",
+                       duration_, sized, kLongestDuration);
   }
 
   // "key = value" of a configuration's TOML: the value as written (strings
@@ -870,6 +888,7 @@ class Planner {
   std::string refused_;        // why no count was tried (capacity_bound), or empty
   double saturated_rate_ = 0;  // one instance's completions per second when saturated
   double duration_ = kFirstDuration;
+  double decode_s_ = 0;  // a request's decode time in the capacity probe (0: no probe)
   std::map<std::pair<int64_t, double>, Trial> trials_;  // by (instances, rate): rows in order
 };
 
