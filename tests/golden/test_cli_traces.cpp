@@ -36,6 +36,24 @@ TEST_CASE("blis run --trace-output writes HEAD's TraceV2 of the same run, byte f
   CHECK(slurp(prefix + ".csv") == slurp(kDir + "trace.csv"));
 }
 
+TEST_CASE("trace rows name the session of multi-turn and closed-loop requests as HEAD does", "[golden][trace]") {
+  // HEAD writes "sess_<id>" for a multi-turn session's rounds and "concurrency_<client>_user_<n>"
+  // for a concurrency user's requests; blis left the column empty (issue 26).
+  blis::test::TempDir dir("blis-trace-sessions");
+  const Result sessions = run_blis("run --profile-set head --model qwen/qwen3-14b --num-requests 30 --workload-spec " +
+                                   kDir + "sessions-spec.yaml --trace-output " + dir.str() + "/s");
+  INFO(sessions.err);
+  REQUIRE(sessions.status == 0);
+  const std::string csv = slurp(dir.str() + "/s.csv");
+  CHECK(csv.find(",sess_4207413178338599816,") != std::string::npos);
+  CHECK(csv == slurp(kDir + "sessions-trace.csv"));
+  const Result users = run_blis("run --profile-set head --model qwen/qwen3-14b --concurrency 4 --think-time-ms 100 "
+                                "--num-requests 12 --trace-output " + dir.str() + "/c");
+  INFO(users.err);
+  REQUIRE(users.status == 0);
+  CHECK(slurp(dir.str() + "/c.csv") == slurp(kDir + "concurrency-trace.csv"));
+}
+
 TEST_CASE("blis replay of HEAD's trace prints and writes what HEAD's replay does", "[golden][trace]") {
   blis::test::TempDir dir("blis-replay");
   const std::string out = dir.str() + "/r";

@@ -36,6 +36,9 @@ struct WorkloadRequest {
   // workload's arrival order, > 0 for the follow-ups sent on completions.
   int32_t user = -1;
   int32_t round = 0;
+  // The multi-turn session it is a round of: the reference's session id
+  // ("sess_<id>" in a trace row), -1 for none.
+  int64_t session = -1;
   Label tenant_id;
   Label model;
   Label adapter;  // LoRA adapter (engine/lora.hpp); empty = the base model
@@ -103,6 +106,11 @@ class WorkloadSource {
     bool streaming = false;
   };
   virtual const SourceInfo* source_info(int32_t /*source*/) const { return nullptr; }
+  // The session a request belongs to as a trace row names it ("sess_<id>",
+  // "concurrency_<client>_user_<n>"), "" for none.
+  virtual std::string session_name(const WorkloadRequest& r) const {
+    return r.session >= 0 ? "sess_" + std::to_string(r.session) : std::string();
+  }
 };
 
 // ---- Workload spec (the reference's "v2" schema; spec workload.md §5-§6) ----

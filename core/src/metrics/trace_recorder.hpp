@@ -70,6 +70,7 @@ class TraceRecorder : public LifecycleSubscriber, public ReportPart {
       e.spec.deadline_us = r.spec.deadline_us;
       e.spec.user = r.spec.user;
       e.spec.round = r.spec.round;
+      e.spec.session = r.spec.session;
       e.spec.source = r.spec.source;
       e.spec.tenant_id = r.spec.tenant_id;
       e.spec.model = r.spec.model;

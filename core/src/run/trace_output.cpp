@@ -33,6 +33,7 @@ TraceRecord row_of(const TraceRecorder::Entry& e, const WorkloadSource* workload
     rec.prefix_length = info->prefix_length;
     rec.streaming = info->streaming;
   }
+  if (workload != nullptr) rec.session_id = workload->session_name(e.spec);
   rec.tenant_id = e.spec.tenant_id.str();
   rec.adapter = e.spec.adapter.str();
   rec.slo_class = workload::slo_class_name(e.spec.slo_class);

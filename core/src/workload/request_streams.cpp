@@ -304,6 +304,7 @@ class SessionStream final : public ClientStreamBase {
         pending_.output_tokens = s->round.output_tokens;
         pending_.max_output_tokens = s->round.output_tokens;
         pending_round_ = s->round.index;
+        pending_.session = s->id;
         std::swap(pending_.block_hashes, s->round.hashes);
         if (track_) {
           s->cut.id = s->id;
@@ -641,6 +642,7 @@ bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
   if (!rng) rng = std::make_unique<GoRand>(blueprint_seeds_[static_cast<size_t>(u)]);
   draw(*rng, out);
   out.multimodal = false;
+  out.session = -1;  // a user, not a session: SpecWorkload::session_name
   out.arrival_us = arrival;
   out.slo_class = pending_.slo_class;
   out.tenant_id = pending_.tenant_id;
@@ -667,6 +669,7 @@ void RequestStream::take(WorkloadRequest& out) {
   out.adapter = pending_.adapter;
   out.user = pending_.user;
   out.round = pending_.round;
+  out.session = pending_.session;
   std::swap(out.block_hashes, pending_.block_hashes);
   out.multimodal = pending_.multimodal;
   out.shareable_blocks = pending_.shareable_blocks;

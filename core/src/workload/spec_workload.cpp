@@ -10,6 +10,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "blis/errors.hpp"
@@ -116,6 +117,16 @@ class SpecWorkload final : public WorkloadSource {
     out.round = done.round + 1;
     out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
     return true;
+  }
+
+  // A concurrency client's user is its session (HEAD: generator.go names it
+  // by the client and the user's number there).
+  std::string session_name(const WorkloadRequest& r) const override {
+    if (r.session < 0 && r.user >= 0 && static_cast<size_t>(r.user) < user_stream_.size()) {
+      const auto [k, u] = user_stream_[static_cast<size_t>(r.user)];
+      if (closed_[k] != nullptr) return fmt::format("concurrency_{}_user_{}", sources_[k].client_id, u);
+    }
+    return WorkloadSource::session_name(r);
   }
 
   const SourceInfo* source_info(int32_t k) const override {
@@ -275,6 +286,7 @@ class SpecWorkload final : public WorkloadSource {
         out.model = done.model;
         out.multimodal = false;  // HEAD's sessions ignore a multimodal block
         out.adapter = done.adapter;
+        out.session = done.session;
         return true;
       }
     } catch (const InputError& e) {
