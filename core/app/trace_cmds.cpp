@@ -37,7 +37,8 @@ TraceCommands::TraceCommands(CLI::App& app) {
 
   calibrate_ = app.add_subcommand(
       "calibrate", "Compare a trace's observed latencies with a replay's (blis replay --results-path): per-request "
-                   "TTFT, E2E and ITL errors, MAPE, Pearson r, percentiles; BLIS HEAD's report");
+                   "TTFT, E2E and ITL errors, MAPE, Pearson r, percentiles; BLIS HEAD's report. With --fit: fit the "
+                   "latency model's coefficients or the KV block count to the trace and write a scenario");
   calibrate_->add_option("--trace-header", cal_header_, "TraceV2 header YAML file (observed)")
       ->required()->type_name("FILE");
   calibrate_->add_option("--trace-data", cal_data_, "TraceV2 data CSV file (observed)")->required()->type_name("FILE");

@@ -537,11 +537,13 @@ void calibrate_fit(const FitRequest& req, std::ostream& out) {
   fit.blocks0 = fit.blocks = resolved.config.pool().engine.total_kv_blocks.value_or(0);
   const bool coefficients = req.kind != "kv-blocks";
 
+  // The settings' warnings came with resolve(); a replay's own (its steady
+  // state, ...) say nothing about the fit.
+  const spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(std::max(level, spdlog::level::err));
   const auto start_sim = fitter.simulate_candidate(coefficients ? Settings{} : Fit::kv_blocks(fit.blocks0));
   fit.start_loss = fit.final_loss = fitter.loss(start_sim);
   fit.start_heldout = fitter.errors(start_sim, true);
-  const spdlog::level::level_enum level = spdlog::get_level();
-  spdlog::set_level(spdlog::level::err);  // a candidate's warnings are the start's
   if (coefficients) fit_coefficients(fitter, req, fit);
   else fit_kv_blocks(fitter, trace, resolved.config.pool().engine.block_size, fit);
   const Settings fitted = coefficients ? fit.coefficients(fit.alpha, fit.beta) : Fit::kv_blocks(fit.blocks);
