@@ -55,6 +55,8 @@ class TraceCommands {
   const std::map<std::string, CLI::Option*>& replay_options() const { return replay_options_; }
 
  private:
+  void fit();      // blis calibrate --fit
+  void compare();  // blis calibrate
   void add_observe(CLI::App& app);
   CLI::App* replay_ = nullptr;
   CLI::App* calibrate_ = nullptr;

@@ -152,6 +152,48 @@ void TraceCommands::add_observe(CLI::App& app) {
                                         "trace header's goodput_slo_targets, which replay and calibrate read");
 }
 
+// blis calibrate --fit: the fit's request from its flags and the run settings.
+void TraceCommands::fit() {
+  FitRequest req;
+  for (const auto& [key, values] : given_run_flags(fit_options_)) {
+    const std::string flag = find_setting(key)->flag();
+    for (const auto& v : values) req.command_line.push_back(Setting{key, v, flag});
+  }
+  for (const char* f : {"--sim-results", "--report", "--itl-data", "--network-bandwidth-mbps", "--ttft-mape-threshold"})
+    if (calibrate_->count(f)) throw InputError(f, "compares a replay's results; --fit replays the trace itself");
+  req.trace_header = cal_header_;
+  req.trace_data = cal_data_;
+  req.kind = fit_kind_;
+  req.output = fit_output_;
+  req.format = fit_format_;
+  req.warmup_requests = cal_warmup_;
+  req.network_rtt_us = cal_rtt_;
+  req.max_evaluations = fit_max_evals_;
+  blis::calibrate_fit(req, std::cout);
+}
+
+// blis calibrate: HEAD's comparison; the fit's flags are refused.
+void TraceCommands::compare() {
+  for (const char* f : {"--fit-output", "--format", "--fit-max-evals"})
+    if (calibrate_->count(f)) throw InputError(f, "applies with --fit");
+  if (!given_run_flags(fit_options_).empty())
+    throw InputError(find_setting(given_run_flags(fit_options_).front().first)->flag(),
+                     "a run setting applies with --fit (the comparison reads --sim-results)");
+  if (cal_sim_.empty()) throw InputError("--sim-results", "is required (or --fit)");
+  if (cal_report_.empty()) throw InputError("--report", "is required (or --fit)");
+  CalibrateRequest req;
+  req.trace_header = cal_header_;
+  req.trace_data = cal_data_;
+  req.sim_results = cal_sim_;
+  req.report = cal_report_;
+  req.warmup_requests = cal_warmup_;
+  req.network_rtt_us = cal_rtt_;
+  req.network_bandwidth_mbps = cal_bandwidth_;
+  req.itl_data = cal_itl_;
+  req.ttft_mape_threshold = cal_ttft_threshold_;
+  blis::calibrate(req);
+}
+
 std::optional<int> TraceCommands::execute() {
   if (observe_->parsed()) {
     ObserveRequest req = observe_req_;
@@ -179,44 +221,9 @@ std::optional<int> TraceCommands::execute() {
     blis::replay(req, std::cout);
     return 0;
   }
-  if (calibrate_->parsed() && calibrate_->count("--fit")) {
-    FitRequest req;
-    for (const auto& [key, values] : given_run_flags(fit_options_)) {
-      const std::string flag = find_setting(key)->flag();
-      for (const auto& v : values) req.command_line.push_back(Setting{key, v, flag});
-    }
-    for (const char* f : {"--sim-results", "--report", "--itl-data", "--network-bandwidth-mbps", "--ttft-mape-threshold"})
-      if (calibrate_->count(f)) throw InputError(f, "compares a replay's results; --fit replays the trace itself");
-    req.trace_header = cal_header_;
-    req.trace_data = cal_data_;
-    req.kind = fit_kind_;
-    req.output = fit_output_;
-    req.format = fit_format_;
-    req.warmup_requests = cal_warmup_;
-    req.network_rtt_us = cal_rtt_;
-    req.max_evaluations = fit_max_evals_;
-    blis::calibrate_fit(req, std::cout);
-    return 0;
-  }
   if (calibrate_->parsed()) {
-    for (const char* f : {"--fit-output", "--format", "--fit-max-evals"})
-      if (calibrate_->count(f)) throw InputError(f, "applies with --fit");
-    if (!given_run_flags(fit_options_).empty())
-      throw InputError(find_setting(given_run_flags(fit_options_).front().first)->flag(),
-                       "a run setting applies with --fit (the comparison reads --sim-results)");
-    if (cal_sim_.empty()) throw InputError("--sim-results", "is required (or --fit)");
-    if (cal_report_.empty()) throw InputError("--report", "is required (or --fit)");
-    CalibrateRequest req;
-    req.trace_header = cal_header_;
-    req.trace_data = cal_data_;
-    req.sim_results = cal_sim_;
-    req.report = cal_report_;
-    req.warmup_requests = cal_warmup_;
-    req.network_rtt_us = cal_rtt_;
-    req.network_bandwidth_mbps = cal_bandwidth_;
-    req.itl_data = cal_itl_;
-    req.ttft_mape_threshold = cal_ttft_threshold_;
-    blis::calibrate(req);
+    if (calibrate_->count("--fit")) fit();
+    else compare();
     return 0;
   }
   return std::nullopt;
