@@ -438,6 +438,13 @@ void fit_kv_blocks(Fitter& fitter, const workload::TraceV2& trace, int64_t block
   fit.final_loss = seen[fit.blocks];
   fit.names.push_back("total_kv_blocks");
   fit.method = "grid of 25 block counts (geometric) then golden-section search";
+  // A trace that never fills the cache leaves the loss flat above its working
+  // set: without a clear gain the start's count stays.
+  if (fit.final_loss >= fit.start_loss * (1 - 1e-2)) {
+    fit.blocks = fit.blocks0;
+    fit.final_loss = fit.start_loss;
+    fit.method += "; no count fits 1 % better than the start's, which stays";
+  }
 }
 
 nlohmann::ordered_json fit_json(const FitRequest& req, const workload::TraceV2& trace, const Fitter& fitter,
