@@ -55,6 +55,8 @@ class TraceCommands {
   const std::map<std::string, CLI::Option*>& replay_options() const { return replay_options_; }
 
  private:
+  void fit();      // blis calibrate --fit
+  void compare();  // blis calibrate
   void add_observe(CLI::App& app);
   CLI::App* replay_ = nullptr;
   CLI::App* calibrate_ = nullptr;
@@ -66,6 +68,9 @@ class TraceCommands {
   std::string cal_header_, cal_data_, cal_sim_, cal_report_, cal_itl_;
   int64_t cal_warmup_ = -1, cal_rtt_ = -1;
   double cal_bandwidth_ = 0, cal_ttft_threshold_ = 0.15;
+  std::map<std::string, CLI::Option*> fit_options_;  // calibrate --fit's run settings
+  std::string fit_kind_, fit_output_, fit_format_ = "table";
+  int64_t fit_max_evals_ = 1000;
 };
 
 class Commands {

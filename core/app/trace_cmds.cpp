@@ -2,6 +2,7 @@
 // they do is the core's (blis/trace.hpp).
 #include "app/commands.hpp"
 
+#include <blis/errors.hpp>
 #include <blis/settings.hpp>
 #include <blis/trace.hpp>
 
@@ -36,14 +37,17 @@ TraceCommands::TraceCommands(CLI::App& app) {
 
   calibrate_ = app.add_subcommand(
       "calibrate", "Compare a trace's observed latencies with a replay's (blis replay --results-path): per-request "
-                   "TTFT, E2E and ITL errors, MAPE, Pearson r, percentiles; BLIS HEAD's report");
+                   "TTFT, E2E and ITL errors, MAPE, Pearson r, percentiles; BLIS HEAD's report. With --fit: fit the "
+                   "latency model's coefficients or the KV block count to the trace and write a scenario");
   calibrate_->add_option("--trace-header", cal_header_, "TraceV2 header YAML file (observed)")
       ->required()->type_name("FILE");
   calibrate_->add_option("--trace-data", cal_data_, "TraceV2 data CSV file (observed)")->required()->type_name("FILE");
-  calibrate_->add_option("--sim-results", cal_sim_, "SimResult JSON of blis replay --results-path")
-      ->required()->type_name("FILE");
-  calibrate_->add_option("--report", cal_report_, "Write the calibration report (JSON) to this file")
-      ->required()->type_name("FILE");
+  calibrate_->add_option("--sim-results", cal_sim_,
+                         "SimResult JSON of blis replay --results-path (required without --fit)")
+      ->type_name("FILE");
+  calibrate_->add_option("--report", cal_report_, "Write the calibration report (JSON) to this file (required "
+                                                  "without --fit)")
+      ->type_name("FILE");
   calibrate_->add_option("--warmup-requests", cal_warmup_,
                          "Leave out requests with ids below this (default: the header's warm_up_requests; "
                          "0 keeps all)")
@@ -63,6 +67,23 @@ TraceCommands::TraceCommands(CLI::App& app) {
   calibrate_->add_option("--ttft-mape-threshold", cal_ttft_threshold_,
                          "TTFT MAPE (a fraction) below which the report's ttft_tolerance says within")
       ->capture_default_str();
+  const char* fg = "Fit";
+  calibrate_->add_option("--fit", fit_kind_,
+                         "Fit to the trace instead of comparing: blackbox or trained-physics (the latency model's "
+                         "coefficients) or kv-blocks (the KV block count), by replaying the trace in-process; "
+                         "the run settings below say what is replayed (docs/calibration.md)")
+      ->type_name("KIND")->group(fg);
+  calibrate_->add_option("--fit-output", fit_output_,
+                         "With --fit: write the fitted model as a TOML scenario blis run takes")
+      ->type_name("FILE")->group(fg);
+  calibrate_->add_option("--format", fit_format_, "With --fit: table or json")->capture_default_str()->group(fg);
+  calibrate_->add_option("--fit-max-evals", fit_max_evals_,
+                         "With --fit: most simulations the optimiser runs (at least 10)")
+      ->capture_default_str()->group(fg);
+  fit_options_ = add_run_flags(*calibrate_, {"results_path", "session_mode", "workload_spec", "workload_trace",
+                                             "workload_traces_filepath", "concurrency", "think_time_ms", "scenario",
+                                             "jobs", "rows_csv", "rows_json", "shard", "resume", "report", "format",
+                                             "trace_output", "timeseries"});
 }
 
 // BLIS HEAD's observe flags; the workload ones are `blis run`'s settings.
@@ -131,6 +152,48 @@ void TraceCommands::add_observe(CLI::App& app) {
                                         "trace header's goodput_slo_targets, which replay and calibrate read");
 }
 
+// blis calibrate --fit: the fit's request from its flags and the run settings.
+void TraceCommands::fit() {
+  FitRequest req;
+  for (const auto& [key, values] : given_run_flags(fit_options_)) {
+    const std::string flag = find_setting(key)->flag();
+    for (const auto& v : values) req.command_line.push_back(Setting{key, v, flag});
+  }
+  for (const char* f : {"--sim-results", "--report", "--itl-data", "--network-bandwidth-mbps", "--ttft-mape-threshold"})
+    if (calibrate_->count(f)) throw InputError(f, "compares a replay's results; --fit replays the trace itself");
+  req.trace_header = cal_header_;
+  req.trace_data = cal_data_;
+  req.kind = fit_kind_;
+  req.output = fit_output_;
+  req.format = fit_format_;
+  req.warmup_requests = cal_warmup_;
+  req.network_rtt_us = cal_rtt_;
+  req.max_evaluations = fit_max_evals_;
+  blis::calibrate_fit(req, std::cout);
+}
+
+// blis calibrate: HEAD's comparison; the fit's flags are refused.
+void TraceCommands::compare() {
+  for (const char* f : {"--fit-output", "--format", "--fit-max-evals"})
+    if (calibrate_->count(f)) throw InputError(f, "applies with --fit");
+  if (!given_run_flags(fit_options_).empty())
+    throw InputError(find_setting(given_run_flags(fit_options_).front().first)->flag(),
+                     "a run setting applies with --fit (the comparison reads --sim-results)");
+  if (cal_sim_.empty()) throw InputError("--sim-results", "is required (or --fit)");
+  if (cal_report_.empty()) throw InputError("--report", "is required (or --fit)");
+  CalibrateRequest req;
+  req.trace_header = cal_header_;
+  req.trace_data = cal_data_;
+  req.sim_results = cal_sim_;
+  req.report = cal_report_;
+  req.warmup_requests = cal_warmup_;
+  req.network_rtt_us = cal_rtt_;
+  req.network_bandwidth_mbps = cal_bandwidth_;
+  req.itl_data = cal_itl_;
+  req.ttft_mape_threshold = cal_ttft_threshold_;
+  blis::calibrate(req);
+}
+
 std::optional<int> TraceCommands::execute() {
   if (observe_->parsed()) {
     ObserveRequest req = observe_req_;
@@ -159,17 +222,8 @@ std::optional<int> TraceCommands::execute() {
     return 0;
   }
   if (calibrate_->parsed()) {
-    CalibrateRequest req;
-    req.trace_header = cal_header_;
-    req.trace_data = cal_data_;
-    req.sim_results = cal_sim_;
-    req.report = cal_report_;
-    req.warmup_requests = cal_warmup_;
-    req.network_rtt_us = cal_rtt_;
-    req.network_bandwidth_mbps = cal_bandwidth_;
-    req.itl_data = cal_itl_;
-    req.ttft_mape_threshold = cal_ttft_threshold_;
-    blis::calibrate(req);
+    if (calibrate_->count("--fit")) fit();
+    else compare();
     return 0;
   }
   return std::nullopt;

@@ -35,6 +35,23 @@ struct CalibrateRequest {
 };
 void calibrate(const CalibrateRequest& request);
 
+// `blis calibrate --fit`: fits the latency model's coefficients (blackbox,
+// trained-physics) or the KV block count to the observed trace by replaying
+// it in-process with candidate values (docs/calibration.md "Fit"); prints the
+// fit (a table, or JSON with --format json) on `out`, and writes the fitted
+// model as a scenario `blis run` takes to `output` when given.
+struct FitRequest {
+  Settings command_line;            // run settings of the replay, as `blis replay` takes them
+  std::string trace_header, trace_data;
+  std::string kind;                 // blackbox, trained-physics, kv-blocks
+  std::string output;               // --fit-output, "" = none
+  std::string format = "table";     // table or json
+  int64_t warmup_requests = -1;     // -1: the header's warm_up_requests
+  int64_t network_rtt_us = -1;      // -1: the header's network.measured_rtt_ms
+  int64_t max_evaluations = 1000;    // --fit-max-evals: simulations the optimiser may run
+};
+void calibrate_fit(const FitRequest& request, std::ostream& out);
+
 // BLIS HEAD's `blis observe`: the workload sent to a real OpenAI-compatible
 // server, timed per request, written as a TraceV2 (mode real); HEAD's
 // metrics summary on `out`.

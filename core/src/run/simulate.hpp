@@ -9,6 +9,7 @@
 #include "metrics/steady_state.hpp"
 #include "metrics/steady_window.hpp"
 #include "report/report.hpp"
+#include "workload/trace_v2.hpp"
 
 #include <blis/run_config.hpp>
 
@@ -24,6 +25,7 @@ struct RunOutcome {
   std::string timeseries_csv;        // the --timeseries file, "" without one
   std::string trace_yaml, trace_csv; // --trace-output's files (run/trace_output.hpp), "" without it
   std::string sim_results_json;      // blis replay --results-path (HEAD's SimResults), "" without it
+  std::vector<workload::SimResult> sim_results;  // a replay's SimResults, by request id (blis calibrate --fit)
   std::vector<MetricField> metrics;  // the cluster's metrics, then rejected_requests
                                      // (and fitness_score with --fitness-weights)
   std::string profile;               // the --profile line, "" without --profile

@@ -138,9 +138,9 @@ void trace_outputs(const ResolvedRun& r, const ClusterResult& result, const Inst
   if (r.config.outputs.trace_output) {
     if (const TraceRecorder* recorder = recorder_of(result)) write_trace(r, *recorder, workload, outcome);
   }
-  if (r.replay && r.config.replay && r.config.replay->sim_results) {
+  if (r.replay) {
     // HEAD's SimResults: the completed requests, by request id.
-    std::vector<workload::SimResult> out;
+    std::vector<workload::SimResult>& out = outcome.sim_results;
     for (const RequestRecord& rec : cluster.records) {
       if (rec.dropped || rec.timed_out || rec.failed || rec.e2e < 0 || rec.ttft < 0) continue;
       workload::SimResult s;
@@ -156,7 +156,7 @@ void trace_outputs(const ResolvedRun& r, const ClusterResult& result, const Inst
     }
     std::sort(out.begin(), out.end(),
               [](const workload::SimResult& a, const workload::SimResult& b) { return a.request_id < b.request_id; });
-    outcome.sim_results_json = workload::sim_results_json(out);
+    if (r.config.replay && r.config.replay->sim_results) outcome.sim_results_json = workload::sim_results_json(out);
   }
 }
 

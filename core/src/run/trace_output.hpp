@@ -11,7 +11,7 @@
 namespace blis {
 
 // Fills outcome.trace_yaml/trace_csv (with --trace-output) and
-// outcome.sim_results_json (a replay with --results-path).
+// outcome.sim_results (a replay) and sim_results_json (a replay with --results-path).
 // `workload` names the run's clients (WorkloadSource::source_info), or null.
 void trace_outputs(const ResolvedRun& r, const ClusterResult& result, const InstanceMetrics& cluster,
                    const WorkloadSource* workload, RunOutcome& outcome);
