@@ -134,11 +134,36 @@ void TraceCommands::add_observe(CLI::App& app) {
                        "blis's: the server runs this many times faster than real time (blis serve --time-scale): "
                        "requests go out that much sooner and every recorded time is scaled back")
       ->capture_default_str()->group(g);
+  observe_->add_option("--prewarm-duration", r.prewarm_duration,
+                       "Before the workload, this long (a duration: 60s, 500ms; server time under --time-scale) of "
+                       "small fixed requests (256 words, at most 64 tokens, 4 at a time) to warm the server; not "
+                       "recorded. 0 = none")
+      ->type_name("DURATION")->group(g);
+  observe_->add_flag("--scrape-kv-metrics", r.scrape_kv_metrics,
+                     "Read the server's Prometheus /metrics before and after the workload and record the KV-cache "
+                     "hit rate over it (vllm:kv_offload_tiering_* counters, else the prefix-cache ones) in the "
+                     "trace header's observed_kv_metrics; a failed scrape warns and leaves the block out")
+      ->group(g);
+  observe_->add_option("--kv-metrics-url", r.kv_metrics_url,
+                       "The metrics page to scrape, http://HOST[:PORT]/PATH (default: <server-url>/metrics); "
+                       "with --scrape-kv-metrics")
+      ->type_name("URL")->group(g);
+  observe_->add_option("--vllm-commit", r.vllm_commit,
+                       "The vLLM commit the server runs, recorded in observed_kv_metrics; with --scrape-kv-metrics")
+      ->type_name("SHA")->group(g);
+  observe_->add_option("--think-time-dist", r.think_time_dist,
+                       "Think time of the --concurrency users drawn per request: lognormal:mu=M,sigma=S[,min=T]"
+                       "[,max=T] (mu, sigma in log-space of seconds) or constant:value=T (T: 500ms, 3s, 250us; "
+                       "bare: ms); not with --think-time-ms")
+      ->type_name("SPEC")->group(g);
+  observe_->add_flag("--lazy-generation", r.lazy_generation,
+                     "Accepted for HEAD's command lines; blis always draws the workload as it is sent")
+      ->group(g);
   static const std::vector<std::string> kWorkloadKeys = {
       "workload_spec", "workload", "defaults_filepath", "rate", "num_requests", "horizon", "seed", "concurrency",
       "think_time_ms", "prompt_tokens", "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
       "output_tokens", "output_tokens_stdev", "output_tokens_min", "output_tokens_max", "prefix_tokens",
-      "slo_ttft", "slo_itl", "slo_e2e", "log"};
+      "slo_ttft", "slo_itl", "slo_e2e", "detectors", "log"};
   std::vector<std::string> skip;
   for (const SettingDef& def : setting_table())
     if (std::find(kWorkloadKeys.begin(), kWorkloadKeys.end(), def.key) == kWorkloadKeys.end()) skip.push_back(def.key);
@@ -146,6 +171,9 @@ void TraceCommands::add_observe(CLI::App& app) {
   // What differs from blis run's meaning of the same settings.
   observe_options_.at("num_requests")
       ->description("Number of requests to send; no default here: give it or --horizon (a workload spec has its own)");
+  observe_options_.at("detectors")
+      ->description("Print the labels of these saturation detectors over the observed requests in the metrics, "
+                    "\"saturation\": composite, threshold, backlog-drift (comma list) or all");
   for (const auto& [k, what] : {std::pair{"slo_ttft", "TTFT"}, {"slo_itl", "Mean-ITL"}, {"slo_e2e", "E2E"}})
     observe_options_.at(k)->description(std::string(what) +
                                         " targets per SLO class, class=duration,... (100ms, 1.5s): written into the "

@@ -4,12 +4,17 @@
 // ITL chunks per token, closed-loop users that keep --concurrency requests in
 // flight, and a trace that `blis replay` and `blis calibrate` read; bad
 // flags are refused before anything is sent, and a server that is down gives
-// error rows, not a crash.
+// error rows, not a crash. HEAD's later flags: --scrape-kv-metrics (the
+// header's observed_kv_metrics from blis serve's prefix-cache counters),
+// --prewarm-duration, --think-time-dist, --detectors, --lazy-generation.
 #include "catch.hpp"
 #include "cli.hpp"
 #include "serve_process.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -166,4 +171,132 @@ TEST_CASE("blis observe refuses bad flags before sending, and a server that is d
     CHECK(row.at("error_message").find("HTTP error: connecting") == 0);
   }
   CHECK(r.out.find("\"completed_requests\": 0,") != std::string::npos);
+}
+
+TEST_CASE("blis observe --scrape-kv-metrics writes HEAD's observed_kv_metrics from blis serve's prefix-cache "
+          "counters, after a prewarm that is not recorded",
+          "[golden][observe]") {
+  blis_test::ServeProcess server(kServe);
+  blis::test::TempDir dir("blis-observe");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const std::string h = dir.str() + "/t.yaml", d = dir.str() + "/t.csv";
+  // Every request starts with the same 64-token prefix: the server's cache finds it.
+  const Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --rate 20 --num-requests 10 "
+                            "--prefix-tokens 64 --prompt-tokens 64 --output-tokens 4 --time-scale 50 "
+                            "--scrape-kv-metrics --vllm-commit 0a1b2c3 --prewarm-duration 10s --lazy-generation --log info "
+                            "--detectors all --trace-header " + h + " --trace-data " + d);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("observe: prewarm complete: ") != std::string::npos);
+  const auto rows = csv_rows(slurp(d));
+  REQUIRE(rows.size() == 10);  // the prewarm's requests are not in the trace
+  CHECK(num(rows.front(), "request_id") == 0);
+  const std::string header = slurp(h);
+  INFO(header);
+  const std::string block = "observed_kv_metrics:\n    source: gpu-prefix-cache-fallback\n    hit_rate: ";
+  const auto at = header.find(block);
+  REQUIRE(at != std::string::npos);
+  CHECK(header.find("\n    vllm_commit: 0a1b2c3\n") != std::string::npos);
+  // Queries and hits are prompt tokens: 10 prompts of at least 64, whose prefix is found after the first.
+  // (HEAD writes the commit plain, as here: yaml.v3 quotes only what would read as a number.)
+  const auto q = header.find("block_queries: ");
+  REQUIRE(q != std::string::npos);
+  CHECK(std::stoll(header.substr(q + 15)) >= 640);
+  const auto hits = header.find("block_hits: ");
+  REQUIRE(hits != std::string::npos);
+  CHECK(std::stoll(header.substr(hits + 12)) >= 9 * 48);
+  CHECK(std::stod(header.substr(at + block.size())) > 0.1);
+  // --detectors: the labels over the observed requests.
+  CHECK(r.out.find(",\n  \"saturation\": {\n    \"composite\": \"") != std::string::npos);
+  CHECK(r.out.find("\"backlog-drift\": \"") != std::string::npos);
+
+  // The block is read back (strictly) and kept by a replay's re-export.
+  const Result rep = run_blis("replay --model qwen/qwen3-14b --trace-header " + h + " --trace-data " + d +
+                              " --trace-output " + dir.str() + "/re");
+  INFO(rep.err);
+  REQUIRE(rep.status == 0);
+  const std::string re = slurp(dir.str() + "/re.yaml");
+  CHECK(re.find(header.substr(at, header.find("vllm_commit", at) - at)) != std::string::npos);
+}
+
+TEST_CASE("blis observe --scrape-kv-metrics: a metrics page that cannot be read warns and leaves the block out",
+          "[golden][observe]") {
+  blis_test::ServeProcess server(kServe);
+  blis::test::TempDir dir("blis-observe");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const std::string h = dir.str() + "/t.yaml", d = dir.str() + "/t.csv";
+  Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --rate 20 --num-requests 3 "
+                      "--output-tokens 4 --time-scale 50 --scrape-kv-metrics --kv-metrics-url http://127.0.0.1:1/metrics "
+                      "--trace-header " + h + " --trace-data " + d);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("--scrape-kv-metrics: the /metrics scrape before the workload failed (GET "
+                   "http://127.0.0.1:1/metrics: ") != std::string::npos);
+  CHECK(slurp(h).find("observed_kv_metrics") == std::string::npos);
+  CHECK(csv_rows(slurp(d)).size() == 3);
+
+  // A page without any KV counter (the server's /health): the same.
+  r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --rate 20 --num-requests 3 "
+               "--output-tokens 4 --time-scale 50 --scrape-kv-metrics --kv-metrics-url " + url + "/health "
+               "--trace-header " + h + " --trace-data " + d);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("no recognized KV cache counters found in /metrics") != std::string::npos);
+  CHECK(slurp(h).find("observed_kv_metrics") == std::string::npos);
+}
+
+TEST_CASE("blis observe --think-time-dist: closed-loop users wait the drawn think time; a bad spec is refused",
+          "[golden][observe]") {
+  blis_test::ServeProcess server(kServe);
+  blis::test::TempDir dir("blis-observe");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const std::string files = " --trace-header " + dir.str() + "/t.yaml --trace-data " + dir.str() + "/t.csv";
+  const Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --time-scale 50 "
+                            "--concurrency 2 --num-requests 8 --prompt-tokens 32 --output-tokens 4 "
+                            "--think-time-dist constant:value=2s" + files);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = csv_rows(slurp(dir.str() + "/t.csv"));
+  REQUIRE(rows.size() == 8);
+  // Two users, four requests each: three think times of 2 s (trace time) between a user's requests.
+  int64_t first = INT64_MAX, last = 0;
+  for (const auto& row : rows) {
+    CHECK(row.at("status") == "ok");
+    first = std::min(first, num(row, "send_time_us"));
+    last = std::max(last, num(row, "send_time_us"));
+  }
+  CHECK(last - first >= 3 * 2'000'000);
+
+  const std::string base = "observe --server-url http://127.0.0.1:1 --model m --num-requests 4";
+  check_refused(base + " --concurrency 2 --think-time-dist lognormal:mu=2" + files,
+                "--think-time-dist: lognormal needs the parameter sigma");
+  check_refused(base + " --concurrency 2 --think-time-dist lognormal:mu=2,sigma=0" + files,
+                "--think-time-dist: lognormal: sigma must be > 0");
+  check_refused(base + " --concurrency 2 --think-time-dist lognormal:mu=2,sigma=0.5,min=30s,max=3s" + files,
+                "--think-time-dist: lognormal: min (30000000 µs) must be <= max (3000000 µs)");
+  check_refused(base + " --concurrency 2 --think-time-dist weibull:k=1" + files,
+                "--think-time-dist: unknown type 'weibull': lognormal or constant");
+  check_refused(base + " --concurrency 2 --think-time-dist constant:value=fast" + files,
+                "--think-time-dist: invalid value 'fast'");
+  check_refused(base + " --concurrency 2 --think-time-dist 500ms" + files, "--think-time-dist: must be TYPE:KEY=VALUE");
+  check_refused(base + " --concurrency 2 --think-time-dist constant:value=1s,mu=2" + files,
+                "--think-time-dist: constant: unknown parameter 'mu'");
+  check_refused(base + " --rate 5 --think-time-dist constant:value=1s" + files, "--think-time-dist: needs --concurrency");
+  check_refused(base + " --concurrency 2 --think-time-ms 100 --think-time-dist constant:value=1s" + files,
+                "--think-time-dist: cannot be given with --think-time-ms");
+  check_refused(base + " --rate 5 --prewarm-duration 60" + files, "--prewarm-duration: must be a duration with its unit");
+  check_refused(base + " --rate 5 --prewarm-duration -1s" + files, "--prewarm-duration: must be >= 0");
+  check_refused(base + " --rate 5 --detectors nope" + files, "--detectors");
+  CHECK_FALSE(std::filesystem::exists(dir.str() + "/t.yaml.tmp"));
+}
+
+TEST_CASE("blis observe --help lists HEAD's flags", "[golden][observe]") {
+  const Result r = run_blis("observe --help");
+  REQUIRE(r.status == 0);
+  for (const char* flag : {"--server-url", "--model", "--trace-header", "--trace-data", "--api-key", "--server-type",
+                           "--api-format", "--max-concurrency", "--warmup-requests", "--no-streaming", "--record-itl",
+                           "--itl-output", "--rtt-ms", "--timeout", "--unconstrained-output", "--prewarm-duration",
+                           "--scrape-kv-metrics", "--kv-metrics-url", "--vllm-commit", "--think-time-dist",
+                           "--think-time-ms", "--lazy-generation", "--detectors", "--concurrency", "--rate",
+                           "--workload-spec", "--workload", "--slo-ttft", "--time-scale"})
+    CHECK(r.out.find(std::string(flag) + " ") != std::string::npos);
 }

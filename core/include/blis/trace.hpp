@@ -72,6 +72,12 @@ struct ObserveRequest {
   bool unconstrained_output = false;
   double time_scale = 1;  // blis's: the server runs this many times faster than real (blis serve --time-scale)
   std::string workload_label;  // the header's workload_spec: the spec's path or "preset:NAME"
+  std::string prewarm_duration;  // HEAD's --prewarm-duration, a duration ("60s"); empty or 0: none
+  std::string think_time_dist;   // HEAD's --think-time-dist (with --concurrency); empty: none
+  bool scrape_kv_metrics = false;
+  std::string kv_metrics_url;    // default: the server's /metrics
+  std::string vllm_commit;       // recorded in observed_kv_metrics
+  bool lazy_generation = false;  // HEAD's --lazy-generation: accepted; blis always generates lazily
 };
 void observe(const ObserveRequest& request, std::ostream& out);
 

@@ -183,6 +183,17 @@ struct TrafficSource {
 // The default timeout of a concurrency client (spec head §4.1).
 inline constexpr int64_t kDefaultClosedLoopTimeoutUs = 300'000'000;
 
+// A closed-loop user's think time drawn per follow-up (blis observe
+// --think-time-dist, HEAD's): lognormal (mu and sigma in log-space of
+// seconds, rounded to whole µs, clamped to [min_us, max_us] where > 0) or
+// constant (value_us); never below 1 µs.
+struct ThinkTimeDist {
+  bool lognormal = false;
+  double mu = 0, sigma = 0;  // lognormal, mu already in log-space of µs
+  int64_t min_us = 0, max_us = 0;
+  int64_t value_us = 0;      // constant
+};
+
 struct ClientSpec : TrafficSource {
   int64_t prefix_length = 0;
   // > 0: a closed-loop client of this many users, each sending its next
@@ -190,6 +201,9 @@ struct ClientSpec : TrafficSource {
   // it has no rate_fraction and no arrival process.
   int64_t concurrency = 0;
   int64_t think_time_us = 0;
+  // Not a YAML key: set by blis observe --think-time-dist; present, each
+  // follow-up's think time is drawn from it instead of think_time_us.
+  std::optional<ThinkTimeDist> think_time_dist;
   std::optional<NetworkSpec> network;
   std::optional<std::vector<LifecycleWindow>> lifecycle;  // present: arrivals outside every window are dropped
   std::optional<MultimodalSpec> multimodal;

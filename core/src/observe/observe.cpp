@@ -4,6 +4,8 @@
 // what they timed.
 #include "observe/observe.hpp"
 
+#include "observe/kv_metrics.hpp"
+
 #include "util/json_format.hpp"
 #include "util/sorted_percentile.hpp"
 #include "workload/slo_class.hpp"
@@ -15,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -229,6 +232,65 @@ double measure_tokens_per_word(const Client& client) {
   spdlog::info("observe: 100 words are {} tokens on the server ({:.3f} tokens per word)", t.server_input_tokens,
                ratio);
   return ratio;
+}
+
+// HEAD's prewarm: 4 users sending 256 words for at most 64 tokens, not
+// streamed, one after the other until the time is up; after an error a user
+// waits 500 ms. Nothing of it is recorded.
+void prewarm(const Client& client, const Options& o) {
+  constexpr int kUsers = 4;
+  constexpr int kWords = 256;
+  constexpr int kMaxTokens = 64;
+  const auto wall = std::chrono::microseconds(std::llround(static_cast<double>(o.prewarm_us) / o.time_scale));
+  spdlog::info("observe: prewarming the server for {:.3f} s (concurrency={}, input={}, output={} tokens)",
+               static_cast<double>(o.prewarm_us) / 1e6, kUsers, kWords, kMaxTokens);
+  std::string prompt;
+  for (int i = 0; i < kWords; ++i) prompt += "warm ";
+  const auto end = Clock::now() + wall;
+  std::atomic<int64_t> sent{0}, failed{0};
+  auto stopped = [&] { return Clock::now() >= end || (o.stop != nullptr && o.stop->load()); };
+  std::vector<std::thread> users;
+  for (int u = 0; u < kUsers; ++u)
+    users.emplace_back([&] {
+      Client::Ask ask;
+      ask.prompt = prompt;
+      ask.max_tokens = kMaxTokens;
+      while (!stopped()) {
+        const Timing t = client.send(ask);
+        ++sent;
+        if (t.status == "ok") continue;
+        ++failed;
+        const auto resume = std::min(end, Clock::now() + std::chrono::milliseconds(500));
+        while (!stopped() && Clock::now() < resume) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  for (auto& t : users) t.join();
+  if (sent == 0 || failed == sent)
+    spdlog::warn("observe: prewarm: {}/{} requests failed (is the server reachable?)", failed.load(), sent.load());
+  else if (failed > 0)
+    spdlog::info("observe: prewarm complete: {} requests sent, {} errors", sent.load(), failed.load());
+  else
+    spdlog::info("observe: prewarm complete: {} requests sent", sent.load());
+}
+
+// The end-of-window scrape and the hit rate; nothing (and a warning) when
+// either fails.
+std::optional<workload::ObservedKvMetrics> observed_kv_metrics(const Scrape& start, const Options& o) {
+  const Scrape end = scrape_metrics(o.server, o.kv_metrics_url, o.api_key, o.timeout_s);
+  if (!end.error.empty()) {
+    spdlog::warn("observe: --scrape-kv-metrics: the /metrics scrape after the workload failed ({}); the trace "
+                 "header will have no observed_kv_metrics",
+                 end.error);
+    return std::nullopt;
+  }
+  Derived d = derive_hit_rate(start.samples, end.samples, o.vllm_commit);
+  if (!d.metrics) {
+    spdlog::warn("observe: --scrape-kv-metrics: {}; the trace header will have no observed_kv_metrics", d.error);
+    return std::nullopt;
+  }
+  spdlog::info("observe: observed KV hit-rate {:.4f} (source={}, block_hits={}, block_queries={})",
+               d.metrics->hit_rate, d.metrics->source, d.metrics->block_hits, d.metrics->block_queries);
+  return d.metrics;
 }
 
 // The dispatcher and its workers.
@@ -468,11 +530,24 @@ std::string prompt_text(const std::vector<uint64_t>& block_hashes, int32_t block
 Observation run_observation(WorkloadSource& source, const Options& options) {
   const Client client(options);
   const double tpw = measure_tokens_per_word(client);
+  if (options.prewarm_us > 0) prewarm(client, options);
+  std::optional<Scrape> start;
+  if (options.scrape_kv_metrics) {
+    start = scrape_metrics(options.server, options.kv_metrics_url, options.api_key, options.timeout_s);
+    if (!start->error.empty()) {
+      spdlog::warn("observe: --scrape-kv-metrics: the /metrics scrape before the workload failed ({}); the trace "
+                   "header will have no observed_kv_metrics",
+                   start->error);
+      start.reset();
+    }
+  }
   Dispatch dispatch(source, options, tpw);
-  return dispatch.run();
+  Observation obs = dispatch.run();
+  if (start) obs.kv_metrics = observed_kv_metrics(*start, options);
+  return obs;
 }
 
-std::string observation_metrics(const Observation& o) {
+std::string observation_metrics(const Observation& o, const std::string& members) {
   std::vector<double> ttft, e2e, itl;
   int64_t output_tokens = 0;
   for (const TraceRecord& r : o.records) {
@@ -522,7 +597,7 @@ std::string observation_metrics(const Observation& o) {
     num(k, 0);
   std::string out = "=== Simulation Metrics ===\n{";
   for (size_t i = 0; i < f.size(); ++i) out += (i ? ",\n  \"" : "\n  \"") + f[i].first + "\": " + f[i].second;
-  return out + "\n}\n";
+  return out + members + "\n}\n";
 }
 
 std::string itl_csv(const std::vector<workload::ItlRecord>& itl) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct Options {
   double time_scale = 1;
   int32_t block_size = 16;      // of the workload's content hashes
   uint64_t seed = 42;           // the request ids' and own tokens' stream
+  // HEAD's --prewarm-duration: this long (server time, so divided by
+  // time_scale on the wall) of small fixed requests at low concurrency before
+  // the workload, recorded nowhere.
+  int64_t prewarm_us = 0;
+  // HEAD's --scrape-kv-metrics: the server's /metrics (or kv_metrics_url)
+  // read before and after the workload, for the trace's observed_kv_metrics.
+  bool scrape_kv_metrics = false;
+  std::string kv_metrics_url;
+  std::string vllm_commit;
   // Set from another thread (SIGINT/SIGTERM): no new request is sent; those
   // under way finish and the trace is written.
   const std::atomic<bool>* stop = nullptr;
@@ -45,6 +55,7 @@ struct Observation {
   std::vector<workload::ItlRecord> itl;         // with record_itl
   double wall_seconds = 0;                      // first send to last answer
   double tokens_per_word = 1;                   // the server's, as measured
+  std::optional<workload::ObservedKvMetrics> kv_metrics;  // with scrape_kv_metrics, when derived
 };
 
 // Sends `source`'s requests, their follow-ups included (closed-loop users),
@@ -53,7 +64,8 @@ Observation run_observation(WorkloadSource& source, const Options& options);
 
 // HEAD's summary of an observation: "=== Simulation Metrics ===" and the
 // JSON of its metrics (client-side TTFT, E2E, ITL with record_itl).
-std::string observation_metrics(const Observation& o);
+// `members` (",\n  \"name\": value" each) go at the end of the JSON.
+std::string observation_metrics(const Observation& o, const std::string& members = "");
 
 // The ITL CSV (request_id,chunk_index,timestamp_us) that calibrate's --itl-data reads.
 std::string itl_csv(const std::vector<workload::ItlRecord>& itl);

@@ -1,19 +1,25 @@
 // `blis observe` (blis/trace.hpp): the workload from the same settings as
 // `blis run` (resolve_workload_only), sent by observe/observe.hpp, written
 // as a TraceV2 in HEAD's form.
+#include "metrics/saturation.hpp"
 #include "observe/observe.hpp"
 #include "run/resolve.hpp"
+#include "util/json_format.hpp"
 #include "util/output_file.hpp"
 #include "workload/slo_class.hpp"
+#include "workload/think_time.hpp"
 #include "workload/trace_v2.hpp"
 
 #include <blis/errors.hpp>
+#include <blis/run.hpp>
+#include <blis/settings.hpp>
 #include <blis/trace.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -68,8 +74,58 @@ void check_request(const ObserveRequest& req) {
     throw InputError("--time-scale", fmt::format("must be a finite value > 0, got {}", req.time_scale));
   if (req.warmup_requests < 0)
     throw InputError("--warmup-requests", fmt::format("must be >= 0, got {}", req.warmup_requests));
+  if (!req.scrape_kv_metrics && (!req.kv_metrics_url.empty() || !req.vllm_commit.empty()))
+    spdlog::warn("{} is set but --scrape-kv-metrics is not: nothing is scraped",
+                 req.kv_metrics_url.empty() ? "--vllm-commit" : "--kv-metrics-url");
   if (!req.itl_output.empty() && !req.record_itl)
     spdlog::warn("--itl-output is set but --record-itl is not: no ITL data will be written");
+}
+
+// --prewarm-duration in µs: a duration with its unit, as HEAD's (Go's) reads it.
+int64_t prewarm_us(const std::string& text) {
+  if (text.empty()) return 0;
+  const std::optional<int64_t> us = duration_text_us(text);
+  const bool bare = text.find_first_not_of("0123456789+-. ") == std::string::npos;
+  if (!us || (bare && *us != 0))
+    throw InputError("--prewarm-duration", "must be a duration with its unit (60s, 500ms, 2m), got '" + text + "'");
+  if (*us < 0) throw InputError("--prewarm-duration", "must be >= 0, got '" + text + "'");
+  return *us;
+}
+
+bool given(const Settings& settings, const std::string& key) {
+  return std::any_of(settings.begin(), settings.end(), [&](const Setting& s) { return s.flag == key; });
+}
+
+// HEAD's --think-time-dist: with --concurrency, not with --think-time-ms.
+std::optional<ThinkTimeDist> think_time_dist(const ObserveRequest& req, const WorkloadSettings& w) {
+  if (req.think_time_dist.empty()) return std::nullopt;
+  if (given(req.workload, "think_time_ms"))
+    throw InputError("--think-time-dist", "cannot be given with --think-time-ms: one think time or the other");
+  if (!w.concurrency || *w.concurrency <= 0)
+    throw InputError("--think-time-dist", "needs --concurrency (the think time of closed-loop users)");
+  return workload::parse_think_time_dist(req.think_time_dist, "--think-time-dist");
+}
+
+// HEAD's --detectors on an observation: each answered request arrives at its
+// arrival time and completes its E2E later; the labels as `blis run` prints
+// them ("saturation" of the metrics), empty without detectors.
+std::string saturation_member(const std::vector<workload::TraceRecord>& records,
+                              const std::vector<std::string>& detectors) {
+  if (detectors.empty()) return "";
+  std::vector<SaturationEvent> events;
+  for (const workload::TraceRecord& rec : records) {
+    const int64_t e2e = rec.last_chunk_time_us - rec.send_time_us;
+    if (rec.status != "ok" || e2e <= 0) continue;
+    events.push_back({rec.arrival_time_us, false, rec.request_id, 0});
+    events.push_back({rec.arrival_time_us + e2e, true, rec.request_id, static_cast<double>(e2e) / 1e3});
+  }
+  sort_events(events);
+  const auto labels = saturation_labels(events, detectors);
+  std::string out;
+  for (const std::string& name : detectors)
+    if (const auto it = labels.find(name); it != labels.end())
+      out += fmt::format("{}\n    {}: {}", out.empty() ? "" : ",", go_string(name), go_string(level_name(it->second)));
+  return out.empty() ? "" : ",\n  \"saturation\": {" + out + "\n  }";
 }
 
 }  // namespace
@@ -78,6 +134,7 @@ void observe(const ObserveRequest& req, std::ostream& out) {
   check_request(req);
   const observation::ServerUrl server = observation::parse_server_url(req.server_url, "--server-url");
   const RunConfig config = build_config({&req.workload});
+  set_log_level(config.outputs.log_level);
   const WorkloadSettings& w = config.workload;
   // HEAD's observe has no default request count: a rate or preset workload
   // needs --num-requests or --horizon (a spec brings its own).
@@ -86,8 +143,18 @@ void observe(const ObserveRequest& req, std::ostream& out) {
   if (!w.spec && !w.concurrency && !config.origins.count("rate") && !config.origins.count("workload"))
     throw InputError("--rate", "give a workload: --rate (with the length flags or --workload PRESET), "
                                "--workload-spec FILE, or --concurrency N");
+  const std::optional<ThinkTimeDist> think = think_time_dist(req, w);
+  const std::vector<std::string> detectors =
+      config.outputs.detectors ? parse_detector_list(*config.outputs.detectors, "--detectors")
+                               : std::vector<std::string>{};
+  const int64_t prewarm = prewarm_us(req.prewarm_duration);
+  if (req.scrape_kv_metrics && !req.kv_metrics_url.empty())
+    (void)observation::parse_server_url(req.kv_metrics_url, "--kv-metrics-url");
   RunContext ctx = RunContext::open(config);
-  const ResolvedRun r = resolve_workload_only(config, ctx);
+  ResolvedRun r = resolve_workload_only(config, ctx);
+  if (think && r.spec)
+    for (ClientSpec& c : r.spec->clients)
+      if (c.concurrency > 0) c.think_time_dist = think;
   std::unique_ptr<WorkloadSource> source = make_workload(r);
 
   const std::string itl_path =
@@ -113,6 +180,10 @@ void observe(const ObserveRequest& req, std::ostream& out) {
   o.time_scale = req.time_scale;
   o.block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   o.seed = static_cast<uint64_t>(r.seed);
+  o.prewarm_us = prewarm;
+  o.scrape_kv_metrics = req.scrape_kv_metrics;
+  o.kv_metrics_url = req.kv_metrics_url;
+  o.vllm_commit = req.vllm_commit;
   g_stop.store(false);
   o.stop = &g_stop;
   auto old_int = std::signal(SIGINT, observe_on_signal);
@@ -129,7 +200,8 @@ void observe(const ObserveRequest& req, std::ostream& out) {
   std::signal(SIGTERM, old_term);
   spdlog::info("observe: {} requests timed in {:.3f} s", obs.records.size(), obs.wall_seconds);
 
-  const workload::TraceHeader h = observation_header(req, r);
+  workload::TraceHeader h = observation_header(req, r);
+  h.observed_kv_metrics = obs.kv_metrics;
   write_output(req.trace_header, workload::trace_header_yaml(h), out);
   write_output(req.trace_data, workload::trace_data_csv(h, obs.records), out);
   spdlog::info("Trace exported: {} records to {} / {}", obs.records.size(), req.trace_header, req.trace_data);
@@ -138,7 +210,7 @@ void observe(const ObserveRequest& req, std::ostream& out) {
     write_output(itl_path, observation::itl_csv(obs.itl), out);
     spdlog::info("ITL data exported: {} ({} records)", itl_path, obs.itl.size());
   }
-  out << observation::observation_metrics(obs) << std::flush;
+  out << observation::observation_metrics(obs, saturation_member(obs.records, detectors)) << std::flush;
 }
 
 }  // namespace blis

@@ -61,6 +61,8 @@ workload::TraceHeader header_of(const ResolvedRun& r) {
   workload::TraceHeader h;
   h.mode = r.replay ? "replayed" : "generated";
   if (!r.replay) h.workload_seed = r.spec ? r.spec->seed : r.seed;
+  // The real server's hit rate is kept as observed (HEAD's re-export does too).
+  if (r.replay) h.observed_kv_metrics = r.replay->header.observed_kv_metrics;
   for (const auto& [cls, t] : r.slo_targets) {
     const std::string name = workload::slo_class_name(cls);
     h.goodput_slo_targets[name.empty() ? "default" : name] = {t.ttft_ms, t.itl_ms, t.e2e_ms};

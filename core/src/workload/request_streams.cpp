@@ -11,6 +11,7 @@
 #include "blis/go_rand.hpp"
 #include "workload/samplers.hpp"
 #include "workload/slo_class.hpp"
+#include "workload/think_time.hpp"
 
 namespace blis::workload {
 
@@ -523,7 +524,8 @@ ConcurrencyStream::ConcurrencyStream(const StreamSetup& s, GoRand& users, int64_
       prefix_(s.prefix),
       horizon_(s.horizon),
       block_size_(s.block_size),
-      think_(s.client->think_time_us) {
+      think_(s.client->think_time_us),
+      think_dist_(s.client->think_time_dist) {
   int64_t n = s.client->concurrency;
   if (max_users > 0) n = std::min(n, max_users);
   for (int64_t u = 0; u < n; ++u) {
@@ -636,10 +638,11 @@ bool ConcurrencyStream::advance() {
 }
 
 bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
-  const int64_t arrival = saturating_add(t, think_);
-  if (arrival > horizon_) return false;  // spec head §4.2: beyond the horizon, the user stops
   auto& rng = blueprints_[static_cast<size_t>(u)];
   if (!rng) rng = std::make_unique<GoRand>(blueprint_seeds_[static_cast<size_t>(u)]);
+  const int64_t think = think_dist_ ? sample_think_time(*think_dist_, *rng) : think_;
+  const int64_t arrival = saturating_add(t, think);
+  if (arrival > horizon_) return false;  // spec head §4.2: beyond the horizon, the user stops
   draw(*rng, out);
   out.multimodal = false;
   out.session = -1;  // a user, not a session: SpecWorkload::session_name

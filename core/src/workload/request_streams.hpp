@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,7 @@ class ConcurrencyStream final : public RequestStream {
   int64_t horizon_;
   int32_t block_size_;
   int64_t think_;
+  std::optional<ThinkTimeDist> think_dist_;  // drawn from a user's blueprint stream before its lengths
   std::vector<int64_t> user_seeds_, blueprint_seeds_;
   std::vector<std::unique_ptr<GoRand>> blueprints_;  // made at a user's first follow-up
   int32_t next_user_ = 0;

@@ -73,7 +73,17 @@ bool read_block(const config::StrictYaml& y, const std::string& key, const YAML:
   } else if (key == "kv_offload") {
     h.has_kv_offload = true;
   } else if (key == "observed_kv_metrics") {
-    (void)y.entries(y.mapping(v, key), key, kObservedKeys);
+    ObservedKvMetrics& m = h.observed_kv_metrics.emplace();
+    for (const auto& [k, s] : y.entries(y.mapping(v, key), key, kObservedKeys)) {
+      if (s.IsNull()) continue;
+      const std::string at = key + "." + k;
+      if (k == "source") m.source = y.string(s, at);
+      else if (k == "vllm_commit") m.vllm_commit = y.string(s, at);
+      else if (k == "hit_rate") m.hit_rate = y.number(s, at);
+      else if (k == "read_time_total") m.read_time_total = y.number(s, at);
+      else if (k == "write_time_total") m.write_time_total = y.number(s, at);
+      else (k == "block_hits" ? m.block_hits : m.block_queries) = y.integer(s, at);
+    }
   } else {
     return false;
   }
@@ -322,12 +332,37 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// A word of letters and digits that starts with a digit and that yaml.v3
+// still writes plain: not an integer (decimal, 0x, 0o or octal, 0b) and not
+// a float (1e5). A commit such as 0a1b2c3 is one.
+bool digit_led_word(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  auto all = [&](size_t from, const char* digits) {
+    return from < s.size() && s.find_first_not_of(digits, from) == std::string::npos;
+  };
+  if (all(0, "0123456789")) return false;
+  if (s[0] == '0' && s.size() > 1) {
+    const char k = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    if ((k == 'x' && all(2, "0123456789abcdefABCDEF")) || (k == 'o' && all(2, "01234567")) ||
+        (k == 'b' && all(2, "01")))
+      return false;
+  }
+  // [0-9]+ [eE] [0-9]+ is a float (the sign and the point are not alphanumeric).
+  const size_t e = s.find_first_of("eE");
+  if (e != std::string::npos && all(e + 1, "0123456789") && s.find_first_not_of("0123456789") == e) return false;
+  return true;
+}
+
 // yaml.v3's plain scalars for the names blis writes; anything else quoted.
 std::string yaml_string(const std::string& s) {
   bool plain = !s.empty();
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/')) plain = false;
-  if (plain && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.')) plain = false;
+  if (plain && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.') &&
+      !digit_led_word(s))
+    plain = false;
   static const char* kReserved[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
   for (const char* w : kReserved) {
     std::string low;
@@ -376,6 +411,16 @@ std::string trace_header_yaml(const TraceHeader& h) {
       if (t.itl_ms != 0) out += "        itl_ms: " + go_float_g(t.itl_ms) + "\n";
       if (t.e2e_ms != 0) out += "        e2e_ms: " + go_float_g(t.e2e_ms) + "\n";
     }
+  }
+  if (const auto& m = h.observed_kv_metrics) {
+    out += "observed_kv_metrics:\n";
+    out += "    source: " + yaml_string(m->source) + "\n";
+    out += "    hit_rate: " + go_float_g(m->hit_rate) + "\n";
+    out += "    block_hits: " + std::to_string(m->block_hits) + "\n";
+    out += "    block_queries: " + std::to_string(m->block_queries) + "\n";
+    if (m->read_time_total != 0) out += "    read_time_total: " + go_float_g(m->read_time_total) + "\n";
+    if (m->write_time_total != 0) out += "    write_time_total: " + go_float_g(m->write_time_total) + "\n";
+    if (!m->vllm_commit.empty()) out += "    vllm_commit: " + yaml_string(m->vllm_commit) + "\n";
   }
   return out;
 }

@@ -20,6 +20,18 @@ struct TraceSloTargets {
   double e2e_ms = 0;
 };
 
+// The real server's KV-cache hit rate over an observation (blis observe
+// --scrape-kv-metrics): HEAD's observed_kv_metrics block, written by observe,
+// kept as read. Counts are the deltas of the server's counters over the
+// measured window; the read and write times are 0 when not scraped.
+struct ObservedKvMetrics {
+  std::string source;  // tiered, or gpu-prefix-cache-fallback
+  double hit_rate = 0;
+  int64_t block_hits = 0, block_queries = 0;
+  double read_time_total = 0, write_time_total = 0;
+  std::string vllm_commit;
+};
+
 struct TraceHeader {
   int64_t version = 3;
   std::string time_unit = "microseconds";
@@ -34,6 +46,7 @@ struct TraceHeader {
   double measured_rtt_ms = 0;  // network.measured_rtt_ms
   std::map<std::string, TraceSloTargets> goodput_slo_targets;
   bool has_kv_offload = false;  // a kv_offload block was present (replay refuses it)
+  std::optional<ObservedKvMetrics> observed_kv_metrics;
   std::string where;            // the header file, for messages
 };
 
