@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -259,12 +260,15 @@ TEST_CASE("blis observe --think-time-dist: closed-loop users wait the drawn thin
   REQUIRE(rows.size() == 8);
   // Two users, four requests each: three think times of 2 s (trace time) between a user's requests.
   int64_t first = INT64_MAX, last = 0;
+  std::set<std::string> sessions;
   for (const auto& row : rows) {
     CHECK(row.at("status") == "ok");
+    sessions.insert(row.at("session_id"));  // as HEAD names a concurrency user's requests
     first = std::min(first, num(row, "send_time_us"));
     last = std::max(last, num(row, "send_time_us"));
   }
   CHECK(last - first >= 3 * 2'000'000);
+  CHECK(sessions == std::set<std::string>{"concurrency_distribution_user_0", "concurrency_distribution_user_1"});
 
   const std::string base = "observe --server-url http://127.0.0.1:1 --model m --num-requests 4";
   check_refused(base + " --concurrency 2 --think-time-dist lognormal:mu=2" + files,

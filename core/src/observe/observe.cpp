@@ -430,6 +430,7 @@ class Dispatch {
     r.tenant_id = q.tenant_id.str();
     r.slo_class = workload::slo_class_name(q.slo_class);
     r.round_index = q.round;
+    r.session_id = source_.session_name(q);
     r.streaming = streaming;
     r.input_tokens = q.input_tokens - r.prefix_length;
     if (r.input_tokens < 0) {  // as HEAD: no prefix then
