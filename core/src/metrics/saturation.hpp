@@ -128,6 +128,14 @@ std::map<std::string, SaturationLevel> saturation_labels(const std::vector<Satur
                                                          const std::vector<std::string>& detectors,
                                                          const SaturationConfig& cfg = {});
 
+// The --saturation-report file (spec head §3.1, §3.4): HEAD's JSON,
+// {"final": {detector: level}, "trace": [...]}, a record per event and
+// selected detector (roster order) with the detector's result after that
+// event: timestamp (µs), detector, result {level, score, confidence, signals
+// (by name)}; written as Go's encoding/json indents it, with a final newline.
+std::string saturation_report(const std::vector<SaturationEvent>& events, const std::vector<std::string>& detectors,
+                              const SaturationConfig& cfg);
+
 // "--detectors" (spec head §3.1): a comma list of detector names (blanks
 // trimmed, empty items ignored, duplicates removed) or "all"; the names in
 // roster order. InputError naming `where` otherwise.
@@ -178,20 +186,21 @@ struct SaturationVerdict {
   std::string summary() const;                     // "composite OVERLOADED, backlog-drift BACKLOGGED"
 };
 
-SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events);
+SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events, const SaturationConfig& cfg = {});
 
-// The labels of the detectors selected with --detectors, in their order, as
-// the "saturation" member of the cluster's metrics (spec head §3.4). Both
-// arguments outlive it.
+// The labels of the detectors selected with --detectors, in their order (by
+// name in HEAD's output form, as Go writes a map), as the "saturation" member
+// of the cluster's metrics (spec head §3.4). Both arguments outlive it.
 class SaturationLabels : public ReportPart {
  public:
-  SaturationLabels(const SaturationVerdict& v, const std::vector<std::string>& detectors)
-      : v_(&v), detectors_(&detectors) {}
+  SaturationLabels(const SaturationVerdict& v, const std::vector<std::string>& detectors, bool by_name = false)
+      : v_(&v), detectors_(&detectors), by_name_(by_name) {}
   void cluster_members(const ReportScope&, ClusterPlace place, std::string& out) const override;
 
  private:
   const SaturationVerdict* v_;
   const std::vector<std::string>* detectors_;
+  bool by_name_;
 };
 
 }  // namespace blis
