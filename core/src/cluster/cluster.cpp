@@ -20,7 +20,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       timed_(cfg.keep_timed_samples),
-      saturation_(cfg.judge_saturation),
+      saturation_(cfg.judge_saturation, cfg.head_report),
       step_series_(cfg.keep_series),
       closed_loop_(arrivals_),
       series_(cfg.timeseries_interval,

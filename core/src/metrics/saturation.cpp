@@ -180,7 +180,7 @@ void walk_detectors(const std::vector<SaturationEvent>& events, const std::vecto
   int64_t window = cfg.drift.window_size_sec * 1'000'000;
   if (window <= 0) window = std::max<int64_t>(1'000'000, (last_arrival - std::max<int64_t>(first_arrival, 0)) / 10);
   auto want = [&](const char* name) { return std::find(detectors.begin(), detectors.end(), name) != detectors.end(); };
-  CompositeDetector composite;
+  CompositeDetector composite{cfg.exact_sums};
   ThresholdDetector threshold{cfg.threshold_ms};
   BacklogDriftDetector drift{cfg.drift, window, last_arrival};
   const bool c = want("composite"), t = want("threshold"), d = want("backlog-drift");

@@ -105,6 +105,8 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   // printed, drawn, or judge a search's trials (which do not warn).
   cc.judge_saturation = c.outputs.detectors.has_value() || c.outputs.report.has_value() || !c.outputs.warn_unsteady;
   cc.saturation = r.saturation;
+  // HEAD's figures to the last bit where they are printed (O(n) per event).
+  cc.saturation.exact_sums = cc.head_report && !r.detectors.empty();
   if (c.outputs.saturation_report) cc.saturation_report = r.detectors;
   cc.deadlines = r.deadlines;
   cc.gateway = gateway_config(c);
