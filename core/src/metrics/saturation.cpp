@@ -53,6 +53,23 @@ void sort_events(std::vector<SaturationEvent>& events) {
   });
 }
 
+namespace {
+
+// HEAD's figures (SaturationConfig::exact_sums, HEAD's output form): equal
+// events in the order of HEAD's request ids, the strings "request_<id>"
+// (10 before 9).
+std::vector<SaturationEvent> head_order(const std::vector<SaturationEvent>& events) {
+  std::vector<SaturationEvent> out = events;
+  std::stable_sort(out.begin(), out.end(), [](const SaturationEvent& a, const SaturationEvent& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.completion != b.completion) return !a.completion;
+    return std::to_string(a.id) < std::to_string(b.id);
+  });
+  return out;
+}
+
+}  // namespace
+
 DetectorResult ThresholdDetector::detect() const {
   DetectorResult r;
   if (n_ == 0) return r;
@@ -223,10 +240,12 @@ struct Votes {
 
 }  // namespace
 
-std::map<std::string, SaturationLevel> saturation_labels(const std::vector<SaturationEvent>& events,
+std::map<std::string, SaturationLevel> saturation_labels(const std::vector<SaturationEvent>& sorted,
                                                          const std::vector<std::string>& detectors,
                                                          const SaturationConfig& cfg) {
-  if (events.empty()) return {};
+  if (sorted.empty()) return {};
+  const std::vector<SaturationEvent> reordered = cfg.exact_sums ? head_order(sorted) : std::vector<SaturationEvent>{};
+  const std::vector<SaturationEvent>& events = cfg.exact_sums ? reordered : sorted;
   const int64_t cutoff = events.back().time - cfg.final_window_us;
   Votes votes;
   walk_detectors(
@@ -235,8 +254,10 @@ std::map<std::string, SaturationLevel> saturation_labels(const std::vector<Satur
   return votes.labels();
 }
 
-std::string saturation_report(const std::vector<SaturationEvent>& events, const std::vector<std::string>& detectors,
+std::string saturation_report(const std::vector<SaturationEvent>& sorted, const std::vector<std::string>& detectors,
                               const SaturationConfig& cfg) {
+  const std::vector<SaturationEvent> reordered = cfg.exact_sums ? head_order(sorted) : std::vector<SaturationEvent>{};
+  const std::vector<SaturationEvent>& events = cfg.exact_sums ? reordered : sorted;
   std::string trace;
   walk_detectors(
       events, detectors, cfg, true, [](const SaturationEvent&) { return true; },
