@@ -153,3 +153,39 @@ TEST_CASE("saturation: events in the detectors' order", "[metrics]") {
   CHECK(e[2].id == 3);
   CHECK(e[3].completion);
 }
+
+TEST_CASE("saturation report: HEAD's JSON, a record per event and detector, the final labels by name",
+          "[metrics]") {
+  // One request: an arrival at 1 ms, its completion 2.5 ms later.
+  const std::vector<SaturationEvent> events = {arrival(1000, 0), completion(3500, 0, 2.5)};
+  const std::string report = saturation_report(events, {"threshold"}, SaturationConfig{});
+  CHECK(report ==
+        "{\n  \"final\": {\n    \"threshold\": \"STABLE\"\n  },\n  \"trace\": [\n"
+        "    {\n      \"timestamp\": 1000,\n      \"detector\": \"threshold\",\n      \"result\": {\n"
+        "        \"level\": \"STABLE\",\n        \"score\": 0,\n        \"confidence\": 0,\n"
+        "        \"signals\": {}\n      }\n    },\n"
+        "    {\n      \"timestamp\": 3500,\n      \"detector\": \"threshold\",\n      \"result\": {\n"
+        "        \"level\": \"STABLE\",\n        \"score\": 0.00025,\n"
+        "        \"confidence\": 0.29289321881345254,\n        \"signals\": {\n"
+        "          \"mean_e2e\": 2.5,\n          \"threshold\": 5000\n        }\n      }\n    }\n  ]\n}\n");
+  // Event by event, the detectors in roster order.
+  const std::string both = saturation_report(events, {"composite", "threshold"}, SaturationConfig{});
+  const size_t c = both.find("\"detector\": \"composite\""), t = both.find("\"detector\": \"threshold\"");
+  CHECK(c < t);
+  CHECK(both.find("\"timestamp\": 3500") > t);
+  // No events: no final labels, an empty trace, as HEAD writes it.
+  CHECK(saturation_report({}, {"threshold"}, SaturationConfig{}) == "{\n  \"trace\": []\n}\n");
+}
+
+TEST_CASE("saturation labels: the final window and the threshold of the configuration", "[metrics]") {
+  // Latencies rising from 1 s to 10 s: the mean passes 5 s late in the run.
+  const auto events = series(100, 100'000, [](int i) { return 1'000'000 + int64_t{i} * 90'000; });
+  SaturationConfig cfg;
+  CHECK(saturation_labels(events, {"threshold"}, cfg).at("threshold") == SaturationLevel::Stable);
+  cfg.threshold_ms = 1000;
+  CHECK(saturation_labels(events, {"threshold"}, cfg).at("threshold") == SaturationLevel::Overloaded);
+  // A 1 µs window votes on the last event only, when the mean (5.455 s) is over 5 s.
+  cfg.threshold_ms = 5000;
+  cfg.final_window_us = 1;
+  CHECK(saturation_labels(events, {"threshold"}, cfg).at("threshold") == SaturationLevel::Overloaded);
+}

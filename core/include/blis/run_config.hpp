@@ -92,6 +92,9 @@ struct WorkloadSettings {
   // "closed-loop" (each round think time after the previous one completes,
   // as HEAD; --profile-set head). Optional so that dumps are unchanged.
   std::optional<std::string> session_mode;
+  // HEAD's --lazy-generation: blis always draws requests lazily, so it
+  // changes nothing; kept so that HEAD's command lines run and dump.
+  std::optional<bool> lazy_generation;
 };
 
 // Admission, routing and scheduling. The optional ones may also come from a
@@ -168,6 +171,9 @@ struct OutputSettings {
   int64_t timeseries_interval = 1000000;  // µs per row of the time series
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
   std::optional<std::string> detectors;  // saturation detectors whose labels are printed (spec head §3.1)
+  std::optional<std::string> saturation_config;        // their settings file (HEAD's strict YAML)
+  std::optional<int64_t> saturation_final_window;      // µs of the final vote; default window_size_sec, else 30 s
+  std::optional<std::string> saturation_report;        // the per-event results file (HEAD's JSON)
   std::optional<std::string> report;     // a folder for report.html and its charts
   bool keep_distributions = false;       // not a setting: plans keep latency CDFs for their report
   bool keep_timed_samples = false;       // not a setting: plans judge latencies in steady state
@@ -249,6 +255,9 @@ struct RunConfig {
   // "interval=30s scale_up_threshold=0.8" (run/fleet_config.cpp).
   std::optional<std::string> lifecycle;
   std::optional<std::string> autoscaler;
+  // HEAD's --model-autoscaler-interval-us: given, it replaces the
+  // autoscaler's interval (0: no autoscaler), whoever set the autoscaler.
+  std::optional<double> model_autoscaler_interval_us;
   // Node pools (`[[node_pools]]`, docs/autoscaling.md), one text each:
   // "name=h100-nodes gpu_type=H100 gpus_per_node=8 max_nodes=4 ...".
   std::vector<std::string> node_pool_specs;

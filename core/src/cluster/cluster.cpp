@@ -20,7 +20,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       in_flight_(metrics_.size()),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       timed_(cfg.keep_timed_samples),
-      saturation_(cfg.judge_saturation),
+      saturation_(cfg.judge_saturation, cfg.head_report),
       step_series_(cfg.keep_series),
       closed_loop_(arrivals_),
       series_(cfg.timeseries_interval,
@@ -125,7 +125,12 @@ ClusterResult ClusterSimulation::run() {
   out.trace = trace_.summary();
   out.steady = steady_.judge();
   out.observers = observers_.release();
-  if (saturation_.enabled()) out.saturation = judge_saturation(saturation_.sorted());
+  if (saturation_.enabled()) {
+    const std::vector<SaturationEvent> events = saturation_.sorted();
+    out.saturation = judge_saturation(events, cfg_.saturation);
+    if (!cfg_.saturation_report.empty())
+      out.saturation_report = blis::saturation_report(events, cfg_.saturation_report, cfg_.saturation);
+  }
   out.series = step_series_.series();
   out.events = kernel_.processed();
   for (const auto& m : metrics_) {

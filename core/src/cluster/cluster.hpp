@@ -49,6 +49,7 @@ struct ClusterResult {
   // the report (metrics/observer.hpp), in their list's order.
   std::vector<std::unique_ptr<ReportPart>> observers;
   SaturationVerdict saturation;  // the detectors of spec head §3 (metrics/saturation.hpp)
+  std::string saturation_report;  // with ClusterConfig::saturation_report: the file's text
   TimedSamples timed;            // with ClusterConfig::keep_timed_samples
   std::vector<TimeSeriesPoint> series;  // with ClusterConfig::keep_series
   uint64_t events = 0;

@@ -9,6 +9,7 @@
 #include "cluster/router.hpp"
 #include "engine/instance.hpp"
 #include "metrics/observer.hpp"
+#include "metrics/saturation.hpp"
 
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
@@ -39,6 +40,10 @@ struct ClusterConfig {
   bool cache_query = false;
   SimTime cache_signal_delay = 50000;
   bool judge_saturation = false;  // run the detectors of spec head §3 (metrics/saturation.hpp)
+  SaturationConfig saturation;    // their settings (--saturation-config, --saturation-final-window)
+  // --saturation-report: the detectors whose per-event results it holds;
+  // empty = no report.
+  std::vector<std::string> saturation_report;
   bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
   bool keep_timed_samples = false;  // latencies with their times (metrics/steady_window.hpp)
   // Called every 1024 arrivals with the arrivals so far and the simulated

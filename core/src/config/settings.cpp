@@ -220,6 +220,20 @@ std::vector<SettingDef> make_table() {
                   "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "
                   "composite, threshold, backlog-drift (comma list) or all (blis plan judges its trials by them)",
                   [](RunConfig& c) -> auto& { return c.outputs.detectors; }));
+  t.push_back(row("saturation_config", {"--saturation-config"}, "outputs",
+                  "The detectors' settings (HEAD's strict YAML: threshold: {threshold_ms}, backlog_drift: "
+                  "{window_size_sec, min_windows, warmup_windows, tail_windows, saturated_drain_ratio, "
+                  "transient_drain_ratio, ...}); a block for a detector not selected is an error; needs --detectors",
+                  [](RunConfig& c) -> auto& { return c.outputs.saturation_config; }, {}, kInputPath));
+  t.push_back(row("saturation_final_window", {"--saturation-final-window"}, "outputs",
+                  "The trailing window of the detectors' final vote, e.g. 30s (default: backlog_drift.window_size_sec "
+                  "of --saturation-config, else 30s); needs --detectors",
+                  [](RunConfig& c) -> auto& { return c.outputs.saturation_final_window; },
+                  int_between(1, kMaxMicros, true), kDuration));
+  t.push_back(row("saturation_report", {"--saturation-report"}, "outputs",
+                  "Also write the detectors' result after every event to this JSON file, "
+                  "{\"final\": {...}, \"trace\": [...]} (HEAD's format); needs --detectors",
+                  [](RunConfig& c) -> auto& { return c.outputs.saturation_report; }, {}, kOutputPath));
   t.push_back(row("report", {"--report"}, "outputs",
                   "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
                   "and its SVG charts (latency CDFs; queue depth, running batch and KV usage over time)",
@@ -336,6 +350,10 @@ std::vector<SettingDef> make_table() {
                   "Workload spec in the reference's YAML (v2, or v1 upgraded); wins over --workload. "
                   "Its seed is used unless --seed is given; --rate and the token flags are ignored",
                   [](RunConfig& c) -> auto& { return c.workload.spec; }, {}, kInputPath));
+  t.push_back(row("lazy_generation", {"--lazy-generation"}, "workload",
+                  "BLIS HEAD's switch to draw requests as they come due instead of all before the run; blis "
+                  "always does, for every workload, so it changes nothing (accepted for HEAD's command lines)",
+                  [](RunConfig& c) -> auto& { return c.workload.lazy_generation; }));
   t.push_back(row("workload_trace", {"--workload-trace"}, "workload",
                   "Replay a CSV trace exactly (arrival_time_us,input_tokens,output_tokens[,...])",
                   [](RunConfig& c) -> auto& { return c.workload.trace; }, {}, kInputPath));
@@ -397,6 +415,17 @@ std::vector<SettingDef> make_table() {
                   "kv_cache_threshold=0.8 scale_up_threshold=0.8 scale_down_boundary=0.4 avg_input_tokens=512' "
                   "(docs/autoscaling.md)",
                   [](RunConfig& c) -> auto& { return c.autoscaler; }, {}, kRecord));
+  t.push_back(row("model_autoscaler_interval_us", {"--model-autoscaler-interval-us"}, "cluster",
+                  "BLIS HEAD's autoscaler interval in µs: replaces the interval of the autoscaler (of "
+                  "--autoscaler or the policy file), or, without one, runs it with the defaults; 0 turns it off",
+                  [](RunConfig& c) -> auto& { return c.model_autoscaler_interval_us; },
+                  [](const SettingValue& v) -> std::optional<std::string> {
+                    const double x = std::get<double>(v);
+                    if (!std::isfinite(x) || x < 0) return fmt::format("must be a finite value >= 0, got {}", x);
+                    if (x > 0 && x < 1) return fmt::format("must be 0 or at least 1 (µs), got {}", x);
+                    if (x > static_cast<double>(kMaxMicros)) return fmt::format("must be at most {}, got {}", kMaxMicros, x);
+                    return std::nullopt;
+                  }));
   t.push_back(row("node_pools", {"--node-pool"}, "cluster",
                   "A pool of nodes the instances are placed on (repeatable): 'name=h100-nodes gpu_type=H100 "
                   "gpus_per_node=8 gpu_memory_gib=80 initial_nodes=1 min_nodes=0 max_nodes=4 "

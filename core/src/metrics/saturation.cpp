@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace blis {
@@ -51,6 +52,23 @@ void sort_events(std::vector<SaturationEvent>& events) {
     return a.id < b.id;
   });
 }
+
+namespace {
+
+// HEAD's figures (SaturationConfig::exact_sums, HEAD's output form): equal
+// events in the order of HEAD's request ids, the strings "request_<id>"
+// (10 before 9).
+std::vector<SaturationEvent> head_order(const std::vector<SaturationEvent>& events) {
+  std::vector<SaturationEvent> out = events;
+  std::stable_sort(out.begin(), out.end(), [](const SaturationEvent& a, const SaturationEvent& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.completion != b.completion) return !a.completion;
+    return std::to_string(a.id) < std::to_string(b.id);
+  });
+  return out;
+}
+
+}  // namespace
 
 DetectorResult ThresholdDetector::detect() const {
   DetectorResult r;
@@ -160,11 +178,16 @@ DetectorResult BacklogDriftDetector::detect() const {
   return r;
 }
 
-std::map<std::string, SaturationLevel> saturation_labels(const std::vector<SaturationEvent>& events,
-                                                         const std::vector<std::string>& detectors,
-                                                         const SaturationConfig& cfg) {
-  std::map<std::string, SaturationLevel> out;
-  if (events.empty()) return out;
+namespace {
+
+// Feeds `events` to each selected detector (roster order) and calls
+// record(event, detector name, its result after the event) for each event and
+// detector, detector by detector when `interleaved` is false, event by event
+// (HEAD's report order) when it is true; `wanted(e)` says whether a result
+// is needed at all (its detect() is skipped otherwise).
+template <class Wanted, class Record>
+void walk_detectors(const std::vector<SaturationEvent>& events, const std::vector<std::string>& detectors,
+                    const SaturationConfig& cfg, bool interleaved, Wanted wanted, Record record) {
   int64_t first_arrival = -1, last_arrival = 0;
   for (const SaturationEvent& e : events)
     if (!e.completion) {
@@ -173,24 +196,92 @@ std::map<std::string, SaturationLevel> saturation_labels(const std::vector<Satur
     }
   int64_t window = cfg.drift.window_size_sec * 1'000'000;
   if (window <= 0) window = std::max<int64_t>(1'000'000, (last_arrival - std::max<int64_t>(first_arrival, 0)) / 10);
-  const int64_t cutoff = events.back().time - cfg.final_window_us;
   auto want = [&](const char* name) { return std::find(detectors.begin(), detectors.end(), name) != detectors.end(); };
-  auto vote = [&](auto detector, const char* name) {
-    int64_t counts[3] = {0, 0, 0};
-    for (const SaturationEvent& e : events) {
-      detector.observe(e);
-      if (e.time >= cutoff) ++counts[static_cast<int>(detector.detect().level)];
-    }
-    // The most frequent level; ties go to the more severe.
-    int best = 2;
-    for (int l = 1; l >= 0; --l)
-      if (counts[l] > counts[best]) best = l;
-    out[name] = static_cast<SaturationLevel>(best);
+  CompositeDetector composite{cfg.exact_sums};
+  ThresholdDetector threshold{cfg.threshold_ms};
+  BacklogDriftDetector drift{cfg.drift, window, last_arrival};
+  const bool c = want("composite"), t = want("threshold"), d = want("backlog-drift");
+  auto step = [&](auto& detector, const char* name, const SaturationEvent& e) {
+    detector.observe(e);
+    if (wanted(e)) record(e, name, detector.detect());
   };
-  if (want("composite")) vote(CompositeDetector{}, "composite");
-  if (want("threshold")) vote(ThresholdDetector{cfg.threshold_ms}, "threshold");
-  if (want("backlog-drift")) vote(BacklogDriftDetector{cfg.drift, window, last_arrival}, "backlog-drift");
-  return out;
+  if (interleaved) {
+    for (const SaturationEvent& e : events) {
+      if (c) step(composite, "composite", e);
+      if (t) step(threshold, "threshold", e);
+      if (d) step(drift, "backlog-drift", e);
+    }
+    return;
+  }
+  for (const SaturationEvent& e : events)
+    if (c) step(composite, "composite", e);
+  for (const SaturationEvent& e : events)
+    if (t) step(threshold, "threshold", e);
+  for (const SaturationEvent& e : events)
+    if (d) step(drift, "backlog-drift", e);
+}
+
+// The vote of spec head §3.4 over the results at or after `cutoff`.
+struct Votes {
+  std::map<std::string, std::array<int64_t, 3>> counts;
+  void add(const char* name, SaturationLevel l) { ++counts[name][static_cast<size_t>(l)]; }
+  std::map<std::string, SaturationLevel> labels() const {
+    std::map<std::string, SaturationLevel> out;
+    for (const auto& [name, n] : counts) {
+      // The most frequent level; ties go to the more severe.
+      size_t best = 2;
+      for (size_t l = 2; l-- > 0;)
+        if (n[l] > n[best]) best = l;
+      out[name] = static_cast<SaturationLevel>(best);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::map<std::string, SaturationLevel> saturation_labels(const std::vector<SaturationEvent>& sorted,
+                                                         const std::vector<std::string>& detectors,
+                                                         const SaturationConfig& cfg) {
+  if (sorted.empty()) return {};
+  const std::vector<SaturationEvent> reordered = cfg.exact_sums ? head_order(sorted) : std::vector<SaturationEvent>{};
+  const std::vector<SaturationEvent>& events = cfg.exact_sums ? reordered : sorted;
+  const int64_t cutoff = events.back().time - cfg.final_window_us;
+  Votes votes;
+  walk_detectors(
+      events, detectors, cfg, false, [&](const SaturationEvent& e) { return e.time >= cutoff; },
+      [&](const SaturationEvent&, const char* name, const DetectorResult& r) { votes.add(name, r.level); });
+  return votes.labels();
+}
+
+std::string saturation_report(const std::vector<SaturationEvent>& sorted, const std::vector<std::string>& detectors,
+                              const SaturationConfig& cfg) {
+  const std::vector<SaturationEvent> reordered = cfg.exact_sums ? head_order(sorted) : std::vector<SaturationEvent>{};
+  const std::vector<SaturationEvent>& events = cfg.exact_sums ? reordered : sorted;
+  std::string trace;
+  walk_detectors(
+      events, detectors, cfg, true, [](const SaturationEvent&) { return true; },
+      [&](const SaturationEvent& e, const char* name, const DetectorResult& r) {
+        // The signals by name, as Go writes a map.
+        std::vector<std::pair<std::string, double>> signals = r.signals;
+        std::sort(signals.begin(), signals.end());
+        std::string s;
+        for (const auto& [k, v] : signals)
+          s += fmt::format("{}\n          {}: {}", s.empty() ? "" : ",", go_string(k), go_float(v));
+        trace += fmt::format(
+            "{}\n    {{\n      \"timestamp\": {},\n      \"detector\": {},\n      \"result\": {{\n"
+            "        \"level\": \"{}\",\n        \"score\": {},\n        \"confidence\": {},\n"
+            "        \"signals\": {}\n      }}\n    }}",
+            trace.empty() ? "" : ",", e.time, go_string(name), level_name(r.level), go_float(r.score),
+            go_float(r.confidence), s.empty() ? "{}" : "{" + s + "\n        }");
+      });
+  std::string final_labels;
+  for (const auto& [name, level] : saturation_labels(events, detectors, cfg))  // by name, as Go writes a map
+    final_labels += fmt::format("{}\n    {}: \"{}\"", final_labels.empty() ? "" : ",", go_string(name), level_name(level));
+  // No events: no "final" member (HEAD omits an empty one).
+  return fmt::format("{{{}\n  \"trace\": {}\n}}\n",
+                     final_labels.empty() ? "" : "\n  \"final\": {" + final_labels + "\n  },",
+                     trace.empty() ? "[]" : "[" + trace + "\n  ]");
 }
 
 bool SaturationVerdict::saturated() const {
@@ -206,16 +297,18 @@ std::string SaturationVerdict::summary() const {
   return out;
 }
 
-SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events) {
+SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events, const SaturationConfig& cfg) {
   SaturationVerdict v;
-  v.labels = saturation_labels(sorted_events, {"composite", "threshold", "backlog-drift"});
+  v.labels = saturation_labels(sorted_events, {"composite", "threshold", "backlog-drift"}, cfg);
   return v;
 }
 
 void SaturationLabels::cluster_members(const ReportScope&, ClusterPlace place, std::string& out) const {
   if (place != ClusterPlace::Labels) return;
   std::string labels;
-  for (const std::string& name : *detectors_)
+  std::vector<std::string> names = *detectors_;
+  if (by_name_) std::sort(names.begin(), names.end());
+  for (const std::string& name : names)
     if (auto it = v_->labels.find(name); it != v_->labels.end())
       labels += fmt::format("{}\n    {}: {}", labels.empty() ? "" : ",", go_string(name), go_string(level_name(it->second)));
   if (!labels.empty()) out += ",\n  \"saturation\": {" + labels + "\n  }";

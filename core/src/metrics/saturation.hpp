@@ -20,7 +20,7 @@
 //    takes a tenth of the arrival span (the reference's 60 s leave a 60 s run
 //    a single window);
 //  - the events' times are the integer microseconds of the simulation (no
-//    round trip through seconds).
+//    round trip through seconds), except in HEAD's output form.
 // Each detector updates in O(1) per event (the reference re-sorts every
 // completion after every event).
 #pragma once
@@ -67,6 +67,7 @@ struct SaturationConfig {
   double threshold_ms = 5000;
   BacklogDriftConfig drift;
   int64_t final_window_us = 30'000'000;  // the vote window (spec §3.4)
+  bool exact_sums = false;  // composite sums as HEAD does (HEAD's output form with --detectors)
 };
 
 // spec head §3.3 threshold: mean E2E against a fixed latency.
@@ -87,21 +88,32 @@ class ThresholdDetector {
 // spec head §3.3 composite: completion deficit and a monotone latency trend.
 class CompositeDetector {
  public:
+  // `exact`: each mean summed afresh from its first latency, as HEAD sums
+  // it (the same figures to the last bit), O(n) per result; else from
+  // prefix sums, O(1), which may differ in the last bits.
+  explicit CompositeDetector(bool exact = false) : exact_(exact) {}
   void observe(const SaturationEvent& e) {
     if (!e.completion) {
       ++arrivals_;
       return;
     }
     prefix_.push_back(prefix_.back() + e.latency_ms);  // completions come in time order
+    if (exact_) latencies_.push_back(e.latency_ms);
   }
   DetectorResult detect() const;
 
  private:
   double mean(size_t from, size_t to) const {
-    return to > from ? (prefix_[to] - prefix_[from]) / static_cast<double>(to - from) : 0;
+    if (to <= from) return 0;
+    if (!exact_) return (prefix_[to] - prefix_[from]) / static_cast<double>(to - from);
+    double sum = 0;
+    for (size_t i = from; i < to; ++i) sum += latencies_[i];
+    return sum / static_cast<double>(to - from);
   }
+  bool exact_;
   int64_t arrivals_ = 0;
   std::vector<double> prefix_{0.0};  // prefix_[i]: Σ latency of the first i completions
+  std::vector<double> latencies_;    // with exact_
 };
 
 // spec head §3.3 backlog-drift, judged while traffic is offered (see above).
@@ -128,6 +140,14 @@ std::map<std::string, SaturationLevel> saturation_labels(const std::vector<Satur
                                                          const std::vector<std::string>& detectors,
                                                          const SaturationConfig& cfg = {});
 
+// The --saturation-report file (spec head §3.1, §3.4): HEAD's JSON,
+// {"final": {detector: level}, "trace": [...]}, a record per event and
+// selected detector (roster order) with the detector's result after that
+// event: timestamp (µs), detector, result {level, score, confidence, signals
+// (by name)}; written as Go's encoding/json indents it, with a final newline.
+std::string saturation_report(const std::vector<SaturationEvent>& events, const std::vector<std::string>& detectors,
+                              const SaturationConfig& cfg);
+
 // "--detectors" (spec head §3.1): a comma list of detector names (blanks
 // trimmed, empty items ignored, duplicates removed) or "all"; the names in
 // roster order. InputError naming `where` otherwise.
@@ -143,13 +163,23 @@ void sort_events(std::vector<SaturationEvent>& events);
 // blis plan's trials, --report) and costs nothing otherwise.
 class SaturationProbe : public LifecycleSubscriber {
  public:
-  explicit SaturationProbe(bool enabled) : enabled_(enabled) {}
+  // `head_times`: the events' times as HEAD derives them from its
+  // per-request metrics, through seconds and milliseconds
+  // (trunc(arrival_s·1e6), + trunc(e2e_ms·1e3)), which can be 1 µs below
+  // the simulation's; --output-form head, so that its report is HEAD's.
+  explicit SaturationProbe(bool enabled, bool head_times = false) : enabled_(enabled), head_times_(head_times) {}
   bool enabled() const { return enabled_; }
   void on_admitted(Request& r) { arrival(r); }
   void on_rejected(Request& r, std::string_view) { arrival(r); }
+  // The completion at arrival + the request's E2E as reported (the
+  // collector, an earlier subscriber, has set it: the step's end plus the
+  // output and post-decode overheads), with that E2E.
   void on_completed(Request& r, SimTime t) {
     if (!enabled_) return;
-    events_.push_back({t, true, static_cast<int64_t>(r.spec.id), static_cast<double>(t - r.spec.arrival_us) / 1e3});
+    const int64_t e2e = r.timing.e2e() >= 0 ? r.timing.e2e() : t - r.spec.arrival_us;
+    const double ms = static_cast<double>(e2e) / 1e3;
+    const int64_t at = head_times_ ? arrival_time(r) + static_cast<int64_t>(ms * 1e3) : r.spec.arrival_us + e2e;
+    events_.push_back({at, true, static_cast<int64_t>(r.spec.id), ms});
   }
   // The events sorted for the detectors (the run's are nearly sorted already).
   std::vector<SaturationEvent> sorted() const {
@@ -159,10 +189,14 @@ class SaturationProbe : public LifecycleSubscriber {
   }
 
  private:
-  void arrival(const Request& r) {
-    if (enabled_) events_.push_back({r.spec.arrival_us, false, static_cast<int64_t>(r.spec.id), 0});
+  int64_t arrival_time(const Request& r) const {
+    const int64_t us = r.spec.arrival_us;
+    return head_times_ ? static_cast<int64_t>(static_cast<double>(us) / 1e6 * 1e6) : us;
   }
-  bool enabled_;
+  void arrival(const Request& r) {
+    if (enabled_) events_.push_back({arrival_time(r), false, static_cast<int64_t>(r.spec.id), 0});
+  }
+  bool enabled_, head_times_;
   std::vector<SaturationEvent> events_;
 };
 
@@ -178,20 +212,21 @@ struct SaturationVerdict {
   std::string summary() const;                     // "composite OVERLOADED, backlog-drift BACKLOGGED"
 };
 
-SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events);
+SaturationVerdict judge_saturation(const std::vector<SaturationEvent>& sorted_events, const SaturationConfig& cfg = {});
 
-// The labels of the detectors selected with --detectors, in their order, as
-// the "saturation" member of the cluster's metrics (spec head §3.4). Both
-// arguments outlive it.
+// The labels of the detectors selected with --detectors, in their order (by
+// name in HEAD's output form, as Go writes a map), as the "saturation" member
+// of the cluster's metrics (spec head §3.4). Both arguments outlive it.
 class SaturationLabels : public ReportPart {
  public:
-  SaturationLabels(const SaturationVerdict& v, const std::vector<std::string>& detectors)
-      : v_(&v), detectors_(&detectors) {}
+  SaturationLabels(const SaturationVerdict& v, const std::vector<std::string>& detectors, bool by_name = false)
+      : v_(&v), detectors_(&detectors), by_name_(by_name) {}
   void cluster_members(const ReportScope&, ClusterPlace place, std::string& out) const override;
 
  private:
   const SaturationVerdict* v_;
   const std::vector<std::string>* detectors_;
+  bool by_name_;
 };
 
 }  // namespace blis

@@ -7,6 +7,7 @@
 #include "run/path_rules.hpp"
 
 #include "config/pool_text.hpp"
+#include "config/saturation_file.hpp"
 #include "run/fleet_config.hpp"
 #include "run/kv_offload_setup.hpp"
 #include "run/lora_setup.hpp"
@@ -734,6 +735,37 @@ void resolve_workload(ResolvedRun& r, const RunContext& ctx) {
 
 }  // namespace
 
+// --model-autoscaler-interval-us (HEAD: set, it replaces the policy file's
+// autoscaler.interval_us; 0 disables the autoscaler).
+static void apply_autoscaler_interval(RunConfig& c) {
+  if (!c.model_autoscaler_interval_us) return;
+  const auto us = static_cast<int64_t>(*c.model_autoscaler_interval_us);  // whole µs, as the kernel's clock
+  const std::string where = c.where("model_autoscaler_interval_us");
+  if (us == 0) {  // HEAD: 0 = no autoscaler, the policy file's included
+    c.autoscaler.reset();
+    return;
+  }
+  const std::string interval = fmt::format("interval={}us", us);
+  if (!c.autoscaler) {
+    c.autoscaler = interval;
+    c.origins["autoscaler"] = where;
+    return;
+  }
+  // Replace the interval= item of the record, keeping its other keys.
+  std::string& text = *c.autoscaler;
+  size_t at = 0;
+  while ((at = text.find("interval=", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == ' ' || text[at - 1] == '\t') break;
+    at += 9;
+  }
+  if (at == std::string::npos) {
+    text = interval + " " + text;
+  } else {
+    const size_t end = text.find_first_of(" \t", at);
+    text.replace(at, end == std::string::npos ? std::string::npos : end - at, interval);
+  }
+}
+
 void apply_policy_file(RunConfig& c) {
   if (!c.policies.policy_file) return;
   const std::string& path = *c.policies.policy_file;
@@ -805,8 +837,43 @@ RunConfig build_config(const std::vector<const Settings*>& layers, const std::st
   if (!script_dir.empty() && std::none_of(c.script_dirs.begin(), c.script_dirs.end(), same_dir))
     c.script_dirs.push_back(script_dir);
   apply_policy_file(c);
+  apply_autoscaler_interval(c);
   return c;
 }
+
+namespace {
+
+// --detectors and the settings of the detectors (spec head §3.1).
+void resolve_saturation(const RunConfig& config, ResolvedRun& r) {
+  const OutputSettings& o = config.outputs;
+  if (!o.detectors) {
+    // They would be ignored without a detector: an error, as in HEAD.
+    for (const char* key : {"saturation_config", "saturation_report", "saturation_final_window"})
+      if (config.origins.count(key))
+        throw InputError(config.where(key), "needs --detectors (the detectors it is about)");
+    return;
+  }
+  r.detectors = parse_detector_list(*o.detectors, config.where("detectors"));
+  bool window_from_file = false;
+  if (o.saturation_config) {
+    const config::SaturationFile f = config::read_saturation_file(*o.saturation_config, r.detectors);
+    r.saturation.threshold_ms = f.threshold_ms;
+    BacklogDriftConfig& d = r.saturation.drift;
+    d.window_size_sec = f.window_size_sec;
+    d.min_windows = f.min_windows;
+    d.warmup_windows = f.warmup_windows;
+    d.tail_windows = f.tail_windows;
+    d.saturated_drain_ratio = f.saturated_drain_ratio;
+    d.transient_drain_ratio = f.transient_drain_ratio;
+    window_from_file = f.has_backlog_drift_window;
+  }
+  if (o.saturation_final_window)
+    r.saturation.final_window_us = *o.saturation_final_window;
+  else if (window_from_file)
+    r.saturation.final_window_us = r.saturation.drift.window_size_sec * 1'000'000;
+}
+
+}  // namespace
 
 ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   ResolvedRun r;
@@ -858,8 +925,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
   if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
-  if (config.outputs.detectors)
-    r.detectors = parse_detector_list(*config.outputs.detectors, config.where("detectors"));
+  resolve_saturation(config, r);
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
   check_memory(r);

@@ -8,6 +8,7 @@
 #include "engine/lora.hpp"
 #include "engine/wait_queue.hpp"
 #include "metrics/goodput.hpp"
+#include "metrics/saturation.hpp"
 #include "workload/trace_v2.hpp"
 
 #include <blis/environment.hpp>
@@ -63,6 +64,7 @@ struct ResolvedRun {
   std::map<std::string, double> fitness_weights;
   SloTargetMap slo_targets;  // goodput (spec head §2); empty = off
   std::vector<std::string> detectors;  // --detectors, in roster order; empty = none printed
+  SaturationConfig saturation;         // --saturation-config, --saturation-final-window
   PluginOverrides overrides;
   int64_t seed = 42;                      // the simulator's streams
   int64_t horizon = kNoHorizon;

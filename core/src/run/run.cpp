@@ -73,7 +73,7 @@ Settings rebased(const Settings& settings, const fs::path& dir) {
 }
 
 void check_outputs(const RunConfig& c) {
-  for (const char* key : {"results_path", "rows_csv", "rows_json", "timeseries"})
+  for (const char* key : {"results_path", "rows_csv", "rows_json", "timeseries", "saturation_report"})
     if (auto v = find_setting(key)->get(c)) check_writable(std::get<std::string>(*v), c.where(key));
   if (c.outputs.trace_output)
     for (const char* ext : {".yaml", ".csv"}) check_writable(*c.outputs.trace_output + ext, c.where("trace_output"));
@@ -114,6 +114,10 @@ void single_run(const RunConfig& config, bool dump, std::ostream& out) {
   if (config.outputs.timeseries) {
     write_output(*config.outputs.timeseries, outcome.timeseries_csv, out);
     spdlog::info("time series written to {}", *config.outputs.timeseries);
+  }
+  if (config.outputs.saturation_report) {
+    write_output(*config.outputs.saturation_report, outcome.saturation_report, out);
+    spdlog::info("saturation report written to {}", *config.outputs.saturation_report);
   }
 }
 
@@ -192,6 +196,10 @@ class Runner : public ScenarioRunner {
     if (c.outputs.timeseries)
       throw InputError(c.where("timeseries"),
                        "timeseries names one file, but a sweep or search runs many configurations; "
+                       "run one configuration with it");
+    if (c.outputs.saturation_report)
+      throw InputError(c.where("saturation_report"),
+                       "saturation-report names one file, but a sweep or search runs many configurations; "
                        "run one configuration with it");
   }
 

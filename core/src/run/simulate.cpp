@@ -104,6 +104,10 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   // The detectors keep two events per request: only when their labels are
   // printed, drawn, or judge a search's trials (which do not warn).
   cc.judge_saturation = c.outputs.detectors.has_value() || c.outputs.report.has_value() || !c.outputs.warn_unsteady;
+  cc.saturation = r.saturation;
+  // HEAD's figures to the last bit where they are printed (O(n) per event).
+  cc.saturation.exact_sums = cc.head_report && !r.detectors.empty();
+  if (c.outputs.saturation_report) cc.saturation_report = r.detectors;
   cc.deadlines = r.deadlines;
   cc.gateway = gateway_config(c);
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
@@ -333,7 +337,7 @@ ReportParts report_parts(const ResolvedRun& r, const ClusterConfig& cc, const Cl
                          const std::vector<ResolvedPool>& pools, std::vector<PoolLine> pool_lines, bool fleet) {
   ReportParts parts;
   parts.add(std::make_unique<SteadyStateReport>(result.steady));
-  parts.add(std::make_unique<SaturationLabels>(result.saturation, r.detectors));
+  parts.add(std::make_unique<SaturationLabels>(result.saturation, r.detectors, cc.head_report));
   for (const auto& observer : result.observers) parts.add(*observer);
   if (cc.trace_decisions) parts.add(std::make_unique<TraceReport>(result.trace, result.event_log, r.config.trace.summarize));
   if (!cc.events.empty() || cc.code) parts.add(std::make_unique<ScenarioEventsReport>(result));
@@ -378,6 +382,7 @@ void fill_outcome(const ReportInput& in, TimedResult& run, RunOutcome& outcome) 
   // HEAD's --metrics-path file ends at its closing brace, byte for byte.
   if (in.cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + (in.cc.head_report ? "" : "\n");
   outcome.timeseries_csv = std::move(run.result.timeseries);
+  outcome.saturation_report = std::move(run.result.saturation_report);
   if (r.config.outputs.profile)
     outcome.profile = fmt::format("profile: {} events, {} steps, {} requests, wall {:.3f} s, cpu {:.3f} s, "
                                   "{:.0f} events/s; {} of {} batch-member steps handled member by member\n",

@@ -23,6 +23,7 @@ struct RunOutcome {
   std::string report;                // what `blis run` prints on stdout
   std::string results_json;          // the --results-path file, "" without one
   std::string timeseries_csv;        // the --timeseries file, "" without one
+  std::string saturation_report;     // the --saturation-report file, "" without one
   std::string trace_yaml, trace_csv; // --trace-output's files (run/trace_output.hpp), "" without it
   std::string sim_results_json;      // blis replay --results-path (HEAD's SimResults), "" without it
   std::vector<workload::SimResult> sim_results;  // a replay's SimResults, by request id (blis calibrate --fit)
