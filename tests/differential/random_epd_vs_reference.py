@@ -27,16 +27,13 @@ even that, but the same run without the encode pool already routes
 otherwise (load-aware routing follows the other timings). Not run by CI: a
 fresh machine has no reference build.
 """
-import argparse
 import json
 import os
 import random
 import re
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
 
 
 def dist(kind, mean):
@@ -147,39 +144,23 @@ def without_encode(cmd):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=60)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-v", action="store_true")
-    p.add_argument("--keep", help="write the workload specs here (and keep them)")
-    args = p.parse_args()
+    args = head_pair.arguments(count=60, keep="write the workload specs here (and keep them)")
     rng = random.Random(args.seed)
     counts = {"same": 0, "routing": 0, "pd-baseline": 0, "refused": 0, "differs": 0}
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = args.keep or scratch
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
-            spec = os.path.join(tmp, f"w{i}.yaml")
             text = draw_spec(rng)
-            with open(spec, "w") as f:
-                f.write(text)
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng)
-            ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
-                                 text=True)
-            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
             if ref.returncode != 0 and ours.returncode != 0:
-                errors = [x for x in ours.stderr.splitlines() if x.startswith("blis: error")]
-                kind = "refused" if ours.returncode == 2 and len(errors) == 1 and not ours.stdout else "differs"
+                kind = "refused" if head_pair.refused_cleanly(ours) else "differs"
             elif ref.returncode == 0 and ours.returncode == 0 and ref.stdout == ours.stdout:
                 kind = "same"
             elif ref.returncode == 0 and ours.returncode == 0:
                 p = int(cmd[cmd.index("--prefill-instances") + 1]) if "--prefill-instances" in cmd else 0
                 base = without_encode(cmd)
-                ref0 = subprocess.run([os.path.abspath(args.reference)] + base, cwd=args.run_dir,
-                                      capture_output=True, text=True)
-                ours0 = subprocess.run([args.blis] + base + ["--profile-set", "head"], capture_output=True, text=True)
+                ref0, ours0 = head_pair.head(args, base), head_pair.blis(args, base)
                 known = ref0.stdout != ours0.stdout  # P/D differs without the encode pool too
                 if known and same_routing(ref.stdout, ours.stdout, p):
                     kind = "routing"
@@ -196,7 +177,7 @@ def main():
                     print(text)
                     print("   exit reference", ref.returncode, "blis", ours.returncode)
                     print("   blis stderr:", ours.stderr[-1000:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
     return 0 if counts["differs"] == 0 else 1
 
 

@@ -17,13 +17,12 @@ outputs differ, but each binary prints the same with and without
 the preemption rows of docs/differences.md) or "differs". Not run by CI: a
 fresh machine has no reference build.
 """
-import argparse
 import os
 import random
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
+
 MOE = ["redhatai/llama-4-scout-17b-16e-instruct-fp8-dynamic", "qwen/qwen3-30b-a3b", "mistralai/mixtral-8x7b-v0.1"]
 DENSE = ["qwen/qwen3-14b", "meta-llama/llama-3.1-8b-instruct"]
 BACKENDS = ["naive", "allgather_reducescatter", "pplx", "deepep_high_throughput", "deepep_low_latency", "mori",
@@ -57,32 +56,19 @@ def draw(rng):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True)
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--count", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    ap.add_argument("--timeout", type=float, default=300, help="seconds a reference run may take")
-    ap.add_argument("-v", action="store_true")
-    o = ap.parse_args()
+    o = head_pair.arguments(count=60, timeout=300)
     rng = random.Random(o.seed)
     counts = {"same": 0, "refused": 0, "without-ep": 0, "differs": 0}
     for _ in range(o.count):
         args = draw(rng)
-        ref = subprocess.run([os.path.abspath(o.reference)] + args, cwd=o.run_dir, capture_output=True, text=True,
-                             timeout=o.timeout)
-        mine = subprocess.run([o.blis] + args + ["--profile-set", "head"], capture_output=True, text=True)
+        ref, mine = head_pair.head(o, args, timeout=o.timeout), head_pair.blis(o, args)
         if ref.returncode != 0 and mine.returncode != 0:
-            errors = [x for x in mine.stderr.splitlines() if x.startswith("blis: error")]
-            kind = "refused" if mine.returncode == 2 and len(errors) == 1 and not mine.stdout else "differs"
+            kind = "refused" if head_pair.refused_cleanly(mine) else "differs"
         elif ref.returncode == 0 and mine.returncode == 0 and ref.stdout == mine.stdout:
             kind = "same"
         elif ref.returncode == 0 and mine.returncode == 0 and "--enable-expert-parallel" in args:
             plain = [x for x in args if x != "--enable-expert-parallel"]
-            ref0 = subprocess.run([os.path.abspath(o.reference)] + plain, cwd=o.run_dir, capture_output=True,
-                                  text=True, timeout=o.timeout)
-            mine0 = subprocess.run([o.blis] + plain + ["--profile-set", "head"], capture_output=True, text=True)
+            ref0, mine0 = head_pair.head(o, plain, timeout=o.timeout), head_pair.blis(o, plain)
             kind = "without-ep" if ref0.stdout == ref.stdout and mine0.stdout == mine.stdout else "differs"
         else:
             kind = "differs"
@@ -93,7 +79,7 @@ def main():
                 print("   exit reference", ref.returncode, "blis", mine.returncode)
                 print("   reference stderr:", ref.stderr.strip().splitlines()[-1:] if ref.returncode else "")
                 print("   blis stderr:", mine.stderr.strip()[-300:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
     return 0 if counts["differs"] == 0 else 1
 
 

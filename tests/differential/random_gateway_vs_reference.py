@@ -19,13 +19,11 @@ differing only in the counts of requests cut by it, as runs without flow
 control: issue 25) or "differs". Not run by CI: a fresh machine has no
 reference build.
 """
-import argparse
 import os
 import random
-import subprocess
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
+
 KNOWN = ("total_output_tokens", "tokens_per_sec", "vllm_estimated_duration_s", "responses_per_sec",
          "still_queued", "injected_requests")
 PRIORITY = {"critical": 4, "standard": 3, "": 3, "batch": -1, "sheddable": -2, "background": -3}
@@ -114,28 +112,15 @@ def classify(ref, ours, horizon):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=50)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-v", action="store_true")
-    p.add_argument("--keep", help="write the workload specs here (and keep them)")
-    args = p.parse_args()
+    args = head_pair.arguments(count=50, keep="write the workload specs here (and keep them)")
     rng = random.Random(args.seed)
     counts = {"same": 0, "known": 0, "differs": 0, "refused": 0}
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = args.keep or scratch
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
-            spec = os.path.join(tmp, f"w{i}.yaml")
             text, classes = draw_spec(rng)
-            with open(spec, "w") as f:
-                f.write(text)
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng, classes)
-            ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
-                                 text=True)
-            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
@@ -147,7 +132,7 @@ def main():
                     print(text)
                     if ours.returncode != 0:
                         print(ours.stderr[-2000:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
 
 
 if __name__ == "__main__":

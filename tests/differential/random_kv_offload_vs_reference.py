@@ -17,13 +17,12 @@ both must refuse it. A configuration is "same" (identical stdout),
 --timeout seconds; blis did) or "differs". Not run by CI: a fresh machine
 has no reference build.
 """
-import argparse
 import os
 import random
 import subprocess
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
+
 BLOCK_BYTES = 2621440  # qwen/qwen3-14b, TP 1, 16-token blocks
 DEVICES = ["nvme_gen4", "nvme_gen3", "sata_ssd", "cpu_dram", "s3"]
 
@@ -106,34 +105,20 @@ def draw_flags(rng):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=50)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=120)
-    p.add_argument("-v", action="store_true")
-    p.add_argument("--keep", help="write the workload specs and offload files here (and keep them)")
-    args = p.parse_args()
+    args = head_pair.arguments(count=50, keep="write the workload specs and offload files here (and keep them)",
+                               timeout=120)
     rng = random.Random(args.seed)
     counts = {"same": 0, "refused": 0, "hang": 0, "differs": 0}
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = args.keep or scratch
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
-            spec = os.path.join(tmp, f"w{i}.yaml")
-            off = os.path.join(tmp, f"o{i}.yaml")
             text, offload = draw_spec(rng), draw_offload(rng)
-            with open(spec, "w") as f:
-                f.write(text)
-            with open(off, "w") as f:
-                f.write(offload)
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), text)
+            off = head_pair.write(os.path.join(tmp, f"o{i}.yaml"), offload)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--kv-offload-config", off] + \
                 draw_flags(rng)
-            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            ours = head_pair.blis(args, cmd)
             try:
-                ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
-                                     text=True, timeout=args.timeout)
+                ref = head_pair.head(args, cmd, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 ref = None
             if ref is None:
@@ -151,7 +136,7 @@ def main():
                         print(ours.stderr[-2000:])
             if kind == "refused" and args.v:
                 print("  blis:", ours.stderr.strip().splitlines()[-1:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
 
 
 if __name__ == "__main__":

@@ -19,15 +19,11 @@ requests cut by it: issue 25; with client timeouts, only in the output tokens
 of requests that timed out while running: docs/differences.md row 38) or
 "differs". Not run by CI: a fresh machine has no reference build.
 """
-import argparse
 import os
 import random
-import subprocess
-import tempfile
 
+import head_pair
 from random_gateway_vs_reference import KNOWN
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def classify(ref, ours, horizon, timeouts):
@@ -112,31 +108,17 @@ def draw_flags(rng):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=50)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-v", action="store_true")
-    p.add_argument("--keep", help="write the workload specs and LoRA configs here (and keep them)")
-    args = p.parse_args()
+    args = head_pair.arguments(count=50, keep="write the workload specs and LoRA configs here (and keep them)")
     rng = random.Random(args.seed)
     counts = {"same": 0, "known": 0, "differs": 0, "refused": 0}
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = args.keep or scratch
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             lora_text, ids = draw_lora(rng)
             spec_text = draw_spec(rng, ids)
-            lora, spec = os.path.join(tmp, f"l{i}.yaml"), os.path.join(tmp, f"w{i}.yaml")
-            with open(lora, "w") as f:
-                f.write(lora_text)
-            with open(spec, "w") as f:
-                f.write(spec_text)
+            lora = head_pair.write(os.path.join(tmp, f"l{i}.yaml"), lora_text)
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), spec_text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--lora-config", lora] + draw_flags(rng)
-            ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
-                                 text=True)
-            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
@@ -147,7 +129,7 @@ def main():
                 if kind == "differs":
                     print(lora_text + spec_text)
                     print((ours.stderr if ours.returncode != 0 else ref.stderr)[-1500:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
 
 
 if __name__ == "__main__":

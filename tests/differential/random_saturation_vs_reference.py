@@ -23,15 +23,13 @@ instance: blis adds its autoscaler and pools blocks). A configuration is:
   refused  both refused it (exit status not 0).
 Not run by CI: a fresh machine has no reference build.
 """
-import argparse
 import json
 import os
 import random
 import re
-import subprocess
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
+
 ROSTER = ["composite", "threshold", "backlog-drift"]
 
 
@@ -136,17 +134,10 @@ def report_kind(ref_path, ours_path):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=60)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-v", action="store_true")
-    args = p.parse_args()
+    args = head_pair.arguments(count=60)
     rng = random.Random(args.seed)
     counts = {"same": 0, "known": 0, "differs": 0, "refused": 0}
-    with tempfile.TemporaryDirectory() as tmp:
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             cmd = ["run", "--model", "qwen/qwen3-14b"] + draw(rng, tmp, i)
             report = rng.random() < 0.7
@@ -154,10 +145,7 @@ def main():
             if report:
                 ref_cmd += ["--saturation-report", os.path.join(tmp, f"ref{i}.json")]
                 ours_cmd += ["--saturation-report", os.path.join(tmp, f"ours{i}.json")]
-            ref = subprocess.run([os.path.abspath(args.reference)] + ref_cmd, cwd=args.run_dir,
-                                 capture_output=True, text=True)
-            ours = subprocess.run([args.blis] + ours_cmd + ["--profile-set", "head"], capture_output=True,
-                                  text=True)
+            ref, ours = head_pair.head(args, ref_cmd), head_pair.blis(args, ours_cmd)
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
@@ -181,7 +169,7 @@ def main():
                     print(ours.stderr[-2000:])
                 if kind == "differs" and ref.returncode != 0:
                     print(ref.stderr[-2000:])
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
 
 
 if __name__ == "__main__":

@@ -15,13 +15,11 @@ unfinished requests, total_output_tokens and what derives from it, the
 horizon-edge injected/still_queued counts, and with a horizon any figure of
 the metrics blocks, as runs without sessions differ: issue 25) or "differs". Not run by CI: a fresh machine has no reference build.
 """
-import argparse
 import os
 import random
-import subprocess
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import head_pair
+
 KNOWN = ("total_output_tokens", "tokens_per_sec", "vllm_estimated_duration_s", "responses_per_sec",
          "still_queued", "injected_requests")
 
@@ -96,25 +94,14 @@ def classify(ref, ours, horizon):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--reference", required=True)
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--blis", default=os.path.join(ROOT, "build", "stage", "bin", "blis"))
-    p.add_argument("--count", type=int, default=50)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-v", action="store_true")
-    args = p.parse_args()
+    args = head_pair.arguments(count=50)
     rng = random.Random(args.seed)
     counts = {"same": 0, "known": 0, "differs": 0, "refused": 0}
-    with tempfile.TemporaryDirectory() as tmp:
+    with head_pair.scratch(args) as tmp:
         for i in range(args.count):
-            spec = os.path.join(tmp, f"w{i}.yaml")
-            with open(spec, "w") as f:
-                f.write(draw_spec(rng))
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), draw_spec(rng))
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng)
-            ref = subprocess.run([os.path.abspath(args.reference)] + cmd, cwd=args.run_dir, capture_output=True,
-                                 text=True)
-            ours = subprocess.run([args.blis] + cmd + ["--profile-set", "head"], capture_output=True, text=True)
+            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
@@ -124,7 +111,7 @@ def main():
                 print(kind, " ".join(cmd))
                 if kind == "differs":
                     print(open(spec).read())
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(head_pair.summary(counts))
 
 
 if __name__ == "__main__":

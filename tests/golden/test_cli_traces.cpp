@@ -54,6 +54,43 @@ TEST_CASE("trace rows name the session of multi-turn and closed-loop requests as
   CHECK(slurp(dir.str() + "/c.csv") == slurp(kDir + "concurrency-trace.csv"));
 }
 
+TEST_CASE("a replayed trace's later session rounds arrive as the rows say, every one of them", "[golden][trace]") {
+  // HEAD's trace of a closed-loop multi-turn run has rows with round_index > 0. blis took a later
+  // round for a closed-loop follow-up and stopped drawing the trace after the first one: of these
+  // 60 rows it replayed 13. HEAD (session mode "fixed", its default) replays every row.
+  blis::test::TempDir dir("blis-replay-sessions");
+  const Result r = run_blis("replay --profile-set head --model qwen/qwen3-14b --trace-header " + kDir +
+                            "sessions-trace.yaml --trace-data " + kDir + "sessions-trace.csv --results-path " +
+                            dir.str() + "/sim.json");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("\"injected_requests\": 60,") != std::string::npos);
+  CHECK(slurp(dir.str() + "/sim.json") == slurp(kDir + "sessions-sim.json"));
+  // HEAD's session block, its sessions the trace's session ids: all of HEAD's stdout.
+  CHECK(r.out.find("=== Session Metrics ===\n  Sessions: 12\n") != std::string::npos);
+  CHECK(r.out == slurp(kDir + "sessions-replay.txt"));
+}
+
+TEST_CASE("a session round's trace row keeps its client's prefix group and streaming", "[golden][trace]") {
+  // docs/differences.md row 50: HEAD writes such rows with no prefix group and not streaming.
+  blis::test::TempDir dir("blis-trace-session-rows");
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec) << "version: \"2\"\nseed: 7\naggregate_rate: 20\nnum_requests: 12\nclients:\n"
+                         "  - {id: chat, rate_fraction: 1.0, streaming: true, prefix_group: sys, prefix_length: 64,\n"
+                         "     arrival: {process: poisson},\n"
+                         "     input_distribution: {type: constant, params: {value: 40}},\n"
+                         "     output_distribution: {type: constant, params: {value: 8}},\n"
+                         "     reasoning: {multi_turn: {max_rounds: 2, think_time_us: 100000}}}\n";
+  const Result r = run_blis("run --profile-set head --model qwen/qwen3-14b --workload-spec " + spec +
+                            " --trace-output " + dir.str() + "/t");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string csv = slurp(dir.str() + "/t.csv");
+  // Round 0 and a closed-loop follow-up (round 1) of one session.
+  CHECK(csv.find("\n0,chat,,,sess_1831953395639928618,0,sys,64,true,40,8,") != std::string::npos);
+  CHECK(csv.find("\n5,chat,,,sess_1831953395639928618,1,sys,64,true,40,8,") != std::string::npos);
+}
+
 TEST_CASE("blis replay of HEAD's trace prints and writes what HEAD's replay does", "[golden][trace]") {
   blis::test::TempDir dir("blis-replay");
   const std::string out = dir.str() + "/r";

@@ -64,6 +64,10 @@ struct WorkloadRequest {
   // It carries image, audio or video tokens (the encode decider multimodal
   // reads it; cluster/epd.hpp).
   bool multimodal = false;
+  // Made by WorkloadSource::follow_up when an earlier request completed (a
+  // closed-loop user's next request), not drawn from the source's chain;
+  // the cluster's arrivals set it.
+  bool follow_up = false;
 };
 
 // Blocks of the request's whole sequence (input ++ output).

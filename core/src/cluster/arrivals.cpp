@@ -13,6 +13,7 @@ void Arrivals::pull() {
   for (;;) {
     const bool more = source_->next(r.spec);
     if (more) {
+      r.spec.follow_up = false;
       r.spec.arrival_us += phase_start_;
       r.spec.id += id_offset_;
       if (warped_) r.spec.arrival_us = warp(r.spec.arrival_us);
@@ -59,6 +60,7 @@ void Arrivals::completed(const Request& r, SimTime t) {
     pool_.release(slot);
     return;
   }
+  next.spec.follow_up = true;
   schedule(kernel_, next.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
 }
 

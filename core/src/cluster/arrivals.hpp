@@ -34,7 +34,10 @@ class Arrivals final : public FollowUps {
   // reported every 1024, and the next one of the source's chain drawn.
   void arrived(uint32_t slot) {
     if ((++arrived_ & 1023) == 0 && cfg_.on_progress) cfg_.on_progress(arrived_, kernel_.now());
-    if (pool_[slot].spec.round == 0 && !source_done_) pull();  // (online runs inject once it is done)
+    // The next of the source's chain, unless this was a closed-loop user's
+    // follow-up, which came from completed() (a replayed trace's later
+    // session rounds are the chain's own).
+    if (!pool_[slot].spec.follow_up && !source_done_) pull();  // (online runs inject once it is done)
   }
   // A closed-loop user's next request (FollowUps).
   void completed(const Request& r, SimTime t) override;

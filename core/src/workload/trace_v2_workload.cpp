@@ -37,6 +37,13 @@ class TraceV2Workload final : public WorkloadSource {
     // before the run); the requests then come in injection order.
     contents_.resize(recs.size());
     for (size_t i = 0; i < recs.size(); ++i) draw(recs[i], contents_[i]);
+    // Each session's rows, the rounds of one user (HEAD's session metrics
+    // group a replay's requests by session_id), numbered in the file's order.
+    std::unordered_map<std::string, int32_t> users;
+    users_.reserve(recs.size());
+    for (const TraceRecord& r : recs)
+      users_.push_back(r.session_id.empty() ? -1
+                                             : users.emplace(r.session_id, static_cast<int32_t>(users.size())).first->second);
   }
 
   bool next(WorkloadRequest& out) override {
@@ -51,7 +58,7 @@ class TraceV2Workload final : public WorkloadSource {
     out.max_output_tokens = static_cast<int32_t>(r.output_tokens);
     out.slo_class = c.slo;
     out.deadline_us = r.deadline_us;
-    out.user = -1;
+    out.user = users_[i];
     out.round = static_cast<int32_t>(r.round_index);
     out.tenant_id = r.tenant_id.empty() ? Label() : Label(r.tenant_id);
     out.model = r.model.empty() ? Label() : Label(r.model);
@@ -112,6 +119,7 @@ class TraceV2Workload final : public WorkloadSource {
   std::unordered_map<std::string, SharedPrefix> prefixes_;
   std::vector<size_t> order_;
   std::vector<Content> contents_;
+  std::vector<int32_t> users_;  // per row, its session's number (-1: none)
   size_t next_ = 0;
 };
 
