@@ -73,8 +73,8 @@ Derived counters(const std::map<std::string, double>& start, const std::map<std:
   workload::ObservedKvMetrics m;
   m.source = source;
   m.hit_rate = h.value / q.value;
-  m.block_hits = static_cast<int64_t>(h.value + 0.5);
-  m.block_queries = static_cast<int64_t>(q.value + 0.5);
+  m.block_hits = std::llround(h.value);  // counters: never negative
+  m.block_queries = std::llround(q.value);
   m.vllm_commit = vllm_commit;
   return {m, ""};
 }

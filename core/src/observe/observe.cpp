@@ -250,6 +250,7 @@ void prewarm(const Client& client, const Options& o) {
   std::atomic<int64_t> sent{0}, failed{0};
   auto stopped = [&] { return Clock::now() >= end || (o.stop != nullptr && o.stop->load()); };
   std::vector<std::thread> users;
+  users.reserve(kUsers);
   for (int u = 0; u < kUsers; ++u)
     users.emplace_back([&] {
       Client::Ask ask;
