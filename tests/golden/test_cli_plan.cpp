@@ -238,26 +238,30 @@ TEST_CASE("plan --replicates: a trial that misses says how many seeds miss, in o
   CHECK(line.find("seed 43") == std::string::npos);
 }
 
-TEST_CASE("plan --replicates: the answer's interval counts the run-length check, not only the seeds", "[cli][plan]") {
+TEST_CASE("plan --replicates: the answer's interval counts the run-length check, not only the seeds",
+          "[cli][plan]") {
   // Issue 29: a t-interval over seeds said 28.88 +- 4.82 ms for a figure that long runs put at
   // 42 ms: every seed sat in the same warm-up. The answer is run again, longer, with every seed,
   // and its interval widens by the change between the two lengths.
-  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet");
+  const Result r =
+      run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet");
   REQUIRE(r.status == 0);
-  const std::regex line(R"(run-length check: in (\d+) s of arrivals ttft_p99_ms = ([\d.]+) ± ([\d.]+) ms, so )"
-                        R"(([\d.]+) ± ([\d.]+) ms with the change from (\d+) s\n)");
+  const std::regex line(
+      R"(run-length check: in (\d+) s of arrivals ttft_p99_ms = ([\d.]+) ± ([\d.]+) ms, so )"
+      R"(([\d.]+) ± ([\d.]+) ms with the change from (\d+) s\n)");
   std::smatch m;
   REQUIRE(std::regex_search(r.out, m, line));
   CHECK(std::stoi(m[1]) >= 2 * std::stoi(m[6]));  // a longer run than the answer's trial
-  CHECK(m[2] == m[4]);                              // centred on the longer run
-  CHECK(std::stod(m[5]) >= std::stod(m[3]));        // wider than its seeds' interval
+  CHECK(m[2] == m[4]);                            // centred on the longer run
+  CHECK(std::stod(m[5]) >= std::stod(m[3]));      // wider than its seeds' interval
   const std::regex answer(R"(minimum instances: 2 \(ttft_p99_ms = ([\d.]+) ± )");
   std::smatch a;
   REQUIRE(std::regex_search(r.out, a, answer));
   // The widening is the change between the trial and the longer run (to the printed digits).
   CHECK(std::abs(std::stod(m[5]) - std::stod(m[3]) - std::abs(std::stod(m[2]) - std::stod(a[1]))) <= 0.15);
-  const Result json = run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet "
-                               "--format json");
+  const Result json = run_blis(
+      "plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet "
+      "--format json");
   REQUIRE(json.status == 0);
   CHECK(json.out.find("\"run_length_check\": {\"seconds_of_arrivals\": " + std::string(m[1]) +
                       ", \"verdict\": \"steady\", \"meets\": true, \"ttft_p99_ms\": ") != std::string::npos);
@@ -279,4 +283,17 @@ TEST_CASE("plan's progress bar: the estimated total only shrinks as the search n
     totals.push_back(std::stol((*it)[2]));
   REQUIRE(totals.size() >= 10);
   for (size_t i = 1; i < totals.size(); ++i) CHECK(totals[i] <= totals[i - 1]);
+}
+
+TEST_CASE("plan: a warning about the configuration is printed once, not once per trial", "[cli][plan]") {
+  // llama-3.1-70b's rope scaling is not applied to its context length: each trial's model setup
+  // says so, and this plan's 12 trials printed the same line 12 times.
+  const Result r = run_blis(
+      "plan --model meta-llama/llama-3.1-70b-instruct --hardware H100 --tp 4 --workload chatbot "
+      "--rate 60 --slo 'tpot_p99<12ms' -q");
+  REQUIRE(r.status == 0);
+  const std::string warning = "rope_scaling.factor not applied";
+  const size_t first = r.err.find(warning);
+  REQUIRE(first != std::string::npos);
+  CHECK(r.err.find(warning, first + 1) == std::string::npos);
 }

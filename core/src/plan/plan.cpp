@@ -13,6 +13,7 @@
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
 #include "util/json_format.hpp"
+#include "util/log_once.hpp"
 #include "util/progress.hpp"
 #include "util/text.hpp"
 
@@ -20,9 +21,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <deque>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -797,20 +798,22 @@ class Planner {
     const Trial& c = *confirmation_;
     const auto ci = c.ci.find(metric);
     const double longer = metric_value(c.outcome.metrics, metric);
-    return {longer, (ci == c.ci.end() ? 0.0 : ci->second) + std::abs(longer - metric_value(t.outcome.metrics, metric))};
+    return {longer, (ci == c.ci.end() ? 0.0 : ci->second) +
+                        std::abs(longer - metric_value(t.outcome.metrics, metric))};
   }
 
   // The answer's run-length check as one line of the table (and the report).
   std::string run_length_line(const Trial& t) const {
     if (!confirmation_)
-      return fmt::format("run-length check: none — {}", fixed_workload_ ? "the workload is as given"
-                                                                        : "the trial is as long as trials get");
+      return fmt::format("run-length check: none — {}",
+                         fixed_workload_ ? "the workload is as given" : "the trial is as long as trials get");
     std::vector<std::string> parts;
     for (const auto& target : targets_) {
       const RunLengthInterval i = run_length_interval(t, target.metric);
       const auto ci = confirmation_->ci.find(target.metric);
-      parts.push_back(fmt::format("{} = {:.1f}{} ms, so {:.1f} ± {:.1f} ms with the change from {:g} s", target.metric,
-                                  i.value, ci == confirmation_->ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second),
+      parts.push_back(fmt::format("{} = {:.1f}{} ms, so {:.1f} ± {:.1f} ms with the change from {:g} s",
+                                  target.metric, i.value,
+                                  ci == confirmation_->ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second),
                                   i.value, i.half_width, t.seconds));
     }
     return fmt::format("run-length check: in {:g} s of arrivals {}", confirmation_->seconds,
@@ -825,12 +828,14 @@ class Planner {
                                   go_float(confirmation_->seconds), go_string(confirmation_->verdict),
                                   confirmation_->pass ? "true" : "false");
     for (const auto& target : targets_)
-      out += fmt::format(", {}: {}", go_string(target.metric), go_float(metric_value(confirmation_->outcome.metrics, target.metric)));
+      out += fmt::format(", {}: {}", go_string(target.metric),
+                         go_float(metric_value(confirmation_->outcome.metrics, target.metric)));
     if (req_.replicates > 1) {
       out += ", \"ci95\": {";
       for (size_t i = 0; i < targets_.size(); ++i) {
         const auto ci = confirmation_->ci.find(targets_[i].metric);
-        out += (i ? ", " : "") + go_string(targets_[i].metric) + ": " + go_float(ci == confirmation_->ci.end() ? 0.0 : ci->second);
+        out += (i ? ", " : "") + go_string(targets_[i].metric) + ": " +
+               go_float(ci == confirmation_->ci.end() ? 0.0 : ci->second);
       }
       out += "}, \"ci95_with_run_length\": {";
       for (size_t i = 0; i < targets_.size(); ++i)
@@ -914,8 +919,9 @@ class Planner {
     }
     const bool answered = req_.max_rate ? rate_answer_ > 0 : answer > 0;
     if (answered && req_.replicates > 1)
-      r.run_length = run_length_line(
-          trials_.at(req_.max_rate ? std::pair{base_.pool().instances, rate_answer_} : std::pair{answer, base_.workload.rate}));
+      r.run_length =
+          run_length_line(trials_.at(req_.max_rate ? std::pair{base_.pool().instances, rate_answer_}
+                                                   : std::pair{answer, base_.workload.rate}));
     for (const SloTarget& t : targets_) r.targets.push_back({t.metric, t.limit_ms, t.text});
     r.configuration = configuration(answer > 0 ? answer : base_.pool().instances,
                                     req_.max_rate ? (rate_answer_ > 0 ? rate_answer_ : 1) : base_.workload.rate);
@@ -953,6 +959,7 @@ class Planner {
  private:
   const PlanRequest& req_;
   Progress& progress_;
+  LogOnce log_once_;  // a warning about the configuration, once, not once per trial
   double rate_answer_ = 0;
   RunConfig base_;
   std::vector<SloTarget> targets_;

@@ -15,6 +15,7 @@
 
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
+#include "util/log_once.hpp"
 #include "util/output_file.hpp"
 #include "workload/trace_v2.hpp"
 
@@ -528,6 +529,7 @@ std::vector<std::string> provenance(const FitRequest& req, const workload::Trace
 
 void calibrate_fit(const FitRequest& req, std::ostream& out) {
   check_request(req);
+  const LogOnce log_once;  // a warning about the model, once, not once per candidate
   const std::clock_t cpu0 = std::clock();
   const workload::TraceV2 trace = workload::load_trace_v2(req.trace_header, req.trace_data);
   const FitRequest r = with_latency_model(req);

@@ -7,15 +7,16 @@
 #include <blis/settings.hpp>
 #include <blis/trace.hpp>
 
-#include "run/resolve.hpp"
 #include "run/farm.hpp"
-#include "util/output_file.hpp"
 #include "run/path_rules.hpp"
+#include "run/resolve.hpp"
 #include "run/rows.hpp"
 #include "run/rows_table.hpp"
 #include "run/simulate.hpp"
-#include "util/text.hpp"
 #include "util/files.hpp"
+#include "util/log_once.hpp"
+#include "util/output_file.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -230,6 +231,7 @@ class Runner : public ScenarioRunner {
   std::optional<std::string> event_script_;
   std::function<void(size_t, const Row&)> on_row_;
   std::vector<size_t> numbers_;
+  LogOnce log_once_;  // a warning about the base configuration, once, not once per point
   std::vector<Row> rows_;
 };
 
