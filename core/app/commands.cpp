@@ -271,7 +271,7 @@ int Commands::execute() {
     req.max_num_seqs = plan_max_num_seqs_;
     req.max_num_batched_tokens = plan_max_num_batched_tokens_;
     req.search_pd = plan_search_pd_;
-    req.top = plan_top_;
+    if (plan_->count("--top") > 0) req.top = plan_top_;
     // 3: no answer (docs/planning.md), a status a script can tell from a failure.
     return blis::plan(req, std::cout) ? 0 : 3;
   }

@@ -34,7 +34,11 @@ std::vector<std::string> rows_of(const std::string& json, const std::string& key
   std::string line;
   std::getline(lines, line);
   while (std::getline(lines, line))
-    if (line.find("{\"hardware\"") != std::string::npos) out.push_back(line);
+    if (const size_t open = line.find("{\"hardware\""); open != std::string::npos) {
+      line = line.substr(open);
+      if (line.back() == ',') line.pop_back();  // between the rows
+      out.push_back(line);
+    }
   return out;
 }
 

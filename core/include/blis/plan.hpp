@@ -8,6 +8,7 @@
 #include <blis/scenario.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ struct PlanRequest {
   std::vector<std::string> max_num_seqs;            // --max-num-seqs 64,128,256
   std::vector<std::string> max_num_batched_tokens;  // --max-num-batched-tokens 2048,8192
   std::string search_pd;                            // "colocated,1:1,1:2"; "" = co-located only
-  int64_t top = 5;                                  // configurations listed, cheapest first
+  std::optional<int64_t> top;                       // configurations listed, cheapest first (5)
   std::string report;                 // a folder for report.html and its charts, "" = none
   int64_t replicates = 1;             // seeds per trial
   bool quiet = false;                 // no progress on stderr

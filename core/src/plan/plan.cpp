@@ -1218,7 +1218,7 @@ namespace {
 // The search's lists given without --search: one value is that run setting
 // (added to the command line), several are refused.
 PlanRequest without_search(const PlanRequest& given) {
-  if (given.top != 0) throw InputError("--top", "lists the cheapest configurations of --search; add --search");
+  if (given.top) throw InputError("--top", "lists the cheapest configurations of --search; add --search");
   if (!given.search_pd.empty())
     throw InputError("--search-pd", "lists the P/D units --search tries; add --search (or give --prefill-instances "
                                     "and --decode-instances to plan one P/D deployment)");

@@ -183,7 +183,7 @@ class DeploymentSearch {
  public:
   DeploymentSearch(const PlanRequest& request, Progress& progress)
       : req_(request), progress_(progress), start_(std::chrono::steady_clock::now()) {
-    top_ = request.top == 0 ? kDefaultTop : request.top;
+    top_ = request.top.value_or(kDefaultTop);
     if (top_ < 1 || top_ > 100)
       throw InputError("--top", fmt::format("must be between 1 and 100, got {}", top_));
     refuse_fixed_settings(request);
