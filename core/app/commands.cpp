@@ -97,7 +97,8 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   plan_->add_option("--report", plan_report_,
                     "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
                     "and its SVG charts (p99 against the count with the targets and the answer, latency CDFs "
-                    "around the answer, served against offered load, cost per candidate)")
+                    "around the answer, served against offered load, cost per candidate; with --search, the Pareto "
+                    "frontier and the top list)")
       ->type_name("DIR")->group("Plan");
   plan_->add_option("--replicates", plan_replicates_,
                     "Seeds per trial (--seed, --seed+1, ...): a trial meets the targets only if every replicate "
