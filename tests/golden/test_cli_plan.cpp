@@ -5,6 +5,7 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <cmath>
 #include <regex>
 #include <string>
 #include <vector>
@@ -235,6 +236,35 @@ TEST_CASE("plan --replicates: a trial that misses says how many seeds miss, in o
   const std::string line = r.out.substr(r.out.rfind('\n', at) + 1, r.out.find('\n', at) - r.out.rfind('\n', at) - 1);
   CHECK(line.size() < 195);  // the row's columns take 126
   CHECK(line.find("seed 43") == std::string::npos);
+}
+
+TEST_CASE("plan --replicates: the answer's interval counts the run-length check, not only the seeds", "[cli][plan]") {
+  // Issue 29: a t-interval over seeds said 28.88 +- 4.82 ms for a figure that long runs put at
+  // 42 ms: every seed sat in the same warm-up. The answer is run again, longer, with every seed,
+  // and its interval widens by the change between the two lengths.
+  const Result r = run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet");
+  REQUIRE(r.status == 0);
+  const std::regex line(R"(run-length check: in (\d+) s of arrivals ttft_p99_ms = ([\d.]+) ± ([\d.]+) ms, so )"
+                        R"(([\d.]+) ± ([\d.]+) ms with the change from (\d+) s\n)");
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m, line));
+  CHECK(std::stoi(m[1]) >= 2 * std::stoi(m[6]));  // a longer run than the answer's trial
+  CHECK(m[2] == m[4]);                              // centred on the longer run
+  CHECK(std::stod(m[5]) >= std::stod(m[3]));        // wider than its seeds' interval
+  const std::regex answer(R"(minimum instances: 2 \(ttft_p99_ms = ([\d.]+) ± )");
+  std::smatch a;
+  REQUIRE(std::regex_search(r.out, a, answer));
+  // The widening is the change between the trial and the longer run (to the printed digits).
+  CHECK(std::abs(std::stod(m[5]) - std::stod(m[3]) - std::abs(std::stod(m[2]) - std::stod(a[1]))) <= 0.15);
+  const Result json = run_blis("plan --model qwen/qwen3-14b --rate 20 --replicates 3 --slo 'ttft_p99<60ms' --quiet "
+                               "--format json");
+  REQUIRE(json.status == 0);
+  CHECK(json.out.find("\"run_length_check\": {\"seconds_of_arrivals\": " + std::string(m[1]) +
+                      ", \"verdict\": \"steady\", \"meets\": true, \"ttft_p99_ms\": ") != std::string::npos);
+  CHECK(json.out.find("\"ci95_with_run_length\": {\"ttft_p99_ms\": ") != std::string::npos);
+  // Without replicates the table is as it was (the JSON has run_length_check without intervals).
+  const Result one = run_blis("plan --model qwen/qwen3-14b --rate 20 --slo 'ttft_p99<60ms' --quiet");
+  CHECK(one.out.find("run-length check") == std::string::npos);
 }
 
 TEST_CASE("plan's progress bar: the estimated total only shrinks as the search narrows", "[cli][plan]") {

@@ -12,10 +12,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
+#include <unordered_map>
 
 namespace blis {
 namespace {
@@ -901,20 +902,34 @@ const std::vector<std::string>& setting_groups() {
   return groups;
 }
 
+namespace {
+
+// Every name find_setting() accepts, once: "--flag" as written, and keys
+// ("max_num_seqs", or a flag's name with '_' for '-'). The first row that
+// has a name keeps it, as a scan of the table in order would find it. A
+// scenario's events and callbacks ask for settings by name at run time
+// (RunConfig::where), so a lookup must not scan the table.
+struct SettingIndex {
+  std::unordered_map<std::string, const SettingDef*> flags, keys;
+  SettingIndex() {
+    for (const auto& d : setting_table()) {
+      keys.emplace(d.key, &d);
+      for (const auto& f : d.flags) {
+        flags.emplace(f, &d);
+        if (f.size() > 2) keys.emplace(key_of_flag(f.substr(2)), &d);
+      }
+    }
+  }
+};
+
+}  // namespace
+
 const SettingDef* find_setting(std::string_view name) {
-  std::string key(name);
-  if (key.rfind("--", 0) == 0) {
-    for (const auto& d : setting_table())
-      if (std::find(d.flags.begin(), d.flags.end(), key) != d.flags.end()) return &d;
-    return nullptr;
-  }
-  key = key_of_flag(key);
-  for (const auto& d : setting_table()) {
-    if (d.key == key) return &d;
-    for (const auto& f : d.flags)
-      if (f.size() > 2 && key_of_flag(f.substr(2)) == key) return &d;
-  }
-  return nullptr;
+  static const SettingIndex index;
+  const bool is_flag = name.substr(0, 2) == "--";
+  const auto& names = is_flag ? index.flags : index.keys;
+  const auto at = names.find(is_flag ? std::string(name) : key_of_flag(std::string(name)));
+  return at == names.end() ? nullptr : at->second;
 }
 
 std::string setting_where(const std::string& origin, const SettingDef& def) {

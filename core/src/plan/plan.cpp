@@ -29,6 +29,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -296,10 +297,12 @@ class Planner {
   // is as long as trials get).
   bool confirmed(int64_t instances, double rate) {
     const double seconds = trials_.at({instances, rate}).seconds * 2;
+    confirmation_.reset();
     if (fixed_workload_ || seconds > kLongestDuration || requests_for(rate, seconds) == requests_for(rate, seconds / 2))
       return true;
     expect(2);  // the confirmation, then the monotonicity check
-    const Trial confirm = std::move(settle({{instances, rate}}, {seconds}).front());
+    confirmation_ = std::move(settle({{instances, rate}}, {seconds}).front());
+    const Trial& confirm = *confirmation_;
     if (confirm.pass) return true;
     duration_ = seconds;
     progress_.note(fmt::format("the answer misses the targets in a run of {:g} s of arrivals ({}); searching again "
@@ -772,7 +775,10 @@ class Planner {
     if (req_.replicates > 1 && answer > 0) out << ",\n  \"replicate_answers\": " << go_string(replicate_answers(answer));
     // The answer as a configuration `blis run` reproduces (the count tried
     // last without an answer).
-    out << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
+    out << ",\n  \"configuration\": " << go_string(config);
+    if (answer > 0)
+      out << ",\n  \"run_length_check\": " << run_length_json(trials_.at({answer, base_.workload.rate}));
+    out << "\n}\n";
   }
 
   // print()'s last line when `answer` instances meet the targets: the evidence.
@@ -789,6 +795,65 @@ class Planner {
     if (base_.pool().model.tp) evidence.insert(evidence.begin(), fmt::format("{} GPUs at TP {}", answer * tp, tp));
     out << fmt::format("minimum instances: {} ({})\n", answer, text_join(evidence));
     if (req_.replicates > 1) out << fmt::format("replicates' own answers: {}\n", replicate_answers(answer));
+    if (req_.replicates > 1) out << run_length_line(t) << "\n";
+  }
+
+  // The interval of a target's figure once run length is counted (with
+  // replicates): the replicates' t-interval covers seed noise, not the bias
+  // of a run still inside its warm-up. The answer's confirmation, twice as
+  // long, measures that bias: a figure converging as 1/length moves from the
+  // run twice as long to the limit by as much as it moved from the trial to
+  // it. So the interval is centred on the longer run, and its half-width is
+  // the longer run's t-interval plus the change between the two.
+  struct RunLengthInterval {
+    double value = 0, half_width = 0;
+  };
+  RunLengthInterval run_length_interval(const Trial& t, const std::string& metric) const {
+    const Trial& c = *confirmation_;
+    const auto ci = c.ci.find(metric);
+    const double longer = metric_value(c.outcome.metrics, metric);
+    return {longer, (ci == c.ci.end() ? 0.0 : ci->second) + std::abs(longer - metric_value(t.outcome.metrics, metric))};
+  }
+
+  // The answer's run-length check as one line of the table (and the report).
+  std::string run_length_line(const Trial& t) const {
+    if (!confirmation_)
+      return fmt::format("run-length check: none — {}", fixed_workload_ ? "the workload is as given"
+                                                                        : "the trial is as long as trials get");
+    std::vector<std::string> parts;
+    for (const auto& target : targets_) {
+      const RunLengthInterval i = run_length_interval(t, target.metric);
+      const auto ci = confirmation_->ci.find(target.metric);
+      parts.push_back(fmt::format("{} = {:.1f}{} ms, so {:.1f} ± {:.1f} ms with the change from {:g} s", target.metric,
+                                  i.value, ci == confirmation_->ci.end() ? "" : fmt::format(" ± {:.1f}", ci->second),
+                                  i.value, i.half_width, t.seconds));
+    }
+    return fmt::format("run-length check: in {:g} s of arrivals {}", confirmation_->seconds,
+                       parts.empty() ? std::string(confirmation_->pass ? "steady" : confirmation_->verdict)
+                                     : text_join(parts));
+  }
+
+  // The run-length check in JSON (null when none ran).
+  std::string run_length_json(const Trial& t) const {
+    if (!confirmation_) return "null";
+    std::string out = fmt::format("{{\"seconds_of_arrivals\": {}, \"verdict\": {}, \"meets\": {}",
+                                  go_float(confirmation_->seconds), go_string(confirmation_->verdict),
+                                  confirmation_->pass ? "true" : "false");
+    for (const auto& target : targets_)
+      out += fmt::format(", {}: {}", go_string(target.metric), go_float(metric_value(confirmation_->outcome.metrics, target.metric)));
+    if (req_.replicates > 1) {
+      out += ", \"ci95\": {";
+      for (size_t i = 0; i < targets_.size(); ++i) {
+        const auto ci = confirmation_->ci.find(targets_[i].metric);
+        out += (i ? ", " : "") + go_string(targets_[i].metric) + ": " + go_float(ci == confirmation_->ci.end() ? 0.0 : ci->second);
+      }
+      out += "}, \"ci95_with_run_length\": {";
+      for (size_t i = 0; i < targets_.size(); ++i)
+        out += (i ? ", " : "") + go_string(targets_[i].metric) + ": " +
+               go_float(run_length_interval(t, targets_[i].metric).half_width);
+      out += "}";
+    }
+    return out + "}";
   }
 
   void print_rate(std::ostream& out, int64_t n, double rate) const {
@@ -809,7 +874,9 @@ class Planner {
         first = false;
       }
       out << "\n  ],\n  \"max_rate\": " << (rate > 0 ? go_float(rate) : "null")
-          << ",\n  \"configuration\": " << go_string(config) << "\n}\n";
+          << ",\n  \"configuration\": " << go_string(config);
+      if (rate > 0) out << ",\n  \"run_length_check\": " << run_length_json(trials_.at({n, rate}));
+      out << "\n}\n";
       return;
     }
     out << fmt::format("blis plan: the highest rate {} instance(s) of {} sustain; targets: {}\n", n, model,
@@ -830,6 +897,7 @@ class Planner {
     out << "\n";
     if (rate > 0) out << fmt::format("max rate: {:g} req/s on {} instance(s)\n", rate, n);
     else out << "max rate: none — even 1 req/s misses the targets\n";
+    if (rate > 0 && req_.replicates > 1) out << run_length_line(trials_.at({n, rate})) << "\n";
   }
 
   std::string ci_json(const Trial& t, const std::vector<std::string>& cols) const {
@@ -859,6 +927,10 @@ class Planner {
       r.answer = answer > 0 ? fmt::format("minimum instances: {}", answer)
                             : fmt::format("minimum instances: none up to {}", req_.max_instances);
     }
+    const bool answered = req_.max_rate ? rate_answer_ > 0 : answer > 0;
+    if (answered && req_.replicates > 1)
+      r.run_length = run_length_line(
+          trials_.at(req_.max_rate ? std::pair{base_.pool().instances, rate_answer_} : std::pair{answer, base_.workload.rate}));
     for (const SloTarget& t : targets_) r.targets.push_back({t.metric, t.limit_ms, t.text});
     r.configuration = configuration(answer > 0 ? answer : base_.pool().instances,
                                     req_.max_rate ? (rate_answer_ > 0 ? rate_answer_ : 1) : base_.workload.rate);
@@ -906,6 +978,9 @@ class Planner {
   double duration_ = kFirstDuration;
   double decode_s_ = 0;  // a request's decode time in the capacity probe (0: no probe)
   std::map<std::pair<int64_t, double>, Trial> trials_;  // by (instances, rate): rows in order
+  // The answer's run twice as long as its trial (confirmed()); none when no
+  // longer run was possible (trials at kLongestDuration, a fixed workload).
+  std::optional<Trial> confirmation_;
 };
 
 }  // namespace

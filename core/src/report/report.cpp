@@ -386,6 +386,7 @@ std::string plan_provenance(const PlanReport& r) {
 void write_plan_report(const std::string& dir, const PlanReport& r) {
   Files f{dir, {}};
   std::string body = "<h1>" + svg::escape(r.title) + "</h1>\n<p class=\"answer\">" + svg::escape(r.answer) + "</p>\n";
+  if (!r.run_length.empty()) body += "<p>" + svg::escape(r.run_length) + "</p>\n";
   body += plan_search(f, r);
   body += plan_trials(r);
   body += plan_candidates(f, r);

@@ -81,6 +81,7 @@ struct PlanReportSearch {
 struct PlanReport {
   std::string title;    // the question
   std::string answer;   // the answer line of the table
+  std::string run_length;  // with replicates: the answer's run-length check line, or ""
   bool by_rate = false;  // --max-rate: trials vary the rate, not the count
   int64_t answer_instances = 0;
   double answer_rate = 0;
