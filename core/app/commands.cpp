@@ -97,16 +97,39 @@ Commands::Commands(CLI::App& app) : app_(&app) {
   plan_->add_option("--report", plan_report_,
                     "Also write a report to this folder: report.html (charts inline, no script, nothing fetched) "
                     "and its SVG charts (p99 against the count with the targets and the answer, latency CDFs "
-                    "around the answer, served against offered load, cost per candidate)")
+                    "around the answer, served against offered load, cost per candidate; with --search, the Pareto "
+                    "frontier and the top list)")
       ->type_name("DIR")->group("Plan");
   plan_->add_option("--replicates", plan_replicates_,
                     "Seeds per trial (--seed, --seed+1, ...): a trial meets the targets only if every replicate "
                     "does; percentiles are reported as the mean with a 95 % confidence interval")
       ->capture_default_str()->group("Plan");
   plan_->add_flag("--quiet,-q", plan_quiet_, "No progress on stderr")->group("Plan");
+  plan_->add_flag("--search", plan_search_,
+                  "Find the cheapest deployment over every --hardware, --tp, --max-num-seqs, "
+                  "--max-num-batched-tokens and --search-pd value: each setting screened by a capacity probe, the "
+                  "cheapest and the Pareto frontier (tokens/s per GPU against tokens/s per user) verified in "
+                  "steady state; prints the best, the top --top and the frontier")
+      ->group("Plan");
+  plan_->add_option("--max-num-seqs,--max-num-running-reqs", plan_max_num_seqs_,
+                    "Maximum requests in a running batch; with --search, several comma-separated to search "
+                    "(64,128,256)")
+      ->delimiter(',')->group("Plan");
+  plan_->add_option("--max-num-batched-tokens,--max-num-scheduled-tokens", plan_max_num_batched_tokens_,
+                    "Maximum tokens scheduled per step; with --search, several comma-separated to search "
+                    "(2048,8192)")
+      ->delimiter(',')->group("Plan");
+  plan_->add_option("--search-pd", plan_search_pd_,
+                    "With --search: co-located serving and P/D units to try, comma-separated: colocated, or "
+                    "PREFILL:DECODE instances per unit (colocated,1:1,1:2); default colocated. A P/D count is of "
+                    "units, split by --pd-decider always unless given")
+      ->group("Plan");
+  plan_->add_option("--top", plan_top_, "With --search: configurations listed, cheapest first [default: 5]")
+      ->group("Plan");
   // The run settings after the plan's own flags, so that --help shows those first.
   plan_options_ = add_run_flags(*plan_, {"format", "jobs", "results_path", "rows_csv", "rows_json", "hardware", "tp",
-                                         "shard", "resume", "report", "detectors", "quiet"});
+                                         "shard", "resume", "report", "detectors", "quiet",
+                                         "max_num_running_reqs", "max_num_scheduled_tokens"});
 
   merge_ = app.add_subcommand("merge", "Assemble the shard reports of `blis run SWEEP --shard I/N` into the "
                                        "sweep's report, exactly as an unsharded run prints it");
@@ -245,6 +268,11 @@ int Commands::execute() {
     req.report = plan_report_;
     req.replicates = plan_replicates_;
     req.quiet = plan_quiet_;
+    req.search = plan_search_;
+    req.max_num_seqs = plan_max_num_seqs_;
+    req.max_num_batched_tokens = plan_max_num_batched_tokens_;
+    req.search_pd = plan_search_pd_;
+    if (plan_->count("--top") > 0) req.top = plan_top_;
     // 3: no answer (docs/planning.md), a status a script can tell from a failure.
     return blis::plan(req, std::cout) ? 0 : 3;
   }

@@ -115,6 +115,10 @@ class Commands {
   std::string plan_gpu_cost_, plan_report_, plan_policies_;
   int64_t plan_replicates_ = 1;
   bool plan_quiet_ = false;
+  bool plan_search_ = false;
+  std::vector<std::string> plan_max_num_seqs_, plan_max_num_batched_tokens_;
+  std::string plan_search_pd_;
+  int64_t plan_top_ = 5;
   // blis run: one CLI11 option per row of the settings table, by key.
   std::map<std::string, CLI::Option*> run_options_;
   std::string scenario_;

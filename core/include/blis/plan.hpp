@@ -8,6 +8,7 @@
 #include <blis/scenario.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,6 +31,15 @@ struct PlanRequest {
   // each of space-separated run settings KEY=VALUE ("routing-policy=weighted
   // routing-scorers=queue-depth:1; routing-policy=round-robin").
   std::string policies;
+  // --search: the cheapest deployment over GPUs, TPs, batch limits and P/D
+  // (docs/planning.md, "The cheapest deployment"). Lists of the run settings'
+  // values as given (checked by the settings table); one value without
+  // --search is that setting.
+  bool search = false;
+  std::vector<std::string> max_num_seqs;            // --max-num-seqs 64,128,256
+  std::vector<std::string> max_num_batched_tokens;  // --max-num-batched-tokens 2048,8192
+  std::string search_pd;                            // "colocated,1:1,1:2"; "" = co-located only
+  std::optional<int64_t> top;                       // configurations listed, cheapest first (5)
   std::string report;                 // a folder for report.html and its charts, "" = none
   int64_t replicates = 1;             // seeds per trial
   bool quiet = false;                 // no progress on stderr

@@ -7,6 +7,8 @@
 #include <blis/run.hpp>
 #include <blis/settings.hpp>
 
+#include "plan/min_count.hpp"
+#include "plan/search.hpp"
 #include "plan/slo_targets.hpp"
 #include "report/report.hpp"
 #include "run/farm.hpp"
@@ -30,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 namespace blis {
 namespace {
@@ -107,7 +110,8 @@ class Planner {
   }
 
  public:
-  Planner(const PlanRequest& req, Progress& progress) : req_(req), progress_(progress) {
+  Planner(const PlanRequest& req, Progress& progress, PdUnit unit = {})
+      : req_(req), progress_(progress), unit_(unit) {
     base_ = build_config({&req.command_line});
     if (req.replicates < 1 || req.replicates > 100)
       throw InputError("--replicates", fmt::format("must be between 1 and 100, got {}", req.replicates));
@@ -251,12 +255,10 @@ class Planner {
   // so fewer than rate / (1.25 x that) instances cannot sustain the rate.
   int64_t capacity_bound() {
     if (fixed_workload_ || !base_.pool_specs.empty() || base_.pd.configured()) return 0;
-    RunConfig probe = trial_config(1, kProbeRate, 0);
-    probe.outputs.keep_timed_samples = false;
-    probe.workload.num_requests = kProbeRequests;
     RunOutcome done;
-    const FarmFailure failure =
-        simulation_farm().run({probe}, 1, [&](size_t, RunOutcome& outcome, double) { done = std::move(outcome); });
+    const FarmFailure failure = simulation_farm().run({capacity_probe()}, 1, [&](size_t, RunOutcome& outcome, double) {
+      done = std::move(outcome);
+    });
     if (failure) std::rethrow_exception(failure->second);
     saturated_rate_ = metric_value(done.metrics, "responses_per_sec");
     size_first_trial((metric_value(done.metrics, "e2e_mean_ms") - metric_value(done.metrics, "ttft_mean_ms")) / 1e3);
@@ -265,6 +267,19 @@ class Planner {
     return static_cast<int64_t>(std::min(least, 1e15));
   }
 
+
+ public:
+  // capacity_bound()'s probe: one instance (or P/D unit), kProbeRequests
+  // requests per instance at once.
+  RunConfig capacity_probe() const {
+    RunConfig probe = trial_config(1, kProbeRate, 0);
+    probe.outputs.keep_timed_samples = false;
+    probe.workload.num_requests = kProbeRequests * unit_.instances();
+    return probe;
+  }
+  std::string answer_configuration(int64_t instances) const { return configuration(instances, base_.workload.rate); }
+
+ private:
   // The first trial's length from the workload's own time scale: the running
   // batches fill for about as long as a request decodes, and a run with
   // arrivals shorter than three decode times is "too short" to judge; so a
@@ -446,7 +461,7 @@ class Planner {
 
   RunConfig trial_config(int64_t instances, double rate, double seconds, size_t replicate = 0) const {
     RunConfig c = base_;
-    c.pool().instances = instances;
+    set_count(c, instances, unit_);
     if (replicate > 0) c.seed = seed_of(replicate);
     c.outputs.results_path.reset();
     c.outputs.report.reset();
@@ -960,6 +975,7 @@ class Planner {
   const PlanRequest& req_;
   Progress& progress_;
   LogOnce log_once_;  // a warning about the configuration, once, not once per trial
+  PdUnit unit_;       // with --search: a count is of P/D units (instances when off)
   double rate_answer_ = 0;
   RunConfig base_;
   std::vector<SloTarget> targets_;
@@ -976,10 +992,8 @@ class Planner {
 
 }  // namespace
 
-namespace {
-
 // "H100=3.0,A100-80=1.8" -> $ per GPU-hour by GPU name (case-insensitive).
-std::map<std::string, double> parse_costs(const std::string& text) {
+std::map<std::string, double> parse_gpu_costs(const std::string& text) {
   std::map<std::string, double> out;
   for (const std::string& raw : text::split(text, ',')) {
     const std::string item = text::trim(raw);
@@ -995,6 +1009,8 @@ std::map<std::string, double> parse_costs(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 // One GPU and TP of compare_candidates, at its fewest instances.
 struct Candidate {
@@ -1101,7 +1117,7 @@ void write_candidates_report(const PlanRequest& request, const std::vector<std::
 // The fewest instances for each GPU and TP, and the cheapest (false: none
 // meets the targets).
 bool compare_candidates(const PlanRequest& request, std::ostream& out) {
-  const auto costs = parse_costs(request.gpu_cost);
+  const auto costs = parse_gpu_costs(request.gpu_cost);
   const std::vector<std::string> gpus = request.hardware.empty() ? std::vector<std::string>{""} : request.hardware;
   const std::vector<int64_t> tps = request.tp.empty() ? std::vector<int64_t>{0} : request.tp;
   std::vector<Candidate> rows;
@@ -1248,9 +1264,69 @@ bool compare_policies(const PlanRequest& request, std::ostream& out) {
 
 }  // namespace
 
-bool plan(const PlanRequest& request, std::ostream& out) {
-  if (request.format != "table" && request.format != "json")
-    throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", request.format));
+void set_count(RunConfig& config, int64_t n, const PdUnit& unit) {
+  if (!unit.on()) {
+    config.pool().instances = n;
+    return;
+  }
+  config.pd.prefill_instances = n * unit.prefill;
+  config.pd.decode_instances = n * unit.decode;
+  if (!config.pd.decider) config.pd.decider = "always";
+}
+
+struct MinCountSearch::Impl {
+  PlanRequest request;  // the planner keeps a reference to it
+  Planner planner;
+  Impl(const PlanRequest& r, const PdUnit& unit, Progress& progress) : request(r), planner(request, progress, unit) {}
+};
+
+MinCountSearch::MinCountSearch(const PlanRequest& request, const PdUnit& unit, Progress& progress)
+    : impl_(std::make_unique<Impl>(request, unit, progress)) {}
+MinCountSearch::~MinCountSearch() = default;
+RunConfig MinCountSearch::probe_config() const { return impl_->planner.capacity_probe(); }
+const RunConfig& MinCountSearch::base() const { return impl_->planner.base(); }
+int64_t MinCountSearch::run() { return impl_->planner.find_min_instances(); }
+const std::vector<MetricField>& MinCountSearch::metrics(int64_t units) const {
+  return impl_->planner.trial(units).outcome.metrics;
+}
+const std::string& MinCountSearch::verdict(int64_t units) const { return impl_->planner.trial(units).verdict; }
+std::string MinCountSearch::configuration(int64_t units) const {
+  return impl_->planner.answer_configuration(units);
+}
+PlanReport MinCountSearch::report_data(int64_t units) const { return impl_->planner.report_data(units); }
+
+namespace {
+
+// The search's lists given without --search: one value is that run setting
+// (added to the command line), several are refused.
+PlanRequest without_search(const PlanRequest& given) {
+  if (given.top) throw InputError("--top", "lists the cheapest configurations of --search; add --search");
+  if (!given.search_pd.empty())
+    throw InputError("--search-pd", "lists the P/D units --search tries; add --search (or give --prefill-instances "
+                                    "and --decode-instances to plan one P/D deployment)");
+  PlanRequest request = given;
+  for (const auto& [values, key, flag] :
+       {std::tuple{&given.max_num_seqs, "max_num_running_reqs", "--max-num-seqs"},
+        std::tuple{&given.max_num_batched_tokens, "max_num_scheduled_tokens", "--max-num-batched-tokens"}}) {
+    if (values->size() > 1)
+      throw InputError(flag, "several values are compared by the deployment search: add --search");
+    if (values->size() == 1) request.command_line.push_back(Setting{key, values->front(), flag});
+  }
+  request.max_num_seqs.clear();
+  request.max_num_batched_tokens.clear();
+  return request;
+}
+
+}  // namespace
+
+bool plan(const PlanRequest& given, std::ostream& out) {
+  if (given.format != "table" && given.format != "json")
+    throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", given.format));
+  if (given.search) {
+    if (!given.report.empty()) check_report_dir(given.report, "--report");
+    return search_deployments(given, out);
+  }
+  const PlanRequest request = without_search(given);
   const bool compare = request.hardware.size() > 1 || request.tp.size() > 1 || !request.gpu_cost.empty();
   if (!request.report.empty()) check_report_dir(request.report, "--report");
   if (compare && request.max_rate)

@@ -209,6 +209,42 @@ std::string plan_candidates(Files& f, const PlanReport& r) {
   return out;
 }
 
+// A table of text cells, the first row highlighted when `first_answer`.
+std::string cell_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                       bool first_answer) {
+  std::string out = "<table>\n<tr>";
+  for (const std::string& h : header) out += "<th>" + svg::escape(h) + "</th>";
+  out += "</tr>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += i == 0 && first_answer ? "<tr class=\"answer\">" : "<tr>";
+    for (const std::string& c : rows[i]) out += "<td>" + svg::escape(c) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+// --search: the screen, the cheapest verified and the Pareto frontier.
+std::string plan_search(Files& f, const PlanReport& r) {
+  const PlanReportSearch& s = r.search;
+  if (!s.on) return "";
+  std::string out = "<h2>Deployment search</h2>\n";
+  for (const std::string& line : s.lines) out += "<p>" + svg::escape(line) + "</p>\n";
+  svg::Chart c{"Tokens/s per GPU against tokens/s per user", "tokens/s per user (1 / mean ITL)",
+               "output tokens/s per GPU at the plan's rate",
+               {{"screened (estimates)", s.screened, true, false, {}, false},
+                {"verified", s.verified, true, false, {}, false},
+                {"Pareto frontier", s.frontier, true, false, s.frontier_labels}}};
+  if (s.best.first >= 0) c.series.push_back({"best (cheapest)", {s.best}, true, false, {}, false});
+  out += f.figure("frontier.svg", svg::line_chart(c),
+                  "Each setting the capacity bound allows, by its screen estimate (a full batch's speed at its "
+                  "estimated count), and the settings verified in steady state at their minimum count; the line "
+                  "joins the verified Pareto frontier: no other configuration gives both more tokens/s per GPU and "
+                  "more per user.");
+  out += "<h3>Top (cheapest verified)</h3>\n" + cell_table(s.header, s.top, true);
+  out += "<h3>Pareto frontier</h3>\n" + cell_table(s.header, s.frontier_rows, false);
+  return out + "<p>The trials and charts below are the best configuration's search.</p>\n";
+}
+
 // Latency p99 against the searched variable.
 std::string plan_p99_charts(Files& f, const PlanReport& r) {
   std::string out;
@@ -351,6 +387,7 @@ void write_plan_report(const std::string& dir, const PlanReport& r) {
   Files f{dir, {}};
   std::string body = "<h1>" + svg::escape(r.title) + "</h1>\n<p class=\"answer\">" + svg::escape(r.answer) + "</p>\n";
   if (!r.run_length.empty()) body += "<p>" + svg::escape(r.run_length) + "</p>\n";
+  body += plan_search(f, r);
   body += plan_trials(r);
   body += plan_candidates(f, r);
   body += plan_p99_charts(f, r);

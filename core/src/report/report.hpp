@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blis {
@@ -64,6 +65,19 @@ struct PlanReportCandidate {
   double dollars_per_hour = -1;     // < 0: no price
 };
 
+// `blis plan --search`: what was screened, the cheapest verified and the
+// Pareto frontier. Points are (tokens/s per user, tokens/s per GPU).
+struct PlanReportSearch {
+  bool on = false;
+  std::vector<std::string> lines;  // the space, the screen, how exact the list is
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> top, frontier_rows;  // table cells, as on stdout
+  std::vector<std::pair<double, double>> screened;           // estimates of the settings the bound allows
+  std::vector<std::pair<double, double>> verified, frontier;
+  std::vector<std::string> frontier_labels;
+  std::pair<double, double> best{-1, -1};  // < 0: none
+};
+
 struct PlanReport {
   std::string title;    // the question
   std::string answer;   // the answer line of the table
@@ -75,6 +89,7 @@ struct PlanReport {
   std::vector<PlanReportTrial> trials;  // in the order of the table
   std::vector<PlanReportCandidate> candidates;  // with --hardware/--tp comparisons
   int cheapest = -1;
+  PlanReportSearch search;  // with --search; the other charts are then the best's search
   // Provenance: the table's setup line, how trials were run and judged, and
   // the answer's configuration as the TOML `blis run` reproduces ("" when a
   // TOML cannot hold it).

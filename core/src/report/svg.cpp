@@ -254,7 +254,7 @@ void draw_series(std::string& out, const Chart& c, const Frame& f, size_t i) {
   std::string path;
   for (const auto& [x, y] : s.points)
     if (f.visible(x, y)) path += fmt::format("{}{},{}", path.empty() ? "" : " ", num(f.px(x)), num(f.py(y)));
-  if (!path.empty())
+  if (!path.empty() && s.line)
     out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", path, colour,
                        s.dashed ? " stroke-dasharray=\"6 4\"" : "");
   if (s.dots)

@@ -16,6 +16,7 @@ struct Series {
   bool dots = true;                               // a dot on every point
   bool dashed = false;
   std::vector<std::string> point_labels{};        // written beside the points, when given
+  bool line = true;                               // false: dots only (a scatter)
 };
 
 // What a reference line marks, which alone picks its colour, in every chart:
