@@ -3,8 +3,7 @@
 // scaled) is observed with 300 requests at --time-scale 1; the fit from the
 // table's coefficients writes a scenario; `blis run` with that scenario
 // predicts a different workload (another rate and length mix) that is then
-// observed from the same server: within 5 % on mean E2E, and on TTFT p99 within
-// 10 % on a quiet machine, 20 % asserted here (see below).
+// observed from the same server: within 5 % on mean E2E and 10 % on TTFT p99.
 // Also: the JSON's shape, determinism, kv-blocks, and bad input.
 #include "catch.hpp"
 #include "cli.hpp"
@@ -99,14 +98,14 @@ TEST_CASE("calibrate --fit blackbox: fitted on one workload of a served model, p
   INFO("E2E mean observed " << e2e_obs << " ms, predicted " << e2e_pred << " ms; TTFT p99 observed " << p99_obs
                             << " ms, predicted " << p99_pred << " ms");
   CHECK(std::fabs(e2e_pred - e2e_obs) / e2e_obs <= 0.05);
-  // 10 % holds on a quiet machine (measured -5.4 %); the TTFT tail of an
-  // observation is the machine's as much as the server's, and while the whole
-  // suite ran beside it on two cores it was measured at -15.8 %: the test now
-  // runs alone ([serial]), and 20 % keeps it honest without making it flaky
-  // (docs/calibration.md). Instrumented (the sanitizer suite), client and
-  // server spend several times longer per request outside the simulation, and
-  // the tail measures that: there only the mean is held to its bound.
-  if (std::getenv("BLIS_TEST_SANITIZED") == nullptr) CHECK(std::fabs(p99_pred - p99_obs) / p99_obs <= 0.20);
+  // The TTFT tail of an observation is the machine's as much as the server's:
+  // with the whole suite beside it on two cores it was measured at -15.8 %, so
+  // the test runs alone ([serial]); alone, beside a fuzzer and two builds, it
+  // measured +5.2 % (docs/calibration.md). Instrumented (the sanitizer suite),
+  // client and server spend several times longer per request outside the
+  // simulation, and the tail measures that: there only the mean is held to its
+  // bound.
+  if (std::getenv("BLIS_TEST_SANITIZED") == nullptr) CHECK(std::fabs(p99_pred - p99_obs) / p99_obs <= 0.10);
   // The table's coefficients, unfitted, miss by more.
   const Result table = run_blis("run --model qwen/qwen3-14b --latency-model blackbox" + kWorkloadB);
   REQUIRE(table.status == 0);
