@@ -73,8 +73,8 @@ RandomRouting draw(GoRand& rng, int i) {
   r.cfg.routing_latency = rng.intn(3) * 100;
   r.policy = static_cast<RoutingPolicy>(rng.intn(4));
   if (r.policy == RoutingPolicy::Weighted) {
-    const char* names[] = {"queue-depth",   "kv-utilization", "prefix-affinity", "load-balance",
-                           "active-requests", "running-requests", "vllm-dp",       "load-aware"};
+    const char* names[] = {"queue-depth",     "kv-utilization",   "prefix-affinity", "load-balance",
+                           "active-requests", "running-requests", "vllm-dp",         "load-aware"};
     const int64_t n = 1 + rng.intn(3);
     for (int64_t k = 0; k < n; ++k) r.scorers.emplace_back(names[rng.intn(8)]);
   }
@@ -94,8 +94,9 @@ RandomRouting draw(GoRand& rng, int i) {
   client.output_distribution = {"gaussian", {{"mean", 60}, {"std_dev", 30}, {"min", 1}, {"max", 200}}};
   r.spec.clients.push_back(client);
   std::ostringstream d;
-  d << "run " << i << ": " << r.cfg.num_instances << " instances, kv " << r.cfg.engine.total_kv_blocks << ", refresh "
-    << r.cfg.snapshot_refresh_interval << ", policy " << static_cast<int>(r.policy) << ", scorers";
+  d << "run " << i << ": " << r.cfg.num_instances << " instances, kv " << r.cfg.engine.total_kv_blocks
+    << ", refresh " << r.cfg.snapshot_refresh_interval << ", policy " << static_cast<int>(r.policy)
+    << ", scorers";
   for (const std::string& s : r.scorers) d << " " << s;
   d << ", admission '" << r.admission << "', counterfactual " << r.cfg.counterfactual_k << ", rate "
     << r.spec.aggregate_rate << ", requests " << r.spec.num_requests;
@@ -127,7 +128,7 @@ ClusterPolicies policies_of(const RandomRouting& r, bool full) {
 }
 
 struct Decisions {
-  std::string json;  // the metrics with every request's record
+  std::string json;                  // the metrics with every request's record
   std::vector<int32_t> instance_of;  // by record
   std::vector<int64_t> targets;
   double regret = 0;
@@ -138,8 +139,13 @@ struct Decisions {
 Decisions run(const RandomRouting& r, ClusterPolicies policies) {
   auto source = make_spec_workload(r.spec, kNoHorizon, r.spec.num_requests, r.cfg.engine.block_size);
   RunOutcome out = run_cluster(r.cfg, *source, "blackbox", step_1000_10_5(), std::move(policies));
-  Decisions d{out.json, {}, out.result.trace.targets, out.result.trace.regret_sum, out.result.rejected,
-              out.result.events, out.result.steps};
+  Decisions d{out.json,
+              {},
+              out.result.trace.targets,
+              out.result.trace.regret_sum,
+              out.result.rejected,
+              out.result.events,
+              out.result.steps};
   for (const auto& rec : out.cluster.records) d.instance_of.push_back(rec.instance);
   return d;
 }
@@ -157,7 +163,8 @@ void check_same(const Decisions& lazy, const Decisions& full) {
 // A scorer that reads the snapshots' queue depths but declares it reads nothing.
 struct Misdeclared : RoutingScorer {
   void score(const blis_route_input& in, double* out) override {
-    for (int64_t i = 0; i < in.count; ++i) out[i] = 1.0 / (1.0 + in.instances[i].queue_depth + in.instances[i].batch_size);
+    for (int64_t i = 0; i < in.count; ++i)
+      out[i] = 1.0 / (1.0 + in.instances[i].queue_depth + in.instances[i].batch_size);
   }
 };
 

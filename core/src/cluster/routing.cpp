@@ -62,19 +62,24 @@ const blis_route_input& Routing::state(uint32_t slot) {
   if ((reads_ & kReadsRequest) != 0) {
     RequestPool& pool = core_.pool;
     view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
-    if (routed_once_) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
+    if (routed_once_)
+      view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
     fill_cached_blocks(now);
     if (lora_) fill_adapter_resident(pool[slot].spec.adapter);
     request = &view_;
   }
-  input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, request,
-                            state_.data(), routable_count_};
+  input_ = blis_route_input{
+      sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, request, state_.data(), routable_count_};
   return input_;
 }
 
 // No policy reads the snapshots (round-robin, say): which instances take
-// traffic is all a decision needs.
+// traffic is all a decision needs. Only the fleet, scenario events and code
+// change that, and with those every decision reads everything (run_reads):
+// the indexes are taken once.
 void Routing::indexes() {
+  if (indexed_) return;
+  indexed_ = true;
   size_t k = 0;
   for (size_t i = 0; i < core_.instances.size(); ++i)
     if (slots_[i].routable) state_[k++].index = static_cast<int32_t>(i);

@@ -77,6 +77,7 @@ class Routing {
   const std::vector<InstanceRecord>& slots_;
   ClusterPolicies policies_;
   uint32_t reads_ = kReadsAll;  // RouteReads: what state() fills
+  bool indexed_ = false;        // indexes() ran
   // The blocks past the shareable ones are the request's own; the router
   // sees them only once unless something may route the request again.
   bool routed_once_;

@@ -60,7 +60,8 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   scorer_base.set(BLIS_KEY_BLOCK_SIZE, r.config.pool().engine.block_size);
   for (const auto& sw : r.scorers) {
     const ConfigTable scorer_cfg = r.overrides.config_for(sw.name, scorer_base);
-    weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed}),
+    weighted.push_back({sw.name, sw.weight,
+                        ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed}),
                         route_reads(ctx.env.registries->scorers.find(sw.name)->needs)});
     r.overrides.warn_unread(sw.name, scorer_cfg);
   }
