@@ -164,7 +164,8 @@ TEST_CASE("CLI: blis serve answers the OpenAI API from the simulation, and stops
   // /metrics: Prometheus text exposition, with vLLM's names.
   INFO(metrics);
   CHECK(metrics.find("finished_reason=\"abort\"} 1") != std::string::npos);
-  const std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?[0-9.e+Inf]+$)");
+  // A value may have a negative exponent: a wall-clock lag of 8.1e-05 s.
+  const std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?[0-9.e+\-Inf]+$)");
   const std::regex comment(R"(^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$)");
   std::set<std::string> names;
   std::istringstream in(metrics);

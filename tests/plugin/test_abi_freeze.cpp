@@ -63,6 +63,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 5, 0x59522abd4e384489ull},
     {1, 6, 0x1d9bf17fce10929aull},
     {1, 7, 0xbd9aa0217e295829ull},
+    {1, 8, 0x1b22e8ad05c71005ull},
 };
 
 }  // namespace
@@ -93,7 +94,8 @@ static_assert(sizeof(void*) == 8, "update the frozen layout below for this platf
 static_assert(BLIS_KIND_LATENCY_MODEL == 1 && BLIS_KIND_ROUTING_SCORER == 2 &&
               BLIS_KIND_ADMISSION_POLICY == 3);
 static_assert(BLIS_NEED_MODEL == 1 && BLIS_NEED_HARDWARE == 2 && BLIS_NEED_COEFFICIENTS == 4 &&
-              BLIS_NEED_PREFIX_CACHE == 8);
+              BLIS_NEED_PREFIX_CACHE == 8 && BLIS_NEED_DECLARED_READS == 16 && BLIS_NEED_SNAPSHOTS == 32 &&
+              BLIS_NEED_REQUEST == 64);
 static_assert(BLIS_OK == 0 && BLIS_ERROR == 1 && BLIS_DECLINED == 2);
 static_assert(BLIS_CONFIG_OK == 0 && BLIS_CONFIG_MISSING == 1 && BLIS_CONFIG_WRONG_TYPE == 2);
 static_assert(BLIS_LOG_DEBUG == 0 && BLIS_LOG_INFO == 1 && BLIS_LOG_WARN == 2 && BLIS_LOG_ERROR == 3);

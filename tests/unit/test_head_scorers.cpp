@@ -92,7 +92,7 @@ std::vector<double> score(Scorer& s, const Decision& d) {
 
 TEST_CASE("active-requests: (max in flight - own) / max, idle instances score 1", "[routing][plugin]") {
   Scorer s("active-requests");
-  CHECK(s.needs() == 0);
+  CHECK(s.needs() == (BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS));  // no cache signal, no request
   CHECK(score(s, Decision({{0, 0, 0}, {0, 0, 2}, {0, 0, 4}, {0, 0, 1}})) ==
         std::vector<double>{1.0, 0.5, 0.0, 0.75});
   CHECK(score(s, Decision({{3, 3, 0}, {0, 0, 0}})) == std::vector<double>{1.0, 1.0});

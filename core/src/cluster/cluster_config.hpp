@@ -76,6 +76,7 @@ struct ClusterConfig {
 // a null router routes round-robin.
 struct ClusterPolicies {
   std::unique_ptr<AdmissionPolicy> admission;
+  uint32_t admission_reads = kReadsAll;  // RouteReads of `admission` (route_reads of its needs)
   std::unique_ptr<Router> router;
   // P/D: the routers of the prefill and decode pools (null: `router`).
   std::unique_ptr<Router> prefill_router, decode_router;

@@ -28,6 +28,24 @@ Router::Router(RoutingPolicy policy, std::vector<WeightedScorer> scorers, int64_
   for (auto& s : scorers_) s.weight = s.weight / total;
 }
 
+uint32_t route_reads(uint32_t needs) {
+  if ((needs & BLIS_NEED_DECLARED_READS) == 0) return kReadsAll;
+  return ((needs & BLIS_NEED_SNAPSHOTS) != 0 ? kReadsSnapshots : kReadsNothing) |
+         ((needs & BLIS_NEED_REQUEST) != 0 ? kReadsRequest : kReadsNothing);
+}
+
+uint32_t Router::reads() const {
+  switch (policy_) {
+    case RoutingPolicy::RoundRobin: return kReadsNothing;
+    case RoutingPolicy::LeastLoaded:
+    case RoutingPolicy::AlwaysBusiest: return kReadsSnapshots;
+    case RoutingPolicy::Weighted: break;
+  }
+  uint32_t reads = kReadsNothing;
+  for (const WeightedScorer& s : scorers_) reads |= s.reads;
+  return reads;
+}
+
 int32_t Router::pick_tied(const std::vector<int32_t>& tied) {
   // The stream is drawn from only when there is a real tie (spec cluster §3.4).
   return tied.size() == 1 ? tied[0] : tied[static_cast<size_t>(rng_.intn(static_cast<int64_t>(tied.size())))];

@@ -20,10 +20,23 @@ enum class RoutingPolicy { RoundRobin, LeastLoaded, AlwaysBusiest, Weighted };
 // names otherwise.
 RoutingPolicy parse_routing_policy(const std::string& name);
 
+// What a policy reads of its blis_route_input (ABI 1.8), as bits: the
+// router's part fills only what the run's policies read (Routing). The
+// instances' count and each snapshot's index are always filled.
+enum RouteReads : uint32_t {
+  kReadsNothing = 0,
+  kReadsSnapshots = 1,  // the snapshots' fields besides index
+  kReadsRequest = 2,    // the request view
+  kReadsAll = kReadsSnapshots | kReadsRequest,
+};
+// A plugin's reads from its blis_need bits: all unless it declares them.
+uint32_t route_reads(uint32_t needs);
+
 struct WeightedScorer {
   std::string name;
   double weight = 0;
   std::unique_ptr<RoutingScorer> scorer;
+  uint32_t reads = kReadsAll;  // RouteReads of the scorer (route_reads of its needs)
 };
 
 // effective load = queue depth + batch size + in-flight (spec cluster §3.2),
@@ -44,6 +57,9 @@ class Router {
   bool set_weight(const std::string& name, double weight);
   // Scenario `routing` events: the policy from now on (scorers and streams stay).
   void set_policy(RoutingPolicy policy) { policy_ = policy; }
+  // What the policy reads (RouteReads): round-robin nothing, least-loaded
+  // and always-busiest the snapshots, weighted what its scorers read.
+  uint32_t reads() const;
   bool has_scorer(const std::string& name) const {
     for (const WeightedScorer& s : scorers_)
       if (s.name == name) return true;

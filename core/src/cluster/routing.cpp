@@ -25,6 +25,24 @@ Routing::Routing(const ClusterCore& core, const std::vector<InstanceRecord>& slo
   if (lora_) resident_.resize(n);  // more as instances are added
   state_.resize(n);
   if (cfg.cache_query && cfg.cache_signal_delay > 0) cache_copies_.resize(n);
+  if (!cfg.cache_query)  // no plugin asked for the cache signal
+    for (blis_instance_snapshot& c : cached_) c.cached_blocks = -1;
+  reads_ = run_reads();
+}
+
+// The policies' reads, unless something else may look: the gateway and P/D
+// read the snapshots themselves, scenario events and code may change the
+// policy (whose snapshots must then have been refreshed as always), and the
+// cache signal and LoRA fill fields from the request.
+uint32_t Routing::run_reads() const {
+  const ClusterConfig& cfg = core_.cfg;
+  if (cfg.gateway.enabled || cfg.pd.enabled() || !cfg.events.empty() || cfg.code != nullptr ||
+      cfg.fleet.enabled() || cfg.cache_query || lora_)
+    return kReadsAll;
+  uint32_t reads = policies_.router->reads();
+  if (policies_.admission) reads |= policies_.admission_reads;
+  if (cfg.trace_decisions && cfg.counterfactual_k > 0) reads |= kReadsSnapshots;  // regret from the loads
+  return reads;
 }
 
 // spec head §7.2: the delayed view starts as the caches at construction.
@@ -36,15 +54,36 @@ void Routing::start() {
 // refresh of instance-reported signals, live in-flight counts.
 const blis_route_input& Routing::state(uint32_t slot) {
   const SimTime now = core_.kernel.now();
-  snapshots(now);
-  RequestPool& pool = core_.pool;
-  view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
-  if (routed_once_) view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
-  fill_cached_blocks(now);
-  if (lora_) fill_adapter_resident(pool[slot].spec.adapter);
-  input_ = blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, &view_,
-                            state_.data(), routable_count_};
+  if ((reads_ & kReadsSnapshots) != 0)
+    snapshots(now);
+  else
+    indexes();
+  const blis_request_view* request = nullptr;
+  if ((reads_ & kReadsRequest) != 0) {
+    RequestPool& pool = core_.pool;
+    view_ = request_view(pool[slot], core_.cfg.engine.block_size, pool);
+    if (routed_once_)
+      view_.own_blocks = std::max<int64_t>(view_.num_blocks - pool[slot].spec.shareable_blocks, 0);
+    fill_cached_blocks(now);
+    if (lora_) fill_adapter_resident(pool[slot].spec.adapter);
+    request = &view_;
+  }
+  input_ = blis_route_input{
+      sizeof(blis_route_input), sizeof(blis_instance_snapshot), now, request, state_.data(), routable_count_};
   return input_;
+}
+
+// No policy reads the snapshots (round-robin, say): which instances take
+// traffic is all a decision needs. Only the fleet, scenario events and code
+// change that, and with those every decision reads everything (run_reads):
+// the indexes are taken once.
+void Routing::indexes() {
+  if (indexed_) return;
+  indexed_ = true;
+  size_t k = 0;
+  for (size_t i = 0; i < core_.instances.size(); ++i)
+    if (slots_[i].routable) state_[k++].index = static_cast<int32_t>(i);
+  routable_count_ = static_cast<int64_t>(k);
 }
 
 // The gateway's view (cluster/gateway.cpp): the snapshots without a
@@ -99,10 +138,7 @@ void Routing::snapshots(SimTime now) {
 // last ones are `cache_signal_delay` old.
 void Routing::fill_cached_blocks(SimTime now) {
   const size_t count = static_cast<size_t>(routable_count_);
-  if (!core_.cfg.cache_query) {
-    for (size_t k = 0; k < count; ++k) state_[k].cached_blocks = -1;
-    return;
-  }
+  if (!core_.cfg.cache_query) return;  // the snapshots hold -1 (the constructor)
   const uint64_t* hashes = view_.block_hashes;
   const int64_t n = hashes == nullptr ? 0 : view_.num_blocks;
   if (core_.cfg.cache_signal_delay == 0) {

@@ -62,14 +62,22 @@ class Routing {
   // Instance i starts taking traffic: its first snapshot is fresh.
   void refresh_next(size_t i) { last_refresh_[i] = std::numeric_limits<SimTime>::min() / 2; }
 
+  // What state() fills besides the count and indexes (RouteReads): what the
+  // run's policies read, or all when something else may read it too.
+  uint32_t reads() const { return reads_; }
+
  private:
+  uint32_t run_reads() const;
   void snapshots(SimTime now);  // state_ and routable_count_, refreshed as due
+  void indexes();               // state_'s indexes and routable_count_ only
   void fill_cached_blocks(SimTime now);
   void fill_adapter_resident(const Label& adapter);  // LoRA: the request's adapter in each snapshot's resident set
 
   ClusterCore core_;
   const std::vector<InstanceRecord>& slots_;
   ClusterPolicies policies_;
+  uint32_t reads_ = kReadsAll;  // RouteReads: what state() fills
+  bool indexed_ = false;        // indexes() ran
   // The blocks past the shareable ones are the request's own; the router
   // sees them only once unless something may route the request again.
   bool routed_once_;

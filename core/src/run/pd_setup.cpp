@@ -42,7 +42,9 @@ std::unique_ptr<Router> pool_router(const std::string& list, const std::string& 
       throw InputError(where, fmt::format("unknown scorer '{}'; blis plugins list shows the scorers", sw.name));
     cache_query = cache_query || (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0;
     const ConfigTable cfg = r.overrides.config_for(sw.name, base);
-    weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&cfg, r.seed})});
+    weighted.push_back({sw.name, sw.weight,
+                        ctx.env.registries->scorers.create(sw.name, CreateArgs{&cfg, r.seed}),
+                        route_reads(entry->needs)});
   }
   return std::make_unique<Router>(RoutingPolicy::Weighted, std::move(weighted), r.seed);
 }

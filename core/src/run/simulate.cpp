@@ -52,6 +52,7 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   const ConfigTable admission_cfg = admission_config(r);
   const std::string& admission = *r.config.policies.admission;
   p.admission = ctx.env.registries->admission.create(admission, CreateArgs{&admission_cfg, r.seed});
+  p.admission_reads = route_reads(ctx.env.registries->admission.find(admission)->needs);
   r.overrides.warn_unread(admission, admission_cfg);
   warn_unread_settings(r, admission_cfg);
   std::vector<WeightedScorer> weighted;
@@ -59,7 +60,9 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   scorer_base.set(BLIS_KEY_BLOCK_SIZE, r.config.pool().engine.block_size);
   for (const auto& sw : r.scorers) {
     const ConfigTable scorer_cfg = r.overrides.config_for(sw.name, scorer_base);
-    weighted.push_back({sw.name, sw.weight, ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed})});
+    weighted.push_back({sw.name, sw.weight,
+                        ctx.env.registries->scorers.create(sw.name, CreateArgs{&scorer_cfg, r.seed}),
+                        route_reads(ctx.env.registries->scorers.find(sw.name)->needs)});
     r.overrides.warn_unread(sw.name, scorer_cfg);
   }
   p.router = std::make_unique<Router>(r.routing, std::move(weighted), r.seed);

@@ -15,5 +15,5 @@ class AlwaysAdmit {
 
 }  // namespace
 
-BLIS_PLUGINS(blis::sdk::admission_policy<AlwaysAdmit>("always-admit", "1.0.0",
-                                                      "Admits every request"))
+BLIS_PLUGINS(blis::sdk::admission_policy<AlwaysAdmit>("always-admit", "1.0.0", "Admits every request",
+                                                      BLIS_NEED_DECLARED_READS))

@@ -19,4 +19,5 @@ class RejectAll {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::admission_policy<RejectAll>(
-    "reject-all", "1.0.0", "Rejects every request (pathological template for testing)"))
+    "reject-all", "1.0.0", "Rejects every request (pathological template for testing)",
+    BLIS_NEED_DECLARED_READS))

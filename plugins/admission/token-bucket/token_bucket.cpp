@@ -66,4 +66,5 @@ class TokenBucket {
 
 BLIS_PLUGINS(blis::sdk::admission_policy<TokenBucket>(
     "token-bucket", "1.0.0",
-    "Token bucket over input tokens (token_bucket_capacity, token_bucket_refill_rate per second)"))
+    "Token bucket over input tokens (token_bucket_capacity, token_bucket_refill_rate per second)",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_REQUEST))

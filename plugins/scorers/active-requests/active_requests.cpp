@@ -29,4 +29,5 @@ class ActiveRequests {
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<ActiveRequests>(
     "active-requests", "1.0.0",
-    "(max in flight - own) / max in flight; an instance with nothing in flight scores 1"))
+    "(max in flight - own) / max in flight; an instance with nothing in flight scores 1",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

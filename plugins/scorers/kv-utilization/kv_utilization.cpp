@@ -18,5 +18,6 @@ class KvUtilization {
 
 }  // namespace
 
-BLIS_PLUGINS(blis::sdk::routing_scorer<KvUtilization>(
-    "kv-utilization", "1.0.0", "1 - KV cache utilization; an idle cache scores 1"))
+BLIS_PLUGINS(blis::sdk::routing_scorer<KvUtilization>("kv-utilization", "1.0.0",
+                                                      "1 - KV cache utilization; an idle cache scores 1",
+                                                      BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

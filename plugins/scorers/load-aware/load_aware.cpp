@@ -29,4 +29,5 @@ class LoadAware {
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<LoadAware>(
     "load-aware", "1.0.0",
-    "0.5 x (1 - min(queue depth, 128) / 128): 0.5 for an empty queue, 0 from 128 waiting"))
+    "0.5 x (1 - min(queue depth, 128) / 128): 0.5 for an empty queue, 0 from 128 waiting",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

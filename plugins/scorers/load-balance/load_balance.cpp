@@ -23,5 +23,6 @@ class LoadBalance {
 
 }  // namespace
 
-BLIS_PLUGINS(blis::sdk::routing_scorer<LoadBalance>(
-    "load-balance", "1.0.0", "1 / (1 + effective load); an idle instance scores 1"))
+BLIS_PLUGINS(blis::sdk::routing_scorer<LoadBalance>("load-balance", "1.0.0",
+                                                    "1 / (1 + effective load); an idle instance scores 1",
+                                                    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

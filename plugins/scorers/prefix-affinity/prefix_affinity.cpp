@@ -131,4 +131,5 @@ class PrefixAffinity {
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<PrefixAffinity>(
     "prefix-affinity", "1.0.0",
-    "Share of the request's leading blocks already routed to the instance (router-side LRU)"))
+    "Share of the request's leading blocks already routed to the instance (router-side LRU)",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_REQUEST))

@@ -54,4 +54,5 @@ class QueueDepth {
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<QueueDepth>(
     "queue-depth", "1.0.0",
-    "Min-max normalised effective load (queue + batch + in flight); least loaded scores 1"))
+    "Min-max normalised effective load (queue + batch + in flight); least loaded scores 1",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

@@ -19,4 +19,5 @@ class RunningRequests {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<RunningRequests>(
-    "running-requests", "1.0.0", "Min-max normalised running batch size; the smallest batch scores 1"))
+    "running-requests", "1.0.0", "Min-max normalised running batch size; the smallest batch scores 1",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

@@ -20,4 +20,5 @@ class VllmDp {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::routing_scorer<VllmDp>(
-    "vllm-dp", "1.0.0", "Min-max normalised 4 x queue depth + batch size; the least loaded scores 1"))
+    "vllm-dp", "1.0.0", "Min-max normalised 4 x queue depth + batch size; the least loaded scores 1",
+    BLIS_NEED_DECLARED_READS | BLIS_NEED_SNAPSHOTS))

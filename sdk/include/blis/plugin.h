@@ -46,7 +46,7 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 7 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 8 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
@@ -67,8 +67,18 @@ typedef enum blis_need {
   BLIS_NEED_HARDWARE = 2,     /* GPU figures and TP: "hardware.*", "tp" */
   BLIS_NEED_COEFFICIENTS = 4, /* trained "alpha_coeffs"/"beta_coeffs" from the coefficient
                                  table, unless given explicitly */
-  BLIS_NEED_PREFIX_CACHE = 8   /* ABI 1.2, scorers and admission policies: fill
+  BLIS_NEED_PREFIX_CACHE = 8,  /* ABI 1.2, scorers and admission policies: fill
                                   blis_instance_snapshot.cached_blocks */
+  /* ABI 1.8, scorers and admission policies: what the plugin reads of its
+   * blis_route_input. Without BLIS_NEED_DECLARED_READS it is given every
+   * field, as before. With it, the host may leave out what no policy of the
+   * run reads: the snapshots' fields other than `index` unless one declares
+   * BLIS_NEED_SNAPSHOTS, the request view (NULL) unless one declares
+   * BLIS_NEED_REQUEST. `now_us`, `count` and each snapshot's `index` are
+   * always given. */
+  BLIS_NEED_DECLARED_READS = 16,
+  BLIS_NEED_SNAPSHOTS = 32,   /* ABI 1.8: reads blis_route_input.instances beyond `index` */
+  BLIS_NEED_REQUEST = 64      /* ABI 1.8: reads blis_route_input.request */
 } blis_need;
 
 /* Return value of every fallible call. BLIS_DECLINED (ABI 1.5) only from the

@@ -342,9 +342,9 @@ constexpr blis_plugin_info routing_scorer(const char* name, const char* version,
 }
 template <class T>
 constexpr blis_plugin_info admission_policy(const char* name, const char* version,
-                                            const char* summary) {
+                                            const char* summary, uint32_t needs = 0) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ADMISSION_POLICY, name, version, summary,
-          &detail::AdmissionTrampolines<T>::vtable, 0, 0};
+          &detail::AdmissionTrampolines<T>::vtable, needs, 0};
 }
 
 template <class T>
