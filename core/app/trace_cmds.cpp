@@ -159,11 +159,32 @@ void TraceCommands::add_observe(CLI::App& app) {
   observe_->add_flag("--lazy-generation", r.lazy_generation,
                      "Accepted for HEAD's command lines; blis always draws the workload as it is sent")
       ->group(g);
-  static const std::vector<std::string> kWorkloadKeys = {
-      "workload_spec", "workload", "defaults_filepath", "rate", "num_requests", "horizon", "seed", "concurrency",
-      "think_time_ms", "prompt_tokens", "prompt_tokens_stdev", "prompt_tokens_min", "prompt_tokens_max",
-      "output_tokens", "output_tokens_stdev", "output_tokens_min", "output_tokens_max", "prefix_tokens",
-      "slo_ttft", "slo_itl", "slo_e2e", "detectors", "log"};
+  static const std::vector<std::string> kWorkloadKeys = {"workload_spec",
+                                                         "workload",
+                                                         "defaults_filepath",
+                                                         "rate",
+                                                         "num_requests",
+                                                         "horizon",
+                                                         "seed",
+                                                         "concurrency",
+                                                         "think_time_ms",
+                                                         "prompt_tokens",
+                                                         "prompt_tokens_stdev",
+                                                         "prompt_tokens_min",
+                                                         "prompt_tokens_max",
+                                                         "output_tokens",
+                                                         "output_tokens_stdev",
+                                                         "output_tokens_min",
+                                                         "output_tokens_max",
+                                                         "prefix_tokens",
+                                                         "slo_ttft",
+                                                         "slo_itl",
+                                                         "slo_e2e",
+                                                         "detectors",
+                                                         "saturation_config",
+                                                         "saturation_report",
+                                                         "saturation_final_window",
+                                                         "log"};
   std::vector<std::string> skip;
   for (const SettingDef& def : setting_table())
     if (std::find(kWorkloadKeys.begin(), kWorkloadKeys.end(), def.key) == kWorkloadKeys.end()) skip.push_back(def.key);

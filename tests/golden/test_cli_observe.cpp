@@ -143,6 +143,19 @@ TEST_CASE("blis observe's closed-loop users keep --concurrency requests in fligh
     CHECK(under_way < 3);
     CHECK(a.at("status") == "ok");
   }
+  // HEAD's Session Metrics after the metrics: each user a session, its first request round 0.
+  INFO(r.out);
+  CHECK(r.out.find("}\n=== Session Metrics ===\n  Sessions: 3\n  TTFT cold (round 0): mean=") !=
+        std::string::npos);
+  CHECK(r.out.find(" ms (n=3)\n  TTFT warm (round≥1): mean=") != std::string::npos);
+  CHECK(r.out.find(" ms (n=12)\n  Session duration:    mean=") != std::string::npos);
+  // Without sessions (an open-loop rate) there is no block.
+  const Result open = run_blis("observe --server-url " + url +
+                               " --model qwen/qwen3-14b --time-scale 50 --rate 20 "
+                               "--num-requests 4 --prompt-tokens 16 --output-tokens 2 --trace-header " +
+                               dir.str() + "/o.yaml --trace-data " + dir.str() + "/o.csv");
+  REQUIRE(open.status == 0);
+  CHECK(open.out.find("Session Metrics") == std::string::npos);
 }
 
 TEST_CASE("blis observe refuses bad flags before sending, and a server that is down gives error rows",
@@ -182,10 +195,13 @@ TEST_CASE("blis observe --scrape-kv-metrics writes HEAD's observed_kv_metrics fr
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
   const std::string h = dir.str() + "/t.yaml", d = dir.str() + "/t.csv";
   // Every request starts with the same 64-token prefix: the server's cache finds it.
-  const Result r = run_blis("observe --server-url " + url + " --model qwen/qwen3-14b --rate 20 --num-requests 10 "
-                            "--prefix-tokens 64 --prompt-tokens 64 --output-tokens 4 --time-scale 50 "
-                            "--scrape-kv-metrics --vllm-commit 0a1b2c3 --prewarm-duration 10s --lazy-generation --log info "
-                            "--detectors all --trace-header " + h + " --trace-data " + d);
+  const Result r = run_blis(
+      "observe --server-url " + url +
+      " --model qwen/qwen3-14b --rate 20 --num-requests 10 "
+      "--prefix-tokens 64 --prompt-tokens 64 --output-tokens 4 --time-scale 50 "
+      "--scrape-kv-metrics --vllm-commit 0a1b2c3 --prewarm-duration 10s --lazy-generation --log info "
+      "--detectors all --saturation-report " +
+      dir.str() + "/sat.json --trace-header " + h + " --trace-data " + d);
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("observe: prewarm complete: ") != std::string::npos);
@@ -210,6 +226,11 @@ TEST_CASE("blis observe --scrape-kv-metrics writes HEAD's observed_kv_metrics fr
   // --detectors: the labels over the observed requests.
   CHECK(r.out.find(",\n  \"saturation\": {\n    \"composite\": \"") != std::string::npos);
   CHECK(r.out.find("\"backlog-drift\": \"") != std::string::npos);
+  // --saturation-report: HEAD's per-event verdicts of each detector, and their final labels.
+  const std::string sat = slurp(dir.str() + "/sat.json");
+  CHECK(sat.rfind("{\n  \"final\": {\n    \"backlog-drift\": \"", 0) == 0);
+  CHECK(sat.find("\n  \"trace\": [\n    {\n      \"timestamp\": ") != std::string::npos);
+  CHECK(sat.find("\"detector\": \"threshold\"") != std::string::npos);
 
   // The block is read back (strictly) and kept by a replay's re-export.
   const Result rep = run_blis("replay --model qwen/qwen3-14b --trace-header " + h + " --trace-data " + d +
@@ -290,17 +311,45 @@ TEST_CASE("blis observe --think-time-dist: closed-loop users wait the drawn thin
   check_refused(base + " --rate 5 --prewarm-duration 60" + files, "--prewarm-duration: must be a duration with its unit");
   check_refused(base + " --rate 5 --prewarm-duration -1s" + files, "--prewarm-duration: must be >= 0");
   check_refused(base + " --rate 5 --detectors nope" + files, "--detectors");
+  check_refused(base + " --rate 5 --num-requests 4 --saturation-report s.json" + files,
+                "--saturation-report: needs --detectors (the detectors it is about)");
   CHECK_FALSE(std::filesystem::exists(dir.str() + "/t.yaml.tmp"));
 }
 
 TEST_CASE("blis observe --help lists HEAD's flags", "[golden][observe]") {
   const Result r = run_blis("observe --help");
   REQUIRE(r.status == 0);
-  for (const char* flag : {"--server-url", "--model", "--trace-header", "--trace-data", "--api-key", "--server-type",
-                           "--api-format", "--max-concurrency", "--warmup-requests", "--no-streaming", "--record-itl",
-                           "--itl-output", "--rtt-ms", "--timeout", "--unconstrained-output", "--prewarm-duration",
-                           "--scrape-kv-metrics", "--kv-metrics-url", "--vllm-commit", "--think-time-dist",
-                           "--think-time-ms", "--lazy-generation", "--detectors", "--concurrency", "--rate",
-                           "--workload-spec", "--workload", "--slo-ttft", "--time-scale"})
+  for (const char* flag : {"--server-url",
+                           "--model",
+                           "--trace-header",
+                           "--trace-data",
+                           "--api-key",
+                           "--server-type",
+                           "--api-format",
+                           "--max-concurrency",
+                           "--warmup-requests",
+                           "--no-streaming",
+                           "--record-itl",
+                           "--itl-output",
+                           "--rtt-ms",
+                           "--timeout",
+                           "--unconstrained-output",
+                           "--prewarm-duration",
+                           "--scrape-kv-metrics",
+                           "--kv-metrics-url",
+                           "--vllm-commit",
+                           "--think-time-dist",
+                           "--think-time-ms",
+                           "--lazy-generation",
+                           "--detectors",
+                           "--concurrency",
+                           "--rate",
+                           "--workload-spec",
+                           "--workload",
+                           "--slo-ttft",
+                           "--time-scale",
+                           "--saturation-config",
+                           "--saturation-report",
+                           "--saturation-final-window"})
     CHECK(r.out.find(std::string(flag) + " ") != std::string::npos);
 }

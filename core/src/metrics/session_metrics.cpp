@@ -69,11 +69,17 @@ void SessionMetrics::text_blocks(const ReportScope& scope, std::string& out) con
     const double d = s.last_completion_ms - s.round0_arrival_ms;
     if (d > 0) durations.push_back(d);
   }
-  out += "=== Session Metrics ===\n";
-  out += fmt::format("  Sessions: {}\n", count_);
-  line(out, "TTFT cold (round 0):", session_distribution(cold_ms_));
-  line(out, "TTFT warm (round≥1):", session_distribution(warm_ms_));
-  line(out, "Session duration:   ", session_distribution(durations));
+  out += session_block(count_, cold_ms_, warm_ms_, std::move(durations));
+}
+
+std::string session_block(int64_t count, std::vector<double> cold_ms, std::vector<double> warm_ms,
+                          std::vector<double> durations_ms) {
+  std::string out = "=== Session Metrics ===\n";
+  out += fmt::format("  Sessions: {}\n", count);
+  line(out, "TTFT cold (round 0):", session_distribution(std::move(cold_ms)));
+  line(out, "TTFT warm (round≥1):", session_distribution(std::move(warm_ms)));
+  line(out, "Session duration:   ", session_distribution(std::move(durations_ms)));
+  return out;
 }
 
 }  // namespace blis

@@ -11,6 +11,7 @@
 #include "metrics/observer.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace blis {
@@ -22,6 +23,11 @@ struct SessionDistribution {
   int64_t count = 0;
 };
 SessionDistribution session_distribution(std::vector<double> values_ms);
+
+// HEAD's "=== Session Metrics ===" block: `count` sessions, the TTFTs of
+// rounds 0 and >= 1 and the sessions' durations, in ms.
+std::string session_block(int64_t count, std::vector<double> cold_ms, std::vector<double> warm_ms,
+                          std::vector<double> durations_ms);
 
 class SessionMetrics : public LifecycleSubscriber, public ReportPart {
  public:

@@ -2,6 +2,7 @@
 // `blis run` (resolve_workload_only), sent by observe/observe.hpp, written
 // as a TraceV2 in HEAD's form.
 #include "metrics/saturation.hpp"
+#include "metrics/session_metrics.hpp"
 #include "observe/observe.hpp"
 #include "run/resolve.hpp"
 #include "util/json_format.hpp"
@@ -25,6 +26,7 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
+#include <map>
 
 namespace blis {
 
@@ -106,12 +108,9 @@ std::optional<ThinkTimeDist> think_time_dist(const ObserveRequest& req, const Wo
   return workload::parse_think_time_dist(req.think_time_dist, "--think-time-dist");
 }
 
-// HEAD's --detectors on an observation: each answered request arrives at its
-// arrival time and completes its E2E later; the labels as `blis run` prints
-// them ("saturation" of the metrics), empty without detectors.
-std::string saturation_member(const std::vector<workload::TraceRecord>& records,
-                              const std::vector<std::string>& detectors) {
-  if (detectors.empty()) return "";
+// HEAD's detectors over an observation: each answered request arrives at its
+// arrival time and completes its E2E later.
+std::vector<SaturationEvent> saturation_events(const std::vector<workload::TraceRecord>& records) {
   std::vector<SaturationEvent> events;
   for (const workload::TraceRecord& rec : records) {
     const int64_t e2e = rec.last_chunk_time_us - rec.send_time_us;
@@ -120,12 +119,51 @@ std::string saturation_member(const std::vector<workload::TraceRecord>& records,
     events.push_back({rec.arrival_time_us + e2e, true, rec.request_id, static_cast<double>(e2e) / 1e3});
   }
   sort_events(events);
-  const auto labels = saturation_labels(events, detectors);
+  return events;
+}
+
+// --detectors' labels as `blis run` prints them ("saturation" of the
+// metrics), empty without detectors.
+std::string saturation_member(const std::vector<SaturationEvent>& events,
+                              const std::vector<std::string>& detectors, const SaturationConfig& cfg) {
+  if (detectors.empty()) return "";
+  const auto labels = saturation_labels(events, detectors, cfg);
   std::string out;
   for (const std::string& name : detectors)
     if (const auto it = labels.find(name); it != labels.end())
       out += fmt::format("{}\n    {}: {}", out.empty() ? "" : ",", go_string(name), go_string(level_name(it->second)));
   return out.empty() ? "" : ",\n  \"saturation\": {" + out + "\n  }";
+}
+
+// HEAD's Session Metrics of an observation, after its metrics when some
+// record belongs to a session: a session's rounds are its records; TTFT is
+// first chunk minus send, a session lasts from its round 0's send to its last
+// chunk ("" without sessions).
+std::string session_metrics(const std::vector<workload::TraceRecord>& records) {
+  struct Span {
+    bool has_round0 = false;
+    double round0_send_ms = 0, last_chunk_ms = 0;
+  };
+  std::map<std::string, Span> sessions;
+  std::vector<double> cold, warm;
+  for (const workload::TraceRecord& r : records) {
+    if (r.session_id.empty()) continue;
+    if (r.status == "ok" && r.first_chunk_time_us > 0 && r.send_time_us > 0)
+      (r.round_index == 0 ? cold : warm)
+          .push_back(static_cast<double>(r.first_chunk_time_us - r.send_time_us) / 1e3);
+    Span& s = sessions[r.session_id];
+    if (r.round_index == 0 && r.send_time_us > 0)
+      s.has_round0 = true, s.round0_send_ms = static_cast<double>(r.send_time_us) / 1e3;
+    if (r.last_chunk_time_us > 0)
+      s.last_chunk_ms = std::max(s.last_chunk_ms, static_cast<double>(r.last_chunk_time_us) / 1e3);
+  }
+  if (sessions.empty()) return "";
+  std::vector<double> durations;
+  for (const auto& [id, s] : sessions)
+    if (s.has_round0 && s.last_chunk_ms - s.round0_send_ms > 0)
+      durations.push_back(s.last_chunk_ms - s.round0_send_ms);
+  return session_block(static_cast<int64_t>(sessions.size()), std::move(cold), std::move(warm),
+                       std::move(durations));
 }
 
 }  // namespace
@@ -144,9 +182,6 @@ void observe(const ObserveRequest& req, std::ostream& out) {
     throw InputError("--rate", "give a workload: --rate (with the length flags or --workload PRESET), "
                                "--workload-spec FILE, or --concurrency N");
   const std::optional<ThinkTimeDist> think = think_time_dist(req, w);
-  const std::vector<std::string> detectors =
-      config.outputs.detectors ? parse_detector_list(*config.outputs.detectors, "--detectors")
-                               : std::vector<std::string>{};
   const int64_t prewarm = prewarm_us(req.prewarm_duration);
   if (req.scrape_kv_metrics && !req.kv_metrics_url.empty())
     (void)observation::parse_server_url(req.kv_metrics_url, "--kv-metrics-url");
@@ -164,6 +199,8 @@ void observe(const ObserveRequest& req, std::ostream& out) {
                                      : req.trace_data) + ".itl.csv";
   check_writable(req.trace_header, "--trace-header");
   check_writable(req.trace_data, "--trace-data");
+  if (config.outputs.saturation_report)
+    check_writable(*config.outputs.saturation_report, "--saturation-report");
   if (req.record_itl) check_writable(itl_path, "--itl-output");
 
   observation::Options o;
@@ -210,7 +247,16 @@ void observe(const ObserveRequest& req, std::ostream& out) {
     write_output(itl_path, observation::itl_csv(obs.itl), out);
     spdlog::info("ITL data exported: {} ({} records)", itl_path, obs.itl.size());
   }
-  out << observation::observation_metrics(obs, saturation_member(obs.records, detectors)) << std::flush;
+  const std::vector<SaturationEvent> events = saturation_events(obs.records);
+  r.saturation.exact_sums =
+      true;  // observe prints HEAD's form: the composite's means summed as HEAD sums them
+  if (config.outputs.saturation_report) {
+    write_output(*config.outputs.saturation_report, saturation_report(events, r.detectors, r.saturation),
+                 out);
+    spdlog::info("saturation report written to {}", *config.outputs.saturation_report);
+  }
+  out << observation::observation_metrics(obs, saturation_member(events, r.detectors, r.saturation))
+      << session_metrics(obs.records) << std::flush;
 }
 
 }  // namespace blis

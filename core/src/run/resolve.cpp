@@ -941,6 +941,7 @@ ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx) {
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
   if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
   if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
+  resolve_saturation(config, r);
   r.config.seed = r.seed;
   return r;
 }
