@@ -105,6 +105,18 @@ TEST_CASE("hostile: a callback chain keeping a finished run alive is refused", "
   CHECK(r.status == 0);
 }
 
+TEST_CASE("hostile: a callback every microsecond is refused after a million calls, not run out of memory",
+          "[lua][hostile][events]") {
+  // Found by the lua_callbacks fuzz target: every("01", ...) runs every 1 µs; with an action in
+  // it, 4 s of virtual time made 4 million calls, 30 s of CPU and 1.6 GB of applied events.
+  blis::test::TempDir dir{"blis-hostile"};
+  dir.write("s.lua", scenario("every(\"01\", function() end)\n", ", horizon = \"2s\""));
+  refused_quickly("run s.lua", "s.lua:1: more than 1000000 callbacks in one run", dir.str());
+  // A callback every millisecond for the same 2 s is fine.
+  dir.write("ms.lua", scenario("every(0.001, function() end)\n", ", horizon = \"2s\""));
+  CHECK(run_blis("run ms.lua", dir.str(), "timeout 60").status == 0);
+}
+
 TEST_CASE("hostile: callbacks multiplying themselves are refused at the pending limit", "[lua][hostile][events]") {
   blis::test::TempDir dir{"blis-hostile"};
   // Doubling at each step: the calls due at one instant pass 10,000 first.

@@ -49,6 +49,8 @@ inline constexpr double kScenarioCpuLimit = 30.0;  // simulations a search runs 
 // input running to its limit costs them a hundredth of the time; blis itself
 // never calls it, and the limits stay those above.
 void divide_script_limits(int divisor);
+// The divisor set by divide_script_limits (1 in blis itself).
+int script_limit_divisor();
 // Bytes the Lua heap of one VM may hold (every script of a run shares it).
 inline constexpr size_t kMemoryLimit = size_t{256} << 20;
 

@@ -355,6 +355,12 @@ void ScenarioApi::fire(const ScriptInstance& script, uint64_t id, ScenarioHost& 
                                   "keep registering calls for the time they run at, or more calls each time they "
                                   "run, would never let the run end",
                                   c.where, kMaxCallsPerInstant, static_cast<double>(instant_) / 1e6));
+  if (++calls_run_ > kMaxCallsPerRun / script_limit_divisor())
+    throw ScriptError(
+        fmt::format("{}: more than {} callbacks in one run; an every() interval of a few "
+                    "microseconds (every(\"01\") is every 1 µs) runs millions of times: act at a "
+                    "longer interval",
+                    c.where, kMaxCallsPerRun / script_limit_divisor()));
   struct Reset {
     ScenarioHost*& h;
     ~Reset() { h = nullptr; }

@@ -97,6 +97,7 @@ int limit_divisor = 1;  // divide_script_limits
 }  // namespace
 
 void divide_script_limits(int divisor) { limit_divisor = std::max(divisor, 1); }
+int script_limit_divisor() { return limit_divisor; }
 
 int ScriptInstance::guarded_pcall(int nargs, int nresults, int handler, int reset_to) const {
   lua_State* L = core_->L;

@@ -267,7 +267,6 @@ class Planner {
     return static_cast<int64_t>(std::min(least, 1e15));
   }
 
-
  public:
   // capacity_bound()'s probe: one instance (or P/D unit), kProbeRequests
   // requests per instance at once.
