@@ -4,8 +4,11 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using blis::test::TempDir;
 
@@ -35,6 +38,68 @@ TEST_CASE("the time series flag writes the CSV and leaves stdout as it was", "[g
   const Result again = run_blis(kBase + " --timeseries " + csv + " --timeseries-interval 2s");
   CHECK(slurp(csv) == text);
   CHECK(again.out == plain.out);
+}
+
+namespace {
+
+// The named column of a time series CSV, row by row.
+std::vector<long> column(const std::string& csv, const std::string& name) {
+  std::vector<long> out;
+  std::istringstream lines(csv);
+  std::string line;
+  int at = -1;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    if (at < 0) {
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (cells[i] == name) at = static_cast<int>(i);
+      REQUIRE(at >= 0);
+      continue;
+    }
+    out.push_back(std::stol(cells.at(static_cast<size_t>(at))));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("with SLO targets the time series has goodput over time: good completions per interval",
+          "[golden][metrics][goodput]") {
+  TempDir dir;
+  const std::string csv = dir.str() + "/ts.csv";
+  // A target every request meets: each interval's good completions are its completions.
+  const Result loose = run_blis(kBase + " --slo-e2e default=1000s --timeseries " + csv);
+  REQUIRE(loose.status == 0);
+  std::string text = slurp(csv);
+  CHECK(text.rfind("time_s,pool,instances,queue_depth,running,kv_usage,arrivals,completions,failed,events,"
+                   "good_completions\n",
+                   0) == 0);
+  CHECK(column(text, "good_completions") == column(text, "completions"));
+  // A TTFT target about half the requests meet: the column sums to the run's
+  // good requests (slo_attainment x count of the JSON's per-class entry), and
+  // no interval has more good completions than completions.
+  const Result tight = run_blis(kBase + " --slo-ttft default=40ms --timeseries " + csv + " --format json");
+  REQUIRE(tight.status == 0);
+  text = slurp(csv);
+  const std::vector<long> good = column(text, "good_completions"), done = column(text, "completions");
+  long sum = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    CHECK(good[i] <= done[i]);
+    sum += good[i];
+  }
+  const std::string& out = tight.out;
+  const size_t at = out.find("\"slo_attainment\": ");
+  REQUIRE(at != std::string::npos);
+  const double attainment = std::stod(out.substr(at + 18));
+  CHECK(attainment > 0.05);
+  CHECK(attainment < 0.95);
+  CHECK(sum == std::lround(attainment * 300));
+  // Without targets the file has no such column; stdout never changes.
+  run_blis(kBase + " --timeseries " + csv);
+  CHECK(slurp(csv).find("good_completions") == std::string::npos);
+  CHECK(run_blis(kBase + " --slo-e2e default=1000s").out == loose.out);
 }
 
 TEST_CASE("the time series flag is refused by a sweep, and a bad interval is refused", "[golden][metrics]") {

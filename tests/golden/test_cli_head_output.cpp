@@ -103,6 +103,31 @@ TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --
   CHECK(read_file(path).find("round_index") == std::string::npos);
 }
 
+TEST_CASE("CLI: HEAD's metrics file has the goodput and saturation members after its requests",
+          "[cli][head][output][goodput]") {
+  blis::test::TempDir dir;
+  const std::string path = dir.str() + "/m.json";
+  const Result r = run_head(
+      "run --model qwen/qwen3-14b --seed 5 --rate 20 --num-requests 30 --slo-ttft default=50ms "
+      "--detectors threshold --metrics-path " +
+      path);
+  const std::string written = read_file(path);
+  // HEAD writes the object it prints, with its requests after its own keys:
+  // the file's members after the requests are stdout's after timed_out_requests.
+  const size_t requests_end = written.find("\n  ],\n");
+  REQUIRE(requests_end != std::string::npos);
+  const std::string tail = written.substr(requests_end + 5);
+  CHECK(tail.rfind("\n  \"saturation\": {", 0) == 0);
+  CHECK(tail.find("\n  \"goodput_rps\": ") != std::string::npos);
+  CHECK(tail.find("\n  \"per_class\": {") != std::string::npos);
+  const size_t own_end = r.out.find("\"timed_out_requests\": ");
+  REQUIRE(own_end != std::string::npos);
+  const size_t block_end = r.out.find("\n}", own_end);
+  const std::string printed =
+      r.out.substr(r.out.find('\n', own_end), block_end + 2 - r.out.find('\n', own_end));
+  CHECK(tail == printed);
+}
+
 TEST_CASE("CLI: under --profile-set head a goodput target's class is reported with no requests, and per-SLO ITL",
           "[cli][head][goodput]") {
   // A target for `standard`, every request in the default class: HEAD lists

@@ -47,12 +47,27 @@ void GoodputTracker::on_completed(Request& r, SimTime) {
     if (dims[d].second <= dims[d].first) ++c.met[d];
     else good = false;
   }
-  if (good) ++c.good;
+  if (good) {
+    ++c.good;
+    if (!interval_good_.empty())
+      ++interval_good_[static_cast<size_t>(pool_of_[static_cast<size_t>(r.instance)])];
+  }
   if (r.timing.ttft() >= 0) c.ttft.push_back(r.timing.ttft());
   c.e2e.push_back(r.timing.e2e());
   c.itl.push_back(r.timing.itl_avg());
   c.itl_ids.push_back(r.spec.id);
 }
+
+void GoodputTracker::series_start(const std::vector<int32_t>& pool_of, size_t pools) {
+  pool_of_ = pool_of;
+  interval_good_.assign(pools, 0);
+}
+
+void GoodputTracker::series_cells(size_t pool, std::string& out) const {
+  out += fmt::format(",{}", interval_good_[pool]);
+}
+
+void GoodputTracker::series_next() { std::fill(interval_good_.begin(), interval_good_.end(), 0); }
 
 void GoodputTracker::cluster_members(const ReportScope& s, ClusterPlace place, std::string& out) const {
   if (place == ClusterPlace::Figures) out += goodput_json(result_, s.runtime_s);

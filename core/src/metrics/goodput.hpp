@@ -8,6 +8,7 @@
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
 #include "metrics/observer.hpp"
+#include "metrics/time_series.hpp"
 
 #include <array>
 #include <cstdint>
@@ -32,7 +33,7 @@ struct Goodput {
   bool enabled() const { return !targets.empty(); }
 };
 
-class GoodputTracker : public LifecycleSubscriber, public ReportPart {
+class GoodputTracker : public LifecycleSubscriber, public ReportPart, public SeriesColumns {
  public:
   // Every class with a target has an entry, requests or not (as HEAD prints).
   explicit GoodputTracker(SloTargetMap targets);
@@ -62,11 +63,21 @@ class GoodputTracker : public LifecycleSubscriber, public ReportPart {
   void figures(const ReportScope& s, std::vector<MetricField>& out) const override;
   void shape(ReportContext& ctx) const override;
 
+  // Its column of the time series, when targets are set: good_completions,
+  // the requests completed in the interval that met every target of their
+  // class, by the pool that completed them.
+  std::string series_header() const override { return result_.enabled() ? ",good_completions" : ""; }
+  void series_start(const std::vector<int32_t>& pool_of, size_t pools) override;
+  void series_cells(size_t pool, std::string& out) const override;
+  void series_next() override;
+
  private:
   bool on(const Request& r) const { return result_.targets.count(r.spec.slo_class) != 0; }
   GoodputClass& cls(const Request& r);
 
   Goodput result_;
+  std::vector<int32_t> pool_of_;        // with the time series: each instance's pool
+  std::vector<int64_t> interval_good_;  // with the time series: good completions per pool in the interval
 };
 
 // The keys goodput adds to the cluster's metrics JSON block (after its last

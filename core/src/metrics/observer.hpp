@@ -8,11 +8,14 @@
 // built from the run's ObserverSetup and listed once in
 // cluster/request_signals.hpp (Observers<...>). The cluster never names it:
 // it feeds it the signals, and hands it over as a part when the run ends.
+// An observer that is also SeriesColumns (metrics/time_series.hpp) adds its
+// own columns to the --timeseries file.
 #pragma once
 
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/report.hpp"
+#include "metrics/time_series.hpp"
 
 #include <map>
 #include <memory>
@@ -111,6 +114,14 @@ class Observers : public LifecycleSubscriber {
   void on_stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void on_step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }
   void on_instance_stopped(const InstanceEnd& x) { each([&](auto& s) { s.on_instance_stopped(x); }); }
+
+  // Hands `series` the observers that add columns to the time series
+  // (SeriesColumns), in list order.
+  void add_series_columns(TimeSeries& series) {
+    each([&](auto& s) {
+      if constexpr (std::is_base_of_v<SeriesColumns, std::decay_t<decltype(s)>>) series.add_columns(s);
+    });
+  }
 
   // The observers, moved out once the run has ended, in list order.
   std::vector<std::unique_ptr<ReportPart>> release() {

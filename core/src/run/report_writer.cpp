@@ -8,15 +8,16 @@
 namespace blis {
 namespace {
 
-// The cluster's metrics object: the reference's keys, the parts' labels,
-// with `medians` the p50s (not in the reference's format), the parts' figures.
-std::string cluster_block(const ReportInput& in, bool medians) {
+// The cluster's metrics object: the reference's keys, with `records` the
+// per-request records (the results file), the parts' labels, with `medians`
+// the p50s (not in the reference's format), the parts' figures.
+std::string cluster_block(const ReportInput& in, bool medians, bool records = false) {
   std::string members;
   for (const ReportPart* p : in.parts.order()) p->cluster_members(in.scope, ClusterPlace::Labels, members);
   if (medians)
     for (const MetricField& f : median_fields(in.cluster)) members += ",\n  " + go_string(f.name) + ": " + metric_text(f);
   for (const ReportPart* p : in.parts.order()) p->cluster_members(in.scope, ClusterPlace::Figures, members);
-  return metrics_json(in.cluster, "cluster", false, members);
+  return metrics_json(in.cluster, "cluster", records, members);
 }
 
 // A JSON object printed at column 0, nested `depth` levels deep.
@@ -182,6 +183,11 @@ std::string table_report(const ReportInput& in) {
   table_lines(in, TablePlace::Events, out);
   table_lines(in, TablePlace::Blocks, out);
   return out;
+}
+
+std::string results_report(const ReportInput& in) {
+  // HEAD's file ends at its closing brace, byte for byte.
+  return cluster_block(in, false, true) + (in.cc.head_report ? "" : "\n");
 }
 
 std::vector<MetricField> run_figures(const ReportInput& in) {

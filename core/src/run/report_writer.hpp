@@ -50,6 +50,10 @@ std::string text_report(const ReportInput& in);
 std::string json_report(const ReportInput& in);
 // --format table: the figures a person reads first, every label with its unit.
 std::string table_report(const ReportInput& in);
+// The --results-path (HEAD's --metrics-path) file: the cluster's metrics
+// object with the per-request records after the reference's keys, then the
+// parts' members, as HEAD writes the object it prints with its requests.
+std::string results_report(const ReportInput& in);
 // RunOutcome::metrics: the cluster's metrics, rejected_requests, fitness_score
 // (with --fitness-weights), then the parts' figures.
 std::vector<MetricField> run_figures(const ReportInput& in);

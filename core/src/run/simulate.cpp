@@ -382,8 +382,7 @@ void fill_outcome(const ReportInput& in, TimedResult& run, RunOutcome& outcome) 
   outcome.metrics = run_figures(in);
   if (r.config.outputs.keep_distributions || r.config.outputs.report) outcome.cdf = latency_cdf(cluster);
   if (r.config.outputs.report) outcome.run_report = run_report(r, in.cc, result, cluster, outcome);
-  // HEAD's --metrics-path file ends at its closing brace, byte for byte.
-  if (in.cc.keep_records) outcome.results_json = metrics_json(cluster, "cluster", true) + (in.cc.head_report ? "" : "\n");
+  if (in.cc.keep_records) outcome.results_json = results_report(in);
   outcome.timeseries_csv = std::move(run.result.timeseries);
   outcome.saturation_report = std::move(run.result.saturation_report);
   if (r.config.outputs.profile)
