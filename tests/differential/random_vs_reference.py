@@ -109,6 +109,8 @@ def explained(o, args, ref, mine):
     if (o.profile == "head" and re.search(r'"timed_out_requests": [1-9]', ref.stdout)
             and only_output_token_count(ref.stdout, mine.stdout)):
         return "differences.md row 38 (HEAD leaves out the tokens timed-out requests streamed)"
+    if o.profile == "head" and re.search(r"^Disaggregated Requests: [1-9]", ref.stdout, re.M):
+        return "differences.md row 51 (HEAD starts the KV transfer at the prefill step's start, decodes one step short)"
     if o.profile == "seed" and re.search(r'"preemption_count": [1-9]', ref.stdout):
         return "differences.md rows 2-3 (the seed's preemption: leaked blocks, tokens made twice)"
     log = subprocess.run([os.path.abspath(o.reference)] + args + ["--log", "debug"], cwd=o.run_dir,

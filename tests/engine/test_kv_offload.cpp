@@ -119,3 +119,56 @@ TEST_CASE("KV blocks are conserved across the GPU, CPU and secondary tiers", "[o
     CHECK(chain.cpu_used() <= chain.cpu_capacity());
   }
 }
+
+TEST_CASE("HEAD's mirror tier: stores every full block, evicts least recently used, charges each reload",
+          "[offload][head]") {
+  // --kv-cpu-blocks under --kv-cpu-model mirror (sim/kv/tiered.go): the
+  // chain's tiered form. 8 GPU blocks of 16 tokens, a CPU tier of 6.
+  const int32_t B = 16;
+  KVCache kv(8, B);
+  OffloadChainConfig cfg;
+  cfg.cpu_blocks = 6;
+  cfg.per_block_bytes = 1;
+  cfg.prompt_only = false;
+  cfg.tiered = true;
+  cfg.reload_us = 7;  // base latency + ceil(16 / bandwidth)
+  OffloadChain chain(kv, cfg);
+  auto admit = [&](uint64_t id, std::vector<uint64_t>& h, RequestBlocks& r, int64_t input) {
+    r.hashes = h.data();
+    r.num_hashes = static_cast<int64_t>(h.size());
+    std::vector<int32_t> hits;
+    const int64_t c = kv.cached_prefix(r.hashes, std::min<int64_t>((input - 1) / B, r.num_hashes), hits);
+    return chain.admit(id, r, r.hashes, std::min(input / B, r.num_hashes), hits, input - c * B);
+  };
+  std::vector<uint64_t> ha = sequence(1, 3), hb = sequence(2, 3), hc = sequence(3, 8);
+  RequestBlocks a, b, c;
+  REQUIRE(admit(1, ha, a, 3 * B) == OffloadChain::Admit::Ok);
+  REQUIRE(admit(2, hb, b, 3 * B) == OffloadChain::Admit::Ok);
+  chain.mirror(a, 3 * B);
+  chain.mirror(b, 3 * B);
+  chain.mirror(a, 3 * B);  // held already: only its recency
+  CHECK(chain.cpu_used() == 6);
+  CHECK(chain.thrashing_rate() == 0.0);
+  kv.release(a, KVCache::Release::Done);
+  kv.release(b, KVCache::Release::Done);
+  // C takes every GPU block: A's and B's content is left only in the CPU tier.
+  REQUIRE(admit(3, hc, c, 8 * B) == OffloadChain::Admit::Ok);
+  kv.release(c, KVCache::Release::Done);
+  CHECK(chain.take_transfer_latency() == 0);
+  // A comes back: its three blocks are reloaded into free GPU blocks, each
+  // charged to the step, and then hit as cached content.
+  RequestBlocks a2;
+  const int64_t hits_before = kv.hits();
+  REQUIRE(admit(4, ha, a2, 3 * B + 1) == OffloadChain::Admit::Ok);
+  CHECK(chain.take_transfer_latency() == 3 * 7);
+  CHECK(chain.take_transfer_latency() == 0);
+  CHECK(kv.hits() - hits_before == 3);
+  // Mirroring C's eight blocks into a tier of six evicts eight of the
+  // fourteen stored: the thrashing rate is evictions over blocks stored.
+  RequestBlocks c2;
+  kv.release(a2, KVCache::Release::Done);
+  REQUIRE(admit(5, hc, c2, 8 * B) == OffloadChain::Admit::Ok);
+  chain.mirror(c2, 8 * B);
+  CHECK(chain.thrashing_rate() == Approx(8.0 / 14.0));
+  CHECK(chain.conserved());
+}

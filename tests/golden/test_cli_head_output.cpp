@@ -103,6 +103,39 @@ TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --
   CHECK(read_file(path).find("round_index") == std::string::npos);
 }
 
+TEST_CASE(
+    "CLI: under --profile-set head --kv-cpu-blocks is HEAD's mirror tier: reloads, evictions, thrashing",
+    "[cli][head][kv]") {
+  // Two prefix groups on a 250-block GPU cache with a 10-block CPU tier:
+  // prompts come back from the CPU tier at 300 + ceil(16 / 4) µs a block,
+  // the tier evicts nearly every block it stores (thrashing 0.9999), and one
+  // request is preempted. HEAD's stdout, byte for byte.
+  blis::test::TempDir dir;
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec)
+      << "version: \"2\"\nseed: 696\naggregate_rate: 20\nnum_requests: 120\nclients:\n"
+         "  - id: c0\n    rate_fraction: 0.5\n    prefix_group: g0\n    prefix_length: 512\n"
+         "    arrival: {process: poisson}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 100, min: 8, max: 800}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 32}}\n"
+         "  - id: c1\n    rate_fraction: 0.5\n    prefix_group: g1\n    prefix_length: 512\n"
+         "    arrival: {process: poisson}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 200, std_dev: 50, min: 8, max: 400}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 8}}\n";
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --total-kv-blocks 250 --seed 89 --kv-cpu-blocks 10 --kv-transfer-bandwidth 4.0 "
+                          "--latency-model trained-physics --kv-transfer-base-latency 300";
+  const std::string out = run_head(cmd).out;
+  CHECK(out == head_stdout("cpu_tier_mirror"));
+  CHECK(out.find("KV Thrashing Rate: 0.9999\n") != std::string::npos);
+  // The seed's threshold tier, kept under the profile, is another model.
+  CHECK(run_head(cmd + " --kv-cpu-model threshold").out != out);
+  // Without the profile the seed's tier runs; --kv-cpu-model mirror gives HEAD's tier there too.
+  const Result seed = run_blis(cmd + " --kv-cpu-model mirror --output-form head --preemption-mode restart");
+  REQUIRE(seed.status == 0);
+  CHECK(seed.out.find("KV Thrashing Rate: 0.9999\n") != std::string::npos);
+}
+
 TEST_CASE("CLI: HEAD's metrics file has the goodput and saturation members after its requests",
           "[cli][head][output][goodput]") {
   blis::test::TempDir dir;

@@ -48,6 +48,10 @@ struct EngineSettings {
   double kv_offload_threshold = 0.9;
   double kv_transfer_bandwidth = 100.0;   // blocks per µs
   int64_t kv_transfer_base_latency = 0;   // µs
+  // threshold (the seed's: cached blocks move to the CPU tier above the
+  // threshold) or mirror (HEAD's vLLM v1 model: running requests' full blocks
+  // are copied there every step, and reloaded when a prompt continues there)
+  std::string kv_cpu_model = "threshold";
   std::optional<std::string> kv_offload_config;  // the kv_offload: YAML file (docs/kv-offload.md)
   // Share of GPU memory for weights, activations and KV (spec head §7.4).
   // Given, it replaces the defaults table's KV blocks by a computed count.

@@ -317,9 +317,19 @@ std::vector<SettingDef> make_table() {
                   "CPU-tier KV blocks per instance; > 0 enables offloading to CPU memory",
                   [](RunConfig& c) -> auto& { return c.pool().engine.kv_cpu_blocks; },
                   int_between(0, kMaxKvBlocks)));
-  t.push_back(row("kv_offload_threshold", {"--kv-offload-threshold"}, "kv-cache",
-                  "GPU KV usage above which cached blocks are offloaded to the CPU tier",
-                  [](RunConfig& c) -> auto& { return c.pool().engine.kv_offload_threshold; }, finite_unit()));
+  t.push_back(choice_row(
+      "kv_cpu_model", {"--kv-cpu-model"}, "kv-cache",
+      "How the CPU tier of --kv-cpu-blocks fills: threshold (the seed's, the default: cached blocks "
+      "move there when GPU usage passes --kv-offload-threshold, and come back when an allocation "
+      "fails) or mirror (HEAD's vLLM v1 model: every step copies the running requests' full blocks "
+      "there, least recently used out first, and a prompt that continues there is reloaded at "
+      "admission; the threshold is unused); --profile-set head sets mirror",
+      [](RunConfig & c) -> auto& { return c.pool().engine.kv_cpu_model; },
+      one_of("CPU tier model", {"threshold", "mirror"})));
+  t.push_back(row(
+      "kv_offload_threshold", {"--kv-offload-threshold"}, "kv-cache",
+      "GPU KV usage above which cached blocks are offloaded to the CPU tier (--kv-cpu-model threshold)",
+      [](RunConfig & c) -> auto& { return c.pool().engine.kv_offload_threshold; }, finite_unit()));
   t.push_back(row("kv_transfer_bandwidth", {"--kv-transfer-bandwidth"}, "kv-cache",
                   "CPU-GPU transfer bandwidth in blocks per µs",
                   // Checked only when a CPU tier uses it (run/resolve.cpp), as the reference does.

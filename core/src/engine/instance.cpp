@@ -252,6 +252,7 @@ void Instance::on_step() {
     dt = model_->step_time(gathered_batch(now));
   if (lora_) dt = lora_step_time(dt);
   dt += kv_.take_transfer_latency();
+  if (offload_) dt += offload_->take_transfer_latency();
   if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
   dt = std::max<int64_t>(1, dt);
   signals_.step(StepSample{index_, now, dt, static_cast<int64_t>(waiting_.size()), kv_.used_blocks(), count});

@@ -186,6 +186,7 @@ int64_t OffloadChain::evict(int64_t n) {
     --evictable_;
     ++k;
   }
+  evictions_ += k;
   return k;
 }
 
@@ -200,6 +201,7 @@ bool OffloadChain::store(uint64_t key) {
   lru_append(key, b);
   ++used_;
   ++evictable_;
+  ++stores_;
   return true;
 }
 
@@ -343,6 +345,7 @@ bool OffloadChain::consult_and_reload(const uint64_t* hashes, int64_t from, int6
         if (reloads >= max_reloads || !gpu_.reload_into_free(key)) return reloads > 0;
         touch(key);
         ++reloads;
+        if (cfg_.tiered) pending_ += cfg_.reload_us;
         break;
       case Lookup::Pending: return reloads > 0;
       case Lookup::Miss: {

@@ -42,6 +42,11 @@ struct OffloadChainConfig {
   int64_t per_block_bytes = 0;   // KV bytes of one block on one TP rank
   bool prompt_only = true;       // store only blocks wholly inside the prompt
   std::vector<OffloadTierParams> tiers;
+  // HEAD's mirror tier of --kv-cpu-blocks (sim/kv/tiered.go): no secondary
+  // tier; each block reloaded into the GPU adds reload_us to the step that
+  // reloads it; the thrashing rate is CPU evictions over blocks stored.
+  bool tiered = false;
+  int64_t reload_us = 0;
 };
 
 // The transfer station: per tier, FIFO queues of reads and writes served by
@@ -117,8 +122,16 @@ class OffloadChain {
     return n == 0 ? 0.0 : static_cast<double>(gpu_.hits()) / static_cast<double>(n);
   }
   double thrashing_rate() const {
+    if (cfg_.tiered)
+      return stores_ == 0 ? 0.0 : static_cast<double>(evictions_) / static_cast<double>(stores_);
     const int64_t n = promotions_ + promotions_failed_;
     return n == 0 ? 0.0 : static_cast<double>(promotions_failed_) / static_cast<double>(n);
+  }
+  // The reloads' transfer time since the last call (tiered: reload_us each).
+  int64_t take_transfer_latency() {
+    const int64_t t = pending_;
+    pending_ = 0;
+    return t;
   }
   // Diagnostics for tests: CPU blocks held, of them evictable, pinned; held per secondary tier.
   int64_t cpu_used() const { return used_; }
@@ -192,6 +205,7 @@ class OffloadChain {
   std::vector<uint64_t> run_;
   int64_t clock_ = 0;
   int64_t miss_ = 0, promotions_ = 0, promotions_failed_ = 0;
+  int64_t stores_ = 0, evictions_ = 0, pending_ = 0;  // blocks stored new, evicted; reload µs to charge
 };
 
 }  // namespace blis

@@ -13,7 +13,22 @@ namespace blis {
 std::shared_ptr<const OffloadChainConfig> resolve_kv_offload(const RunConfig& config,
                                                              const std::optional<ModelArch>& arch) {
   const EngineSettings& e = config.pool().engine;
-  if (!e.kv_offload_config) return nullptr;
+  if (!e.kv_offload_config) {
+    if (e.kv_cpu_blocks == 0 || e.kv_cpu_model != "mirror") return nullptr;
+    // HEAD's mirror tier (sim/kv/tiered.go): the chain with a CPU tier of
+    // --kv-cpu-blocks and nothing behind it; every full block of a running
+    // request is copied (decode blocks too); a reload costs the base latency
+    // plus the block's transfer at --kv-transfer-bandwidth.
+    auto c = std::make_shared<OffloadChainConfig>();
+    c->cpu_blocks = e.kv_cpu_blocks;
+    c->per_block_bytes = 1;  // no transfer station: never read
+    c->prompt_only = false;
+    c->tiered = true;
+    c->reload_us =
+        e.kv_transfer_base_latency +
+        static_cast<int64_t>(std::ceil(static_cast<double>(e.block_size) / e.kv_transfer_bandwidth));
+    return c;
+  }
   const config::KvOffloadFile f = config::read_kv_offload_file(*e.kv_offload_config, e.block_size);
   const std::string where = config.where("kv_offload_config");
   if (e.kv_cpu_blocks > 0)

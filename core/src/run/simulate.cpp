@@ -83,8 +83,9 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.order = r.order;
   cc.engine.horizon = r.horizon;
   cc.engine.lora = r.lora;
-  cc.engine.cpu_tier =
-      CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
+  // The seed's threshold tier; HEAD's mirror tier is the offload chain (r.offload).
+  cc.engine.cpu_tier = CpuTierConfig{e.kv_cpu_model == "mirror" ? 0 : e.kv_cpu_blocks, e.kv_offload_threshold,
+                                     e.kv_transfer_bandwidth, e.kv_transfer_base_latency};
   cc.engine.offload = r.offload;
   cc.keep_records = c.outputs.results_path.has_value() || (c.replay && c.replay->sim_results);
   cc.observers.trace_requests = c.outputs.trace_output.has_value();
