@@ -274,3 +274,36 @@ TEST_CASE("CLI: --profile-set head runs many-session multi-turn clients as HEAD 
                                     "--output-form seed");
   CHECK(seed_form.out.find("Session Metrics") == std::string::npos);
 }
+
+TEST_CASE("CLI: HEAD's metrics file names session rounds and sessions as HEAD does, ties in HEAD's order",
+          "[cli][workload][head]") {
+  // tests/golden/expected/head/metrics_path_{sessions,users}.json are HEAD's
+  // --metrics-path files for these command lines: a follow-up round is
+  // "session_<session>_round_<r>_<n>", every session request carries its
+  // "session_id", requests tied in arrival time are in the order Go's
+  // sort.Slice leaves them, and the cache hit rate is the instances' mean
+  // summed before it is divided.
+  blis::test::TempDir dir;
+  const std::string path = dir.str() + "/m.json";
+  auto slurp = [](const std::string& file) {
+    std::ifstream f(file);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  const std::string sessions =
+      "run --model qwen/qwen3-14b --num-instances 2 --num-requests 40 --workload-spec " +
+      std::string(BLIS_TEST_SOURCE_DIR) + "/examples/workload-spec/multiturn-chat-demo.yaml";
+  REQUIRE(run_blis(sessions + " --profile-set head --metrics-path " + path).status == 0);
+  std::string written = slurp(path);
+  CHECK(written == head_expected("metrics_path_sessions.json"));
+  CHECK(written.find("\"requestID\": \"session_sess_") != std::string::npos);
+  const std::string users = "run --model qwen/qwen3-14b --concurrency 4 --num-requests 20";
+  REQUIRE(run_blis(users + " --profile-set head --metrics-path " + path).status == 0);
+  written = slurp(path);
+  CHECK(written == head_expected("metrics_path_users.json"));
+  CHECK(written.find("\"session_id\": \"concurrency_") != std::string::npos);
+  // The seed's form keeps its request_<n> ids and has no session ids.
+  REQUIRE(run_blis(users + " --profile-set head --output-form seed --metrics-path " + path).status == 0);
+  CHECK(slurp(path).find("session_") == std::string::npos);
+}

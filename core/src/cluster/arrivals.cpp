@@ -2,6 +2,8 @@
 
 #include "kernel/events.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -61,6 +63,10 @@ void Arrivals::completed(const Request& r, SimTime t) {
     return;
   }
   next.spec.follow_up = true;
+  ++follow_ups_;
+  if (cfg_.keep_records && cfg_.head_report)
+    names_.emplace(next.spec.id, fmt::format("session_{}_round_{}_{}", source_->session_name(next.spec),
+                                             next.spec.round, follow_ups_));
   schedule(kernel_, next.spec.arrival_us, EventKind::ClusterArrival, 0, slot);
 }
 

@@ -13,6 +13,8 @@
 #include <blis/workload.hpp>
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,12 @@ class Arrivals final : public FollowUps {
   double change_rate(double factor);
 
   int64_t count() const { return arrived_; }
+  // The session a request of the current workload belongs to, as HEAD names it.
+  std::string session_name(const WorkloadRequest& r) const { return source_->session_name(r); }
+  // HEAD's ids of the follow-ups kept, by request id, when HEAD's results
+  // file is written (ClusterConfig::keep_records and head_report):
+  // "session_<session>_round_<round>_<n>", n counting follow-ups from 1.
+  std::unordered_map<uint64_t, std::string> take_follow_up_names() { return std::move(names_); }
   // The workload is exhausted (or past the horizon): no arrival of its chain is left.
   bool done() const { return source_done_; }
 
@@ -70,6 +78,8 @@ class Arrivals final : public FollowUps {
   double warp_src_ = 0, warp_dst_ = 0, rate_factor_ = 1;
   bool warped_ = false;
   SimTime pending_source_time_ = 0, pending_arrival_ = 0;
+  int64_t follow_ups_ = 0;
+  std::unordered_map<uint64_t, std::string> names_;
 };
 
 }  // namespace blis

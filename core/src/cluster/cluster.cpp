@@ -104,6 +104,21 @@ std::vector<ClusterSimulation::InstanceLoad> ClusterSimulation::loads() const {
   return out;
 }
 
+// HEAD's results file names a session's follow-up rounds and every session
+// request's session (Arrivals::take_follow_up_names, session_name).
+void ClusterSimulation::name_records() {
+  const std::unordered_map<uint64_t, std::string> names = arrivals_.take_follow_up_names();
+  WorkloadRequest probe;
+  for (InstanceMetrics& m : metrics_)
+    for (RequestRecord& rec : m.records) {
+      if (auto it = names.find(rec.id); it != names.end()) rec.name = it->second;
+      if (rec.session < 0 && rec.user < 0) continue;
+      probe.session = rec.session;
+      probe.user = rec.user;
+      rec.session_id = arrivals_.session_name(probe);
+    }
+}
+
 ClusterResult ClusterSimulation::run() {
   start();
   kernel_.run(*this);
@@ -146,6 +161,7 @@ ClusterResult ClusterSimulation::run() {
       m.timed_itl = {};
     }
   }
+  if (cfg_.keep_records && cfg_.head_report) name_records();
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();
   out.event_log = driver_.take_log();

@@ -120,6 +120,7 @@ class ClusterSimulation final : public EventHandler {
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
   void warn_if_none_completed(const ClusterResult& out) const;
+  void name_records();
 
   ClusterConfig cfg_;
   Kernel kernel_;

@@ -34,6 +34,14 @@ struct RequestRecord {
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   bool failed = false;     // lost with its instance (a scenario's `fail` event)
   Label tenant_id, model, adapter;
+  // The multi-turn session or closed-loop user it belongs to (the
+  // workload's ids: WorkloadRequest::session, ::user), -1 for none.
+  int64_t session = -1;
+  int32_t user = -1;
+  // In HEAD's results file (--output-form head): a session's follow-up
+  // round's id, "session_<session>_round_<round>_<n>" ("" = "request_<id>"),
+  // and the session's name ("sess_<id>", "concurrency_<client>_user_<u>").
+  std::string name, session_id;
 };
 
 // One LoRA adapter's figures on an instance (HEAD's "adapters" block): its

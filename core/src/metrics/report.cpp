@@ -1,5 +1,7 @@
 #include "metrics/report.hpp"
 
+#include "util/go_sort.hpp"
+
 #include "engine/wait_queue.hpp"
 #include "util/json_format.hpp"
 #include "workload/slo_class.hpp"
@@ -70,8 +72,9 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.timed_out += p->timed_out;
     out.reports_timeouts = out.reports_timeouts || p->reports_timeouts;
     out.head_form = out.head_form || p->head_form;
-    // HEAD's file: the instances' mean (each instance's own until then).
-    out.cache_hit_rate += p->cache_hit_rate / static_cast<double>(parts.size());
+    // HEAD's file: the instances' mean (each instance's own until then),
+    // summed in instance order and then divided, as HEAD does.
+    out.cache_hit_rate += p->cache_hit_rate;
     out.failed += p->failed;
     out.length_capped += p->length_capped;
     out.preemptions += p->preemptions;
@@ -103,6 +106,7 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.itl_weighted, itl_values(*p));
     normalize(out.itl_weighted);
   }
+  if (!parts.empty()) out.cache_hit_rate /= static_cast<double>(parts.size());
   return out;
 }
 
@@ -178,7 +182,7 @@ std::string request_json(const RequestRecord& r, bool head_form) {
   JsonObject e;
   e.indent = "    ";
   e.real("arrived_at", static_cast<double>(r.arrival_us) / 1e6);
-  e.str("requestID", "request_" + std::to_string(r.id));
+  e.str("requestID", r.name.empty() ? "request_" + std::to_string(r.id) : r.name);
   e.num("num_prefill_tokens", r.input_tokens);
   e.num("num_decode_tokens", r.output_tokens);
   e.real("ttft_ms", r.ttft >= 0 ? static_cast<double>(r.ttft) / 1e3 : 0);
@@ -197,6 +201,7 @@ std::string request_json(const RequestRecord& r, bool head_form) {
     e.key(key);
     e.text += "true";
   }
+  if (head_form && !r.session_id.empty()) e.str("session_id", r.session_id);
   if (head_form) e.num("round_index", r.round);
   return e.close();
 }
@@ -258,9 +263,20 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
     std::vector<const RequestRecord*> recs;
     for (const auto& r : m.records) recs.push_back(&r);
     // Ids in lexicographic order, then a stable sort by arrival time.
-    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return id_string_less(a->id, b->id); });
-    std::stable_sort(recs.begin(), recs.end(),
-                     [](auto* a, auto* b) { return a->arrival_us < b->arrival_us; });
+    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) {
+      if (a->name.empty() && b->name.empty()) return id_string_less(a->id, b->id);
+      auto text = [](const RequestRecord* r) {
+        return r->name.empty() ? "request_" + std::to_string(r->id) : r->name;
+      };
+      return text(a) < text(b);
+    });
+    if (m.head_form)  // HEAD sorts them by arrival with Go's sort.Slice, ties as it leaves them
+      go_sort::slice(
+          recs.size(), [&](size_t i, size_t j) { return recs[i]->arrival_us < recs[j]->arrival_us; },
+          [&](size_t i, size_t j) { std::swap(recs[i], recs[j]); });
+    else
+      std::stable_sort(recs.begin(), recs.end(),
+                       [](auto* a, auto* b) { return a->arrival_us < b->arrival_us; });
     o.key("requests");
     o.text += "[";
     bool first = true;

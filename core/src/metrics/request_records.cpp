@@ -15,6 +15,8 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;
   rec.round = r.spec.round;
+  rec.session = r.spec.session;
+  rec.user = r.spec.user;
   rec.length_capped = r.length_capped;
   rec.dropped = dropped;
   rec.timed_out = timed_out;
