@@ -68,3 +68,36 @@ def write(path, text):
 def summary(counts):
     """The last line: each kind and its count."""
     return " ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def prefix_groups_spec(rng):
+    """A workload spec of one to three clients, each its own prefix group
+    (so that prompt blocks evicted from the GPU come back), Poisson arrivals,
+    Gaussian prompts and exponential outputs."""
+    n = rng.choice([1, 2, 3])
+    lines = ['version: "2"', f"seed: {rng.randrange(1000)}", f"aggregate_rate: {rng.choice([2, 4, 8, 20])}",
+             f"num_requests: {rng.choice([60, 120, 200])}", "clients:"]
+    for i in range(n):
+        lines += [f"  - id: c{i}", f"    rate_fraction: {round(1.0 / n, 3)}",
+                  f"    prefix_group: g{i}", f"    prefix_length: {rng.choice([256, 512, 1024])}",
+                  "    arrival: {process: poisson}"]
+        m = rng.choice([64, 200, 400])
+        lines.append("    input_distribution: {type: gaussian, params: {mean: %d, std_dev: %d, min: 8, max: %d}}"
+                     % (m, m // 4, 2 * m))
+        lines.append("    output_distribution: {type: exponential, params: {mean: %d}}" % rng.choice([8, 32, 64]))
+    return "\n".join(lines) + "\n"
+
+
+def compare(args, cmd):
+    """`cmd` on both: (kind, blis's run), kind "same" (identical stdout),
+    "refused" (both exit non-zero), "hang" (HEAD did not finish within
+    --timeout seconds; blis did) or "differs"."""
+    ours = blis(args, cmd)
+    try:
+        ref = head(args, cmd, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return ("hang" if ours.returncode == 0 else "differs"), ours
+    if ref.returncode != 0 or ours.returncode != 0:
+        return ("refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"), ours
+    return ("same" if ref.stdout == ours.stdout else "differs"), ours
+

@@ -17,24 +17,8 @@ has no reference build.
 """
 import os
 import random
-import subprocess
 
 import head_pair
-
-
-def draw_spec(rng):
-    n = rng.choice([1, 2, 3])
-    lines = ['version: "2"', f"seed: {rng.randrange(1000)}", f"aggregate_rate: {rng.choice([2, 4, 8, 20])}",
-             f"num_requests: {rng.choice([60, 120, 200])}", "clients:"]
-    for i in range(n):
-        lines += [f"  - id: c{i}", f"    rate_fraction: {round(1.0 / n, 3)}",
-                  f"    prefix_group: g{i}", f"    prefix_length: {rng.choice([256, 512, 1024])}",
-                  "    arrival: {process: poisson}"]
-        m = rng.choice([64, 200, 400])
-        lines.append("    input_distribution: {type: gaussian, params: {mean: %d, std_dev: %d, min: 8, max: %d}}"
-                     % (m, m // 4, 2 * m))
-        lines.append("    output_distribution: {type: exponential, params: {mean: %d}}" % rng.choice([8, 32, 64]))
-    return "\n".join(lines) + "\n"
 
 
 def draw_flags(rng):
@@ -64,19 +48,9 @@ def main():
     counts = {"same": 0, "refused": 0, "hang": 0, "differs": 0}
     with head_pair.scratch(args) as tmp:
         for i in range(args.count):
-            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), draw_spec(rng))
+            spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), head_pair.prefix_groups_spec(rng))
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng)
-            ours = head_pair.blis(args, cmd)
-            try:
-                ref = head_pair.head(args, cmd, timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                ref = None
-            if ref is None:
-                kind = "hang" if ours.returncode == 0 else "differs"
-            elif ref.returncode != 0 or ours.returncode != 0:
-                kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
-            else:
-                kind = "same" if ref.stdout == ours.stdout else "differs"
+            kind, ours = head_pair.compare(args, cmd)
             counts[kind] += 1
             if kind != "same" or args.v:
                 print(kind, i, " ".join(cmd))

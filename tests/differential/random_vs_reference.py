@@ -116,7 +116,36 @@ def explained(o, args, ref, mine):
     log = subprocess.run([os.path.abspath(o.reference)] + args + ["--log", "debug"], cwd=o.run_dir,
                          capture_output=True, text=True, timeout=o.timeout).stderr
     n = len(ZERO_WORK.findall(log))
-    return f"differences.md row 6 ({n} fully cached prompts admitted with no work)" if n else None
+    if n:
+        return f"differences.md row 6 ({n} fully cached prompts admitted with no work)"
+    n = held_while_waiting(log) if "--kv-cpu-blocks" in args else 0
+    return f"differences.md row 44 ({n} waiting requests holding reloaded blocks)" if n else None
+
+
+ALLOC = re.compile(r"AllocateBlock for ReqID: (\S+), Num Inputs: \d+, startIndex = (\d+)")
+FULL = re.compile(r"KV cache full: cannot allocate \d+ new \+ 0 cached blocks for req (\S+)\"")
+SCHEDULED = re.compile(r"<< Schedule: (\S+) at")
+
+
+def held_while_waiting(log):
+    """Row 44: HEAD's CPU tier committed reloaded blocks to a request whose
+    chunk then did not fit; its log shows the request, never scheduled yet,
+    failing with no cached block to claim at a start past its prompt's
+    beginning."""
+    scheduled, last, n = set(), None, 0
+    for line in log.splitlines():
+        m = SCHEDULED.search(line)
+        if m:
+            scheduled.add(m.group(1))
+            continue
+        m = ALLOC.search(line)
+        if m:
+            last = (m.group(1), int(m.group(2)))
+            continue
+        m = FULL.search(line)
+        if m and last and last[0] == m.group(1) and last[1] > 0 and m.group(1) not in scheduled:
+            n += 1
+    return n
 
 
 def main():
