@@ -125,18 +125,23 @@ def explained(o, args, ref, mine):
 ALLOC = re.compile(r"AllocateBlock for ReqID: (\S+), Num Inputs: \d+, startIndex = (\d+)")
 FULL = re.compile(r"KV cache full: cannot allocate \d+ new \+ 0 cached blocks for req (\S+)\"")
 SCHEDULED = re.compile(r"<< Schedule: (\S+) at")
+PREEMPTED = re.compile(r"preemption: evicting (\S+) to make room")
 
 
 def held_while_waiting(log):
     """Row 44: HEAD's CPU tier committed reloaded blocks to a request whose
-    chunk then did not fit; its log shows the request, never scheduled yet,
+    chunk then did not fit; its log shows the request, waiting,
     failing with no cached block to claim at a start past its prompt's
-    beginning."""
+    beginning (a preempted request waits again)."""
     scheduled, last, n = set(), None, 0
     for line in log.splitlines():
         m = SCHEDULED.search(line)
         if m:
             scheduled.add(m.group(1))
+            continue
+        m = PREEMPTED.search(line)
+        if m:
+            scheduled.discard(m.group(1))
             continue
         m = ALLOC.search(line)
         if m:
