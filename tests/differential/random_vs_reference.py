@@ -115,11 +115,35 @@ def explained(o, args, ref, mine):
         return "differences.md rows 2-3 (the seed's preemption: leaked blocks, tokens made twice)"
     log = subprocess.run([os.path.abspath(o.reference)] + args + ["--log", "debug"], cwd=o.run_dir,
                          capture_output=True, text=True, timeout=o.timeout).stderr
+    if o.profile == "seed":
+        t = step_before_arrival(log)
+        if t is not None:
+            return f"differences.md row 8 (at {t} µs the seed's heap ran a step before an arrival of the same µs)"
     n = len(ZERO_WORK.findall(log))
     if n:
         return f"differences.md row 6 ({n} fully cached prompts admitted with no work)"
     n = held_while_waiting(log) if "--kv-cpu-blocks" in args else 0
     return f"differences.md row 44 ({n} waiting requests holding reloaded blocks)" if n else None
+
+
+EXECUTING = re.compile(r"\[tick 0*(\d+)\] Executing \*sim\.(\w+)")
+
+
+def step_before_arrival(log):
+    """Row 8: the seed's instance queue is a heap on time alone, so a step and
+    a request's arrival or enqueue at the same µs may run step first, where
+    blis runs arrival, enqueue, then step. The first such µs, or None."""
+    stepped = None
+    for line in log.splitlines():
+        m = EXECUTING.search(line)
+        if not m:
+            continue
+        t, kind = int(m.group(1)), m.group(2)
+        if kind == "StepEvent":
+            stepped = t
+        elif kind in ("ArrivalEvent", "QueuedEvent") and stepped == t:
+            return t
+    return None
 
 
 ALLOC = re.compile(r"AllocateBlock for ReqID: (\S+), Num Inputs: \d+, startIndex = (\d+)")
