@@ -297,8 +297,7 @@ bool KVCache::reload_into_free(uint64_t hash) {
 bool KVCache::reload() {
   if (!has_cpu_tier()) return false;
   int64_t reloaded = 0;
-  const int64_t transfer =
-      tier_.base_latency + static_cast<int64_t>(std::ceil(static_cast<double>(block_size_) / tier_.bandwidth));
+  const int64_t transfer = tier_.block_transfer_us(block_size_);
   for (auto it = cpu_.begin(); it != cpu_.end();) {
     if (index_find(it->second.hash) >= 0) {  // already on the GPU
       ++it;

@@ -9,6 +9,7 @@
 
 #include "engine/block_index.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -24,6 +25,11 @@ struct CpuTierConfig {
   double offload_threshold = 0.9;
   double bandwidth = 100.0;      // blocks per µs
   int64_t base_latency = 0;      // µs per transfer
+  // One block's transfer between the tiers, µs: the base latency plus the
+  // block at the bandwidth, rounded up (the seed's tier and HEAD's alike).
+  int64_t block_transfer_us(int64_t block_size) const {
+    return base_latency + static_cast<int64_t>(std::ceil(static_cast<double>(block_size) / bandwidth));
+  }
 };
 
 // The blocks one request holds, in sequence order (block k holds tokens

@@ -178,11 +178,16 @@ std::string metric_text(const MetricField& f) {
 namespace {
 
 // One request's record in the metrics file (HEAD's form adds its round).
+// A record's "requestID": HEAD's name of a session's follow-up round, else request_<id>.
+std::string record_id(const RequestRecord& r) {
+  return r.name.empty() ? "request_" + std::to_string(r.id) : r.name;
+}
+
 std::string request_json(const RequestRecord& r, bool head_form) {
   JsonObject e;
   e.indent = "    ";
   e.real("arrived_at", static_cast<double>(r.arrival_us) / 1e6);
-  e.str("requestID", r.name.empty() ? "request_" + std::to_string(r.id) : r.name);
+  e.str("requestID", record_id(r));
   e.num("num_prefill_tokens", r.input_tokens);
   e.num("num_decode_tokens", r.output_tokens);
   e.real("ttft_ms", r.ttft >= 0 ? static_cast<double>(r.ttft) / 1e3 : 0);
@@ -262,13 +267,11 @@ std::string metrics_json(const InstanceMetrics& m, const std::string& instance_i
   if (with_requests && !m.records.empty()) {
     std::vector<const RequestRecord*> recs;
     for (const auto& r : m.records) recs.push_back(&r);
-    // Ids in lexicographic order, then a stable sort by arrival time.
+    // Ids in lexicographic order, then by arrival time: stable (the seed's
+    // form), or as Go's sort.Slice leaves ties (HEAD's).
     std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) {
       if (a->name.empty() && b->name.empty()) return id_string_less(a->id, b->id);
-      auto text = [](const RequestRecord* r) {
-        return r->name.empty() ? "request_" + std::to_string(r->id) : r->name;
-      };
-      return text(a) < text(b);
+      return record_id(*a) < record_id(*b);
     });
     if (m.head_form)  // HEAD sorts them by arrival with Go's sort.Slice, ties as it leaves them
       go_sort::slice(

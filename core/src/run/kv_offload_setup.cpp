@@ -24,9 +24,9 @@ std::shared_ptr<const OffloadChainConfig> resolve_kv_offload(const RunConfig& co
     c->per_block_bytes = 1;  // no transfer station: never read
     c->prompt_only = false;
     c->tiered = true;
-    c->reload_us =
-        e.kv_transfer_base_latency +
-        static_cast<int64_t>(std::ceil(static_cast<double>(e.block_size) / e.kv_transfer_bandwidth));
+    c->reload_us = CpuTierConfig{e.kv_cpu_blocks, e.kv_offload_threshold, e.kv_transfer_bandwidth,
+                                 e.kv_transfer_base_latency}
+                       .block_transfer_us(e.block_size);
     return c;
   }
   const config::KvOffloadFile f = config::read_kv_offload_file(*e.kv_offload_config, e.block_size);
