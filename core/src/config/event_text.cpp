@@ -120,7 +120,8 @@ void read_trigger(EventReader& in, ScenarioEvent& e, SimTime default_at) {
     throw in.bad_event("needs exactly one of at=TIME (e.g. at=30s) and when=METRIC>VALUE");
   } else if (at) {
     auto us = duration_text_us(*at);
-    if (!us || *us < 0) throw in.bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 2m, 1h, 250us)", *at));
+    if (!us || *us < 0)
+      throw in.bad(fmt::format("at={} is not a duration >= 0 (60s, 500ms, 1m30s, 250us)", *at));
     e.at = *us;
   } else {
     const auto op = when->find_first_of("<>");

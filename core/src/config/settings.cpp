@@ -6,6 +6,7 @@
 #include <blis/settings.hpp>
 
 #include "config/scenario_common.hpp"
+#include "util/go_duration.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -861,7 +862,7 @@ std::optional<int64_t> parse_int(const std::string& s) {
   return std::nullopt;
 }
 
-// "60s", "500ms", "2m", "1h", "250us"/"250µs", or bare µs, as whole µs.
+// A Go duration ("60s", "500ms", "1m30s", "1.5h", "250us"/"250µs"), or bare µs, as whole µs.
 std::optional<int64_t> parse_duration_us(const std::string& s);
 
 std::optional<double> parse_double(const std::string& s) {
@@ -875,20 +876,9 @@ std::optional<double> parse_double(const std::string& s) {
 }
 
 std::optional<int64_t> parse_duration_us(const std::string& s) {
-  struct Unit {
-    const char* suffix;
-    double micros;
-  };
-  static const Unit units[] = {{"us", 1}, {"\xc2\xb5s", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"h", 3600e6}};
-  for (const Unit& u : units) {
-    if (!text::ends_with(s, u.suffix)) continue;
-    const std::string number = s.substr(0, s.size() - std::strlen(u.suffix));
-    // "ms" also ends in "s": the number must parse on its own.
-    auto x = parse_double(number);
-    if (!x || number.empty() || !std::isfinite(*x)) continue;
-    const double us = *x * u.micros;
-    if (us != std::floor(us) || std::fabs(us) > 9.2e18) return std::nullopt;
-    return static_cast<int64_t>(us);
+  if (auto ns = go_duration_ns(s)) {
+    if (*ns % 1000 != 0) return std::nullopt;  // settings hold whole µs
+    return *ns / 1000;
   }
   return parse_int(s);
 }
@@ -957,7 +947,8 @@ SettingValue parse_setting(const SettingDef& def, const std::string& text, const
     case SettingType::Integer: {
       if (def.has(kDuration)) {
         auto x = parse_duration_us(text::trim(text));
-        if (!x) throw bad("a duration: µs as a bare integer, or with a unit (60s, 500ms, 2m, 1h, 250us)");
+        if (!x)
+          throw bad("a duration: µs as a bare integer, or with a unit (60s, 500ms, 1m30s, 1.5h, 250us)");
         v = *x;
         break;
       }

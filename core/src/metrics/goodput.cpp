@@ -4,8 +4,9 @@
 #include <map>
 
 #include "metrics/stats.hpp"
-#include "util/json_format.hpp"
 #include "util/compact_text.hpp"
+#include "util/go_duration.hpp"
+#include "util/json_format.hpp"
 #include "util/text.hpp"
 #include "workload/slo_class.hpp"
 
@@ -159,37 +160,6 @@ std::string goodput_json(const Goodput& g, double runtime_s) {
   return out;
 }
 
-namespace {
-
-// A Go duration ("100ms", "1.5s", "1m30s", "250us") in ms; nullopt if bad.
-std::optional<double> go_duration_ms(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  double total = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    double v = 0;
-    const auto r = std::from_chars(s.data() + i, s.data() + s.size(), v);
-    if (r.ec != std::errc()) return std::nullopt;
-    i = static_cast<size_t>(r.ptr - s.data());
-    size_t j = i;
-    while (j < s.size() && !(std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
-    const std::string unit = s.substr(i, j - i);
-    double scale = 0;
-    if (unit == "ns") scale = 1e-6;
-    else if (unit == "us" || unit == "\xc2\xb5s") scale = 1e-3;
-    else if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1e3;
-    else if (unit == "m") scale = 60e3;
-    else if (unit == "h") scale = 3600e3;
-    else return std::nullopt;
-    total += v * scale;
-    i = j;
-  }
-  return total;
-}
-
-}  // namespace
-
 void parse_slo_flag(const std::string& text, int dim, const std::string& where, SloTargetMap& targets) {
   for (const std::string& raw : compact::items(text, ',', where)) {
     const std::string pair = text::trim(raw);
@@ -203,11 +173,12 @@ void parse_slo_flag(const std::string& text, int dim, const std::string& where, 
     if (!cls)
       throw InputError(where, fmt::format("unknown SLO class '{}'; classes: default, {}", name,
                                           "critical, standard, sheddable, batch, background"));
-    const auto ms = go_duration_ms(text::trim(pair.substr(eq + 1)));
-    if (!ms || !(*ms > 0) || !std::isfinite(*ms))
+    const auto ns = go_duration_ns(text::trim(pair.substr(eq + 1)));
+    if (!ns || *ns <= 0)
       throw InputError(where, fmt::format("'{}': the duration must be > 0 with a unit (100ms, 1.5s, 250us)", pair));
     SloTargets& t = targets[*cls];
-    (dim == 0 ? t.ttft_ms : dim == 1 ? t.itl_ms : t.e2e_ms) = *ms;
+    // HEAD's float64(d) / float64(time.Millisecond).
+    (dim == 0 ? t.ttft_ms : dim == 1 ? t.itl_ms : t.e2e_ms) = static_cast<double>(*ns) / 1e6;
   }
 }
 
