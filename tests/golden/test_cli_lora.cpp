@@ -7,6 +7,8 @@
 #include "temp_dir.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using blis::test::TempDir;
@@ -159,4 +161,39 @@ TEST_CASE("bad LoRA input is refused in one line naming where, before the run", 
                 "--lora-load-bandwidth-bytes-us", "must be finite and > 0");
   check_refused(run_blis(run + dir.write("l3.yaml", kLora) + " --routing-policy weighted --lora-scorer-weight 0"),
                 "--lora-scorer-weight", "must be a finite value > 0");
+}
+
+TEST_CASE("a LoRA run's trace names each request's adapter, and a replay refuses one not declared",
+          "[golden][lora][trace]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec), lora = dir.write("l.yaml", kLora);
+  const std::string prefix = dir.str() + "/t";
+  const Result run = run_blis("run --model qwen/qwen3-14b --profile-set head --workload-spec " + spec +
+                              " --lora-config " + lora + " --trace-output " + prefix);
+  REQUIRE(run.status == 0);
+  // HEAD writes the adapter column last, and each row's adapter (as HEAD does for the same command).
+  std::ifstream in(prefix + ".csv");
+  const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(header.size() > 8);
+  CHECK(header.substr(header.size() - 8) == ",adapter");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 61);
+  const std::string row =
+      csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+  CHECK((row.ends_with(",a1") || row.ends_with(",a2")));
+  // The trace replays with the same adapters.
+  const std::string replay = "replay --model qwen/qwen3-14b --trace-header " + prefix + ".yaml --trace-data ";
+  CHECK(run_blis(replay + prefix + ".csv --lora-config " + lora).status == 0);
+  // An adapter the configuration does not declare is refused at its row (HEAD loads it in 0 µs: difference
+  // row 52).
+  std::string bad = csv;
+  const size_t at = bad.find(",a2\n");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 4, ",a9\n");
+  const std::string bad_csv = dir.write("bad.csv", bad);
+  const int64_t line = 1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  check_refused(run_blis(replay + bad_csv + " --lora-config " + lora), bad_csv + ":" + std::to_string(line),
+                "names adapter \"a9\", which --lora-config does not declare");
+  // Without adapters declared, the trace's adapters are not simulated: it replays on the base model.
+  CHECK(run_blis(replay + bad_csv).status == 0);
 }

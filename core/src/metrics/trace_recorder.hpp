@@ -74,6 +74,7 @@ class TraceRecorder : public LifecycleSubscriber, public ReportPart {
       e.spec.source = r.spec.source;
       e.spec.tenant_id = r.spec.tenant_id;
       e.spec.model = r.spec.model;
+      e.spec.adapter = r.spec.adapter;
       entries_.push_back(std::move(e));
     }
     return &entries_[it->second];

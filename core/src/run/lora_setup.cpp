@@ -177,4 +177,23 @@ void check_adapter_references(const LoraConfig* lora, const WorkloadSpec& spec, 
   for (const CohortSpec& co : spec.cohorts) check("cohort", co);
 }
 
+void check_trace_adapters(const LoraConfig* lora, const std::vector<workload::TraceRecord>& records,
+                          const std::string& data_path) {
+  if (lora == nullptr || lora->adapters.empty()) return;
+  for (const workload::TraceRecord& t : records) {
+    if (t.adapter.empty()) continue;
+    const std::string where = fmt::format("{}:{}", data_path, t.line);
+    const LoraAdapter* a = lora->find(Label(t.adapter));
+    if (a == nullptr)
+      throw InputError(where,
+                       fmt::format("request {} names adapter \"{}\", which --lora-config does not declare; "
+                                   "declare it, or replay without adapters (no --lora-config)",
+                                   t.request_id, t.adapter));
+    if (!a->base_model.empty() && !t.model.empty() && a->base_model != t.model)
+      throw InputError(where,
+                       fmt::format("request {} model \"{}\" does not match adapter \"{}\" base model \"{}\"",
+                                   t.request_id, t.model, t.adapter, a->base_model));
+  }
+}
+
 }  // namespace blis

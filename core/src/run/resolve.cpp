@@ -920,6 +920,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   }
   resolve_workload(r, ctx);
   if (r.spec) check_adapter_references(r.lora.get(), *r.spec, config.where("workload_spec"));
+  if (r.replay) check_trace_adapters(r.lora.get(), r.replay->records, config.replay->data);
   apply_trace_targets(r);
   const auto& slo = config.slo;
   if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
