@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Random runs with LoRA adapters on blis (--profile-set head) and on HEAD,
-stdout compared byte for byte (docs/testing.md, "Differential testing";
+stdout and the --trace-output files compared byte for byte (docs/testing.md, "Differential testing";
 docs/lora.md).
 
     tests/differential/random_lora_vs_reference.py --reference PATH --run-dir DIR
@@ -118,11 +118,17 @@ def main():
             lora = head_pair.write(os.path.join(tmp, f"l{i}.yaml"), lora_text)
             spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), spec_text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--lora-config", lora] + draw_flags(rng)
-            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
+            # Each writes its TraceV2 too: the adapter column must match.
+            traces = [os.path.join(tmp, f"{side}{i}") for side in ("h", "b")]
+            ref = head_pair.head(args, cmd + ["--trace-output", traces[0]])
+            ours = head_pair.blis(args, cmd + ["--trace-output", traces[1]])
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
                 kind = classify(ref.stdout, ours.stdout, "--horizon" in cmd, "timeout:" in spec_text)
+                if kind == "same" and any(open(traces[0] + ext).read() != open(traces[1] + ext).read()
+                                          for ext in (".yaml", ".csv")):
+                    kind = "differs"
             counts[kind] += 1
             if kind == "differs" or args.v:
                 print(kind, " ".join(cmd))

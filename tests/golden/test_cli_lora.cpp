@@ -197,3 +197,44 @@ TEST_CASE("a LoRA run's trace names each request's adapter, and a replay refuses
   // Without adapters declared, the trace's adapters are not simulated: it replays on the base model.
   CHECK(run_blis(replay + bad_csv).status == 0);
 }
+
+TEST_CASE("with P/D disaggregation, adapters are loaded and cost time", "[golden][lora][pd]") {
+  TempDir dir;
+  std::string plain = kSpec;
+  for (const char* line : {"    adapter: a1\n", "    adapter: a2\n"})
+    plain.erase(plain.find(line), std::string(line).size());
+  const std::string pd = " --lora-config " + dir.write("l.yaml", kLora) +
+                         " --profile-set head --num-instances 4 --prefill-instances 2 --decode-instances 2 "
+                         "--pd-decider always";
+  const Result with =
+      run_blis("run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) + pd);
+  const Result without =
+      run_blis("run --model qwen/qwen3-14b --workload-spec " + dir.write("p.yaml", plain) + pd);
+  INFO(with.err);
+  REQUIRE(with.status == 0);
+  REQUIRE(without.status == 0);
+  // HEAD's P/D sub-requests drop the adapter (difference row 53): it loads none and prints the run without
+  // them.
+  const std::string adapters = cluster_adapters(with.out);
+  CHECK(adapters.find("\"a1\": {\n      \"load_count\": 0,") == std::string::npos);
+  CHECK(adapters.find("\"a2\": {\n      \"load_count\": 0,") == std::string::npos);
+  auto ttft_mean = [](const std::string& out) {
+    const size_t at = out.find("\"ttft_mean_ms\": ", out.find("\"instance_id\": \"cluster\""));
+    return std::stod(out.substr(at + 16));
+  };
+  CHECK(ttft_mean(with.out) > ttft_mean(without.out));
+  // One request: its adapter is loaded on its prefill instance, then on its decode instance.
+  const std::string one =
+      "version: \"2\"\nseed: 7\naggregate_rate: 1\nnum_requests: 1\nclients:\n  - id: c0\n"
+      "    rate_fraction: 1\n    adapter: a1\n    arrival: {process: poisson}\n"
+      "    input_distribution: {type: constant, params: {value: 256}}\n"
+      "    output_distribution: {type: constant, params: {value: 16}}\n";
+  const Result single =
+      run_blis("run --model qwen/qwen3-14b --workload-spec " + dir.write("one.yaml", one) +
+               " --lora-config " + dir.write("l1.yaml", kLora) +
+               " --profile-set head --num-instances 2 --prefill-instances 1 --decode-instances 1 "
+               "--pd-decider always");
+  INFO(single.err);
+  REQUIRE(single.status == 0);
+  CHECK(cluster_adapters(single.out).find("\"a1\": {\n      \"load_count\": 2,") != std::string::npos);
+}

@@ -210,7 +210,7 @@ class Instance {
   // joins the batch or leaves the instance; the step's overhead.
   [[gnu::noinline]] void lora_start_load(SimTime now);
   bool lora_gated(const Request& q) const {
-    return q.pd != PdStage::Decode && !q.spec.adapter.empty() && !lora_->resident(q.spec.adapter);
+    return !q.spec.adapter.empty() && !lora_->resident(q.spec.adapter);
   }
   [[gnu::noinline]] void lora_joined(Request& q);
   void lora_release(Request& r) {
