@@ -1,10 +1,10 @@
 // Invariants at scale, through the binary a user runs (issue 13, item 5):
 // random `blis run` configurations over cluster sizes, pools, prefill/decode
-// pools and autoscaled fleets, KV pressure
-// and the CPU tier, schedulers and priorities, preemption, admission and
+// pools (with an encode pool) and autoscaled fleets, KV pressure
+// and the CPU tier or N-tier offload, LoRA adapters, schedulers and priorities, preemption, admission and
 // routing latency with and without a horizon, token-bucket admission,
 // timeouts, closed-loop clients, workload specs (prefix groups, multi-turn
-// sessions, SLO classes), the shipped Lua scorers and admission script, and
+// sessions, SLO classes, adapters, multimodal prompts), the shipped Lua scorers and admission script, and
 // scenario events (failures with re-routing or losses, drains, restores,
 // stragglers, rate changes, instances added and removed, a change of
 // workload mix).
@@ -57,6 +57,9 @@ struct Draw {
   bool closed_loop = false;
   bool events = false;    // scenario events (failures, drains, slowdowns, rate changes)
   bool pd = false;        // prefill/decode pools
+  bool lora = false;      // LoRA adapters named by the workload spec's clients
+  bool offload = false;   // an N-tier KV offload (--kv-offload-config)
+  bool encode = false;    // an encode pool in front of the P/D pools
   int64_t sent = 0;       // requests the workload sends (0: unknown)
 };
 
@@ -71,7 +74,13 @@ std::string distribution(Rng& rng, int64_t mean, int64_t max) {
   return d.str();
 }
 
-std::string random_spec(Rng& rng, int64_t requests) {
+// What a spec's clients may carry beyond text prompts.
+struct SpecExtras {
+  bool adapters = false;    // each client names adapter a0, a1 or a2, or none
+  bool multimodal = false;  // some clients send images (and audio)
+};
+
+std::string random_spec(Rng& rng, int64_t requests, SpecExtras extras = {}) {
   static const std::vector<std::string> kClasses = {"critical", "standard", "sheddable", "batch", "background"};
   std::ostringstream y;
   y << "version: \"2\"\nseed: " << rng.below(1000) << "\ncategory: language\n"
@@ -83,6 +92,18 @@ std::string random_spec(Rng& rng, int64_t requests) {
       << (rng.one_in(2) ? "poisson" : "constant") << "}\n"
       << "    input_distribution: " << distribution(rng, 32 + rng.below(1200), 4000) << "\n"
       << "    output_distribution: " << distribution(rng, 8 + rng.below(400), 2000) << "\n";
+    if (extras.adapters && !rng.one_in(4)) y << "    adapter: a" << rng.below(3) << "\n";
+    if (extras.multimodal && rng.one_in(2)) {
+      y << "    multimodal:\n      text_distribution: " << distribution(rng, 16 + rng.below(400), 2000)
+        << "\n      image_distribution: {type: constant, params: {value: " << 64 * (1 + rng.below(9))
+        << "}}\n"
+        << "      image_count_distribution: {type: gaussian, params: {mean: 1.5, std_dev: 0.5, min: 1, max: "
+           "2}}\n";
+      if (rng.one_in(2))
+        y << "      audio_distribution: {type: constant, params: {value: " << 32 * (1 + rng.below(8))
+          << "}}\n"
+          << "      audio_count_distribution: {type: constant, params: {value: 1}}\n";
+    }
     if (rng.one_in(2)) {
       y << "    prefix_group: group-" << rng.below(2) << "\n    prefix_length: " << 16 * (1 + rng.below(32)) << "\n";
     }
@@ -118,6 +139,11 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
       << rng.pick(std::vector<std::string>{"always", "prefix-threshold", "never"});
     if (rng.one_in(2)) a << " --pd-transfer-contention";
     instances = p + q;
+    if (rng.one_in(2)) {  // an encode pool in front (EPD)
+      d.encode = true;
+      a << " --encode-instances " << 1 + rng.below(2) << " --encode-decider "
+        << rng.pick(std::vector<std::string>{"multimodal", "always"});
+    }
   } else {
     a << " --num-instances " << instances;
   }
@@ -133,8 +159,23 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     case 1: a << " --total-kv-blocks " << 1000 + rng.below(4000); break;
     default: break;  // from the GPU's memory
   }
-  if (rng.one_in(3))
+  if (rng.one_in(3)) {
     a << " --kv-cpu-blocks " << 100 + rng.below(5000) << " --kv-offload-threshold 0." << 3 + rng.below(7);
+  } else if (!d.pd && rng.one_in(4)) {  // N-tier offload: a CPU tier of 8-200 blocks, 0-2 disks behind it
+    d.offload = true;
+    std::ostringstream o;
+    o << "kv_offload:\n  cpu_bytes_to_use: " << (8 + rng.below(192)) * 2621440 * (block / 16)
+      << "\n  offload_prompt_only: " << (rng.one_in(2) ? "true" : "false") << "\n";
+    const int64_t tiers = rng.below(3);
+    if (tiers > 0) o << "  secondary_tiers:\n";
+    for (int64_t t = 0; t < tiers; ++t)
+      o << "    - type: fs\n      root_dir: /mnt/t" << t
+        << "\n      device_class: " << rng.pick(std::vector<std::string>{"nvme_gen4", "sata_ssd", "s3"})
+        << "\n      direct_io: " << (rng.one_in(2) ? "true" : "false") << "\n";
+    const std::string path = dir + "/offload" + std::to_string(index) + ".yaml";
+    std::ofstream(path) << o.str();
+    a << " --kv-offload-config " << path;
+  }
 
   // Batching, scheduling, priorities, preemption.
   if (rng.one_in(2)) a << " --max-num-seqs " << 1 + rng.below(256);
@@ -172,10 +213,18 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
   switch (rng.below(5)) {
     case 0:
     case 1: {
-      d.spec = random_spec(rng, requests);
+      d.lora = rng.one_in(3);
+      d.spec = random_spec(rng, requests, {d.lora, d.encode || rng.one_in(6)});
       const std::string path = dir + "/spec" + std::to_string(index) + ".yaml";
       std::ofstream(path) << d.spec;
       a << " --workload-spec " << path;
+      if (d.lora) {  // three adapters of ranks 8-64, one or two slots per instance
+        const std::string lora = dir + "/lora" + std::to_string(index) + ".yaml";
+        std::ofstream(lora) << "lora:\n  adapter_capacity: " << 1 + rng.below(2) << "\n  adapters:\n"
+                            << "    - {id: a0, rank: 8}\n    - {id: a1, rank: " << 16 * (1 + rng.below(2))
+                            << "}\n    - {id: a2, rank: " << 8 * (1 + rng.below(8)) << "}\n";
+        a << " --lora-config " << lora;
+      }
       break;
     }
     case 2:
@@ -265,7 +314,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
   TempDir dir;
   const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
   int64_t total_dropped = 0, total_timed_out = 0, total_rejected = 0, total_preempted = 0, total_queued = 0;
-  int64_t multi_instance = 0, specs = 0, total_failed = 0, with_events = 0;
+  int64_t multi_instance = 0, specs = 0, total_failed = 0, with_events = 0, with_lora = 0, with_offload = 0,
+          with_encode = 0;
   for (int i = 0; i < runs; ++i) {
     const Draw d = draw(rng, dir.str(), i);
     const std::string results = dir.str() + "/results" + std::to_string(i) + ".json";
@@ -379,13 +429,18 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     if (doc["instances"].items.size() > 1) ++multi_instance;
     if (!d.spec.empty()) ++specs;
     if (d.events) ++with_events;
+    with_lora += d.lora ? 1 : 0;
+    with_offload += d.offload ? 1 : 0;
+    with_encode += d.encode ? 1 : 0;
     total_failed += static_cast<int64_t>(failed);
   }
   // The draws do reach the interesting paths.
-  std::cerr << "cli invariants: " << runs << " runs: dropped " << total_dropped << ", timed out " << total_timed_out
-            << ", rejected " << total_rejected << ", preempted " << total_preempted << ", left in flight "
-            << total_queued << ", multi-instance runs " << multi_instance << ", workload specs " << specs << ", with events "
-            << with_events << ", failed " << total_failed << "\n";
+  std::cerr << "cli invariants: " << runs << " runs: dropped " << total_dropped << ", timed out "
+            << total_timed_out << ", rejected " << total_rejected << ", preempted " << total_preempted
+            << ", left in flight " << total_queued << ", multi-instance runs " << multi_instance
+            << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
+            << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
+            << with_encode << "\n";
   if (runs >= 36) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);
@@ -395,5 +450,7 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     CHECK(multi_instance > runs / 2);
     CHECK(specs > 0);
     CHECK(total_failed > 0);
+    CHECK(with_lora > 0);
+    CHECK(with_offload > 0);
   }
 }
