@@ -70,6 +70,36 @@ TEST_CASE("a gated gateway prints HEAD's counts: rejected at a full queue, expir
   CHECK(plain.out.find("Gateway") == std::string::npos);
 }
 
+TEST_CASE(
+    "with P/D pools, in-flight eviction takes back requests that run whole on one instance, as HEAD does",
+    "[golden][gateway][pd]") {
+  TempDir dir;
+  const std::string spec = dir.write(
+      "w.yaml",
+      "version: \"2\"\nseed: 751\naggregate_rate: 1000\nnum_requests: 100\nclients:\n"
+      "  - id: c0\n    rate_fraction: 0.5\n    slo_class: standard\n    arrival: {process: poisson}\n"
+      "    input_distribution: {type: gaussian, params: {mean: 1024, std_dev: 256, min: 8, max: 4096}}\n"
+      "    output_distribution: {type: exponential, params: {mean: 64}}\n"
+      "  - id: c1\n    rate_fraction: 0.5\n    slo_class: sheddable\n    arrival: {process: poisson}\n"
+      "    input_distribution: {type: gaussian, params: {mean: 1024, std_dev: 256, min: 8, max: 4096}}\n"
+      "    output_distribution: {type: exponential, params: {mean: 64}}\n");
+  const Result r = run_blis(
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 2 --prefill-instances 1 --decode-instances 1 --pd-decider never --seed 87 "
+      "--admission-latency 2000 --routing-latency 1000 --flow-control --saturation-detector concurrency "
+      "--max-concurrency 32 --dispatch-order priority --fairness-policy round-robin "
+      "--max-gateway-queue-depth 3 "
+      "--queue-shedding --per-band-capacity 10 --usage-limit-threshold 0.9 --dispatch-tick-interval 5000 "
+      "--in-flight-eviction --profile-set head");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // HEAD's figures for this command (blis evicted none from P/D pools before).
+  CHECK(r.out.find("\"completed_requests\": 65,") != std::string::npos);
+  CHECK(r.out.find("  Shed (sheddable): 21\n") != std::string::npos);
+  CHECK(r.out.find("Gateway Queue Shed: 10\nGateway Queue Rejected: 14\nGateway Evicted (in-flight): 11\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("bad gateway settings are refused before the run, naming the flag", "[golden][gateway]") {
   const std::string base = "run --model qwen/qwen3-14b --rate 10 --num-requests 20 --flow-control";
   struct Case {

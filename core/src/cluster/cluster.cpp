@@ -268,7 +268,7 @@ void ClusterSimulation::on_admission(uint32_t slot) {
 
 void ClusterSimulation::on_routing(uint32_t slot) {
   if (pd_) {
-    pd_->route(slot);
+    if (pd_->route(slot) && cfg_.gateway.eviction) gateway_->routed(slot);
     return;
   }
   const blis_route_input& in = routing_.state(slot);

@@ -22,11 +22,11 @@ PdFlow::PdFlow(const ClusterCore& core, PdMetrics& metrics, Routing& routing, Fl
     : core_(core), metrics_(metrics), routing_(routing), fleet_(fleet), rerouting_(rerouting),
       link_(core.cfg.pd.bytes_per_us, core.cfg.pd.base_latency_us, core.cfg.pd.contention) {}
 
-void PdFlow::route(uint32_t slot) {
+bool PdFlow::route(uint32_t slot) {
   const blis_route_input& in = routing_.state_of_role(slot, kPdDecode);
   if (in.count == 0) {
     rerouting_.reject(slot, "no decode instance takes traffic");
-    return;
+    return false;
   }
   Request& r = core_.pool[slot];
   const int32_t position = routing_.route(routing_.decode_router(), in);
@@ -38,7 +38,7 @@ void PdFlow::route(uint32_t slot) {
   const bool encode = should_encode(core_.cfg.pd.encode_decider, r.spec);
   if (encode && !routing_.any_routable(kPdEncode)) {
     rerouting_.reject(slot, "no encode instance takes traffic");
-    return;
+    return false;
   }
   if (!split) {
     core_.instances[static_cast<size_t>(decode)]->inject(slot, core_.kernel.now());
@@ -46,7 +46,7 @@ void PdFlow::route(uint32_t slot) {
     // After the signal, which reads the decode choice's state: the encode
     // choice sees only encode instances, which the injection left alone.
     if (encode) encode_route(slot);
-    return;
+    return true;
   }
   if (encode) encode_route(slot);
   r.pd = PdStage::Prefill;
@@ -54,6 +54,7 @@ void PdFlow::route(uint32_t slot) {
   if (!r.pd_split) metrics_.disaggregated();
   r.pd_split = true;
   schedule(core_.kernel, core_.kernel.now() + core_.cfg.routing_latency, EventKind::PdPrefillRouting, 0, slot);
+  return false;
 }
 
 // The cluster's router picks an encode instance; nothing is sent there (the

@@ -26,8 +26,10 @@ class PdFlow {
   // The parts it works with outlive it.
   PdFlow(const ClusterCore& core, PdMetrics& metrics, Routing& routing, Fleet& fleet, Rerouting& rerouting);
 
-  // The routing decision of the request in `slot` (EventKind::Routing).
-  void route(uint32_t slot);
+  // The routing decision of the request in `slot` (EventKind::Routing):
+  // true when it went whole to one instance (not split, not refused), where
+  // the gateway's in-flight eviction may take it back, as HEAD's does.
+  bool route(uint32_t slot);
   // Its kernel events.
   void prefill_route(uint32_t slot);      // PdPrefillRouting
   void prefilled(uint64_t payload);       // PdPrefilled
