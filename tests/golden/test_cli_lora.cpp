@@ -238,3 +238,25 @@ TEST_CASE("with P/D disaggregation, adapters are loaded and cost time", "[golden
   REQUIRE(single.status == 0);
   CHECK(cluster_adapters(single.out).find("\"a1\": {\n      \"load_count\": 2,") != std::string::npos);
 }
+
+TEST_CASE("scenario events load and unload an adapter mid-run", "[golden][lora][events]") {
+  TempDir dir;
+  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
+                          " --lora-config " + dir.write("l.yaml", kLora) + " --num-instances 2";
+  const Result plain = run_blis(run);
+  const Result pre = run_blis(run +
+                              " --event 'at=0s action=adapter load=a2' --event 'at=1s action=adapter "
+                              "instance=1 unload=a2'");
+  INFO(pre.err);
+  REQUIRE(pre.status == 0);
+  CHECK(pre.out != plain.out);
+  CHECK(pre.out.find("0 s: at=0s action=adapter load=a2 (instance 0: loading, instance 1: loading)") !=
+        std::string::npos);
+  check_refused(run_blis(run + " --event 'at=0s action=adapter load=zz'"), "--event",
+                "adapter 'zz' is not declared in --lora-config");
+  check_refused(
+      run_blis("run --model qwen/qwen3-14b --num-requests 5 --event 'at=0s action=adapter load=a1'"),
+      "--event", "no instance has adapter slots");
+  check_refused(run_blis(run + " --event 'at=0s action=adapter instance=0'"), "--event",
+                "needs exactly one of load=ADAPTER and unload=ADAPTER");
+}

@@ -7,6 +7,7 @@
 //   at=30s action=fail instance=2 requests=reroute
 //   when=queue_depth>40 action=rate factor=0.5
 //   at=10m action=workload spec=evening-mix.yaml
+//   at=5s action=adapter instance=1 load=sql-r16
 #pragma once
 
 #include <blis/kernel.hpp>
@@ -19,16 +20,17 @@
 namespace blis {
 
 enum class EventAction {
-  Fail,     // the instance dies: its requests are re-routed or failed; it gets no traffic
-  Drain,    // it gets no new traffic and finishes what it holds
-  Restore,  // a failed or drained instance takes traffic again
-  Slow,     // its step times are multiplied by `factor` (1 restores the speed)
-  Rate,     // the arrival rate is multiplied by `factor` from now on
-  Weight,   // the weight of routing scorer `scorer` becomes `weight`
-  Routing,  // the routing policy becomes `policy` (the scorers stay)
-  Workload, // from now on, arrivals come from the workload spec `spec` (at= only)
-  Add,      // `count` instances of pool `pool` are added (after its provisioning and loading delays)
-  Remove,   // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
+  Fail,      // the instance dies: its requests are re-routed or failed; it gets no traffic
+  Drain,     // it gets no new traffic and finishes what it holds
+  Restore,   // a failed or drained instance takes traffic again
+  Slow,      // its step times are multiplied by `factor` (1 restores the speed)
+  Rate,      // the arrival rate is multiplied by `factor` from now on
+  Weight,    // the weight of routing scorer `scorer` becomes `weight`
+  Routing,   // the routing policy becomes `policy` (the scorers stay)
+  Workload,  // from now on, arrivals come from the workload spec `spec` (at= only)
+  Add,       // `count` instances of pool `pool` are added (after its provisioning and loading delays)
+  Remove,    // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
+  Adapter,   // LoRA: instance `instance` (-1: every one) loads adapter `adapter` (`load`), or drops it
 };
 
 // How a removed instance lets go of its requests (spec head §6.2 drain policies).
@@ -57,6 +59,8 @@ struct ScenarioEvent {
   std::string pool;   // add, remove: the pool's name ("" = the only pool)
   int32_t count = 1;  // add, remove: how many instances
   DrainMode drain = DrainMode::Wait;  // remove
+  std::string adapter;                // adapter: its id
+  bool load = true;                   // adapter: load it (else unload it)
   std::string text;  // as given, for the report
   std::string where;  // where it was given ("--event", "s.toml:7:1: events"), for messages
 };

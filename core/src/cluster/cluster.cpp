@@ -104,14 +104,15 @@ std::vector<ClusterSimulation::InstanceLoad> ClusterSimulation::loads() const {
   return out;
 }
 
-// HEAD's results file names a session's follow-up rounds and every session
-// request's session (Arrivals::take_follow_up_names, session_name).
-void ClusterSimulation::name_records() {
-  const std::unordered_map<uint64_t, std::string> names = arrivals_.take_follow_up_names();
+// HEAD's results file names each request as HEAD numbers it (a session's
+// follow-up rounds by their session: metrics/request_names.hpp) and every
+// session request's session (Arrivals::session_name).
+void ClusterSimulation::name_records(const RequestNames& names) {
   WorkloadRequest probe;
   for (InstanceMetrics& m : metrics_)
     for (RequestRecord& rec : m.records) {
-      if (auto it = names.find(rec.id); it != names.end()) rec.name = it->second;
+      std::string name = names(rec.id);
+      if (name != "request_" + std::to_string(rec.id)) rec.name = std::move(name);
       if (rec.session < 0 && rec.user < 0) continue;
       probe.session = rec.session;
       probe.user = rec.user;
@@ -140,6 +141,11 @@ ClusterResult ClusterSimulation::run() {
   out.in_pipeline = collector_.in_pipeline();
   out.trace = trace_.summary();
   out.steady = steady_.judge();
+  // HEAD's names of sessions' follow-up rounds: the results file's, and the
+  // order of the goodput's per-class sums.
+  const RequestNames names(cfg_.head_report ? arrivals_.take_follow_up_names()
+                                            : std::unordered_map<uint64_t, std::string>{});
+  if (cfg_.head_report) observers_.get<GoodputTracker>().name_requests(names);
   out.observers = observers_.release();
   if (saturation_.enabled()) {
     const std::vector<SaturationEvent> events = saturation_.sorted();
@@ -161,7 +167,7 @@ ClusterResult ClusterSimulation::run() {
       m.timed_itl = {};
     }
   }
-  if (cfg_.keep_records && cfg_.head_report) name_records();
+  if (cfg_.keep_records && cfg_.head_report) name_records(names);
   out.instances = std::move(metrics_);
   if (series_.enabled()) out.timeseries = series_.csv();
   out.event_log = driver_.take_log();

@@ -16,6 +16,7 @@
 #include "engine/instance.hpp"
 #include "engine/request.hpp"
 #include "metrics/collector.hpp"
+#include "metrics/request_names.hpp"
 
 #include <blis/go_rand.hpp>
 #include <blis/kernel.hpp>
@@ -120,7 +121,7 @@ class ClusterSimulation final : public EventHandler {
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
   void warn_if_none_completed(const ClusterResult& out) const;
-  void name_records();
+  void name_records(const RequestNames& names);
 
   ClusterConfig cfg_;
   Kernel kernel_;

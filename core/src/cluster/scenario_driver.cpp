@@ -56,6 +56,7 @@ void ScenarioDriver::check_event(const ScenarioEvent& e, const std::string& wher
     throw InputError(where, fmt::format("event '{}': the router has no scorer '{}'; name one of "
                                         "--routing-scorers",
                                         e.text, e.scorer));
+  if (e.action == EventAction::Adapter) check_adapter_event(e, where);
   if (e.action == EventAction::Routing) {
     try {
       parse_routing_policy(e.policy);
@@ -63,6 +64,35 @@ void ScenarioDriver::check_event(const ScenarioEvent& e, const std::string& wher
       throw InputError(where, fmt::format("event '{}': {}", e.text, err.what()));
     }
   }
+}
+
+// An `adapter` event names a declared adapter, and its instance (or some
+// instance, for every one) holds adapter slots.
+void ScenarioDriver::check_adapter_event(const ScenarioEvent& e, const std::string& where) const {
+  const LoraSlots* slots = nullptr;
+  for (size_t i = 0; i < core_.instances.size() && slots == nullptr; ++i)
+    if (e.instance < 0 || static_cast<size_t>(e.instance) == i) slots = core_.instances[i]->lora();
+  if (slots == nullptr)
+    throw InputError(where, fmt::format("event '{}': {} adapter slots; declare adapters and a capacity "
+                                        "(--lora-config, --lora-adapter-capacity)",
+                                        e.text, e.instance < 0 ? "no instance has" : "the instance has no"));
+  if (slots->config().find(Label(e.adapter)) == nullptr)
+    throw InputError(
+        where, fmt::format("event '{}': adapter '{}' is not declared in --lora-config", e.text, e.adapter));
+}
+
+// An `adapter` event on its instance, or on every instance with slots.
+std::string ScenarioDriver::adapter_by_event(const ScenarioEvent& e, SimTime now) {
+  const Label id(e.adapter);
+  std::string note;
+  for (size_t i = 0; i < core_.instances.size(); ++i) {
+    if (e.instance >= 0 && static_cast<size_t>(e.instance) != i) continue;
+    Instance& inst = *core_.instances[i];
+    if (inst.lora() == nullptr) continue;
+    const std::string what = e.load ? inst.lora_preload(id, now) : inst.lora_unload(id);
+    text::append(note, ", ", e.instance >= 0 ? what : fmt::format("instance {}: {}", i, what));
+  }
+  return note;
 }
 
 // The pool an add or remove event names (0 for other events).
@@ -287,6 +317,7 @@ void ScenarioDriver::apply_event(size_t index) {
       break;
     }
     case EventAction::Remove: note = remove_by_event(index); break;
+    case EventAction::Adapter: note = adapter_by_event(e, now); break;
   }
   if (e.action == EventAction::Fail) fleet_.departed(i);
   series_.scenario_event();

@@ -59,7 +59,9 @@ class ScenarioDriver final : public ScenarioHost {
   void apply_event(size_t index);
   // apply_event()'s `remove` action: the event log's note.
   std::string remove_by_event(size_t index);
+  std::string adapter_by_event(const ScenarioEvent& e, SimTime now);
   void check_event(const ScenarioEvent& e, const std::string& where) const;
+  void check_adapter_event(const ScenarioEvent& e, const std::string& where) const;
   // The pool an add or remove event names (0 for other events).
   int32_t pool_of_event(const ScenarioEvent& e, const std::string& where) const;
 

@@ -26,10 +26,12 @@ std::optional<double> number(const std::string& s) {
 
 const std::map<std::string, EventAction>& actions() {
   static const std::map<std::string, EventAction> m = {
-      {"fail", EventAction::Fail},       {"drain", EventAction::Drain}, {"restore", EventAction::Restore},
-      {"slow", EventAction::Slow},       {"rate", EventAction::Rate},   {"weight", EventAction::Weight},
-      {"routing", EventAction::Routing}, {"add", EventAction::Add},       {"remove", EventAction::Remove},
-      {"workload", EventAction::Workload}};
+      {"fail", EventAction::Fail},       {"drain", EventAction::Drain},
+      {"restore", EventAction::Restore}, {"slow", EventAction::Slow},
+      {"rate", EventAction::Rate},       {"weight", EventAction::Weight},
+      {"routing", EventAction::Routing}, {"add", EventAction::Add},
+      {"remove", EventAction::Remove},   {"workload", EventAction::Workload},
+      {"adapter", EventAction::Adapter}};
   return m;
 }
 
@@ -180,6 +182,18 @@ void read_fleet_action(EventReader& in, ScenarioEvent& e) {
     throw in.bad(fmt::format("drain={} must be wait, redirect or immediate", drain));
 }
 
+// adapter: load=ID or unload=ID, on instance=N or (without it) every instance.
+void read_adapter_action(EventReader& in, ScenarioEvent& e) {
+  auto load = in.take("load");
+  auto unload = in.take("unload");
+  if (load.has_value() == unload.has_value())
+    throw in.bad_event("needs exactly one of load=ADAPTER and unload=ADAPTER (an adapter of --lora-config)");
+  e.load = load.has_value();
+  e.adapter = load ? *load : *unload;
+  if (e.adapter.empty()) throw in.bad(fmt::format("{}= needs an adapter id", e.load ? "load" : "unload"));
+  if (auto i = in.take("instance")) e.instance = in.instance(*i);
+}
+
 // The keys of the event's action.
 void read_action(EventReader& in, ScenarioEvent& e) {
   switch (e.action) {
@@ -204,6 +218,7 @@ void read_action(EventReader& in, ScenarioEvent& e) {
       break;
     case EventAction::Add:
     case EventAction::Remove: read_fleet_action(in, e); break;
+    case EventAction::Adapter: read_adapter_action(in, e); break;
   }
 }
 

@@ -1014,6 +1014,20 @@ int64_t Instance::lora_step_time(int64_t dt) const {
   return std::max<int64_t>(1, static_cast<int64_t>(scaled));
 }
 
+std::string Instance::lora_preload(const Label& id, SimTime now) {
+  if (lora_->resident(id)) return "resident";
+  if (lora_->loading()) return "busy loading " + lora_->loading_id().str();
+  const int64_t us = lora_->start_load(id);
+  if (us < 0) return "every slot pinned";
+  schedule(kernel_, now + us, EventKind::AdapterLoad, index_);
+  return "loading";
+}
+
+std::string Instance::lora_unload(const Label& id) {
+  if (!lora_->resident(id)) return lora_->loading_id() == id ? "still loading" : "not resident";
+  return lora_->unload(id) ? "unloaded" : "pinned by running requests";
+}
+
 void Instance::on_adapter_load() {
   lora_->finish_load();
   if (!step_pending_ && !waiting_.empty()) {

@@ -222,6 +222,14 @@ class Instance {
   [[gnu::noinline]] int64_t lora_step_time(int64_t dt) const;
   void on_adapter_load();
 
+ public:
+  // A scenario event's `adapter` action (docs/lora.md): starts loading
+  // adapter `id` now, or drops it from its slot; what happened, for the
+  // event report. Requires lora() (the driver checks it).
+  std::string lora_preload(const Label& id, SimTime now);
+  std::string lora_unload(const Label& id);
+
+ private:
   int32_t index_;
   EngineConfig cfg_;
   std::unique_ptr<LatencyModel> model_;

@@ -118,6 +118,13 @@ void LoraSlots::finish_load() {
   loading_.clear();
 }
 
+bool LoraSlots::unload(const Label& id) {
+  Slot* s = find(id);
+  if (s == nullptr || s->pins > 0) return false;
+  slots_.erase(slots_.begin() + (s - slots_.data()));
+  return true;
+}
+
 void LoraSlots::touch(const Label& id) {
   Slot* s = find(id);
   if (s == nullptr || s == &slots_.back()) return;

@@ -87,6 +87,11 @@ class LoraSlots {
   int64_t start_load(const Label& id);
   // The load in progress completed: its adapter is resident.
   void finish_load();
+  // An operator's unload (a scenario event): `id` leaves its slot unless a
+  // running request pins it. Whether it left (not counted as an eviction).
+  bool unload(const Label& id);
+  // The adapter being loaded ("" = none).
+  const Label& loading_id() const { return loading_; }
   // A request of adapter `id` joins the batch (touched; pinned once per request).
   void touch(const Label& id);
   void pin(const Label& id);

@@ -102,7 +102,7 @@ namespace {
 
 // One class's members of "per_class" (after its opening brace), in the
 // order of their names, as HEAD's map prints them.
-std::string class_json(const GoodputClass& c, double runtime_s) {
+std::string class_json(const GoodputClass& c, const RequestNames& request_names, double runtime_s) {
   const double class_rps = runtime_s > 0 ? static_cast<double>(c.good) / runtime_s : 0;
   const double class_att = c.arrived > 0 ? static_cast<double>(c.good) / static_cast<double>(c.arrived) : 0;
   std::map<std::string, std::string> members;
@@ -123,14 +123,13 @@ std::string class_json(const GoodputClass& c, double runtime_s) {
   }
   std::vector<int64_t> ttft = c.ttft, e2e = c.e2e;
   const double ttft_p99 = summarize(ttft, 1000).p99, e2e_p99 = summarize(e2e, 1000).p99;
-  // Summed in the order of the requests' names (request_10 before request_2), as HEAD does.
-  std::vector<size_t> order(c.itl.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::to_string(c.itl_ids[a]) < std::to_string(c.itl_ids[b]);
-  });
+  // Summed in the order of the requests' names (request_10 before request_2,
+  // a session's follow-up by its own name), as HEAD does.
+  std::vector<std::pair<std::string, size_t>> order(c.itl.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = {request_names(c.itl_ids[k]), k};
+  std::sort(order.begin(), order.end());
   double itl_mean = 0;
-  for (size_t k : order) itl_mean += c.itl[k];
+  for (const auto& [name, k] : order) itl_mean += c.itl[k];
   itl_mean = c.itl.empty() ? 0 : itl_mean / static_cast<double>(c.itl.size()) / 1000;
   if (ttft_p99 > 0) members["ttft_p99_ms"] = go_float(ttft_p99);
   if (itl_mean > 0) members["itl_mean_ms"] = go_float(itl_mean);
@@ -153,7 +152,7 @@ std::string goodput_json(const Goodput& g, double runtime_s) {
   for (const auto& [name, c] : g.classes) {
     out += (first ? "\n    " : ",\n    ") + go_string(name) + ": {";
     first = false;
-    out += class_json(c, runtime_s);
+    out += class_json(c, g.names, runtime_s);
     out += "\n    }";
   }
   out += g.classes.empty() ? "}" : "\n  }";

@@ -5,6 +5,8 @@
 // keeps nothing unless targets are set, and writes its own part of the report.
 #pragma once
 
+#include "metrics/request_names.hpp"
+
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
 #include "metrics/observer.hpp"
@@ -24,12 +26,14 @@ struct GoodputClass {
   std::array<bool, 3> targeted{};           // the dimensions the class has a target for
   std::vector<int64_t> ttft, e2e;           // µs, completed requests
   std::vector<double> itl;                  // µs, each request's mean ITL
-  std::vector<uint64_t> itl_ids;            // the request of each: HEAD sums them in the order of "request_<id>"
+  std::vector<uint64_t> itl_ids;            // the request of each: HEAD sums them in the order of their names
 };
 
 struct Goodput {
   std::map<std::string, GoodputClass> classes;  // by class name ("default" for the default class)
   SloTargetMap targets;
+  // HEAD's names of the requests: the per-class ITL sums follow their order.
+  RequestNames names;
   bool enabled() const { return !targets.empty(); }
 };
 
@@ -54,6 +58,8 @@ class GoodputTracker : public LifecycleSubscriber, public ReportPart, public Ser
   void on_completed(Request& r, SimTime);
 
   const Goodput& result() const { return result_; }
+  // HEAD's names of the requests (cluster.cpp), when they are not request_<id>.
+  void name_requests(RequestNames names) { result_.names = std::move(names); }
 
   // Its part of the report, when targets are set: the goodput keys of the
   // cluster's metrics, a --format table line, goodput_rps and slo_attainment

@@ -123,6 +123,12 @@ class Observers : public LifecycleSubscriber {
     });
   }
 
+  // The observer of type T.
+  template <class T>
+  T& get() {
+    return std::get<T>(subs_);
+  }
+
   // The observers, moved out once the run has ended, in list order.
   std::vector<std::unique_ptr<ReportPart>> release() {
     std::vector<std::unique_ptr<ReportPart>> out;
