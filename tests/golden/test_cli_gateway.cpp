@@ -129,3 +129,93 @@ TEST_CASE("the policy file's tier-shed and gaie-legacy keys configure those poli
   CHECK(b.status == 2);
   CHECK(b.err.find("bad.yaml:3") != std::string::npos);
 }
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-" + name + ".so";
+}
+
+// The gated run of the saturation-detector tests: requests wait at most
+// 200 ms at the gateway.
+std::string detector_run(const std::string& spec, const std::string& detector) {
+  return "run --model qwen/qwen3-14b --workload-spec " + spec +
+         " --num-instances 2 --flow-control --request-ttl 200000 --profile-set head --saturation-detector " + detector;
+}
+
+}  // namespace
+
+TEST_CASE("the saturation detectors are plugins: the built-ins are listed, a Lua script gates dispatch",
+          "[golden][gateway][lua]") {
+  const Result list = run_blis("plugins list");
+  for (const char* name : {"saturation-detector never", "saturation-detector concurrency",
+                           "saturation-detector utilization", "saturation-detector kv-only"})
+    CHECK(list.out.find(name) != std::string::npos);
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const Result never = run_blis(detector_run(spec, "never"));
+  REQUIRE(never.status == 0);
+  CHECK(never.out.find("Gateway") == std::string::npos);  // nothing held, nothing expired
+  // scripts/saturation/kv_only.lua: mean KV utilization / --kv-cache-util-threshold.
+  // A low threshold holds requests until some expire; a threshold never
+  // reached gives never's figures to the byte.
+  const Result held = run_blis(detector_run(spec, "kv_only.lua") + " --kv-cache-util-threshold 0.02");
+  INFO(held.err);
+  REQUIRE(held.status == 0);
+  CHECK(held.out.find("\"injected_requests\": 200,") == std::string::npos);
+  CHECK(held.out.find("Gateway Expired (TTL): ") != std::string::npos);
+  const Result open = run_blis(detector_run(spec, "kv_only.lua") + " --kv-cache-util-threshold 1000");
+  REQUIRE(open.status == 0);
+  CHECK(open.out == never.out);
+}
+
+TEST_CASE("a saturation detector may be a library given by path, configured with --plugin-config",
+          "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const std::string lib = fixture("saturation-queue");  // the busiest instance's requests / limit
+  const Result never = run_blis(detector_run(spec, "never"));
+  const Result held = run_blis(detector_run(spec, lib));
+  INFO(held.err);
+  REQUIRE(held.status == 0);
+  CHECK(held.out.find("Gateway Expired (TTL): ") != std::string::npos);
+  const Result open = run_blis(detector_run(spec, lib) + " --plugin-config fixture-busiest-queue.limit=100000");
+  REQUIRE(open.status == 0);
+  CHECK(open.out == never.out);
+  // plugins inspect makes one call of it.
+  const Result inspect = run_blis("plugins inspect " + lib);
+  CHECK(inspect.status == 0);
+  CHECK(inspect.out.find("saturation-detector fixture-busiest-queue") != std::string::npos);
+}
+
+TEST_CASE("a broken saturation detector stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --rate 50 --num-requests 50 --num-instances 2 --flow-control "
+                           "--saturation-detector ";
+  struct Case {
+    std::string detector;
+    std::string message;
+  };
+  const std::string oob = dir.write("oob.lua", "kind = 'saturation-detector'\nfunction saturation(n)\n"
+                                               "  return instances[n].kv_utilization\nend\n");
+  const std::string text = dir.write("text.lua", "function saturation(n)\n  return 'full'\nend\n");
+  const std::string syntax = dir.write("syntax.lua", "function saturation(n\n");
+  const std::string scorer = dir.write("scorer.lua", "function score(n) end\n");
+  for (const Case& c :
+       {Case{oob, oob + ":3: instances[2] is out of range: valid indices are 0 .. 1"},
+        Case{text, text + ": saturation(2) must return a finite number >= 0, got a string at t=20000 µs"},
+        Case{syntax, syntax + ":2: ')' expected near '<eof>'"},
+        Case{scorer, scorer + ": is a routing-scorer script (it defines score(n)), not a saturation-detector script"},
+        Case{fixture("saturation-nan"), fixture("saturation-nan") + ": plugin 'fixture-saturation-nan': saturation() "
+                                                                     "returned nan over 2 instances at t=20000 µs"},
+        Case{fixture("saturation-queue") + " --plugin-config fixture-busiest-queue.limit=0",
+             fixture("saturation-queue") + ": plugin 'fixture-busiest-queue': create() failed: config key 'limit' "
+                                           "must be an integer >= 1"},
+        Case{fixture("good"), fixture("good") + ": contains no saturation-detector plugin"}}) {
+    const Result r = run_blis(base + c.detector);
+    INFO(c.detector << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
+  }
+}

@@ -64,6 +64,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 6, 0x1d9bf17fce10929aull},
     {1, 7, 0xbd9aa0217e295829ull},
     {1, 8, 0x1b22e8ad05c71005ull},
+    {1, 9, 0x5af0cfd4f38213e0ull},
 };
 
 }  // namespace
@@ -223,6 +224,10 @@ static_assert(sizeof(blis_autoscaler_vtable) == 32);
 static_assert(offsetof(blis_autoscaler_vtable, create) == 8);
 static_assert(offsetof(blis_autoscaler_vtable, destroy) == 16);
 static_assert(offsetof(blis_autoscaler_vtable, decide) == 24);
+static_assert(sizeof(blis_saturation_detector_vtable) == 32);
+static_assert(offsetof(blis_saturation_detector_vtable, create) == 8);
+static_assert(offsetof(blis_saturation_detector_vtable, destroy) == 16);
+static_assert(offsetof(blis_saturation_detector_vtable, saturation) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

@@ -2,6 +2,8 @@
 
 #include "kernel/events.hpp"
 
+#include <blis/errors.hpp>
+
 #include <algorithm>
 #include <limits>
 
@@ -17,29 +19,17 @@ int gateway_priority(int32_t slo_class) {
   }
 }
 
-Gateway::Gateway(const ClusterCore& core, Routing& routing)
-    : core_(core), routing_(routing), cfg_(core.cfg.gateway) {}
+namespace {
 
-// HEAD's detectors: utilization is the mean over instances of the larger of
-// queue depth / its threshold and KV use / its threshold; concurrency the
-// requests in flight over what the instances may hold. No instance: 1.
-double Gateway::saturation(const GatewayConfig& cfg, const blis_route_input& in) {
-  if (cfg.detector == GatewayConfig::Detector::Never) return 0;
-  if (in.count == 0) return 1;
-  const auto* snap = in.instances;
-  if (cfg.detector == GatewayConfig::Detector::Utilization) {
-    double sum = 0;
-    for (int64_t k = 0; k < in.count; ++k) {
-      const double q = static_cast<double>(snap[k].queue_depth) / cfg.queue_depth_threshold;
-      const double kv = snap[k].kv_utilization / cfg.kv_util_threshold;
-      sum += std::max(q, kv);
-    }
-    return sum / static_cast<double>(in.count);
-  }
-  int64_t in_flight = 0;
-  for (int64_t k = 0; k < in.count; ++k) in_flight += snap[k].in_flight;
-  return static_cast<double>(in_flight) / static_cast<double>(in.count * cfg.max_concurrency);
+SaturationDetector& required(const std::shared_ptr<SaturationDetector>& detector) {
+  if (!detector) throw RuntimeError("flow control without a saturation detector");
+  return *detector;
 }
+
+}  // namespace
+
+Gateway::Gateway(const ClusterCore& core, Routing& routing)
+    : core_(core), routing_(routing), cfg_(core.cfg.gateway), detector_(required(core.cfg.gateway.detector)) {}
 
 Gateway::Band* Gateway::find_band(int priority) {
   for (Band& b : bands_)
@@ -188,7 +178,7 @@ bool Gateway::try_dispatch() {
     tick_pending_ = true;
     schedule(core_.kernel, now + cfg_.tick, EventKind::GatewayTick);
   }
-  const double sat = saturation(cfg_, routing_.gate_state());
+  const double sat = detector_.saturation(routing_.gate_state());
   // --in-flight-eviction: saturated with a non-sheddable request waiting,
   // one routed sheddable request is evicted instead of a dispatch.
   if (cfg_.eviction && sat >= 1.0 && non_sheddable_waiting() && evict_one()) return false;

@@ -48,9 +48,6 @@ class Gateway {
   // Requests it dropped (shed or expired), by SLO class (HEAD's "Shed (class)").
   const std::map<int32_t, int64_t>& dropped_by_class() const { return dropped_by_class_; }
 
-  // The saturation the detector reports over `in` (HEAD's detectors).
-  static double saturation(const GatewayConfig& cfg, const blis_route_input& in);
-
  private:
   struct Entry {
     uint32_t slot;
@@ -86,6 +83,7 @@ class Gateway {
   ClusterCore core_;
   Routing& routing_;
   const GatewayConfig& cfg_;
+  SaturationDetector& detector_;
   std::vector<Band> bands_;  // descending priority; bands stay once made (HEAD's ceilings count them)
   int64_t len_ = 0;
   int64_t seq_ = 0;

@@ -362,7 +362,47 @@ class LuaAutoscaler final : public Autoscaler {
   int decide_ = LUA_NOREF;
 };
 
+// A saturation detector script: saturation(n) over `instances[0 .. n-1]`
+// returns a finite number >= 0 (`request` is empty: no request is asked about).
+class LuaSaturationDetector final : public SaturationDetector {
+ public:
+  LuaSaturationDetector(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, false) {
+    require_kind(script_, PluginKind::SaturationDetector);
+    saturation_ = script_.function_ref("saturation");
+    script_.run_init(config);
+  }
+
+  double saturation(const blis_route_input& input) override {
+    mirror_.load(input);
+    const int64_t n = mirror_.count();
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(saturation_);
+    lua_pushnumber(L, static_cast<double>(n));
+    script_.end_call(base, 1, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || !std::isfinite(v) || v < 0)
+      throw ScriptError(fmt::format("{}: saturation({}) must return a finite number >= 0, got {} at t={} µs",
+                                    script_.path(), n,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type),
+                                    input.now_us), 2);
+    return v;
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int saturation_ = LUA_NOREF;
+};
+
 }  // namespace
+
+std::unique_ptr<SaturationDetector> make_saturation_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                const ConfigTable& config) {
+  return std::make_unique<LuaSaturationDetector>(vm, source, config);
+}
 
 std::unique_ptr<Autoscaler> make_autoscaler_from_source(LuaVm& vm, const ScriptSource& source,
                                                         const ConfigTable& config) {

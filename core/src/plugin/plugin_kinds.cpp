@@ -85,9 +85,16 @@ void smoke_autoscaler(Registries& reg, const std::string& name, const ConfigTabl
   reg.autoscalers.create(name, CreateArgs{&config, 42})->decide(in);
 }
 
+void smoke_saturation(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  blis_route_input gate = in.route;
+  gate.request = nullptr;  // the gateway asks about the instances only
+  reg.saturation.create(name, CreateArgs{&config, 42})->saturation(gate);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 4> kKinds = {{
+const std::array<PluginKindRow, 5> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -109,6 +116,12 @@ const std::array<PluginKindRow, 4> kKinds = {{
      &registry_of<Autoscaler, &Registries::autoscalers>,
      &add_library_plugin<Autoscaler, &Registries::autoscalers, &make_library_autoscaler>,
      &add_script<Autoscaler, &Registries::autoscalers, &lua::make_autoscaler_from_source>, &smoke_autoscaler},
+    {PluginKind::SaturationDetector, "saturation-detector", "saturation", "saturation", "saturation(n)",
+     end_of(offsetof(blis_saturation_detector_vtable, saturation)), "saturation", 3, false,
+     &registry_of<SaturationDetector, &Registries::saturation>,
+     &add_library_plugin<SaturationDetector, &Registries::saturation, &make_library_saturation>,
+     &add_script<SaturationDetector, &Registries::saturation, &lua::make_saturation_from_source>,
+     &smoke_saturation},
 }};
 
 }  // namespace

@@ -69,6 +69,25 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   return p;
 }
 
+// The gateway's policies with --flow-control (docs/gateway.md): its
+// saturation detector, given the detectors' settings; a setting given that
+// the detector never reads is told about on stderr.
+void make_gateway_policies(const ResolvedRun& r, RunContext& ctx, GatewayConfig& g) {
+  if (!g.enabled) return;
+  const GatewaySettings& s = r.config.gateway;
+  ConfigTable base;
+  base.set(BLIS_KEY_MAX_CONCURRENCY, s.max_concurrency);
+  base.set(BLIS_KEY_QUEUE_DEPTH_THRESHOLD, s.queue_depth_threshold);
+  base.set(BLIS_KEY_KV_CACHE_UTIL_THRESHOLD, s.kv_cache_util_threshold);
+  const std::string& name = r.saturation_detector;
+  const ConfigTable cfg = r.overrides.config_for(name, base);
+  g.detector = ctx.env.registries->saturation.create(name, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(name, cfg);
+  for (const std::string& key : cfg.unread_keys())
+    if (r.config.origins.count(key))
+      spdlog::warn("{} has no effect with saturation detector '{}'", r.config.where(key), name);
+}
+
 ClusterConfig cluster_config(const ResolvedRun& r) {
   const RunConfig& c = r.config;
   const EngineSettings& e = c.pool().engine;
@@ -431,6 +450,7 @@ RunOutcome simulate_run(const RunConfig& given) {
   std::optional<Progress> progress;
   start_progress(r, cc, progress);
   ClusterPolicies policies = make_policies(r, ctx);
+  make_gateway_policies(r, ctx, cc.gateway);
   setup_pd(config, pools, r, ctx, cc, policies);
   const std::unique_ptr<ScenarioCode> code = scenario_code(config, ctx, cc);
   TimedResult run = run_cluster(cc, ctx, SimulationInputs{*workload, phases, pool_runs, latency_cfgs},
@@ -512,6 +532,7 @@ std::unique_ptr<LiveRun> open_live_run(const RunConfig& given, LiveSink& sink) {
       check_no_lifecycle(config, l.pools);
     for (const ResolvedRun* pr : pool_runs) l.latency_cfgs.push_back(latency_config(*pr));
     ClusterPolicies policies = make_policies(l.r, l.ctx);
+    make_gateway_policies(l.r, l.ctx, l.cc.gateway);
     setup_pd(config, l.pools, l.r, l.ctx, l.cc, policies);
     l.none = std::make_unique<NoRequests>();
     l.sim = std::make_unique<ClusterSimulation>(l.cc, *l.none, [&](int32_t i) -> std::unique_ptr<LatencyModel> {

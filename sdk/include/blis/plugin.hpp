@@ -22,7 +22,8 @@
 // Scorers implement `void score(const blis_route_input&, double* scores)` and
 // optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
 // policies implement `bool admit(const blis_route_input&, std::string& reason)`;
-// autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`.
+// autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`;
+// saturation detectors `double saturation(const blis_route_input&)`.
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -326,6 +327,16 @@ struct AutoscalerTrampolines {
                                                  &decide};
 };
 
+template <class T>
+struct SaturationTrampolines {
+  static int32_t saturation(void* self, const blis_route_input* in, double* out, char* err,
+                            size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->saturation(*in); });
+  }
+  static constexpr blis_saturation_detector_vtable vtable{sizeof(blis_saturation_detector_vtable), 0,
+                                                          &create<T>, &destroy<T>, &saturation};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -351,6 +362,12 @@ template <class T>
 constexpr blis_plugin_info autoscaler(const char* name, const char* version, const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_AUTOSCALER, name, version, summary,
           &detail::AutoscalerTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info saturation_detector(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_SATURATION_DETECTOR, name, version, summary,
+          &detail::SaturationTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk
