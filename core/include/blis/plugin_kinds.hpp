@@ -25,7 +25,8 @@ enum class PluginKind {
   RoutingScorer = BLIS_KIND_ROUTING_SCORER,
   AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY,
   Autoscaler = BLIS_KIND_AUTOSCALER,
-  SaturationDetector = BLIS_KIND_SATURATION_DETECTOR
+  SaturationDetector = BLIS_KIND_SATURATION_DETECTOR,
+  DispatchOrder = BLIS_KIND_DISPATCH_ORDER
 };
 
 class Registries;

@@ -62,4 +62,16 @@ class SaturationDetector {
   virtual double saturation(const blis_route_input& input) = 0;
 };
 
+// Which queued request of the gateway leaves next (docs/gateway.md): a key
+// per request, given once at its enqueue (never NaN); lower leaves first,
+// ties in enqueue order.
+class DispatchOrder {
+ public:
+  virtual ~DispatchOrder() = default;
+  // BLIS_DISPATCH_ACROSS_BANDS: the lowest key of every band allowed to
+  // send; else the most urgent band's, from the flow the fairness policy picks.
+  virtual bool across_bands() const = 0;
+  virtual double key(const blis_dispatch_input& input) = 0;
+};
+
 }  // namespace blis

@@ -137,6 +137,7 @@ class Registries {
   Registry<AdmissionPolicy> admission{PluginKind::AdmissionPolicy};
   Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
   Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
+  Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

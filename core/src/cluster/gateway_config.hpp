@@ -14,7 +14,9 @@ namespace blis {
 
 struct GatewayConfig {
   bool enabled = false;  // --flow-control; everything below is read only when set
-  enum class Order : uint8_t { Fifo, Priority, SloDeadline } order = Order::Fifo;
+  // --dispatch-order: a plugin of the dispatch-order kind, created for the
+  // run (never null when enabled).
+  std::shared_ptr<DispatchOrder> order;
   // --saturation-detector: a plugin of the saturation-detector kind, created
   // for the run (never null when enabled).
   std::shared_ptr<SaturationDetector> detector;
@@ -26,7 +28,8 @@ struct GatewayConfig {
   double usage_limit = 1.0;      // --usage-limit-threshold, in (0, 1]
   SimTime ttl = 0;               // --request-ttl, µs; 0 = none
   SimTime tick = 1000;           // --dispatch-tick-interval, µs
-  // --slo-targets: each SLO class's (blis_slo_class) TTFT target, µs; 0 = none.
+  // --slo-targets: each SLO class's (blis_slo_class) TTFT target, µs; 0 =
+  // none. The dispatch order reads them (config keys slo_target_us.CLASS).
   std::array<int64_t, 6> slo_target_us{};
 };
 

@@ -474,11 +474,12 @@ std::vector<SettingDef> make_table() {
                   "while the saturation detector allows (llm-d/GIE flow control; it replaces the admission "
                   "policy)",
                   [](RunConfig& c) -> auto& { return c.gateway.flow_control; }));
-  t.push_back(choice_row("dispatch_order", {"--dispatch-order"}, "gateway",
+  t.push_back(values_from(row("dispatch_order", {"--dispatch-order"}, "gateway",
                   "Gateway queue dispatch order: fifo (earliest arrival), priority (most urgent SLO band "
-                  "first), slo-deadline (earliest enqueue + --slo-targets deadline within a band)",
-                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; },
-                  one_of("dispatch order", {"fifo", "priority", "slo-deadline"})));
+                  "first), slo-deadline (earliest enqueue + --slo-targets deadline within a band), or a "
+                  "dispatch-order plugin, Lua script (shortest_prompt.lua) or library path[:name] (docs/gateway.md)",
+                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; }, {}, kLibraryRef),
+                  "dispatch-order"));
   t.push_back(row("slo_targets", {"--slo-targets"}, "gateway",
                   "TTFT targets per SLO class in µs for --dispatch-order slo-deadline, class=µs,... "
                   "(critical=100000,standard=500000)",

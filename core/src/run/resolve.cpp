@@ -432,14 +432,16 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
 void resolve_gateway(ResolvedRun& r, RunContext& ctx) {
   const RunConfig& g = r.given;
   if (!g.gateway.flow_control) return;
-  std::string detector = g.gateway.saturation_detector;
-  if (names_library(detector))
-    detector = load_explicit_library(detector, g.where("saturation_detector"), g, ctx.env,
-                                     PluginKind::SaturationDetector, "saturation detector");
-  if (auto err = unknown_plugin(PluginKind::SaturationDetector, "saturation detector '" + detector + "'", detector,
-                                g, ctx))
-    throw InputError(g.where("saturation_detector"), *err);
-  r.saturation_detector = detector;
+  auto policy = [&](const std::string& given, const char* key, PluginKind kind, const char* noun) {
+    std::string name = given;
+    if (names_library(name)) name = load_explicit_library(name, g.where(key), g, ctx.env, kind, noun);
+    if (auto err = unknown_plugin(kind, fmt::format("{} '{}'", noun, name), name, g, ctx))
+      throw InputError(g.where(key), *err);
+    return name;
+  };
+  r.saturation_detector = policy(g.gateway.saturation_detector, "saturation_detector",
+                                 PluginKind::SaturationDetector, "saturation detector");
+  r.dispatch_order = policy(g.gateway.dispatch_order, "dispatch_order", PluginKind::DispatchOrder, "dispatch order");
 }
 
 // Admission, routing, scheduling and tracing (spec cluster §8).
@@ -924,7 +926,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
-  if (!r.saturation_detector.empty()) used.push_back(r.saturation_detector);
+  for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order})
+    if (!gate->empty()) used.push_back(*gate);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
     const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
     if (!a.policy.empty()) used.push_back(a.policy);

@@ -13,6 +13,7 @@
 #include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 #include "run/report_writer.hpp"
+#include "workload/slo_class.hpp"
 
 #include <blis/lua.hpp>
 #include <blis/script_lookup.hpp>
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <ctime>
 #include <memory>
 
@@ -69,23 +71,43 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   return p;
 }
 
+// Creates the gateway's policy `name` of `registry` with `base` and the
+// --plugin-config keys; a setting given that it never reads is told about on
+// stderr (`noun` names the policy there).
+template <class T>
+std::shared_ptr<T> make_gateway_policy(const ResolvedRun& r, const Registry<T>& registry, const std::string& name,
+                                       const ConfigTable& base, const char* noun) {
+  const ConfigTable cfg = r.overrides.config_for(name, base);
+  std::shared_ptr<T> policy = registry.create(name, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(name, cfg);
+  std::set<std::string> told;
+  for (const std::string& key : cfg.unread_keys()) {
+    const std::string setting = key.substr(0, key.find('.'));  // slo_target_us.critical: slo_targets
+    const std::string origin = setting == "slo_target_us" ? "slo_targets" : setting;
+    if (r.config.origins.count(origin) && told.insert(origin).second)
+      spdlog::warn("{} has no effect with {} '{}'", r.config.where(origin), noun, name);
+  }
+  return policy;
+}
+
 // The gateway's policies with --flow-control (docs/gateway.md): its
-// saturation detector, given the detectors' settings; a setting given that
-// the detector never reads is told about on stderr.
+// saturation detector, given the detectors' settings, and its dispatch
+// order, given --slo-targets.
 void make_gateway_policies(const ResolvedRun& r, RunContext& ctx, GatewayConfig& g) {
   if (!g.enabled) return;
   const GatewaySettings& s = r.config.gateway;
-  ConfigTable base;
-  base.set(BLIS_KEY_MAX_CONCURRENCY, s.max_concurrency);
-  base.set(BLIS_KEY_QUEUE_DEPTH_THRESHOLD, s.queue_depth_threshold);
-  base.set(BLIS_KEY_KV_CACHE_UTIL_THRESHOLD, s.kv_cache_util_threshold);
-  const std::string& name = r.saturation_detector;
-  const ConfigTable cfg = r.overrides.config_for(name, base);
-  g.detector = ctx.env.registries->saturation.create(name, CreateArgs{&cfg, r.seed});
-  r.overrides.warn_unread(name, cfg);
-  for (const std::string& key : cfg.unread_keys())
-    if (r.config.origins.count(key))
-      spdlog::warn("{} has no effect with saturation detector '{}'", r.config.where(key), name);
+  ConfigTable detector;
+  detector.set(BLIS_KEY_MAX_CONCURRENCY, s.max_concurrency);
+  detector.set(BLIS_KEY_QUEUE_DEPTH_THRESHOLD, s.queue_depth_threshold);
+  detector.set(BLIS_KEY_KV_CACHE_UTIL_THRESHOLD, s.kv_cache_util_threshold);
+  g.detector = make_gateway_policy(r, ctx.env.registries->saturation, r.saturation_detector, detector,
+                                   "saturation detector");
+  ConfigTable order;
+  for (size_t c = 0; c < g.slo_target_us.size(); ++c)
+    if (g.slo_target_us[c] > 0)
+      order.set(std::string(BLIS_KEY_SLO_TARGET_US_PREFIX) + workload::slo_class_name(static_cast<int32_t>(c)),
+                g.slo_target_us[c]);
+  g.order = make_gateway_policy(r, ctx.env.registries->dispatch, r.dispatch_order, order, "dispatch order");
 }
 
 ClusterConfig cluster_config(const ResolvedRun& r) {
