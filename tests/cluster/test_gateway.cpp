@@ -14,14 +14,32 @@ using namespace blis::test;
 
 namespace {
 
+// A built-in saturation detector (plugins/saturation/) with the
+// detectors' settings.
+std::shared_ptr<SaturationDetector> detector(const std::string& name, int64_t max_concurrency = 100,
+                                             double queue_depth_threshold = 5) {
+  ConfigTable c;
+  c.set("max_concurrency", max_concurrency);
+  c.set("queue_depth_threshold", queue_depth_threshold);
+  return builtin_registries().saturation.create(name, CreateArgs{&c, 42});
+}
+
+// A built-in dispatch order (plugins/dispatch/), with a critical target of
+// `critical_us` (0: none).
+std::shared_ptr<DispatchOrder> order(const std::string& name, int64_t critical_us = 0) {
+  ConfigTable c;
+  if (critical_us > 0) c.set("slo_target_us.critical", critical_us);
+  return builtin_registries().dispatch.create(name, CreateArgs{&c, 42});
+}
+
 // One instance; requests 10 µs apart, each running ~200 steps of ~1 ms.
 ClusterConfig gated(int64_t max_concurrency) {
   ClusterConfig cfg;
   cfg.engine.total_kv_blocks = 10000;
   cfg.keep_records = true;
   cfg.gateway.enabled = true;
-  cfg.gateway.detector = GatewayConfig::Detector::Concurrency;
-  cfg.gateway.max_concurrency = max_concurrency;
+  cfg.gateway.detector = detector("concurrency", max_concurrency);
+  cfg.gateway.order = order("fifo");
   return cfg;
 }
 
@@ -72,7 +90,7 @@ TEST_CASE("a saturated detector holds dispatch and a full gateway queue rejects"
 
 TEST_CASE("without saturation the gateway queue passes requests straight through", "[cluster][gateway]") {
   ClusterConfig cfg = gated(1);
-  cfg.gateway.detector = GatewayConfig::Detector::Never;
+  cfg.gateway.detector = detector("never");
   cfg.gateway.max_depth = 1;
   VectorSource src(burst(std::vector<int32_t>(10, BLIS_SLO_STANDARD)));
   auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
@@ -95,11 +113,11 @@ TEST_CASE("priority dispatch sends the most urgent band first, fifo the earliest
   const std::vector<int32_t> classes{BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
                                      BLIS_SLO_STANDARD};
   ClusterConfig cfg = gated(1);
-  cfg.gateway.order = GatewayConfig::Order::Priority;
+  cfg.gateway.order = order("priority");
   VectorSource a(burst(classes));
   CHECK(completion_order(run_cluster(cfg, a, "blackbox", step_1000_10_5())) ==
         std::vector<uint64_t>{0, 3, 4, 2, 1});
-  cfg.gateway.order = GatewayConfig::Order::Fifo;
+  cfg.gateway.order = order("fifo");
   VectorSource b(burst(classes));
   CHECK(completion_order(run_cluster(cfg, b, "blackbox", step_1000_10_5())) ==
         std::vector<uint64_t>{0, 1, 2, 3, 4});
@@ -113,7 +131,7 @@ TEST_CASE("with --queue-shedding a full queue sheds its least urgent request for
   ClusterConfig cfg = gated(1);
   cfg.gateway.max_depth = 2;
   cfg.gateway.shedding = true;
-  cfg.gateway.order = GatewayConfig::Order::Priority;
+  cfg.gateway.order = order("priority");
   VectorSource src(burst({BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH, BLIS_SLO_CRITICAL,
                           BLIS_SLO_STANDARD, BLIS_SLO_BACKGROUND}));
   auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
@@ -163,11 +181,14 @@ TEST_CASE("every arrival is accounted for under random gateway settings", "[clus
   const int32_t classes[] = {BLIS_SLO_CRITICAL, BLIS_SLO_STANDARD, BLIS_SLO_SHEDDABLE, BLIS_SLO_BATCH,
                              BLIS_SLO_BACKGROUND, BLIS_SLO_DEFAULT};
   for (int trial = 0; trial < 40; ++trial) {
-    ClusterConfig cfg = gated(static_cast<int64_t>(1 + draw(4)));
+    const auto max_concurrency = static_cast<int64_t>(1 + draw(4));
+    ClusterConfig cfg = gated(max_concurrency);
     cfg.num_instances = static_cast<int32_t>(1 + draw(3));
     cfg.engine.horizon = draw(2) == 0 ? kNoHorizon : static_cast<int64_t>(50000 + draw(300000));
-    cfg.gateway.detector = static_cast<GatewayConfig::Detector>(draw(3));
-    cfg.gateway.order = static_cast<GatewayConfig::Order>(draw(3));
+    const char* const detectors[] = {"never", "utilization", "concurrency"};
+    cfg.gateway.detector = detector(detectors[draw(3)], max_concurrency, 1);
+    const char* const orders[] = {"fifo", "priority", "slo-deadline"};
+    cfg.gateway.order = order(orders[draw(3)], 30000);
     cfg.gateway.round_robin = draw(2) == 0;
     cfg.gateway.max_depth = static_cast<int64_t>(draw(6));
     cfg.gateway.per_band_capacity = static_cast<int64_t>(draw(4));
@@ -175,8 +196,6 @@ TEST_CASE("every arrival is accounted for under random gateway settings", "[clus
     cfg.gateway.eviction = draw(2) == 0;
     cfg.gateway.usage_limit = draw(2) == 0 ? 1.0 : 0.5;
     cfg.gateway.ttl = static_cast<int64_t>(draw(3) * 20000);
-    cfg.gateway.queue_depth_threshold = 1;
-    cfg.gateway.slo_target_us[BLIS_SLO_CRITICAL] = 30000;
     cfg.routing_latency = static_cast<int64_t>(draw(2) * 500);
     std::vector<WorkloadRequest> reqs = evenly_spaced(static_cast<int64_t>(1 + draw(3000)), 60, 64, 40);
     for (auto& r : reqs) {

@@ -159,3 +159,200 @@ TEST_CASE("the policy file's tier-shed and gaie-legacy keys configure those poli
   CHECK(b.status == 2);
   CHECK(b.err.find("bad.yaml:3") != std::string::npos);
 }
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-" + name + ".so";
+}
+
+// The gated run of the saturation-detector tests: requests wait at most
+// 200 ms at the gateway.
+std::string detector_run(const std::string& spec, const std::string& detector) {
+  return "run --model qwen/qwen3-14b --workload-spec " + spec +
+         " --num-instances 2 --flow-control --request-ttl 200000 --profile-set head --saturation-detector " + detector;
+}
+
+}  // namespace
+
+TEST_CASE("the saturation detectors are plugins: the built-ins are listed, a Lua script gates dispatch",
+          "[golden][gateway][lua]") {
+  const Result list = run_blis("plugins list");
+  for (const char* name : {"saturation-detector never", "saturation-detector concurrency",
+                           "saturation-detector utilization", "saturation-detector kv-only"})
+    CHECK(list.out.find(name) != std::string::npos);
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const Result never = run_blis(detector_run(spec, "never"));
+  REQUIRE(never.status == 0);
+  CHECK(never.out.find("Gateway") == std::string::npos);  // nothing held, nothing expired
+  // scripts/saturation/kv_only.lua: mean KV utilization / --kv-cache-util-threshold.
+  // A low threshold holds requests until some expire; a threshold never
+  // reached gives never's figures to the byte.
+  const Result held = run_blis(detector_run(spec, "kv_only.lua") + " --kv-cache-util-threshold 0.02");
+  INFO(held.err);
+  REQUIRE(held.status == 0);
+  CHECK(held.out.find("\"injected_requests\": 200,") == std::string::npos);
+  CHECK(held.out.find("Gateway Expired (TTL): ") != std::string::npos);
+  const Result open = run_blis(detector_run(spec, "kv_only.lua") + " --kv-cache-util-threshold 1000");
+  REQUIRE(open.status == 0);
+  CHECK(open.out == never.out);
+}
+
+TEST_CASE("a saturation detector may be a library given by path, configured with --plugin-config",
+          "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const std::string lib = fixture("saturation-queue");  // the busiest instance's requests / limit
+  const Result never = run_blis(detector_run(spec, "never"));
+  const Result held = run_blis(detector_run(spec, lib));
+  INFO(held.err);
+  REQUIRE(held.status == 0);
+  CHECK(held.out.find("Gateway Expired (TTL): ") != std::string::npos);
+  const Result open = run_blis(detector_run(spec, lib) + " --plugin-config fixture-busiest-queue.limit=100000");
+  REQUIRE(open.status == 0);
+  CHECK(open.out == never.out);
+  // plugins inspect makes one call of it.
+  const Result inspect = run_blis("plugins inspect " + lib);
+  CHECK(inspect.status == 0);
+  CHECK(inspect.out.find("saturation-detector fixture-busiest-queue") != std::string::npos);
+}
+
+TEST_CASE("a broken saturation detector stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --rate 50 --num-requests 50 --num-instances 2 --flow-control "
+                           "--saturation-detector ";
+  struct Case {
+    std::string detector;
+    std::string message;
+  };
+  const std::string oob = dir.write("oob.lua", "kind = 'saturation-detector'\nfunction saturation(n)\n"
+                                               "  return instances[n].kv_utilization\nend\n");
+  const std::string text = dir.write("text.lua", "function saturation(n)\n  return 'full'\nend\n");
+  const std::string syntax = dir.write("syntax.lua", "function saturation(n\n");
+  const std::string scorer = dir.write("scorer.lua", "function score(n) end\n");
+  for (const Case& c :
+       {Case{oob, oob + ":3: instances[2] is out of range: valid indices are 0 .. 1"},
+        Case{text, text + ": saturation(2) must return a finite number >= 0, got a string at t=20000 µs"},
+        Case{syntax, syntax + ":2: ')' expected near '<eof>'"},
+        Case{scorer, scorer + ": is a routing-scorer script (it defines score(n)), not a saturation-detector script"},
+        Case{fixture("saturation-nan"), fixture("saturation-nan") + ": plugin 'fixture-saturation-nan': saturation() "
+                                                                     "returned nan over 2 instances at t=20000 µs"},
+        Case{fixture("saturation-queue") + " --plugin-config fixture-busiest-queue.limit=0",
+             fixture("saturation-queue") + ": plugin 'fixture-busiest-queue': create() failed: config key 'limit' "
+                                           "must be an integer >= 1"},
+        Case{fixture("good"), fixture("good") + ": contains no saturation-detector plugin"}}) {
+    const Result r = run_blis(base + c.detector);
+    INFO(c.detector << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
+  }
+}
+
+namespace {
+
+// Two tenants in one band (standard and the default class share priority 3),
+// a critical and a batch one; prompts from 8 to 2048 tokens.
+const char* const kMixed = R"(version: "2"
+seed: 11
+aggregate_rate: 300
+num_requests: 400
+clients:
+  - id: a
+    slo_class: standard
+    tenant_id: t1
+    rate_fraction: 0.3
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 512, std_dev: 300, min: 8, max: 2048}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: b
+    tenant_id: t1
+    rate_fraction: 0.3
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: c
+    slo_class: critical
+    tenant_id: t2
+    rate_fraction: 0.2
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: d
+    slo_class: batch
+    tenant_id: t3
+    rate_fraction: 0.2
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+)";
+
+// The cluster's mean TTFT of a --format json run.
+double cluster_ttft_mean(const std::string& out) {
+  const size_t cluster = out.find("\"instance_id\": \"cluster\"");
+  REQUIRE(cluster != std::string::npos);
+  const std::string key = "\"ttft_mean_ms\": ";
+  const size_t at = out.find(key, cluster);
+  REQUIRE(at != std::string::npos);
+  return std::stod(out.substr(at + key.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the dispatch orders are plugins: a Lua script serves the shortest prompt first",
+          "[golden][gateway][lua]") {
+  const Result list = run_blis("plugins list");
+  for (const char* name : {"dispatch-order    fifo", "dispatch-order    priority", "dispatch-order    slo-deadline",
+                           "dispatch-order    shortest-prompt"})
+    CHECK(list.out.find(name) != std::string::npos);
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kMixed);
+  // Held by 4 requests in flight per instance, the queue grows: the order
+  // decides who waits.
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                           " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
+                           "--dispatch-order ";
+  const Result priority = run_blis(base + "priority");
+  const Result shortest = run_blis(base + "shortest_prompt.lua");
+  const Result longest = run_blis(base + fixture("dispatch-longest"));
+  INFO(shortest.err << longest.err);
+  REQUIRE(priority.status == 0);
+  REQUIRE(shortest.status == 0);
+  REQUIRE(longest.status == 0);
+  // Shortest prompt first lowers the mean TTFT, longest first raises it.
+  CHECK(cluster_ttft_mean(shortest.out) < cluster_ttft_mean(priority.out));
+  CHECK(cluster_ttft_mean(longest.out) > cluster_ttft_mean(priority.out));
+  // plugins inspect makes one call of each.
+  for (const std::string& p : {fixture("dispatch-longest"), std::string("scripts/dispatch/shortest_prompt.lua")})
+    CHECK(run_blis("plugins inspect " + p, BLIS_TEST_SOURCE_DIR).status == 0);
+}
+
+TEST_CASE("a broken dispatch order stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --rate 50 --num-requests 50 --num-instances 2 --flow-control "
+                           "--dispatch-order ";
+  const std::string field = dir.write("field.lua", "kind = 'dispatch-order'\nfunction order_key(priority)\n"
+                                                   "  return no_such_global + 1\nend\n");
+  const std::string text = dir.write("text.lua", "function order_key(priority)\n  return 'soon'\nend\n");
+  const std::string scope = dir.write("scope.lua", "scope = 'everywhere'\nfunction order_key(priority) return 0 end\n");
+  struct Case {
+    std::string order;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{field, field + ":3: attempt to perform arithmetic on global 'no_such_global' (a nil value)"},
+        Case{text, text + ": order_key(3) must return a number (not NaN), got a string for request_0"},
+        Case{scope, scope + ": scope must be \"band\" or \"across-bands\", got \"everywhere\""},
+        Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": plugin 'fixture-dispatch-nan': key() returned NaN "
+                                                                 "for request_0 at t=20000 µs"},
+        Case{fixture("dispatch-scope"), fixture("dispatch-scope") + ": plugin 'fixture-dispatch-scope': its vtable's "
+                                                                     "scope is 7"},
+        Case{fixture("saturation-queue"), fixture("saturation-queue") + ": contains no dispatch-order plugin"}}) {
+    const Result r = run_blis(base + c.order);
+    INFO(c.order << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
+  }
+}

@@ -64,6 +64,8 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 6, 0x1d9bf17fce10929aull},
     {1, 7, 0xbd9aa0217e295829ull},
     {1, 8, 0x1b22e8ad05c71005ull},
+    {1, 9, 0x5af0cfd4f38213e0ull},
+    {1, 10, 0xd4e2ce9320aa1ddaull},
 };
 
 }  // namespace
@@ -223,6 +225,22 @@ static_assert(sizeof(blis_autoscaler_vtable) == 32);
 static_assert(offsetof(blis_autoscaler_vtable, create) == 8);
 static_assert(offsetof(blis_autoscaler_vtable, destroy) == 16);
 static_assert(offsetof(blis_autoscaler_vtable, decide) == 24);
+static_assert(sizeof(blis_saturation_detector_vtable) == 32);
+static_assert(offsetof(blis_saturation_detector_vtable, create) == 8);
+static_assert(offsetof(blis_saturation_detector_vtable, destroy) == 16);
+static_assert(offsetof(blis_saturation_detector_vtable, saturation) == 24);
+static_assert(BLIS_KIND_SATURATION_DETECTOR == 5 && BLIS_KIND_DISPATCH_ORDER == 6);
+static_assert(BLIS_DISPATCH_BY_BAND == 0 && BLIS_DISPATCH_ACROSS_BANDS == 1);
+static_assert(sizeof(blis_dispatch_input) == 24);
+static_assert(offsetof(blis_dispatch_input, struct_size) == 0);
+static_assert(offsetof(blis_dispatch_input, priority) == 4);
+static_assert(offsetof(blis_dispatch_input, now_us) == 8);
+static_assert(offsetof(blis_dispatch_input, request) == 16);
+static_assert(sizeof(blis_dispatch_order_vtable) == 32);
+static_assert(offsetof(blis_dispatch_order_vtable, scope) == 4);
+static_assert(offsetof(blis_dispatch_order_vtable, create) == 8);
+static_assert(offsetof(blis_dispatch_order_vtable, destroy) == 16);
+static_assert(offsetof(blis_dispatch_order_vtable, key) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

@@ -24,7 +24,9 @@ enum class PluginKind {
   LatencyModel = BLIS_KIND_LATENCY_MODEL,
   RoutingScorer = BLIS_KIND_ROUTING_SCORER,
   AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY,
-  Autoscaler = BLIS_KIND_AUTOSCALER
+  Autoscaler = BLIS_KIND_AUTOSCALER,
+  SaturationDetector = BLIS_KIND_SATURATION_DETECTOR,
+  DispatchOrder = BLIS_KIND_DISPATCH_ORDER
 };
 
 class Registries;

@@ -1,4 +1,4 @@
-// The internal C++ interfaces of the three plugin kinds. Shared-library
+// The internal C++ interfaces of the plugin kinds. Shared-library
 // plugins, Lua scripts and built-ins are all adapted to these.
 #pragma once
 
@@ -51,6 +51,27 @@ class Autoscaler {
  public:
   virtual ~Autoscaler() = default;
   virtual blis_scaling_decision decide(const blis_scaling_input& input) = 0;
+};
+
+// The gate of the gateway's flow control (docs/gateway.md): how saturated
+// the instances that take traffic are (input.request is null), a finite
+// number >= 0 compared with the priority bands' ceilings.
+class SaturationDetector {
+ public:
+  virtual ~SaturationDetector() = default;
+  virtual double saturation(const blis_route_input& input) = 0;
+};
+
+// Which queued request of the gateway leaves next (docs/gateway.md): a key
+// per request, given once at its enqueue (never NaN); lower leaves first,
+// ties in enqueue order.
+class DispatchOrder {
+ public:
+  virtual ~DispatchOrder() = default;
+  // BLIS_DISPATCH_ACROSS_BANDS: the lowest key of every band allowed to
+  // send; else the most urgent band's, from the flow the fairness policy picks.
+  virtual bool across_bands() const = 0;
+  virtual double key(const blis_dispatch_input& input) = 0;
 };
 
 }  // namespace blis

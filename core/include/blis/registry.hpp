@@ -57,6 +57,8 @@ class RegistryBase {
   PluginKind kind() const { return kind_; }
   // Whether `name` is registered, opening candidate libraries as needed.
   virtual bool contains(const std::string& name) const = 0;
+  // Where `name` was registered from (RegistryEntry::source), or null.
+  virtual const std::string* source_of(const std::string& name) const = 0;
   // Every entry, sorted by name (opens every candidate library).
   virtual std::vector<PluginListing> listing() const = 0;
 
@@ -97,6 +99,10 @@ class Registry final : public RegistryBase {
   }
 
   bool contains(const std::string& name) const override { return find(name) != nullptr; }
+  const std::string* source_of(const std::string& name) const override {
+    const RegistryEntry<T>* e = find(name);
+    return e != nullptr ? &e->source : nullptr;
+  }
   std::vector<PluginListing> listing() const override {
     std::vector<PluginListing> out;
     for (const auto& [name, e] : entries())
@@ -130,6 +136,8 @@ class Registries {
   Registry<RoutingScorer> scorers{PluginKind::RoutingScorer};
   Registry<AdmissionPolicy> admission{PluginKind::AdmissionPolicy};
   Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
+  Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
+  Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

@@ -2,6 +2,8 @@
 
 #include "kernel/events.hpp"
 
+#include <blis/errors.hpp>
+
 #include <algorithm>
 #include <limits>
 
@@ -17,29 +19,20 @@ int gateway_priority(int32_t slo_class) {
   }
 }
 
-Gateway::Gateway(const ClusterCore& core, Routing& routing)
-    : core_(core), routing_(routing), cfg_(core.cfg.gateway) {}
+namespace {
 
-// HEAD's detectors: utilization is the mean over instances of the larger of
-// queue depth / its threshold and KV use / its threshold; concurrency the
-// requests in flight over what the instances may hold. No instance: 1.
-double Gateway::saturation(const GatewayConfig& cfg, const blis_route_input& in) {
-  if (cfg.detector == GatewayConfig::Detector::Never) return 0;
-  if (in.count == 0) return 1;
-  const auto* snap = in.instances;
-  if (cfg.detector == GatewayConfig::Detector::Utilization) {
-    double sum = 0;
-    for (int64_t k = 0; k < in.count; ++k) {
-      const double q = static_cast<double>(snap[k].queue_depth) / cfg.queue_depth_threshold;
-      const double kv = snap[k].kv_utilization / cfg.kv_util_threshold;
-      sum += std::max(q, kv);
-    }
-    return sum / static_cast<double>(in.count);
-  }
-  int64_t in_flight = 0;
-  for (int64_t k = 0; k < in.count; ++k) in_flight += snap[k].in_flight;
-  return static_cast<double>(in_flight) / static_cast<double>(in.count * cfg.max_concurrency);
+template <class T>
+T& required(const std::shared_ptr<T>& policy, const char* what) {
+  if (!policy) throw RuntimeError(std::string("flow control without a ") + what);
+  return *policy;
 }
+
+}  // namespace
+
+Gateway::Gateway(const ClusterCore& core, Routing& routing)
+    : core_(core), routing_(routing), cfg_(core.cfg.gateway),
+      detector_(required(core.cfg.gateway.detector, "saturation detector")),
+      order_(required(core.cfg.gateway.order, "dispatch order")), across_(order_.across_bands()) {}
 
 Gateway::Band* Gateway::find_band(int priority) {
   for (Band& b : bands_)
@@ -69,15 +62,21 @@ void Gateway::enqueue(uint32_t slot) {
   if (cfg_.max_depth > 0 && len_ >= cfg_.max_depth && !(cfg_.shedding && shed_for(priority, seq)))
     return refuse();
   const SimTime now = core_.kernel.now();
-  const int64_t target = cfg_.slo_target_us[static_cast<size_t>(r.spec.slo_class)];
+  const double key = key_of(r, priority, now);
   Band& b = band;  // still valid: bands are never erased
-  b.flows[tenant].push_back(
-      Entry{slot, seq, r.spec.id, target > 0 ? now + target : std::numeric_limits<int64_t>::max(), r.spec.slo_class});
+  Flow& flow = b.flows[tenant];
+  flow.sorted = flow.sorted && (flow.q.empty() || !(key < flow.q.back().key));
+  flow.q.push_back(Entry{slot, seq, r.spec.id, key, r.spec.slo_class});
   ++b.len;
   ++len_;
   where_[r.spec.id] = Where{priority, tenant};
   if (cfg_.ttl > 0) schedule(core_.kernel, now + cfg_.ttl, EventKind::GatewayExpiry, 0, r.spec.id);
   try_dispatch();
+}
+
+double Gateway::key_of(const Request& r, int priority, SimTime now) {
+  const blis_request_view view = request_view(r, core_.cfg.engine.block_size, core_.pool);
+  return order_.key(blis_dispatch_input{sizeof(blis_dispatch_input), priority, now, &view});
 }
 
 // --queue-shedding: the least urgent sheddable request queued (the latest of
@@ -90,8 +89,8 @@ bool Gateway::shed_for(int priority, int64_t seq) {
   int best_pri = 0;
   for (Band& b : bands_)
     for (auto f = b.flows.begin(); f != b.flows.end(); ++f)
-      for (size_t i = 0; i < f->second.size(); ++i) {
-        const Entry& e = f->second[i];
+      for (size_t i = 0; i < f->second.q.size(); ++i) {
+        const Entry& e = f->second.q[i];
         const int p = gateway_priority(e.slo_class);
         if (p >= 0) continue;
         if (best == nullptr || p < best_pri || (p == best_pri && e.seq > best->seq)) {
@@ -111,9 +110,10 @@ void Gateway::drop(const Entry& e) {
 }
 
 Gateway::Entry Gateway::take_from(Band& band, std::map<std::string, Flow>::iterator flow, size_t at) {
-  Entry e = flow->second[at];
-  flow->second.erase(flow->second.begin() + static_cast<std::ptrdiff_t>(at));
-  if (flow->second.empty()) band.flows.erase(flow);
+  std::deque<Entry>& q = flow->second.q;
+  Entry e = q[at];
+  q.erase(q.begin() + static_cast<std::ptrdiff_t>(at));
+  if (q.empty()) band.flows.erase(flow);
   --band.len;
   --len_;
   where_.erase(e.id);
@@ -126,7 +126,7 @@ std::map<std::string, Gateway::Flow>::iterator Gateway::pick(Band& band) {
   if (!cfg_.round_robin) {
     auto best = band.flows.end();
     for (auto f = band.flows.begin(); f != band.flows.end(); ++f)
-      if (best == band.flows.end() || f->second.front().seq < best->second.front().seq) best = f;
+      if (best == band.flows.end() || f->second.q.front().seq < best->second.q.front().seq) best = f;
     return best;
   }
   auto f = band.flows.begin();
@@ -141,41 +141,55 @@ std::map<std::string, Gateway::Flow>::iterator Gateway::pick(Band& band) {
   return f;
 }
 
+// The flow's request of the lowest key (the earliest on a tie).
+size_t Gateway::lowest(const Flow& flow) {
+  if (flow.sorted) return 0;
+  size_t at = 0;
+  for (size_t k = 1; k < flow.q.size(); ++k)
+    if (flow.q[k].key < flow.q[at].key) at = k;
+  return at;
+}
+
 // HEAD's gated dispatch: bands from the most urgent; band i (of n) may send
 // while the saturation is below its ceiling, 1 for the first, falling
 // linearly to --usage-limit-threshold for the last; the first band over its
-// ceiling stops the search. fifo takes the earliest request of the bands
-// allowed; priority and slo-deadline the first non-empty band's, from the
-// flow its fairness policy picks: its head, or its earliest deadline.
+// ceiling stops the search. An order by band (priority, slo-deadline) takes
+// from the first non-empty band allowed, from the flow its fairness policy
+// picks, the lowest key (the head for priority, the earliest deadline for
+// slo-deadline); an order across bands (fifo) the lowest key of the bands
+// allowed (with fifo's equal keys, the earliest arrival).
 bool Gateway::take(double sat, Entry& out) {
   const size_t n = bands_.size();
-  const bool fifo = cfg_.order == GatewayConfig::Order::Fifo;
-  Band* fifo_band = nullptr;
-  std::map<std::string, Flow>::iterator fifo_flow;
-  for (size_t i = 0; i < n; ++i) {
-    Band& band = bands_[i];
+  size_t allowed = 0;
+  for (; allowed < n; ++allowed) {
     const double ceiling =
-        n > 1 ? 1.0 - static_cast<double>(i) * (1.0 - cfg_.usage_limit) / static_cast<double>(n - 1) : 1.0;
+        n > 1 ? 1.0 - static_cast<double>(allowed) * (1.0 - cfg_.usage_limit) / static_cast<double>(n - 1) : 1.0;
     if (sat >= ceiling) break;
+    if (across_) continue;
+    Band& band = bands_[allowed];
     if (band.len == 0) continue;
-    if (fifo) {
-      for (auto f = band.flows.begin(); f != band.flows.end(); ++f)
-        if (fifo_band == nullptr || f->second.front().seq < fifo_flow->second.front().seq)
-          fifo_band = &band, fifo_flow = f;
-      continue;
-    }
     auto flow = pick(band);
-    size_t at = 0;
-    if (cfg_.order == GatewayConfig::Order::SloDeadline) {
-      const Flow& q = flow->second;
-      for (size_t k = 1; k < q.size(); ++k)
-        if (q[k].deadline < q[at].deadline || (q[k].deadline == q[at].deadline && q[k].seq < q[at].seq)) at = k;
-    }
-    out = take_from(band, flow, at);
+    out = take_from(band, flow, lowest(flow->second));
     return true;
   }
-  if (fifo_band == nullptr) return false;
-  out = take_from(*fifo_band, fifo_flow, 0);
+  return across_ && take_across(allowed, out);
+}
+
+// The lowest key of the first `allowed` bands (the earliest on a tie).
+bool Gateway::take_across(size_t allowed, Entry& out) {
+  Band* best_band = nullptr;
+  std::map<std::string, Flow>::iterator best_flow;
+  const Entry* best = nullptr;
+  size_t best_at = 0;
+  for (size_t i = 0; i < allowed; ++i)
+    for (auto f = bands_[i].flows.begin(); f != bands_[i].flows.end(); ++f) {
+      const size_t at = lowest(f->second);
+      const Entry& e = f->second.q[at];
+      if (best == nullptr || e.key < best->key || (e.key == best->key && e.seq < best->seq))
+        best = &e, best_band = &bands_[i], best_flow = f, best_at = at;
+    }
+  if (best == nullptr) return false;
+  out = take_from(*best_band, best_flow, best_at);
   return true;
 }
 
@@ -188,7 +202,7 @@ bool Gateway::try_dispatch() {
     tick_pending_ = true;
     schedule(core_.kernel, now + cfg_.tick, EventKind::GatewayTick);
   }
-  const double sat = saturation(cfg_, routing_.gate_state());
+  const double sat = detector_.saturation(routing_.gate_state());
   // --in-flight-eviction: saturated with a non-sheddable request waiting,
   // one routed sheddable request is evicted instead of a dispatch.
   if (cfg_.eviction && sat >= 1.0 && non_sheddable_waiting() && evict_one()) return false;
@@ -264,7 +278,7 @@ void Gateway::on_expiry(uint64_t id) {
   if (w == where_.end()) return;  // dispatched or shed meanwhile
   Band* band = find_band(w->second.priority);
   auto flow = band->flows.find(w->second.tenant);
-  Flow& q = flow->second;
+  const std::deque<Entry>& q = flow->second.q;
   size_t at = 0;
   while (q[at].id != id) ++at;
   const Entry e = take_from(*band, flow, at);
@@ -275,8 +289,8 @@ void Gateway::on_expiry(uint64_t id) {
 GatewayCounts Gateway::finish() {
   counts_.depth = len_;
   for (Band& b : bands_)
-    for (auto& [tenant, q] : b.flows)
-      for (const Entry& e : q) core_.pool.release(e.slot);
+    for (auto& [tenant, flow] : b.flows)
+      for (const Entry& e : flow.q) core_.pool.release(e.slot);
   bands_.clear();
   where_.clear();
   len_ = 0;

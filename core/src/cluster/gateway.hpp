@@ -48,18 +48,20 @@ class Gateway {
   // Requests it dropped (shed or expired), by SLO class (HEAD's "Shed (class)").
   const std::map<int32_t, int64_t>& dropped_by_class() const { return dropped_by_class_; }
 
-  // The saturation the detector reports over `in` (HEAD's detectors).
-  static double saturation(const GatewayConfig& cfg, const blis_route_input& in);
-
  private:
   struct Entry {
     uint32_t slot;
     int64_t seq;
     uint64_t id;
-    int64_t deadline;  // slo-deadline order: enqueue time + target (INT64_MAX: none)
+    double key;  // the dispatch order's, at enqueue: lower leaves first, ties by seq
     int32_t slo_class;
   };
-  using Flow = std::deque<Entry>;
+  // One tenant's requests of a band, in enqueue order; `sorted` while their
+  // keys do not decrease (then the head has the lowest: no scan).
+  struct Flow {
+    std::deque<Entry> q;
+    bool sorted = true;
+  };
   struct Band {
     int priority;
     std::map<std::string, Flow> flows;  // by tenant ("default" for none), sorted
@@ -76,7 +78,10 @@ class Gateway {
   bool try_dispatch();
   // One request of the bands allowed at saturation `sat`, or none.
   bool take(double sat, Entry& out);
+  double key_of(const Request& r, int priority, SimTime now);
   std::map<std::string, Flow>::iterator pick(Band& band);
+  static size_t lowest(const Flow& flow);
+  bool take_across(size_t allowed, Entry& out);
   Entry take_from(Band& band, std::map<std::string, Flow>::iterator flow, size_t at);
   bool shed_for(int priority, int64_t seq);
   bool non_sheddable_waiting() const;
@@ -86,6 +91,9 @@ class Gateway {
   ClusterCore core_;
   Routing& routing_;
   const GatewayConfig& cfg_;
+  SaturationDetector& detector_;
+  DispatchOrder& order_;
+  const bool across_;  // order_.across_bands()
   std::vector<Band> bands_;  // descending priority; bands stay once made (HEAD's ceilings count them)
   int64_t len_ = 0;
   int64_t seq_ = 0;

@@ -4,16 +4,22 @@
 #pragma once
 
 #include <blis/kernel.hpp>
+#include <blis/policies.hpp>
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 namespace blis {
 
 struct GatewayConfig {
   bool enabled = false;  // --flow-control; everything below is read only when set
-  enum class Order : uint8_t { Fifo, Priority, SloDeadline } order = Order::Fifo;
-  enum class Detector : uint8_t { Never, Utilization, Concurrency } detector = Detector::Never;
+  // --dispatch-order: a plugin of the dispatch-order kind, created for the
+  // run (never null when enabled).
+  std::shared_ptr<DispatchOrder> order;
+  // --saturation-detector: a plugin of the saturation-detector kind, created
+  // for the run (never null when enabled).
+  std::shared_ptr<SaturationDetector> detector;
   bool round_robin = false;      // --fairness-policy round-robin (else global-strict)
   bool shedding = false;         // --queue-shedding
   bool eviction = false;         // --in-flight-eviction
@@ -22,10 +28,8 @@ struct GatewayConfig {
   double usage_limit = 1.0;      // --usage-limit-threshold, in (0, 1]
   SimTime ttl = 0;               // --request-ttl, µs; 0 = none
   SimTime tick = 1000;           // --dispatch-tick-interval, µs
-  int64_t max_concurrency = 100;       // concurrency detector, per instance
-  double queue_depth_threshold = 5;    // utilization detector
-  double kv_util_threshold = 0.8;      // utilization detector
-  // --slo-targets: each SLO class's (blis_slo_class) TTFT target, µs; 0 = none.
+  // --slo-targets: each SLO class's (blis_slo_class) TTFT target, µs; 0 =
+  // none. The dispatch order reads them (config keys slo_target_us.CLASS).
   std::array<int64_t, 6> slo_target_us{};
 };
 

@@ -475,11 +475,12 @@ std::vector<SettingDef> make_table() {
                   "while the saturation detector allows (llm-d/GIE flow control; it replaces the admission "
                   "policy)",
                   [](RunConfig& c) -> auto& { return c.gateway.flow_control; }));
-  t.push_back(choice_row("dispatch_order", {"--dispatch-order"}, "gateway",
+  t.push_back(values_from(row("dispatch_order", {"--dispatch-order"}, "gateway",
                   "Gateway queue dispatch order: fifo (earliest arrival), priority (most urgent SLO band "
-                  "first), slo-deadline (earliest enqueue + --slo-targets deadline within a band)",
-                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; },
-                  one_of("dispatch order", {"fifo", "priority", "slo-deadline"})));
+                  "first), slo-deadline (earliest enqueue + --slo-targets deadline within a band), or a "
+                  "dispatch-order plugin, Lua script (shortest_prompt.lua) or library path[:name] (docs/gateway.md)",
+                  [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; }, {}, kLibraryRef),
+                  "dispatch-order"));
   t.push_back(row("slo_targets", {"--slo-targets"}, "gateway",
                   "TTFT targets per SLO class in µs for --dispatch-order slo-deadline, class=µs,... "
                   "(critical=100000,standard=500000)",
@@ -514,12 +515,13 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("request_ttl", {"--request-ttl"}, "gateway",
                   "µs a request may wait in the gateway queue before it expires (0 = forever)",
                   [](RunConfig& c) -> auto& { return c.gateway.request_ttl; }, int_between(0, kMaxMicros), kDuration));
-  t.push_back(choice_row("saturation_detector", {"--saturation-detector"}, "gateway",
+  t.push_back(values_from(row("saturation_detector", {"--saturation-detector"}, "gateway",
                   "What holds the gateway's dispatch: never, utilization (mean over instances of "
                   "max(queue/--queue-depth-threshold, KV/--kv-cache-util-threshold) >= 1), concurrency "
-                  "(requests in flight >= instances x --max-concurrency)",
-                  [](RunConfig& c) -> auto& { return c.gateway.saturation_detector; },
-                  one_of("saturation detector", {"never", "utilization", "concurrency"})));
+                  "(requests in flight >= instances x --max-concurrency), or a saturation-detector plugin, "
+                  "Lua script (kv_only.lua) or library path[:name] (docs/gateway.md)",
+                  [](RunConfig& c) -> auto& { return c.gateway.saturation_detector; }, {}, kLibraryRef),
+                  "saturation-detector"));
   t.push_back(row("max_concurrency", {"--max-concurrency"}, "gateway",
                   "Requests in flight per instance at which the concurrency detector saturates",
                   [](RunConfig& c) -> auto& { return c.gateway.max_concurrency; }, int_between(1, kMaxTokens, true)));

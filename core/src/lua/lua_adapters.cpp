@@ -362,7 +362,96 @@ class LuaAutoscaler final : public Autoscaler {
   int decide_ = LUA_NOREF;
 };
 
+// A saturation detector script: saturation(n) over `instances[0 .. n-1]`
+// returns a finite number >= 0 (`request` is empty: no request is asked about).
+class LuaSaturationDetector final : public SaturationDetector {
+ public:
+  LuaSaturationDetector(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, false) {
+    require_kind(script_, PluginKind::SaturationDetector);
+    saturation_ = script_.function_ref("saturation");
+    script_.run_init(config);
+  }
+
+  double saturation(const blis_route_input& input) override {
+    mirror_.load(input);
+    const int64_t n = mirror_.count();
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(saturation_);
+    lua_pushnumber(L, static_cast<double>(n));
+    script_.end_call(base, 1, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || !std::isfinite(v) || v < 0)
+      throw ScriptError(fmt::format("{}: saturation({}) must return a finite number >= 0, got {} at t={} µs",
+                                    script_.path(), n,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type),
+                                    input.now_us), 2);
+    return v;
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int saturation_ = LUA_NOREF;
+};
+
+// A dispatch order script: order_key(priority) returns the key of the
+// request entering the gateway queue (`request`, `route.now_us`); the global
+// `scope` is "band" (the default) or "across-bands".
+class LuaDispatchOrder final : public DispatchOrder {
+ public:
+  LuaDispatchOrder(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, false) {
+    require_kind(script_, PluginKind::DispatchOrder);
+    key_ = script_.function_ref("order_key");
+    const std::string scope = script_.string_global("scope").value_or("band");
+    if (scope != "band" && scope != "across-bands")
+      throw ScriptError(fmt::format("{}: scope must be \"band\" or \"across-bands\", got \"{}\"", script_.path(),
+                                    scope), 2);
+    across_ = scope == "across-bands";
+    script_.run_init(config);
+  }
+
+  bool across_bands() const override { return across_; }
+
+  double key(const blis_dispatch_input& in) override {
+    mirror_.load(blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), in.now_us, in.request,
+                                  nullptr, 0});
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(key_);
+    lua_pushnumber(L, static_cast<double>(in.priority));
+    script_.end_call(base, 1, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || std::isnan(v))
+      throw ScriptError(fmt::format("{}: order_key({}) must return a number (not NaN), got {} for request_{}",
+                                    script_.path(), in.priority,
+                                    type == LUA_TNUMBER ? std::string("NaN") : std::string("a ") + lua_typename(L, type),
+                                    in.request != nullptr ? in.request->id : 0), 2);
+    return v;
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int key_ = LUA_NOREF;
+  bool across_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<DispatchOrder> make_dispatch_from_source(LuaVm& vm, const ScriptSource& source,
+                                                        const ConfigTable& config) {
+  return std::make_unique<LuaDispatchOrder>(vm, source, config);
+}
+
+std::unique_ptr<SaturationDetector> make_saturation_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                const ConfigTable& config) {
+  return std::make_unique<LuaSaturationDetector>(vm, source, config);
+}
 
 std::unique_ptr<Autoscaler> make_autoscaler_from_source(LuaVm& vm, const ScriptSource& source,
                                                         const ConfigTable& config) {

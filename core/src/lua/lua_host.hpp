@@ -242,6 +242,10 @@ struct ScriptSource {
 // The adapters (lua_adapters.cpp).
 std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config);
+std::unique_ptr<DispatchOrder> make_dispatch_from_source(LuaVm& vm, const ScriptSource& source,
+                                                        const ConfigTable& config);
+std::unique_ptr<SaturationDetector> make_saturation_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                 const ConfigTable& config);
 std::unique_ptr<Autoscaler> make_autoscaler_from_source(LuaVm& vm, const ScriptSource& source,
                                                         const ConfigTable& config);
 std::unique_ptr<AdmissionPolicy> make_admission_from_source(LuaVm& vm, const ScriptSource& source,

@@ -243,7 +243,71 @@ class SharedAutoscaler final : public Autoscaler {
   void* self_;
 };
 
+// A saturation that is not a finite number >= 0 stops the run, as the Lua
+// adapter does: the gateway compares it with ceilings in (0, 1].
+class SharedSaturation final : public SaturationDetector {
+ public:
+  SharedSaturation(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::SaturationDetector, a.seed),
+        vt_(static_cast<const blis_saturation_detector_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedSaturation() override { vt_->destroy(self_); }
+
+  double saturation(const blis_route_input& in) override {
+    double out = 0;
+    ctx_.call("saturation", [&](char* e, size_t n) { return vt_->saturation(self_, &in, &out, e, n); });
+    if (!std::isfinite(out) || out < 0)
+      ctx_.fail(fmt::format("saturation() returned {} over {} instances at t={} µs (it must be a finite "
+                            "number >= 0)",
+                            out, in.count, in.now_us));
+    return out;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_saturation_detector_vtable* vt_;
+  void* self_;
+};
+
+// A NaN key stops the run, as the Lua adapter does: keys are compared.
+class SharedDispatch final : public DispatchOrder {
+ public:
+  SharedDispatch(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::DispatchOrder, a.seed),
+        vt_(static_cast<const blis_dispatch_order_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {
+    if (vt_->scope != BLIS_DISPATCH_BY_BAND && vt_->scope != BLIS_DISPATCH_ACROSS_BANDS)
+      ctx_.fail(fmt::format("its vtable's scope is {}; it must be BLIS_DISPATCH_BY_BAND (0) or "
+                            "BLIS_DISPATCH_ACROSS_BANDS (1)",
+                            vt_->scope));
+  }
+  ~SharedDispatch() override { vt_->destroy(self_); }
+
+  bool across_bands() const override { return vt_->scope == BLIS_DISPATCH_ACROSS_BANDS; }
+  double key(const blis_dispatch_input& in) override {
+    double out = 0;
+    ctx_.call("key", [&](char* e, size_t n) { return vt_->key(self_, &in, &out, e, n); });
+    if (std::isnan(out))
+      ctx_.fail(fmt::format("key() returned NaN for request_{} at t={} µs (keys must be numbers)",
+                            in.request != nullptr ? in.request->id : 0, in.now_us));
+    return out;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_dispatch_order_vtable* vt_;
+  void* self_;
+};
+
 }  // namespace
+
+std::unique_ptr<DispatchOrder> make_library_dispatch(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedDispatch>(p, args);
+}
+
+std::unique_ptr<SaturationDetector> make_library_saturation(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedSaturation>(p, args);
+}
 
 std::unique_ptr<Autoscaler> make_library_autoscaler(const LibraryPlugin& p, const CreateArgs& args) {
   return std::make_unique<SharedAutoscaler>(p, args);

@@ -16,5 +16,7 @@ std::unique_ptr<LatencyModel> make_library_latency_model(const LibraryPlugin& p,
 std::unique_ptr<RoutingScorer> make_library_scorer(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<AdmissionPolicy> make_library_admission(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<Autoscaler> make_library_autoscaler(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<SaturationDetector> make_library_saturation(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<DispatchOrder> make_library_dispatch(const LibraryPlugin& p, const CreateArgs& args);
 
 }  // namespace blis

@@ -85,9 +85,22 @@ void smoke_autoscaler(Registries& reg, const std::string& name, const ConfigTabl
   reg.autoscalers.create(name, CreateArgs{&config, 42})->decide(in);
 }
 
+void smoke_saturation(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  blis_route_input gate = in.route;
+  gate.request = nullptr;  // the gateway asks about the instances only
+  reg.saturation.create(name, CreateArgs{&config, 42})->saturation(gate);
+}
+
+void smoke_dispatch(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  const blis_dispatch_input entering{sizeof(blis_dispatch_input), 3, 0, &in.request};
+  reg.dispatch.create(name, CreateArgs{&config, 42})->key(entering);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 4> kKinds = {{
+const std::array<PluginKindRow, 6> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -109,6 +122,17 @@ const std::array<PluginKindRow, 4> kKinds = {{
      &registry_of<Autoscaler, &Registries::autoscalers>,
      &add_library_plugin<Autoscaler, &Registries::autoscalers, &make_library_autoscaler>,
      &add_script<Autoscaler, &Registries::autoscalers, &lua::make_autoscaler_from_source>, &smoke_autoscaler},
+    {PluginKind::SaturationDetector, "saturation-detector", "saturation", "saturation", "saturation(n)",
+     end_of(offsetof(blis_saturation_detector_vtable, saturation)), "saturation", 3, false,
+     &registry_of<SaturationDetector, &Registries::saturation>,
+     &add_library_plugin<SaturationDetector, &Registries::saturation, &make_library_saturation>,
+     &add_script<SaturationDetector, &Registries::saturation, &lua::make_saturation_from_source>,
+     &smoke_saturation},
+    {PluginKind::DispatchOrder, "dispatch-order", "dispatch", "order_key", "order_key(priority)",
+     end_of(offsetof(blis_dispatch_order_vtable, key)), "key", 3, false,
+     &registry_of<DispatchOrder, &Registries::dispatch>,
+     &add_library_plugin<DispatchOrder, &Registries::dispatch, &make_library_dispatch>,
+     &add_script<DispatchOrder, &Registries::dispatch, &lua::make_dispatch_from_source>, &smoke_dispatch},
 }};
 
 }  // namespace

@@ -55,12 +55,6 @@ GatewayConfig gateway_config(const RunConfig& config) {
     return out;
   }
   out.enabled = true;
-  out.order = g.dispatch_order == "priority"       ? GatewayConfig::Order::Priority
-              : g.dispatch_order == "slo-deadline" ? GatewayConfig::Order::SloDeadline
-                                                   : GatewayConfig::Order::Fifo;
-  out.detector = g.saturation_detector == "utilization"   ? GatewayConfig::Detector::Utilization
-                 : g.saturation_detector == "concurrency" ? GatewayConfig::Detector::Concurrency
-                                                          : GatewayConfig::Detector::Never;
   out.round_robin = g.fairness_policy == "round-robin";
   out.shedding = g.queue_shedding;
   out.eviction = g.in_flight_eviction;
@@ -69,15 +63,8 @@ GatewayConfig gateway_config(const RunConfig& config) {
   out.usage_limit = g.usage_limit_threshold;
   out.ttl = g.request_ttl;
   out.tick = g.dispatch_tick_interval > 0 ? g.dispatch_tick_interval : 1000;
-  out.max_concurrency = g.max_concurrency;
-  out.queue_depth_threshold = g.queue_depth_threshold;
-  out.kv_util_threshold = g.kv_cache_util_threshold;
-  if (g.slo_targets) {
-    out.slo_target_us = slo_targets(*g.slo_targets, config.where("slo_targets"));
-    if (out.order != GatewayConfig::Order::SloDeadline)
-      spdlog::warn("{} has no effect without --dispatch-order slo-deadline", config.where("slo_targets"));
-  }
-  if (out.detector == GatewayConfig::Detector::Never)
+  if (g.slo_targets) out.slo_target_us = slo_targets(*g.slo_targets, config.where("slo_targets"));
+  if (g.saturation_detector == "never")
     spdlog::warn("--flow-control with saturation detector 'never' holds nothing; use utilization or concurrency "
                  "to gate dispatch");
   return out;

@@ -83,30 +83,32 @@ std::optional<std::string> unknown_plugin(PluginKind kind, const std::string& wh
                      available_plugin_names(*ctx.env.registries, *ctx.vm, kind, dirs));
 }
 
-// `path/to/libx.so[:name]` loads that library and selects its latency model
-// (the named one when it has several), if the configuration's rights allow
-// opening it (run/path_rules.hpp): checked before any of its code runs.
+// `path/to/libx.so[:name]` loads that library and selects its plugin of
+// `kind` (the named one when it has several), if the configuration's rights
+// allow opening it (run/path_rules.hpp): checked before any of its code runs.
+// `noun` names the kind in messages ("latency model").
 std::string load_explicit_library(const std::string& spec, const std::string& where, const RunConfig& c,
-                                  Environment& env) {
+                                  Environment& env, PluginKind kind, const char* noun) {
   check_path(c.rights, PathUse::Library, spec, where);
   const std::string path = library_path(spec);
   const std::string name = path.size() < spec.size() ? spec.substr(path.size() + 1) : "";
   auto lib = open_plugin_library(path);
   LibraryManifest m = describe(*lib);
-  std::vector<std::string> models;
+  std::vector<std::string> found;
   for (const auto& p : m.plugins)
-    if (p.kind == PluginKind::LatencyModel) models.push_back(p.name);
-  if (models.empty()) throw PluginError(path, "contains no latency-model plugin");
+    if (p.kind == kind) found.push_back(p.name);
+  if (found.empty()) throw PluginError(path, fmt::format("contains no {} plugin", kind_name(kind)));
   std::string chosen = name;
   if (chosen.empty()) {
-    if (models.size() > 1)
-      throw PluginError(path, fmt::format("contains several latency models ({}); choose one with {}:NAME",
-                                          fmt::join(models, ", "), path));
-    chosen = models[0];
+    if (found.size() > 1)
+      throw PluginError(path, fmt::format("contains several {}s ({}); choose one with {}:NAME", noun,
+                                          fmt::join(found, ", "), path));
+    chosen = found[0];
   }
-  if (std::find(models.begin(), models.end(), chosen) == models.end())
-    throw PluginError(path, fmt::format("has no latency model '{}' (it has {})", chosen, fmt::join(models, ", ")));
-  if (const auto* e = env.registries->latency.find(chosen); e != nullptr && e->source == path) return chosen;
+  if (std::find(found.begin(), found.end(), chosen) == found.end())
+    throw PluginError(path, fmt::format("has no {} '{}' (it has {})", noun, chosen, fmt::join(found, ", ")));
+  if (const std::string* from = env.registries->of(kind).source_of(chosen); from != nullptr && *from == path)
+    return chosen;
   register_library(*env.registries, lib);
   return chosen;
 }
@@ -219,7 +221,9 @@ void choose_latency_model(ResolvedRun& r, RunContext& ctx, ModelChoice& mc) {
     backend = data.setting_default(alpha_given ? "latency_model_with_coefficients" : "latency_model");
     if (alpha_given) spdlog::info("--alpha-coeffs and --beta-coeffs given: using the {} latency model", backend);
   }
-  if (names_library(backend)) backend = load_explicit_library(backend, g.where("latency_model"), g, ctx.env);
+  if (names_library(backend))
+    backend = load_explicit_library(backend, g.where("latency_model"), g, ctx.env, PluginKind::LatencyModel,
+                                    "latency model");
   if (auto err = unknown_plugin(PluginKind::LatencyModel, "latency model '" + backend + "'", backend, g, ctx))
     throw InputError(g.where("latency_model"), *err);
   r.latency_model = backend;
@@ -421,6 +425,23 @@ void resolve_model(ResolvedRun& r, RunContext& ctx) {
   choose_coefficients(r, ctx, mc);
   size_kv_cache(r, mc);
   cap_max_model_len(r);
+}
+
+// The gateway's policies (docs/gateway.md), only with --flow-control: each a
+// registered plugin, a Lua script or a library path[:name].
+void resolve_gateway(ResolvedRun& r, RunContext& ctx) {
+  const RunConfig& g = r.given;
+  if (!g.gateway.flow_control) return;
+  auto policy = [&](const std::string& given, const char* key, PluginKind kind, const char* noun) {
+    std::string name = given;
+    if (names_library(name)) name = load_explicit_library(name, g.where(key), g, ctx.env, kind, noun);
+    if (auto err = unknown_plugin(kind, fmt::format("{} '{}'", noun, name), name, g, ctx))
+      throw InputError(g.where(key), *err);
+    return name;
+  };
+  r.saturation_detector = policy(g.gateway.saturation_detector, "saturation_detector",
+                                 PluginKind::SaturationDetector, "saturation detector");
+  r.dispatch_order = policy(g.gateway.dispatch_order, "dispatch_order", PluginKind::DispatchOrder, "dispatch order");
 }
 
 // Admission, routing, scheduling and tracing (spec cluster §8).
@@ -898,12 +919,15 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   resolve_model(r, ctx);
   r.offload = resolve_kv_offload(r.config, r.arch);
   resolve_policies(r, ctx);
+  resolve_gateway(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
   auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };
   r.cache_query = needs_cache(ctx.env.registries->admission.find(*r.config.policies.admission));
   for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
+  for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order})
+    if (!gate->empty()) used.push_back(*gate);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
     const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
     if (!a.policy.empty()) used.push_back(a.policy);

@@ -58,6 +58,8 @@ struct ResolvedRun {
   std::optional<HardwareSpec> hardware;
   std::vector<double> alpha, beta;  // what the latency model gets (may be empty)
   std::vector<ScorerWeight> scorers;
+  std::string saturation_detector;  // registry name; empty without --flow-control
+  std::string dispatch_order;       // registry name; empty without --flow-control
   bool cache_query = false;  // a plugin reads the snapshots' cached_blocks
   RoutingPolicy routing = RoutingPolicy::RoundRobin;
   QueueOrder order = QueueOrder::Fcfs;

@@ -13,6 +13,7 @@
 #include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 #include "run/report_writer.hpp"
+#include "workload/slo_class.hpp"
 
 #include <blis/lua.hpp>
 #include <blis/script_lookup.hpp>
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <ctime>
 #include <memory>
 
@@ -67,6 +69,45 @@ ClusterPolicies make_policies(const ResolvedRun& r, RunContext& ctx) {
   }
   p.router = std::make_unique<Router>(r.routing, std::move(weighted), r.seed);
   return p;
+}
+
+// Creates the gateway's policy `name` of `registry` with `base` and the
+// --plugin-config keys; a setting given that it never reads is told about on
+// stderr (`noun` names the policy there).
+template <class T>
+std::shared_ptr<T> make_gateway_policy(const ResolvedRun& r, const Registry<T>& registry, const std::string& name,
+                                       const ConfigTable& base, const char* noun) {
+  const ConfigTable cfg = r.overrides.config_for(name, base);
+  std::shared_ptr<T> policy = registry.create(name, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(name, cfg);
+  std::set<std::string> told;
+  for (const std::string& key : cfg.unread_keys()) {
+    const std::string setting = key.substr(0, key.find('.'));  // slo_target_us.critical: slo_targets
+    const std::string origin = setting == "slo_target_us" ? "slo_targets" : setting;
+    if (r.config.origins.count(origin) && told.insert(origin).second)
+      spdlog::warn("{} has no effect with {} '{}'", r.config.where(origin), noun, name);
+  }
+  return policy;
+}
+
+// The gateway's policies with --flow-control (docs/gateway.md): its
+// saturation detector, given the detectors' settings, and its dispatch
+// order, given --slo-targets.
+void make_gateway_policies(const ResolvedRun& r, RunContext& ctx, GatewayConfig& g) {
+  if (!g.enabled) return;
+  const GatewaySettings& s = r.config.gateway;
+  ConfigTable detector;
+  detector.set(BLIS_KEY_MAX_CONCURRENCY, s.max_concurrency);
+  detector.set(BLIS_KEY_QUEUE_DEPTH_THRESHOLD, s.queue_depth_threshold);
+  detector.set(BLIS_KEY_KV_CACHE_UTIL_THRESHOLD, s.kv_cache_util_threshold);
+  g.detector = make_gateway_policy(r, ctx.env.registries->saturation, r.saturation_detector, detector,
+                                   "saturation detector");
+  ConfigTable order;
+  for (size_t c = 0; c < g.slo_target_us.size(); ++c)
+    if (g.slo_target_us[c] > 0)
+      order.set(std::string(BLIS_KEY_SLO_TARGET_US_PREFIX) + workload::slo_class_name(static_cast<int32_t>(c)),
+                g.slo_target_us[c]);
+  g.order = make_gateway_policy(r, ctx.env.registries->dispatch, r.dispatch_order, order, "dispatch order");
 }
 
 ClusterConfig cluster_config(const ResolvedRun& r) {
@@ -431,6 +472,7 @@ RunOutcome simulate_run(const RunConfig& given) {
   std::optional<Progress> progress;
   start_progress(r, cc, progress);
   ClusterPolicies policies = make_policies(r, ctx);
+  make_gateway_policies(r, ctx, cc.gateway);
   setup_pd(config, pools, r, ctx, cc, policies);
   const std::unique_ptr<ScenarioCode> code = scenario_code(config, ctx, cc);
   TimedResult run = run_cluster(cc, ctx, SimulationInputs{*workload, phases, pool_runs, latency_cfgs},
@@ -512,6 +554,7 @@ std::unique_ptr<LiveRun> open_live_run(const RunConfig& given, LiveSink& sink) {
       check_no_lifecycle(config, l.pools);
     for (const ResolvedRun* pr : pool_runs) l.latency_cfgs.push_back(latency_config(*pr));
     ClusterPolicies policies = make_policies(l.r, l.ctx);
+    make_gateway_policies(l.r, l.ctx, l.cc.gateway);
     setup_pd(config, l.pools, l.r, l.ctx, l.cc, policies);
     l.none = std::make_unique<NoRequests>();
     l.sim = std::make_unique<ClusterSimulation>(l.cc, *l.none, [&](int32_t i) -> std::unique_ptr<LatencyModel> {

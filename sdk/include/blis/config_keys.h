@@ -11,6 +11,9 @@
  * BLIS_NEED_HARDWARE (or when the host has them), the KV block size, and
  * coefficients when there are any. Admission policies get the token-bucket
  * settings when the user gave them; routing scorers get the block size.
+ * Saturation detectors get --max-concurrency, --queue-depth-threshold and
+ * --kv-cache-util-threshold (their defaults when not given); dispatch orders
+ * get the --slo-targets given, one key per class ("slo_target_us.critical").
  */
 #ifndef BLIS_CONFIG_KEYS_H
 #define BLIS_CONFIG_KEYS_H
@@ -46,5 +49,9 @@
 #define BLIS_KEY_BETA_COEFFS                     "beta_coeffs"
 #define BLIS_KEY_TOKEN_BUCKET_CAPACITY           "token_bucket_capacity"
 #define BLIS_KEY_TOKEN_BUCKET_REFILL_RATE        "token_bucket_refill_rate"
+#define BLIS_KEY_MAX_CONCURRENCY                 "max_concurrency"
+#define BLIS_KEY_QUEUE_DEPTH_THRESHOLD           "queue_depth_threshold"
+#define BLIS_KEY_KV_CACHE_UTIL_THRESHOLD         "kv_cache_util_threshold"
+#define BLIS_KEY_SLO_TARGET_US_PREFIX            "slo_target_us."
 
 #endif /* BLIS_CONFIG_KEYS_H */

@@ -46,15 +46,18 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 8 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 10 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
- * routing-scorer, admission-policy, autoscaler (ABI 1.4). */
+ * routing-scorer, admission-policy, autoscaler (ABI 1.4),
+ * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
   BLIS_KIND_ADMISSION_POLICY = 3,
-  BLIS_KIND_AUTOSCALER = 4
+  BLIS_KIND_AUTOSCALER = 4,
+  BLIS_KIND_SATURATION_DETECTOR = 5,
+  BLIS_KIND_DISPATCH_ORDER = 6
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -359,6 +362,56 @@ typedef struct blis_autoscaler_vtable {
   int32_t (*decide)(void *self, const blis_scaling_input *input, blis_scaling_decision *out,
                     char *errbuf, size_t errlen);
 } blis_autoscaler_vtable;
+
+/* Saturation detector (ABI 1.9): the gate of the gateway's flow control
+ * (--flow-control, docs/gateway.md). At each dispatch try it gets the
+ * instances that take traffic as the router sees them (`request` is NULL)
+ * and answers how saturated they are: a finite number >= 0 that the gateway
+ * compares with each priority band's ceiling (1 for the most urgent band,
+ * down to --usage-limit-threshold for the least); at 1 or more nothing is
+ * dispatched. `count` may be 0 (no instance takes traffic). */
+typedef struct blis_saturation_detector_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  int32_t (*saturation)(void *self, const blis_route_input *input, double *out, char *errbuf,
+                        size_t errlen);
+} blis_saturation_detector_vtable;
+
+/* Dispatch order (ABI 1.10): which queued request of the gateway's flow
+ * control leaves next (docs/gateway.md). The order gives each request a key
+ * once, when it enters the queue; the host keeps the queue and compares the
+ * keys: lower leaves first, equal keys in the order the requests entered.
+ * `scope` says among which requests (blis_dispatch_scope). */
+typedef enum blis_dispatch_scope {
+  /* The most urgent band allowed to send; in it the tenant flow the
+   * fairness policy picks; from that flow, the lowest key. */
+  BLIS_DISPATCH_BY_BAND = 0,
+  /* The lowest key among every request of the bands allowed to send (the
+   * fairness policy is not asked). */
+  BLIS_DISPATCH_ACROSS_BANDS = 1
+} blis_dispatch_scope;
+
+/* A request entering the gateway queue. */
+typedef struct blis_dispatch_input {
+  uint32_t struct_size;
+  int32_t priority;                 /* its band: its SLO class's priority (critical 4,
+                                       standard and none 3, batch -1, sheddable -2,
+                                       background -3) */
+  int64_t now_us;                   /* when it enters the queue */
+  const blis_request_view *request;
+} blis_dispatch_input;
+
+typedef struct blis_dispatch_order_vtable {
+  uint32_t struct_size;
+  uint32_t scope;                   /* blis_dispatch_scope */
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* The request's key: a number, not NaN (infinities sort first or last). */
+  int32_t (*key)(void *self, const blis_dispatch_input *input, double *out, char *errbuf,
+                 size_t errlen);
+} blis_dispatch_order_vtable;
 
 /* One plugin of a library. `vtable` points to the vtable of `kind`. */
 typedef struct blis_plugin_info {

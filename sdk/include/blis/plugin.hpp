@@ -22,7 +22,10 @@
 // Scorers implement `void score(const blis_route_input&, double* scores)` and
 // optionally `void observe(const blis_route_input&, int64_t chosen)`; admission
 // policies implement `bool admit(const blis_route_input&, std::string& reason)`;
-// autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`.
+// autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`;
+// saturation detectors `double saturation(const blis_route_input&)`;
+// dispatch orders `double key(const blis_dispatch_input&)`, their scope the
+// fourth argument of dispatch_order<T>().
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -326,6 +329,25 @@ struct AutoscalerTrampolines {
                                                  &decide};
 };
 
+template <class T>
+struct SaturationTrampolines {
+  static int32_t saturation(void* self, const blis_route_input* in, double* out, char* err,
+                            size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->saturation(*in); });
+  }
+  static constexpr blis_saturation_detector_vtable vtable{sizeof(blis_saturation_detector_vtable), 0,
+                                                          &create<T>, &destroy<T>, &saturation};
+};
+
+template <class T, uint32_t Scope>
+struct DispatchTrampolines {
+  static int32_t key(void* self, const blis_dispatch_input* in, double* out, char* err, size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->key(*in); });
+  }
+  static constexpr blis_dispatch_order_vtable vtable{sizeof(blis_dispatch_order_vtable), Scope, &create<T>,
+                                                     &destroy<T>, &key};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -351,6 +373,18 @@ template <class T>
 constexpr blis_plugin_info autoscaler(const char* name, const char* version, const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_AUTOSCALER, name, version, summary,
           &detail::AutoscalerTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info saturation_detector(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_SATURATION_DETECTOR, name, version, summary,
+          &detail::SaturationTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T, uint32_t Scope = BLIS_DISPATCH_BY_BAND>
+constexpr blis_plugin_info dispatch_order(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_DISPATCH_ORDER, name, version, summary,
+          &detail::DispatchTrampolines<T, Scope>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk
