@@ -7,16 +7,6 @@
 
 namespace blis {
 
-int gateway_priority(int32_t slo_class) {
-  switch (slo_class) {
-    case BLIS_SLO_CRITICAL: return 4;
-    case BLIS_SLO_BATCH: return -1;
-    case BLIS_SLO_SHEDDABLE: return -2;
-    case BLIS_SLO_BACKGROUND: return -3;
-    default: return 3;  // standard and the default class
-  }
-}
-
 Gateway::Gateway(const ClusterCore& core, Routing& routing)
     : core_(core), routing_(routing), cfg_(core.cfg.gateway) {}
 
@@ -57,7 +47,7 @@ Gateway::Band& Gateway::band_of(int priority) {
 
 void Gateway::enqueue(uint32_t slot) {
   Request& r = core_.pool[slot];
-  const int priority = gateway_priority(r.spec.slo_class);
+  const int priority = core_.cfg.slo_priorities.priority(r.spec.slo_class);
   const int64_t seq = ++seq_;
   const std::string& tenant = r.spec.tenant_id.empty() ? std::string("default") : r.spec.tenant_id.str();
   Band& band = band_of(priority);  // made even when the request is refused (HEAD)
@@ -69,7 +59,9 @@ void Gateway::enqueue(uint32_t slot) {
   if (cfg_.max_depth > 0 && len_ >= cfg_.max_depth && !(cfg_.shedding && shed_for(priority, seq)))
     return refuse();
   const SimTime now = core_.kernel.now();
-  const int64_t target = cfg_.slo_target_us[static_cast<size_t>(r.spec.slo_class)];
+  // The request's own target (a client's slo_target_us), else its class's.
+  const int64_t target =
+      r.spec.slo_target_us > 0 ? r.spec.slo_target_us : cfg_.slo_target_us[static_cast<size_t>(r.spec.slo_class)];
   Band& b = band;  // still valid: bands are never erased
   b.flows[tenant].push_back(
       Entry{slot, seq, r.spec.id, target > 0 ? now + target : std::numeric_limits<int64_t>::max(), r.spec.slo_class});
@@ -92,7 +84,7 @@ bool Gateway::shed_for(int priority, int64_t seq) {
     for (auto f = b.flows.begin(); f != b.flows.end(); ++f)
       for (size_t i = 0; i < f->second.size(); ++i) {
         const Entry& e = f->second[i];
-        const int p = gateway_priority(e.slo_class);
+        const int p = core_.cfg.slo_priorities.priority(e.slo_class);
         if (p >= 0) continue;
         if (best == nullptr || p < best_pri || (p == best_pri && e.seq > best->seq)) {
           best = &e, best_pri = p, vb = &b, vf = f, vi = i;
@@ -206,7 +198,7 @@ bool Gateway::non_sheddable_waiting() const {
 
 void Gateway::routed(uint32_t slot) {
   const Request& r = core_.pool[slot];
-  const int priority = gateway_priority(r.spec.slo_class);
+  const int priority = core_.cfg.slo_priorities.priority(r.spec.slo_class);
   if (priority >= 0) return;
   routed_.push_back(Routed{slot, r.incarnation, r.instance, priority,
                            core_.kernel.now() - core_.cfg.routing_latency});

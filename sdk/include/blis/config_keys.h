@@ -10,7 +10,11 @@
  * ("hardware.*") and the parallelism when they declare BLIS_NEED_MODEL /
  * BLIS_NEED_HARDWARE (or when the host has them), the KV block size, and
  * coefficients when there are any. Admission policies get the token-bucket
- * settings when the user gave them; routing scorers get the block size.
+ * settings when the user gave them, and each SLO class's priority when
+ * --slo-priorities (or a policy file's admission.slo_priorities) changed
+ * them (GIE's defaults otherwise: critical 4, standard and the default class
+ * 3, batch -1, sheddable -2, background -3; negative is sheddable); routing
+ * scorers get the block size.
  */
 #ifndef BLIS_CONFIG_KEYS_H
 #define BLIS_CONFIG_KEYS_H
@@ -46,5 +50,10 @@
 #define BLIS_KEY_BETA_COEFFS                     "beta_coeffs"
 #define BLIS_KEY_TOKEN_BUCKET_CAPACITY           "token_bucket_capacity"
 #define BLIS_KEY_TOKEN_BUCKET_REFILL_RATE        "token_bucket_refill_rate"
+#define BLIS_KEY_SLO_PRIORITY_CRITICAL           "slo_priority.critical"
+#define BLIS_KEY_SLO_PRIORITY_STANDARD           "slo_priority.standard"
+#define BLIS_KEY_SLO_PRIORITY_BATCH              "slo_priority.batch"
+#define BLIS_KEY_SLO_PRIORITY_SHEDDABLE          "slo_priority.sheddable"
+#define BLIS_KEY_SLO_PRIORITY_BACKGROUND         "slo_priority.background"
 
 #endif /* BLIS_CONFIG_KEYS_H */
