@@ -223,7 +223,7 @@ TEST_CASE("policy config: TOML strictness with line and column", "[config]") {
   const std::string top = dir.write("b.toml", "schedular = \"sjf\"\n");
   CHECK(config_error(top) == top +
                                  ":1:1: unknown key \"schedular\" (expected one of: admission, "
-                                 "routing, priority, scheduler, pools, node_pools)");
+                                 "routing, priority, scheduler, pools, node_pools, tenant_budgets)");
 
   const std::string in_scorer = dir.write(
       "c.toml", "[routing]\nscorers = [\n  { name = \"queue-depth\", weight = 1 },\n"

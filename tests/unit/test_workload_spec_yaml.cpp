@@ -305,7 +305,7 @@ TEST_CASE("workload spec: strictness, with file:line:col and the field", "[workl
   expect(minimal("    tennant_id: x\n"), "tennant_id",
          "unknown key \"clients[0].tennant_id\" (expected one of: id, tenant_id, slo_class, model, "
          "adapter, rate_fraction, arrival, input_distribution, output_distribution, prefix_group, streaming, "
-         "prefix_length, concurrency, think_time_us, timeout, network, lifecycle, multimodal, reasoning)");
+         "slo_target_us, prefix_length, concurrency, think_time_us, timeout, network, lifecycle, multimodal, reasoning)");
   expect(minimal("    reasoning: {multi_turn: {rounds: 3}}\n"), "rounds",
          "unknown key \"clients[0].reasoning.multi_turn.rounds\" (expected one of: max_rounds, think_time_us, "
          "context_growth, single_session)");

@@ -31,6 +31,12 @@ struct PolicyBundle {
   // (tier_shed_threshold, tier_shed_min_priority, gaie_qd_threshold,
   // gaie_kv_threshold), as "KEY=VALUE" for that plugin's configuration.
   std::vector<std::string> admission_keys;
+  // BLIS HEAD's tenant_budgets and admission.slo_priorities / slo_targets,
+  // checked, as the texts of --tenant-budgets, --slo-priorities and
+  // --slo-targets ("name=value,...").
+  std::optional<std::string> tenant_budgets;
+  std::optional<std::string> slo_priorities;
+  std::optional<std::string> slo_targets;
   std::optional<std::string> routing_policy;
   std::vector<ScorerWeight> scorers;  // in file order
   std::optional<std::string> priority_policy;

@@ -111,6 +111,8 @@ struct PolicySettings {
   std::optional<std::string> scorers;          // "name:weight,..."
   std::optional<std::string> scheduler;
   std::optional<std::string> priority;
+  std::optional<std::string> tenant_budgets;   // "tenant=fraction,..." (BLIS HEAD's tenant_budgets)
+  std::optional<std::string> slo_priorities;   // "class=priority,..." over GIE's defaults
   int64_t admission_latency = 0;               // µs
   int64_t routing_latency = 0;                 // µs
   int64_t snapshot_refresh_interval = 0;       // µs

@@ -68,6 +68,9 @@ struct WorkloadRequest {
   // closed-loop user's next request), not drawn from the source's chain;
   // the cluster's arrivals set it.
   bool follow_up = false;
+  // Its client's TTFT target (µs, slo_target_us; 0 = none): the gateway's
+  // slo-deadline order reads it before the class's --slo-targets (HEAD).
+  int32_t slo_target_us = 0;
 };
 
 // Blocks of the request's whole sequence (input ++ output).
@@ -182,6 +185,9 @@ struct TrafficSource {
   // given: none, 300 s for a concurrency client (spec head §4.1: --timeout
   // sets it for every client).
   std::optional<int64_t> timeout_us;
+  // slo_target_us: each request's TTFT target for the gateway's slo-deadline
+  // dispatch (µs; 0 = none: its class's --slo-targets).
+  int64_t slo_target_us = 0;
 };
 
 // The default timeout of a concurrency client (spec head §4.1).

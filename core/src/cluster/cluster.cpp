@@ -18,6 +18,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       collector_(cfg.keep_completions),
       records_(cfg.keep_records, metrics_),
       in_flight_(metrics_.size()),
+      budget_(cfg.tenant_budgets, int64_t{cfg.num_instances} * cfg.engine.max_running),
       trace_(cfg.trace_decisions, cfg.counterfactual_k, metrics_.size()),
       timed_(cfg.keep_timed_samples),
       saturation_(cfg.judge_saturation, cfg.head_report),
@@ -30,9 +31,9 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       pd_metrics_(cfg.pd.roles),
       observers_(cfg.observers),
       live_(cfg.live),
-      signals_(collector_, records_, in_flight_, trace_, steady_, timed_, saturation_, step_series_, closed_loop_, series_,
-               pd_metrics_, observers_, live_),
-      core_{cfg_, kernel_, pool_, instances_, signals_, in_flight_},
+      signals_(collector_, records_, in_flight_, budget_, trace_, steady_, timed_, saturation_, step_series_,
+               closed_loop_, series_, pd_metrics_, observers_, live_),
+      core_{cfg_, kernel_, pool_, instances_, signals_, in_flight_, budget_},
       fleet_(core_),
       scaling_(core_, fleet_, arrivals_, series_),
       routing_(core_, fleet_.records(), std::move(policies)),
@@ -254,6 +255,12 @@ void ClusterSimulation::on_cluster_arrival(uint32_t slot) {
 }
 
 void ClusterSimulation::on_admission(uint32_t slot) {
+  // Tenant budgets come first, the gateway's queue or the policy after (HEAD).
+  if (const Request& r = pool_[slot];
+      budget_.over(r.spec.tenant_id) && cfg_.slo_priorities.sheddable(r.spec.slo_class)) {
+    routing_.state(slot);  // a look at the instances, as every decision takes
+    return reject(slot, "tenant-budget-shed");
+  }
   if (gateway_) {  // the gateway's queue is the admission decision (HEAD)
     routing_.state(slot);  // a look at the instances, as every decision takes
     signals_.admitted(pool_[slot]);
@@ -261,15 +268,14 @@ void ClusterSimulation::on_admission(uint32_t slot) {
     return;
   }
   std::string reason;  // the policy's word on a rejection (the decision trace counts them)
-  const bool admitted = routing_.admit(slot, reason);
-  Request& r = pool_[slot];
-  if (!admitted) {
-    signals_.rejected(r, reason);
-    pool_.release(slot);
-    return;
-  }
-  signals_.admitted(r);
+  if (!routing_.admit(slot, reason)) return reject(slot, reason);
+  signals_.admitted(pool_[slot]);
   schedule(kernel_, kernel_.now() + cfg_.routing_latency, EventKind::Routing, 0, slot);
+}
+
+void ClusterSimulation::reject(uint32_t slot, std::string_view reason) {
+  signals_.rejected(pool_[slot], reason);
+  pool_.release(slot);
 }
 
 void ClusterSimulation::on_routing(uint32_t slot) {

@@ -120,6 +120,7 @@ class ClusterSimulation final : public EventHandler {
   void on_cluster_arrival(uint32_t slot);
   void on_admission(uint32_t slot);
   void on_routing(uint32_t slot);
+  void reject(uint32_t slot, std::string_view reason);
   void warn_if_none_completed(const ClusterResult& out) const;
   void name_records(const RequestNames& names);
 
@@ -132,6 +133,7 @@ class ClusterSimulation final : public EventHandler {
   MetricsCollector collector_;
   RequestRecords records_;
   InFlight in_flight_;
+  TenantBudget budget_;
   DecisionTrace trace_;
   SteadyStateProbe steady_;
   TimedSampleProbe timed_;

@@ -7,6 +7,7 @@
 #include "cluster/gateway_config.hpp"
 #include "cluster/pd.hpp"
 #include "cluster/router.hpp"
+#include "cluster/tenant_budget.hpp"
 #include "engine/instance.hpp"
 #include "metrics/observer.hpp"
 #include "metrics/saturation.hpp"
@@ -68,6 +69,8 @@ struct ClusterConfig {
   FleetConfig fleet;  // instance lifecycle and autoscaling (cluster/fleet_types.hpp); off when it has no pools
   PdConfig pd;  // prefill/decode disaggregation (cluster/pd.hpp); off without roles
   GatewayConfig gateway;  // flow control at the gateway (cluster/gateway.hpp); off unless enabled
+  TenantBudgetConfig tenant_budgets;  // cluster/tenant_budget.hpp; empty = none
+  workload::SloPriorities slo_priorities;  // the gateway's bands, sheddability (engine.slo_priorities alike)
   // An online run's listener (cluster/live_tap.hpp), or null; not owned.
   LiveSink* live = nullptr;
 };

@@ -1,6 +1,6 @@
 // What every part of the cluster (cluster/cluster.hpp) reaches: its
 // configuration, the clock, the requests, the instances, the lifecycle
-// signals and the in-flight counts. ClusterSimulation owns all of them and
+// signals, the in-flight counts and the tenants' slots. ClusterSimulation owns all of them and
 // outlives its parts; a part keeps this bundle of references.
 #pragma once
 
@@ -23,6 +23,7 @@ struct ClusterCore {
   std::vector<std::unique_ptr<Instance>>& instances;
   RequestSignals& signals;
   InFlight& in_flight;
+  TenantBudget& budget;
 };
 
 }  // namespace blis

@@ -9,16 +9,6 @@
 
 namespace blis {
 
-int gateway_priority(int32_t slo_class) {
-  switch (slo_class) {
-    case BLIS_SLO_CRITICAL: return 4;
-    case BLIS_SLO_BATCH: return -1;
-    case BLIS_SLO_SHEDDABLE: return -2;
-    case BLIS_SLO_BACKGROUND: return -3;
-    default: return 3;  // standard and the default class
-  }
-}
-
 namespace {
 
 template <class T>
@@ -50,7 +40,7 @@ Gateway::Band& Gateway::band_of(int priority) {
 
 void Gateway::enqueue(uint32_t slot) {
   Request& r = core_.pool[slot];
-  const int priority = gateway_priority(r.spec.slo_class);
+  const int priority = core_.cfg.slo_priorities.priority(r.spec.slo_class);
   const int64_t seq = ++seq_;
   const std::string& tenant = r.spec.tenant_id.empty() ? std::string("default") : r.spec.tenant_id.str();
   Band& band = band_of(priority);  // made even when the request is refused (HEAD)
@@ -76,7 +66,7 @@ void Gateway::enqueue(uint32_t slot) {
 
 double Gateway::key_of(const Request& r, int priority, SimTime now) {
   const blis_request_view view = request_view(r, core_.cfg.engine.block_size, core_.pool);
-  return order_.key(blis_dispatch_input{sizeof(blis_dispatch_input), priority, now, &view});
+  return order_.key(blis_dispatch_input{sizeof(blis_dispatch_input), priority, now, &view, r.spec.slo_target_us});
 }
 
 // --queue-shedding: the least urgent sheddable request queued (the latest of
@@ -91,7 +81,7 @@ bool Gateway::shed_for(int priority, int64_t seq) {
     for (auto f = b.flows.begin(); f != b.flows.end(); ++f)
       for (size_t i = 0; i < f->second.q.size(); ++i) {
         const Entry& e = f->second.q[i];
-        const int p = gateway_priority(e.slo_class);
+        const int p = core_.cfg.slo_priorities.priority(e.slo_class);
         if (p >= 0) continue;
         if (best == nullptr || p < best_pri || (p == best_pri && e.seq > best->seq)) {
           best = &e, best_pri = p, vb = &b, vf = f, vi = i;
@@ -220,7 +210,7 @@ bool Gateway::non_sheddable_waiting() const {
 
 void Gateway::routed(uint32_t slot) {
   const Request& r = core_.pool[slot];
-  const int priority = gateway_priority(r.spec.slo_class);
+  const int priority = core_.cfg.slo_priorities.priority(r.spec.slo_class);
   if (priority >= 0) return;
   routed_.push_back(Routed{slot, r.incarnation, r.instance, priority,
                            core_.kernel.now() - core_.cfg.routing_latency});

@@ -24,9 +24,6 @@
 
 namespace blis {
 
-// The priority of an SLO class (GIE's defaults; negative = sheddable).
-int gateway_priority(int32_t slo_class);
-
 class Gateway {
  public:
   Gateway(const ClusterCore& core, Routing& routing);

@@ -145,6 +145,7 @@ void PdFlow::transfer_done(uint64_t payload) {
   if (r.state != RequestState::Transfer || r.pd != PdStage::Decode || transfer_tag(r) != payload) return;
   const SimTime now = core_.kernel.now();
   metrics_.transfer_done(now - route_of(slot).transfer_start);
+  core_.budget.started(r);  // the decode holds a slot of its own, as the prefill did (HEAD)
   // A destination drained meanwhile takes it (it was routed there before);
   // a failed or removed one abandoned its transfers when it went.
   core_.instances[static_cast<size_t>(r.instance)]->enqueue_transferred(slot, now);

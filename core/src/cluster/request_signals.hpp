@@ -9,6 +9,7 @@
 #include "cluster/decision_trace.hpp"
 #include "cluster/in_flight.hpp"
 #include "cluster/live_tap.hpp"
+#include "cluster/tenant_budget.hpp"
 #include "engine/lifecycle.hpp"
 #include "metrics/collector.hpp"
 #include "metrics/goodput.hpp"
@@ -35,8 +36,8 @@ using RunObservers = Observers<GoodputTracker, TenantMetrics, SessionMetrics, Tr
 // collector comes first. A struct rather than an alias, so that a header
 // (engine/instance.hpp) can declare it without including the list.
 struct RequestSignals
-    : Lifecycle<MetricsCollector, RequestRecords, InFlight, DecisionTrace, SteadyStateProbe, TimedSampleProbe,
-                SaturationProbe,
+    : Lifecycle<MetricsCollector, RequestRecords, InFlight, TenantBudget, DecisionTrace, SteadyStateProbe,
+                TimedSampleProbe, SaturationProbe,
                 TimeSeriesProbe, ClosedLoop, TimeSeries, PdMetrics, RunObservers, LiveTap> {
   using Lifecycle::Lifecycle;
 };

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "config/pool_text.hpp"
+#include "workload/slo_class.hpp"
 #include "config/scenario_common.hpp"
 #include "config/strict_yaml.hpp"
 #include "config/toml_input.hpp"
@@ -73,11 +74,12 @@ std::string shortest_text(double v) {
   return std::string(buf, r.ptr);
 }
 
-constexpr std::string_view kTopKeys[] = {"admission", "routing", "priority",
-                                         "scheduler", "pools",   "node_pools"};
+constexpr std::string_view kTopKeys[] = {"admission", "routing",    "priority",      "scheduler",
+                                         "pools",     "node_pools", "tenant_budgets"};
 constexpr std::string_view kAdmissionKeys[] = {
-    "policy", "token_bucket_capacity", "token_bucket_refill_rate", "tier_shed_threshold", "tier_shed_min_priority",
-    "gaie_qd_threshold", "gaie_kv_threshold"};
+    "policy",           "token_bucket_capacity", "token_bucket_refill_rate", "tier_shed_threshold",
+    "tier_shed_min_priority", "gaie_qd_threshold", "gaie_kv_threshold", "slo_priorities",
+    "slo_targets"};
 // The integer ones of HEAD's tier-shed keys (the gaie ones are numbers).
 bool integer_admission_key(std::string_view k) { return k.rfind("tier_shed_", 0) == 0; }
 constexpr std::string_view kRoutingKeys[] = {"policy", "scorers"};
@@ -86,7 +88,7 @@ constexpr std::string_view kScorerKeys[] = {"name", "weight"};
 // spec head §6.1, YAML only.
 constexpr std::string_view kYamlTopKeys[] = {"admission", "routing",    "priority",
                                              "scheduler", "autoscaler", "instance_lifecycle",
-                                             "pools",     "node_pools"};
+                                             "pools",     "node_pools", "tenant_budgets"};
 // spec head §6.1 node_pools entries (YAML); the TOML [[node_pools]] keys are
 // those of --node-pool, with the delay as a duration.
 constexpr std::string_view kNodePoolKeys[] = {"name",           "gpu_type",           "gpus_per_node",
@@ -105,6 +107,41 @@ constexpr std::string_view kAnalyzerKeys[] = {"kv_cache_threshold", "scale_up_th
 constexpr std::string_view kLifecycleKeys[] = {"loading_delay", "warm_start_initial_instances",
                                                "warm_up_request_count", "warm_up_ttft_factor"};
 constexpr std::string_view kDelayKeys[] = {"mean", "stddev"};
+
+// The three maps of BLIS HEAD's bundle, one entry at a time: each checks its
+// entry (name, value) and returns the error text, or "" when it is good;
+// `where` places the message. The entries become "name=value,..." texts.
+std::string class_error(const std::string& map, const std::string& name) {
+  if (workload::slo_class_from_name(name) && !name.empty()) return "";
+  return fmt::format("{}: unknown SLO class {} (valid: critical, standard, sheddable, batch, background)", map,
+                     in_quotes(name));
+}
+
+std::string budget_error(const std::string& tenant, double v) {
+  if (tenant.empty() || tenant.find_first_of(",= \t") != std::string::npos)
+    return fmt::format("tenant_budgets: tenant {} must be non-empty, without spaces, ',' or '='", in_quotes(tenant));
+  if (!std::isfinite(v) || v < 0 || v > 1)
+    return fmt::format("tenant_budgets[{}] must be in [0, 1], got {}", in_quotes(tenant), shortest_text(v));
+  return "";
+}
+
+std::string priority_error(const std::string& name, int64_t v) {
+  if (auto e = class_error("admission.slo_priorities", name); !e.empty()) return e;
+  if (v < -100 || v > 100)
+    return fmt::format("slo_priorities override for {}: value {} out of range [-100, 100]", in_quotes(name), v);
+  return "";
+}
+
+std::string target_error(const std::string& name, int64_t v) {
+  if (auto e = class_error("admission.slo_targets", name); !e.empty()) return e;
+  if (v <= 0)
+    return fmt::format("admission.slo_targets[{}] must be a positive integer (µs), got {}", in_quotes(name), v);
+  return "";
+}
+
+void add_pair(std::optional<std::string>& text, const std::string& name, const std::string& value) {
+  text = (text ? *text + "," : std::string()) + name + "=" + value;
+}
 
 // Where each validated value was written, so that a validation error after
 // parsing still points into the file. Each is a ready "file:line[:col]".
@@ -197,27 +234,8 @@ class TomlReader {
     const toml::table root = config::parse_toml(text, path_);
     PolicyBundle b;
     check_keys(root, "", kTopKeys);
-    if (const auto* t = table(root, "admission", "")) {
-      check_keys(*t, "admission", kAdmissionKeys);
-      if (const auto* n = t->get("policy")) set_name(b.admission_policy, string(*n, "admission.policy"));
-      if (const auto* n = t->get("token_bucket_capacity")) {
-        b.token_bucket_capacity = number(*n, "admission.token_bucket_capacity");
-        src.capacity = where(n->source());
-      }
-      if (const auto* n = t->get("token_bucket_refill_rate")) {
-        b.token_bucket_refill_rate = number(*n, "admission.token_bucket_refill_rate");
-        src.refill_rate = where(n->source());
-      }
-      for (std::string_view k : {"tier_shed_threshold", "tier_shed_min_priority", "gaie_qd_threshold",
-                                 "gaie_kv_threshold"})
-        if (const auto* n = t->get(k)) {
-          const std::string path = "admission." + std::string(k);
-          const double v = number(*n, path);
-          if (integer_admission_key(k) && v != std::trunc(v)) throw ConfigError(where(n->source()), path + " must be an integer");
-          b.admission_keys.push_back(std::string(k) + "=" +
-                                     (integer_admission_key(k) ? std::to_string(static_cast<int64_t>(v)) : shortest_text(v)));
-        }
-    }
+    if (const auto* t = table(root, "admission", "")) read_admission(*t, b, src);
+    if (const auto* m = table(root, "tenant_budgets", "")) read_budgets(*m, b);
     if (const auto* t = table(root, "routing", "")) {
       check_keys(*t, "routing", kRoutingKeys);
       if (const auto* n = t->get("policy")) set_name(b.routing_policy, string(*n, "routing.policy"));
@@ -234,9 +252,57 @@ class TomlReader {
   }
 
  private:
+  void read_admission(const toml::table& t, PolicyBundle& b, Sources& src) const {
+    check_keys(t, "admission", kAdmissionKeys);
+    if (const auto* n = t.get("policy")) set_name(b.admission_policy, string(*n, "admission.policy"));
+    if (const auto* n = t.get("token_bucket_capacity")) {
+      b.token_bucket_capacity = number(*n, "admission.token_bucket_capacity");
+      src.capacity = where(n->source());
+    }
+    if (const auto* n = t.get("token_bucket_refill_rate")) {
+      b.token_bucket_refill_rate = number(*n, "admission.token_bucket_refill_rate");
+      src.refill_rate = where(n->source());
+    }
+    for (std::string_view k : {"tier_shed_threshold", "tier_shed_min_priority", "gaie_qd_threshold",
+                               "gaie_kv_threshold"})
+      if (const auto* n = t.get(k)) {
+        const std::string path = "admission." + std::string(k);
+        const double v = number(*n, path);
+        if (integer_admission_key(k) && v != std::trunc(v)) throw ConfigError(where(n->source()), path + " must be an integer");
+        b.admission_keys.push_back(std::string(k) + "=" +
+                                   (integer_admission_key(k) ? std::to_string(static_cast<int64_t>(v)) : shortest_text(v)));
+      }
+    if (const auto* m = table(t, "slo_priorities", "admission"))
+      read_integers(*m, "admission.slo_priorities", priority_error, b.slo_priorities);
+    if (const auto* m = table(t, "slo_targets", "admission"))
+      read_integers(*m, "admission.slo_targets", target_error, b.slo_targets);
+  }
+
+  // [tenant_budgets]: tenant = fraction of the cluster's batch slots.
+  void read_budgets(const toml::table& m, PolicyBundle& b) const {
+    for (const auto& [k, v] : m) {
+      const std::string tenant(k.str());
+      const double f = number(v, "tenant_budgets." + tenant);
+      if (auto e = budget_error(tenant, f); !e.empty()) throw ConfigError(where(v.source()), e);
+      add_pair(b.tenant_budgets, tenant, shortest_text(f));
+    }
+  }
+
   std::string where(const toml::source_region& r) const {
     if (r.begin.line == 0) return path_;
     return path_ + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+  }
+
+  // A table of SLO classes to integers, each checked by `check`.
+  void read_integers(const toml::table& m, const std::string& path, std::string (*check)(const std::string&, int64_t),
+                     std::optional<std::string>& text) const {
+    for (const auto& [k, v] : m) {
+      const std::string name(k.str());
+      const auto* i = v.as_integer();
+      if (i == nullptr) wrong_type(v, path + "." + name, "an integer");
+      if (auto e = check(name, i->get()); !e.empty()) throw ConfigError(where(v.source()), e);
+      add_pair(text, name, std::to_string(i->get()));
+    }
   }
 
   static std::string type_name(const toml::node& n) {
@@ -399,11 +465,17 @@ class YamlReader {
         read_pools(v, b);
       } else if (key == "node_pools") {
         read_node_pools(v, b);
+      } else if (key == "tenant_budgets") {
+        read_budgets(v, b);
       } else if (key == "admission") {
         walk(y_.mapping(v, "admission"), "admission", kAdmissionKeys,
              [&](const std::string& k, const YAML::Node& w) {
                const std::string key_path = "admission." + k;
-               if (k == "policy") {
+               if (k == "slo_priorities") {
+                 read_integers(w, key_path, priority_error, b.slo_priorities);
+               } else if (k == "slo_targets") {
+                 read_integers(w, key_path, target_error, b.slo_targets);
+               } else if (k == "policy") {
                  set_name(b.admission_policy, y_.string(w, key_path));
                } else if (k == "token_bucket_capacity") {
                  b.token_bucket_capacity = y_.number(w, key_path);
@@ -441,6 +513,25 @@ class YamlReader {
   void walk(const YAML::Node& map, std::string_view prefix, KeyList allowed, F&& on) const {
     for (const auto& [key, value] : y_.entries(map, prefix, allowed))
       if (!value.IsNull()) on(key, value);
+  }
+
+  // HEAD's map[string]int of SLO classes, each entry checked by `check`.
+  void read_integers(const YAML::Node& v, const std::string& path, std::string (*check)(const std::string&, int64_t),
+                     std::optional<std::string>& text) const {
+    walk(y_.mapping(v, path), path, {}, [&](const std::string& name, const YAML::Node& w) {
+      const int64_t i = y_.integer(w, path + "." + name);
+      if (auto e = check(name, i); !e.empty()) throw ConfigError(y_.where(w.Mark()), e);
+      add_pair(text, name, std::to_string(i));
+    });
+  }
+
+  // tenant_budgets: tenant → fraction of the cluster's batch slots.
+  void read_budgets(const YAML::Node& v, PolicyBundle& b) const {
+    walk(y_.mapping(v, "tenant_budgets"), "tenant_budgets", {}, [&](const std::string& tenant, const YAML::Node& w) {
+      const double f = y_.number(w, "tenant_budgets." + tenant);
+      if (auto e = budget_error(tenant, f); !e.empty()) throw ConfigError(y_.where(w.Mark()), e);
+      add_pair(b.tenant_budgets, tenant, shortest_text(f));
+    });
   }
 
   // A finite number >= 0 (spec head §6.1: intervals, windows and delays).

@@ -467,6 +467,16 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("token_bucket_refill_rate", {"--token-bucket-refill-rate"}, "admission",
                   "Token bucket refill, tokens per second (given to the admission policy)",
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, {}));
+  t.push_back(row("tenant_budgets", {"--tenant-budgets"}, "admission",
+                  "Per-tenant share of the cluster's batch slots (instances x --max-num-running-reqs), "
+                  "tenant=fraction,... in [0, 1]: a sheddable request of a tenant over its share is rejected "
+                  "(tenant-budget-shed), before the admission policy or the gateway queue",
+                  [](RunConfig& c) -> auto& { return c.policies.tenant_budgets; }));
+  t.push_back(row("slo_priorities", {"--slo-priorities"}, "admission",
+                  "SLO class priorities over GIE's (critical=4,standard=3,batch=-1,sheddable=-2,background=-3), "
+                  "class=integer,... in [-100, 100]; negative is sheddable (gateway bands, shedding, eviction, "
+                  "tier-shed, gaie-legacy, tenant budgets, priority preemption)",
+                  [](RunConfig& c) -> auto& { return c.policies.slo_priorities; }));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
                   [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
   // flow control at the gateway (docs/gateway.md)

@@ -759,17 +759,11 @@ bool Instance::reserve(size_t& pos, int64_t n, bool& preempted_any) {
 size_t Instance::preemption_victim() const {
   size_t victim = batch_.size() - 1;
   if (!cfg_.priority_preemption) return victim;
-  // The reference's priorities: critical 0, standard and the default class 1,
-  // batch 5, sheddable 6, background 7 (higher is less urgent).
-  auto rank = [](const Request& q) {
-    switch (q.spec.slo_class) {
-      case BLIS_SLO_CRITICAL: return 0;
-      case BLIS_SLO_BATCH: return 5;
-      case BLIS_SLO_SHEDDABLE: return 6;
-      case BLIS_SLO_BACKGROUND: return 7;
-      default: return 1;
-    }
-  };
+  // The reference's vLLM priorities are the highest SLO priority minus the
+  // class's (defaults: critical 0, standard and the default class 1, batch 5,
+  // sheddable 6, background 7; higher is less urgent): the same order as the
+  // negated SLO priority.
+  auto rank = [&](const Request& q) { return -cfg_.slo_priorities.priority(q.spec.slo_class); };
   for (size_t k = victim; k-- > 0;) {
     const Request& a = *slab_[batch_[k].slot].req;
     const Request& v = *slab_[batch_[victim].slot].req;

@@ -10,6 +10,7 @@
 #include "engine/lora.hpp"
 #include "engine/request.hpp"
 #include "engine/wait_queue.hpp"
+#include "workload/slo_class.hpp"
 
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
@@ -32,6 +33,7 @@ struct EngineConfig {
   int64_t max_model_len = 0;            // M, 0 = unlimited
   QueueOrder order = QueueOrder::Fcfs;
   bool priority_preemption = false;     // --preemption-policy priority (spec head §7.3)
+  workload::SloPriorities slo_priorities;  // its victim's order (--slo-priorities)
   bool restart_preemption = false;      // --preemption-mode restart: the victim's output starts over
   CpuTierConfig cpu_tier;
   std::shared_ptr<const OffloadChainConfig> offload;  // --kv-offload-config, else none

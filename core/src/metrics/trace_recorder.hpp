@@ -68,6 +68,7 @@ class TraceRecorder : public LifecycleSubscriber, public ReportPart {
       e.spec.max_output_tokens = r.spec.max_output_tokens;
       e.spec.slo_class = r.spec.slo_class;
       e.spec.deadline_us = r.spec.deadline_us;
+      e.spec.slo_target_us = r.spec.slo_target_us;
       e.spec.user = r.spec.user;
       e.spec.round = r.spec.round;
       e.spec.session = r.spec.session;

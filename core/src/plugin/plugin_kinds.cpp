@@ -94,7 +94,7 @@ void smoke_saturation(Registries& reg, const std::string& name, const ConfigTabl
 
 void smoke_dispatch(Registries& reg, const std::string& name, const ConfigTable& config) {
   SmokeInput in;
-  const blis_dispatch_input entering{sizeof(blis_dispatch_input), 3, 0, &in.request};
+  const blis_dispatch_input entering{sizeof(blis_dispatch_input), 3, 0, &in.request, 0};
   reg.dispatch.create(name, CreateArgs{&config, 42})->key(entering);
 }
 

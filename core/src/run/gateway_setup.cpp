@@ -11,9 +11,25 @@
 #include <array>
 #include <charconv>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace blis {
 namespace {
+
+// The pairs of "name=value,name=value" (spaces around each part ignored).
+std::vector<std::pair<std::string, std::string>> pairs(const std::string& text, const std::string& where,
+                                                       const char* form) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& piece : text::split(text, ',')) {
+    const std::string pair = text::trim(piece);
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos) throw InputError(where, fmt::format("invalid pair '{}' (expected {})", pair, form));
+    out.emplace_back(text::trim(pair.substr(0, eq)), text::trim(pair.substr(eq + 1)));
+  }
+  return out;
+}
 
 // "class=µs,...": each a known class (not the default one) and a target > 0.
 std::array<int64_t, 6> slo_targets(const std::string& text, const std::string& where) {
@@ -44,6 +60,44 @@ std::array<int64_t, 6> slo_targets(const std::string& text, const std::string& w
 }
 
 }  // namespace
+
+workload::SloPriorities slo_priorities(const RunConfig& config) {
+  workload::SloPriorities out;
+  if (!config.policies.slo_priorities) return out;
+  const std::string where = config.where("slo_priorities");
+  for (const auto& [name, value] : pairs(*config.policies.slo_priorities, where, "class=priority")) {
+    const std::optional<int> slo = workload::slo_class_from_name(name);
+    if (name.empty() || !slo)
+      throw InputError(where, fmt::format("unknown SLO class '{}'; valid: critical, standard, sheddable, batch, "
+                                          "background",
+                                          name));
+    int v = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || p != value.data() + value.size() || v < -100 || v > 100)
+      throw InputError(where, fmt::format("the priority of '{}' must be an integer in [-100, 100], got '{}'", name,
+                                          value));
+    out.of[static_cast<size_t>(*slo)] = v;
+  }
+  return out;
+}
+
+TenantBudgetConfig tenant_budgets(const RunConfig& config) {
+  TenantBudgetConfig out;
+  if (!config.policies.tenant_budgets) return out;
+  const std::string where = config.where("tenant_budgets");
+  for (const auto& [tenant, value] : pairs(*config.policies.tenant_budgets, where, "tenant=fraction")) {
+    if (tenant.empty()) throw InputError(where, "a budget without a tenant (expected tenant=fraction)");
+    for (const auto& [seen, f] : out)
+      if (seen == tenant) throw InputError(where, fmt::format("tenant '{}' has two budgets", tenant));
+    double v = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || p != value.data() + value.size() || !(v >= 0 && v <= 1))
+      throw InputError(where, fmt::format("the budget of tenant '{}' must be a fraction in [0, 1], got '{}'",
+                                          tenant, value));
+    out.emplace_back(tenant, v);
+  }
+  return out;
+}
 
 GatewayConfig gateway_config(const RunConfig& config) {
   const GatewaySettings& g = config.gateway;

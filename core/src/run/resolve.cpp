@@ -802,10 +802,25 @@ void apply_policy_file(RunConfig& c) {
   take("token_bucket_capacity", p.token_bucket_capacity, b.token_bucket_capacity);
   take("token_bucket_refill_rate", p.token_bucket_refill_rate, b.token_bucket_refill_rate);
   // HEAD's tier-shed and gaie-legacy keys: that plugin's configuration, when it admits.
-  for (const std::string& kv : b.admission_keys) {
+  std::vector<std::string> keys = b.admission_keys;
+  // A file naming tier-shed protects standard (3) by default, the flag alone
+  // everything non-negative (0): the same with GIE's priorities, not with
+  // --slo-priorities (HEAD, cmd/root.go resolvePolicies).
+  auto has_key = [&](const char* k) {
+    return std::any_of(keys.begin(), keys.end(), [&](const std::string& kv) { return kv.rfind(k, 0) == 0; });
+  };
+  const bool given = std::any_of(c.plugin_config.begin(), c.plugin_config.end(), [](const PluginSetting& s) {
+    return s.entry.rfind("tier-shed.tier_shed_min_priority=", 0) == 0;
+  });
+  if (b.admission_policy == "tier-shed" && !has_key("tier_shed_min_priority=") && !given)
+    keys.push_back("tier_shed_min_priority=3");
+  for (const std::string& kv : keys) {
     const char* plugin = kv.rfind("tier_shed_", 0) == 0 ? "tier-shed" : "gaie-legacy";
     if (p.admission == plugin) c.plugin_config.push_back(PluginSetting{std::string(plugin) + "." + kv, path});
   }
+  take("tenant_budgets", p.tenant_budgets, b.tenant_budgets);
+  take("slo_priorities", p.slo_priorities, b.slo_priorities);
+  take("slo_targets", c.gateway.slo_targets, b.slo_targets);  // --slo-targets wins (HEAD)
   take("routing_policy", p.routing, b.routing_policy);
   take("priority_policy", p.priority, b.priority_policy);
   take("scheduler", p.scheduler, b.scheduler);

@@ -39,6 +39,15 @@ ConfigTable admission_config(const ResolvedRun& r) {
   const PolicySettings& p = r.config.policies;
   if (p.token_bucket_capacity) base.set(BLIS_KEY_TOKEN_BUCKET_CAPACITY, *p.token_bucket_capacity);
   if (p.token_bucket_refill_rate) base.set(BLIS_KEY_TOKEN_BUCKET_REFILL_RATE, *p.token_bucket_refill_rate);
+  if (p.slo_priorities) {
+    const workload::SloPriorities s = slo_priorities(r.config);
+    auto put = [&](const char* key, int slo) { base.set(key, int64_t{s.of[static_cast<size_t>(slo)]}); };
+    put(BLIS_KEY_SLO_PRIORITY_CRITICAL, BLIS_SLO_CRITICAL);
+    put(BLIS_KEY_SLO_PRIORITY_STANDARD, BLIS_SLO_STANDARD);
+    put(BLIS_KEY_SLO_PRIORITY_BATCH, BLIS_SLO_BATCH);
+    put(BLIS_KEY_SLO_PRIORITY_SHEDDABLE, BLIS_SLO_SHEDDABLE);
+    put(BLIS_KEY_SLO_PRIORITY_BACKGROUND, BLIS_SLO_BACKGROUND);
+  }
   return r.overrides.config_for(*p.admission, base);
 }
 
@@ -155,6 +164,9 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   if (c.outputs.saturation_report) cc.saturation_report = r.detectors;
   cc.deadlines = r.deadlines;
   cc.gateway = gateway_config(c);
+  cc.tenant_budgets = tenant_budgets(c);
+  cc.slo_priorities = slo_priorities(c);
+  cc.engine.slo_priorities = cc.slo_priorities;
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
   for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.record_place("events", k)));
@@ -207,7 +219,8 @@ std::vector<const ResolvedRun*> assemble_pools(const RunConfig& config, const Re
   cc.num_instances = 0;
   for (size_t p = 0; p < pools.size(); ++p) {
     const ResolvedRun& pr = pools[p].run;
-    const EngineConfig e = cluster_config(pr).engine;
+    EngineConfig e = cluster_config(pr).engine;
+    e.slo_priorities = cc.slo_priorities;
     if (e.block_size != cc.engine.block_size)
       throw InputError(config.where("pools"), fmt::format("pool '{}': block size {} differs from the run's {}; "
                                                           "pools share one block size",

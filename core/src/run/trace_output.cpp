@@ -46,6 +46,7 @@ TraceRecord row_of(const TraceRecorder::Entry& e, const WorkloadSource* workload
   rec.output_tokens = e.spec.output_tokens;
   rec.model = e.spec.model.str();
   rec.deadline_us = e.spec.deadline_us;
+  rec.slo_target_us = e.spec.slo_target_us;
   rec.arrival_time_us = e.spec.arrival_us;
   rec.send_time_us = e.spec.arrival_us;
   if (e.first_token >= 0) {

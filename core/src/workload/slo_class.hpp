@@ -2,6 +2,8 @@
 // onto the plugin ABI's blis_slo_class.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -24,6 +26,16 @@ inline const char* slo_class_name(int slo) {
   static const char* const kNames[] = {"", "critical", "standard", "sheddable", "batch", "background"};
   return slo >= 0 && slo < 6 ? kNames[slo] : "";
 }
+
+// Each class's priority (GIE's and BLIS HEAD's SLOPriorityMap): higher is
+// more urgent, negative is sheddable. The defaults are GIE's; --slo-priorities
+// (the policy file's admission.slo_priorities) changes them, the default
+// class keeps 3 whatever `standard` becomes, as in HEAD.
+struct SloPriorities {
+  std::array<int, 6> of{3, 4, 3, -2, -1, -3};  // by blis_slo_class
+  int priority(int32_t slo) const { return slo >= 0 && slo < 6 ? of[static_cast<size_t>(slo)] : of[0]; }
+  bool sheddable(int32_t slo) const { return priority(slo) < 0; }
+};
 
 inline constexpr const char* kSloClassChoices =
     "critical, standard, sheddable, batch, background or empty";

@@ -84,6 +84,10 @@ void validate_client(const ClientSpec& c, const std::string& where) {
     throw InputError(where + ".concurrency", "must be >= 0, got " + std::to_string(c.concurrency));
   if (c.timeout_us && *c.timeout_us < 0)
     throw InputError(where + ".timeout", "must be >= 0 (µs; 0 = none), got " + std::to_string(*c.timeout_us));
+  // A request holds it in 32 bits: up to 35 minutes.
+  if (c.slo_target_us < 0 || c.slo_target_us > INT32_MAX)
+    throw InputError(where + ".slo_target_us",
+                     "must be in [0, 2147483647] (µs; 0 = none), got " + std::to_string(c.slo_target_us));
   if (c.concurrency > 0) {
     validate_closed_loop(c, where);
     validate_dist(c.input_distribution, where + ".input_distribution");

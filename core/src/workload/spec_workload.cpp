@@ -116,6 +116,7 @@ class SpecWorkload final : public WorkloadSource {
     out.user = done.user;
     out.round = done.round + 1;
     out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
+    out.slo_target_us = slo_targets_[k];
     return true;
   }
 
@@ -156,6 +157,7 @@ class SpecWorkload final : public WorkloadSource {
       if (!later_round) {
         out.id = emitted_++;
         out.deadline_us = timeouts_[k] > 0 ? out.arrival_us + timeouts_[k] : 0;
+        out.slo_target_us = slo_targets_[k];
         if (out.user >= 0) out.user += user_base_[k];  // the stream's user number, made global
         if (session && stream.pending_round() == 0) start_session(k, *session, out);
       }
@@ -200,6 +202,7 @@ class SpecWorkload final : public WorkloadSource {
     closed_session_.push_back(false);
     made.push_back(std::move(stream));
     timeouts_.push_back(setup.client->timeout_us.value_or(kDefaultClosedLoopTimeoutUs));
+    slo_targets_.push_back(static_cast<int32_t>(setup.client->slo_target_us));
   }
 
   // An open-loop client: its setup is kept, its stream made by start_streams().
@@ -216,6 +219,7 @@ class SpecWorkload final : public WorkloadSource {
     closed_session_.push_back(closed_session);
     // Session clients' requests have HEAD's 300 s default deadline.
     timeouts_.push_back(client.timeout_us.value_or(closed_session ? kDefaultClosedLoopTimeoutUs : 0));
+    slo_targets_.push_back(static_cast<int32_t>(client.slo_target_us));
   }
 
   // The streams in client order: the closed-loop ones made, the open-loop
@@ -306,6 +310,7 @@ class SpecWorkload final : public WorkloadSource {
   std::vector<std::unique_ptr<SharedPrefix>> prefixes_;
   std::vector<std::unique_ptr<RequestStream>> streams_;
   std::vector<int64_t> timeouts_;  // per stream, its client's timeout (µs, 0 = none)
+  std::vector<int32_t> slo_targets_;  // per stream, its client's slo_target_us (0 = none)
   // Closed-loop users: per stream its concurrency stream (null for the
   // others) and its first user's global number; per global user its stream
   // and its number there.

@@ -144,7 +144,8 @@ class SpecReader {
             {"input_distribution", block(t.input_distribution, &SpecReader::dist)},
             {"output_distribution", block(t.output_distribution, &SpecReader::dist)},
             {"prefix_group", &t.prefix_group},
-            {"streaming", &t.streaming}};
+            {"streaming", &t.streaming},
+            {"slo_target_us", &t.slo_target_us}};
   }
 
   ClientSpec client(const YAML::Node& e, const std::string& path) {

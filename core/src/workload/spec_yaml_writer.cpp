@@ -179,6 +179,7 @@ void traffic_head(Node& n, const TrafficSource& t) {
   n.add("input_distribution", dist(t.input_distribution));
   n.add("output_distribution", dist(t.output_distribution));
   if (!t.prefix_group.empty()) n.add("prefix_group", text(t.prefix_group));
+  if (t.slo_target_us != 0) n.add("slo_target_us", integer(t.slo_target_us));
 }
 
 Node client(const ClientSpec& c) {

@@ -58,6 +58,7 @@ class TraceV2Workload final : public WorkloadSource {
     out.max_output_tokens = static_cast<int32_t>(r.output_tokens);
     out.slo_class = c.slo;
     out.deadline_us = r.deadline_us;
+    out.slo_target_us = static_cast<int32_t>(r.slo_target_us);  // checked when the trace was read
     out.user = users_[i];
     out.round = static_cast<int32_t>(r.round_index);
     out.tenant_id = r.tenant_id.empty() ? Label() : Label(r.tenant_id);
@@ -100,6 +101,8 @@ class TraceV2Workload final : public WorkloadSource {
                               "between 1 and " + std::to_string(kMaxRequestTokens));
     if (r.output_tokens > kMaxRequestTokens)
       throw InputError(where, "output_tokens is larger than a request may be");
+    if (r.slo_target_us > INT32_MAX)  // a request holds it in 32 bits
+      throw InputError(where, "slo_target_us must be at most 2147483647 µs (35 minutes)");
     const auto slo = slo_class_from_name(r.slo_class);
     if (!slo)
       throw InputError(where, "slo_class: unknown SLO class '" + r.slo_class + "' (expected " +

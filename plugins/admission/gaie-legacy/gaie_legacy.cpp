@@ -1,9 +1,11 @@
 // gaie-legacy admission policy (BLIS HEAD's model of llm-d/GIE's admission):
 // requests of sheddable SLO classes (batch, sheddable, background: negative
-// GIE priority) are rejected while the pool's saturation — the mean over the
+// GIE priority, or negative by --slo-priorities) are rejected while the pool's saturation — the mean over the
 // instances of max(queue depth / gaie_qd_threshold, KV utilization /
 // gaie_kv_threshold) — is at least 1; the others always pass. No instance:
 // saturation 1 (docs/gateway.md).
+#include "../slo_priorities.hpp"
+
 #include <blis/plugin.hpp>
 
 #include <algorithm>
@@ -13,14 +15,10 @@
 
 namespace {
 
-bool sheddable(int32_t slo) {
-  return slo == BLIS_SLO_BATCH || slo == BLIS_SLO_SHEDDABLE || slo == BLIS_SLO_BACKGROUND;
-}
-
 class GaieLegacy {
  public:
   explicit GaieLegacy(blis::sdk::Context& ctx)
-      : qd_(ctx.f64_or("gaie_qd_threshold", 5)), kv_(ctx.f64_or("gaie_kv_threshold", 0.8)) {
+      : qd_(ctx.f64_or("gaie_qd_threshold", 5)), kv_(ctx.f64_or("gaie_kv_threshold", 0.8)), priorities_(ctx) {
     if (!std::isfinite(qd_) || !(qd_ > 0))
       throw blis::sdk::ConfigError("configuration key 'gaie_qd_threshold' must be > 0, got " + std::to_string(qd_));
     if (!std::isfinite(kv_) || !(kv_ > 0) || kv_ > 1)
@@ -29,7 +27,7 @@ class GaieLegacy {
   }
 
   bool admit(const blis_route_input& input, std::string& reason) {
-    if (!sheddable(input.request->slo_class)) return true;
+    if (!priorities_.sheddable(input.request->slo_class)) return true;
     double sat = 1;
     if (input.count > 0) {
       double total = 0;
@@ -50,6 +48,7 @@ class GaieLegacy {
  private:
   double qd_;
   double kv_;
+  SloPriorities priorities_;
 };
 
 }  // namespace

@@ -2,7 +2,10 @@
 // (wait queue + running batch + in flight) is over tier_shed_threshold,
 // requests of SLO classes less urgent than tier_shed_min_priority are
 // rejected. Priorities are GIE's: critical 4, standard (and the default
-// class) 3, batch -1, sheddable -2, background -3 (docs/gateway.md).
+// class) 3, batch -1, sheddable -2, background -3, or those of
+// --slo-priorities (docs/gateway.md).
+#include "../slo_priorities.hpp"
+
 #include <blis/plugin.hpp>
 
 #include <cstdint>
@@ -11,20 +14,12 @@
 
 namespace {
 
-int priority(int32_t slo) {
-  switch (slo) {
-    case BLIS_SLO_CRITICAL: return 4;
-    case BLIS_SLO_BATCH: return -1;
-    case BLIS_SLO_SHEDDABLE: return -2;
-    case BLIS_SLO_BACKGROUND: return -3;
-    default: return 3;
-  }
-}
-
 class TierShed {
  public:
   explicit TierShed(blis::sdk::Context& ctx)
-      : threshold_(ctx.i64_or("tier_shed_threshold", 0)), min_priority_(ctx.i64_or("tier_shed_min_priority", 0)) {
+      : threshold_(ctx.i64_or("tier_shed_threshold", 0)),
+        min_priority_(ctx.i64_or("tier_shed_min_priority", 0)),
+        priorities_(ctx) {
     if (threshold_ < 0)
       throw blis::sdk::ConfigError("configuration key 'tier_shed_threshold' must be >= 0, got " +
                                    std::to_string(threshold_));
@@ -39,11 +34,12 @@ class TierShed {
       if (load > max_load) max_load = load;
     }
     if (max_load <= threshold_) return true;
-    const int p = priority(input.request->slo_class);
+    const int64_t p = priorities_.of(input.request->slo_class);
     if (p >= min_priority_) return true;
     const char* name = input.request->slo_class_name;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "tier-shed: class=%s priority=%d < min=%lld load=%lld", name, p,
+    std::snprintf(buf, sizeof buf, "tier-shed: class=%s priority=%lld < min=%lld load=%lld", name,
+                  static_cast<long long>(p),
                   static_cast<long long>(min_priority_), static_cast<long long>(max_load));
     reason = buf;
     return false;
@@ -52,6 +48,7 @@ class TierShed {
  private:
   int64_t threshold_;
   int64_t min_priority_;
+  SloPriorities priorities_;
 };
 
 }  // namespace

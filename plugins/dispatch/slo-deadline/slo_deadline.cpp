@@ -1,12 +1,14 @@
 // slo-deadline dispatch order (BLIS HEAD's): as priority, but from the tenant
 // flow the fairness policy picks, the request with the earliest deadline:
-// its enqueue time plus its SLO class's target (--slo-targets, the config
+// its enqueue time plus its own target (a client's slo_target_us), else its
+// SLO class's target (--slo-targets, the config
 // keys slo_target_us.CLASS in µs); a class without a target comes last, ties
 // go to the earlier arrival (docs/gateway.md).
 #include <blis/config_keys.h>
 #include <blis/plugin.hpp>
 
 #include <array>
+#include <cstddef>
 #include <limits>
 #include <string>
 
@@ -29,7 +31,9 @@ class SloDeadline {
 
   double key(const blis_dispatch_input& in) {
     const int32_t slo = in.request->slo_class;
-    const int64_t target = slo >= 0 && slo < 6 ? target_us_[static_cast<size_t>(slo)] : 0;
+    // The request's own target first (a client's slo_target_us), then its class's.
+    const int64_t own = in.struct_size > offsetof(blis_dispatch_input, slo_target_us) ? in.slo_target_us : 0;
+    const int64_t target = own > 0 ? own : slo >= 0 && slo < 6 ? target_us_[static_cast<size_t>(slo)] : 0;
     if (target <= 0) return std::numeric_limits<double>::infinity();
     return static_cast<double>(in.now_us + target);
   }

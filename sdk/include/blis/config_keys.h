@@ -10,10 +10,14 @@
  * ("hardware.*") and the parallelism when they declare BLIS_NEED_MODEL /
  * BLIS_NEED_HARDWARE (or when the host has them), the KV block size, and
  * coefficients when there are any. Admission policies get the token-bucket
- * settings when the user gave them; routing scorers get the block size.
- * Saturation detectors get --max-concurrency, --queue-depth-threshold and
- * --kv-cache-util-threshold (their defaults when not given); dispatch orders
- * get the --slo-targets given, one key per class ("slo_target_us.critical").
+ * settings when the user gave them, and each SLO class's priority when
+ * --slo-priorities (or a policy file's admission.slo_priorities) changed
+ * them (GIE's defaults otherwise: critical 4, standard and the default class
+ * 3, batch -1, sheddable -2, background -3; negative is sheddable); routing
+ * scorers get the block size. Saturation detectors get --max-concurrency,
+ * --queue-depth-threshold and --kv-cache-util-threshold (their defaults when
+ * not given); dispatch orders get the --slo-targets given, one key per class
+ * ("slo_target_us.critical"), and a request's own target in their input.
  */
 #ifndef BLIS_CONFIG_KEYS_H
 #define BLIS_CONFIG_KEYS_H
@@ -53,5 +57,10 @@
 #define BLIS_KEY_QUEUE_DEPTH_THRESHOLD           "queue_depth_threshold"
 #define BLIS_KEY_KV_CACHE_UTIL_THRESHOLD         "kv_cache_util_threshold"
 #define BLIS_KEY_SLO_TARGET_US_PREFIX            "slo_target_us."
+#define BLIS_KEY_SLO_PRIORITY_CRITICAL           "slo_priority.critical"
+#define BLIS_KEY_SLO_PRIORITY_STANDARD           "slo_priority.standard"
+#define BLIS_KEY_SLO_PRIORITY_BATCH              "slo_priority.batch"
+#define BLIS_KEY_SLO_PRIORITY_SHEDDABLE          "slo_priority.sheddable"
+#define BLIS_KEY_SLO_PRIORITY_BACKGROUND         "slo_priority.background"
 
 #endif /* BLIS_CONFIG_KEYS_H */

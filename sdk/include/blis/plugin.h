@@ -401,6 +401,8 @@ typedef struct blis_dispatch_input {
                                        background -3) */
   int64_t now_us;                   /* when it enters the queue */
   const blis_request_view *request;
+  int64_t slo_target_us;            /* its own TTFT target (a client's slo_target_us), µs;
+                                       0 = none: its class's applies */
 } blis_dispatch_input;
 
 typedef struct blis_dispatch_order_vtable {
