@@ -24,6 +24,7 @@ import re
 import subprocess
 
 import head_pair
+from random_vs_reference import held_while_waiting
 
 BLOCK_BYTES = 2621440  # qwen/qwen3-14b, TP 1, 16-token blocks
 DEVICES = ["nvme_gen4", "nvme_gen3", "sata_ssd", "cpu_dram", "s3"]
@@ -101,12 +102,17 @@ OWN_KEPT = re.compile(r"a CPU reload passed over (\d+) free GPU blocks")
 
 
 def explained(args, cmd):
-    """The rows of docs/differences.md that explain a difference, or None."""
+    """The rows of docs/differences.md that explain a difference (row 44: a
+    request waits holding reloaded blocks, which HEAD's log shows as in
+    random_vs_reference.py), or None."""
     why = []
     log = head_pair.head(args, cmd + ["--log", "debug"], timeout=args.timeout).stderr
     n = len(ZERO_WORK.findall(log))
     if n:
         why.append(f"row 6 ({n} fully cached prompts admitted with no work)")
+    n = held_while_waiting(log)
+    if n:
+        why.append(f"row 44 ({n} waiting requests holding reloaded blocks)")
     log = head_pair.blis(args, cmd + ["--log", "debug"]).stderr
     n = len(OWN_KEPT.findall(log))
     if n:
