@@ -14,13 +14,17 @@ bandwidths and latency, direct I/O or not, thread counts). One in eight is
 a broken file (unknown key, a tier without bandwidth, negative bytes...):
 both must refuse it. A configuration is "same" (identical stdout),
 "refused" (both exit non-zero), "hang" (HEAD did not finish within
---timeout seconds; blis did) or "differs". Not run by CI: a fresh machine
-has no reference build.
+--timeout seconds; blis did), "explained" (it differs as a row of
+docs/differences.md says, from the runs' debug logs) or "differs". Not run
+by CI: a fresh machine has no reference build.
 """
 import os
 import random
+import re
+import subprocess
 
 import head_pair
+from random_vs_reference import held_while_waiting
 
 BLOCK_BYTES = 2621440  # qwen/qwen3-14b, TP 1, 16-token blocks
 DEVICES = ["nvme_gen4", "nvme_gen3", "sata_ssd", "cpu_dram", "s3"]
@@ -88,11 +92,39 @@ def draw_flags(rng):
     return a
 
 
+# Row 6: HEAD admits a prompt whose every block is cached, a whole number of
+# blocks (a preempted request coming back), with no work and no blocks.
+ZERO_WORK = re.compile(r"Num Inputs: (\d+), startIndex = \1, endIndex = \1\"")
+# Row 54: a CPU reload in blis passed over free GPU blocks holding the
+# prompt's own content, which HEAD reuses (up to the first such reload both
+# runs are the same, so HEAD reused them there).
+OWN_KEPT = re.compile(r"a CPU reload passed over (\d+) free GPU blocks")
+
+
+def explained(args, cmd):
+    """The rows of docs/differences.md that explain a difference (row 44: a
+    request waits holding reloaded blocks, which HEAD's log shows as in
+    random_vs_reference.py), or None."""
+    why = []
+    log = head_pair.head(args, cmd + ["--log", "debug"], timeout=args.timeout).stderr
+    n = len(ZERO_WORK.findall(log))
+    if n:
+        why.append(f"row 6 ({n} fully cached prompts admitted with no work)")
+    n = held_while_waiting(log)
+    if n:
+        why.append(f"row 44 ({n} waiting requests holding reloaded blocks)")
+    log = head_pair.blis(args, cmd + ["--log", "debug"]).stderr
+    n = len(OWN_KEPT.findall(log))
+    if n:
+        why.append(f"row 55 ({n} CPU reloads find the reloading prompt's own blocks least recently freed)")
+    return ", ".join(why) or None
+
+
 def main():
     args = head_pair.arguments(count=50, keep="write the workload specs and offload files here (and keep them)",
                                timeout=120)
     rng = random.Random(args.seed)
-    counts = {"same": 0, "refused": 0, "hang": 0, "differs": 0}
+    counts = {"same": 0, "refused": 0, "hang": 0, "explained": 0, "differs": 0}
     with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             text, offload = head_pair.prefix_groups_spec(rng), draw_offload(rng)
@@ -101,9 +133,12 @@ def main():
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--kv-offload-config", off] + \
                 draw_flags(rng)
             kind, ours = head_pair.compare(args, cmd)
+            why = explained(args, cmd) if kind == "differs" and ours.returncode == 0 else None
+            if why:
+                kind = "explained"
             counts[kind] += 1
             if kind != "same" or args.v:
-                print(kind, i, " ".join(cmd))
+                print(kind, i, " ".join(cmd), f"-- differences.md {why}" if why else "")
                 if kind == "differs":
                     print(offload)
                     if ours.returncode != 0:

@@ -172,3 +172,42 @@ TEST_CASE("HEAD's mirror tier: stores every full block, evicts least recently us
   CHECK(chain.thrashing_rate() == Approx(8.0 / 14.0));
   CHECK(chain.conserved());
 }
+
+TEST_CASE("a CPU reload never takes the GPU blocks of the prompt's own cached prefix", "[offload][head]") {
+  // docs/differences.md row 55. 8 GPU blocks of 16 tokens, a CPU tier of 8.
+  const int32_t B = 16;
+  KVCache kv(8, B);
+  OffloadChainConfig cfg;
+  cfg.cpu_blocks = 8;
+  cfg.per_block_bytes = 1;
+  OffloadChain chain(kv, cfg);
+  auto admit = [&](uint64_t id, std::vector<uint64_t>& h, RequestBlocks& r, int64_t input) {
+    r.hashes = h.data();
+    r.num_hashes = static_cast<int64_t>(h.size());
+    std::vector<int32_t> hits;
+    const int64_t c = kv.cached_prefix(r.hashes, std::min<int64_t>((input - 1) / B, r.num_hashes), hits);
+    return chain.admit(id, r, r.hashes, std::min(input / B, r.num_hashes), hits, input - c * B);
+  };
+  std::vector<uint64_t> ha = sequence(1, 6), hc = sequence(2, 5);
+  RequestBlocks a, c, a2;
+  REQUIRE(admit(1, ha, a, 6 * B) == OffloadChain::Admit::Ok);
+  chain.mirror(a, 6 * B);
+  kv.release(a, KVCache::Release::Done);
+  // C's five blocks take the two never used and A's last three: A's first
+  // three stay cached on the GPU, free, least recently freed; the rest of A
+  // is only in the CPU tier.
+  REQUIRE(admit(2, hc, c, 5 * B) == OffloadChain::Admit::Ok);
+  kv.release(c, KVCache::Release::Done);
+  REQUIRE(kv.cached_prefix_length(ha.data(), 6) == 3);
+  // A comes back: its blocks 3-5 are reloaded into C's free blocks, not
+  // into the ones holding its blocks 0-2 (HEAD reuses those first and then
+  // counts blocks whose content it overwrote as hits): all six hit.
+  const int64_t hits_before = kv.hits();
+  REQUIRE(admit(3, ha, a2, 6 * B + 1) == OffloadChain::Admit::Ok);
+  CHECK(kv.hits() - hits_before == 6);
+  CHECK(a2.count == 7);
+  CHECK(chain.own_blocks_kept() > 0);
+  kv.release(a2, KVCache::Release::Done);
+  CHECK(kv.cached_prefix_length(ha.data(), 6) == 6);
+  CHECK(chain.conserved());
+}

@@ -285,13 +285,32 @@ void KVCache::offload() {
   for (int32_t id : moved_) push_tail(id, 0, false, false);
 }
 
-bool KVCache::reload_into_free(uint64_t hash) {
-  if (free_blocks() == 0) return false;
-  const int32_t id = pop_head();
+int32_t KVCache::reload_into_free(uint64_t hash, const std::vector<int32_t>& keep, int64_t& passed) {
+  int32_t id = -1;
+  int64_t skipped = 0;
+  for (uint32_t k = 0, pos = ring_head_; k < ring_size_ && id < 0; ++k, pos = ring_next(pos)) {
+    FreeEntry& e = ring_[pos];
+    if (e.stale) continue;
+    if (std::find(keep.begin(), keep.end(), e.id) != keep.end()) {
+      ++skipped;
+      continue;
+    }
+    if (skipped == 0) {
+      id = pop_head();  // the least recently freed block (stale entries before it go too)
+    } else {
+      // From the middle of the list: it forgets its content as pop_head() does.
+      id = e.id;
+      e.stale = true;
+      if (e.hashed) --hashed_free_;
+      if (e.indexed) forget_hash(e.hash);
+    }
+  }
+  passed += skipped;
+  if (id < 0) return -1;
   register_hash(id, &hash);
   apply_updates();  // before `hash` goes
   push_tail(id, hash, true, true);
-  return true;
+  return id;
 }
 
 bool KVCache::reload() {

@@ -110,11 +110,14 @@ class KVCache {
   }
 
   // For the offload chain (engine/kv_offload.hpp): whether some GPU block
-  // holds the content `hash`, and content brought back from the CPU tier
-  // into the least recently freed block (which forgets its own), kept free
-  // and cached at the free list's tail. False when no block is free.
+  // holds the content `hash` (and which: -1 if none), and content brought
+  // back from the CPU tier into the least recently freed block not in `keep`
+  // (which forgets its own), kept free and cached at the free list's tail:
+  // its id, or -1 when every free block is kept. `passed` counts the kept
+  // free blocks passed over.
   bool holds(uint64_t hash) { return index_find(hash) >= 0; }
-  bool reload_into_free(uint64_t hash);
+  int32_t block_of(uint64_t hash) { return index_find(hash); }
+  int32_t reload_into_free(uint64_t hash, const std::vector<int32_t>& keep, int64_t& passed);
 
   // Leading blocks of `hashes` (at most max_blocks) whose content is cached;
   // their ids go to `out`. Changes nothing observable.

@@ -1,6 +1,8 @@
 #include "engine/kv_offload.hpp"
 #include "engine/wait_queue.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -333,6 +335,33 @@ void OffloadChain::set_clock(int64_t now) {
   }
 }
 
+// The prompt's blocks the GPU holds, in keep_ (the reloads must not take them).
+void OffloadChain::collect_own_blocks(const uint64_t* hashes, int64_t n) {
+  keep_.clear();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t id = gpu_.block_of(hashes[i]);
+    if (id >= 0) keep_.push_back(id);
+  }
+}
+
+// A reload takes the least recently freed GPU block that does not hold the
+// prompt's own content (docs/differences.md row 55: HEAD takes the least
+// recently freed one, which may be part of the prefix the request hits).
+bool OffloadChain::reload_block(uint64_t key) {
+  int64_t passed = 0;
+  const int32_t id = gpu_.reload_into_free(key, keep_, passed);
+  if (passed > 0) {
+    own_kept_ += passed;
+    spdlog::debug(
+        "kv offload: at {} µs a CPU reload passed over {} free GPU blocks holding the prompt's own content "
+        "(HEAD reuses them: docs/differences.md row 55)",
+        clock_, passed);
+  }
+  if (id < 0) return false;
+  keep_.push_back(id);
+  return true;
+}
+
 bool OffloadChain::consult_and_reload(const uint64_t* hashes, int64_t from, int64_t n) {
   if (from >= n) return false;
   const int64_t max_reloads = gpu_.free_blocks();  // never take a reloaded block again
@@ -342,7 +371,8 @@ bool OffloadChain::consult_and_reload(const uint64_t* hashes, int64_t from, int6
     if (gpu_.holds(key)) continue;
     switch (lookup(key)) {
       case Lookup::Hit:
-        if (reloads >= max_reloads || !gpu_.reload_into_free(key)) return reloads > 0;
+        if (reloads == 0) collect_own_blocks(hashes, n);
+        if (reloads >= max_reloads || !reload_block(key)) return reloads > 0;
         touch(key);
         ++reloads;
         if (cfg_.tiered) pending_ += cfg_.reload_us;

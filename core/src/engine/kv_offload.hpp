@@ -139,6 +139,9 @@ class OffloadChain {
   int64_t cpu_capacity() const { return cfg_.cpu_blocks; }
   int64_t secondary_held(size_t tier) const { return static_cast<int64_t>(secondary_[tier].size()); }
   int64_t transfers_in_flight() const { return static_cast<int64_t>(inflight_.size()); }
+  // Free GPU blocks holding a reloading prompt's own content that a reload
+  // passed over (HEAD would have reused them: docs/differences.md row 54).
+  int64_t own_blocks_kept() const { return own_kept_; }
   // Every CPU block accounted once (used = entries, evictable = LRU length).
   bool conserved() const;
 
@@ -168,6 +171,8 @@ class OffloadChain {
   bool secondary_run(const uint64_t* hashes, int64_t i, int64_t n, std::vector<uint64_t>& run, int& tier) const;
   bool promote(const std::vector<uint64_t>& run, int tier);
   bool consult_and_reload(const uint64_t* hashes, int64_t from, int64_t n);
+  void collect_own_blocks(const uint64_t* hashes, int64_t n);
+  bool reload_block(uint64_t key);
   Admit allocate_through_chain(RequestBlocks& kv, const uint64_t* hashes, int64_t full_blocks,
                                std::vector<int32_t>& hit_ids, int64_t n);
   void cascade(uint64_t key);
@@ -203,8 +208,9 @@ class OffloadChain {
   std::unordered_set<uint64_t> still_;  // deferred and waiting, this step
   std::vector<int64_t> completed_;
   std::vector<uint64_t> run_;
+  std::vector<int32_t> keep_;  // GPU blocks holding the reloading prompt's content
   int64_t clock_ = 0;
-  int64_t miss_ = 0, promotions_ = 0, promotions_failed_ = 0;
+  int64_t miss_ = 0, promotions_ = 0, promotions_failed_ = 0, own_kept_ = 0;
   int64_t stores_ = 0, evictions_ = 0, pending_ = 0;  // blocks stored new, evicted; reload µs to charge
 };
 
