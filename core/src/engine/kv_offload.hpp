@@ -140,7 +140,7 @@ class OffloadChain {
   int64_t secondary_held(size_t tier) const { return static_cast<int64_t>(secondary_[tier].size()); }
   int64_t transfers_in_flight() const { return static_cast<int64_t>(inflight_.size()); }
   // Free GPU blocks holding a reloading prompt's own content that a reload
-  // passed over (HEAD would have reused them: docs/differences.md row 54).
+  // passed over (HEAD would have reused them: docs/differences.md row 55).
   int64_t own_blocks_kept() const { return own_kept_; }
   // Every CPU block accounted once (used = entries, evictable = LRU length).
   bool conserved() const;
