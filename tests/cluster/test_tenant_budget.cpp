@@ -15,6 +15,18 @@ using namespace blis::test;
 
 namespace {
 
+// A built-in gateway policy (plugins/saturation/, plugins/dispatch/).
+std::shared_ptr<SaturationDetector> concurrency_detector(int64_t max_concurrency) {
+  ConfigTable c;
+  c.set("max_concurrency", max_concurrency);
+  return builtin_registries().saturation.create("concurrency", CreateArgs{&c, 42});
+}
+std::shared_ptr<DispatchOrder> dispatch_order(const std::string& name, int64_t standard_us = 0) {
+  ConfigTable c;
+  if (standard_us > 0) c.set("slo_target_us.standard", standard_us);
+  return builtin_registries().dispatch.create(name, CreateArgs{&c, 42});
+}
+
 // One instance of 4 batch slots; requests 10 µs apart, each ~200 steps of ~1 ms.
 ClusterConfig four_slots() {
   ClusterConfig cfg;
@@ -104,9 +116,8 @@ TEST_CASE("an SLO priority override makes batch non-sheddable and moves its gate
   gw.engine.total_kv_blocks = 10000;
   gw.keep_records = true;
   gw.gateway.enabled = true;
-  gw.gateway.detector = GatewayConfig::Detector::Concurrency;
-  gw.gateway.max_concurrency = 1;
-  gw.gateway.order = GatewayConfig::Order::Priority;
+  gw.gateway.detector = concurrency_detector(1);
+  gw.gateway.order = dispatch_order("priority");
   auto mixed = [] {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     r[0].slo_class = BLIS_SLO_STANDARD;
@@ -126,10 +137,8 @@ TEST_CASE("a request's own SLO target orders slo-deadline dispatch before its cl
   gw.engine.total_kv_blocks = 10000;
   gw.keep_records = true;
   gw.gateway.enabled = true;
-  gw.gateway.detector = GatewayConfig::Detector::Concurrency;
-  gw.gateway.max_concurrency = 1;
-  gw.gateway.order = GatewayConfig::Order::SloDeadline;
-  gw.gateway.slo_target_us[BLIS_SLO_STANDARD] = 500000;
+  gw.gateway.detector = concurrency_detector(1);
+  gw.gateway.order = dispatch_order("slo-deadline", 500000);
   auto reqs = [](int32_t target) {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     for (auto& q : r) q.slo_class = BLIS_SLO_STANDARD;
