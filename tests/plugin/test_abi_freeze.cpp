@@ -65,7 +65,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 7, 0xbd9aa0217e295829ull},
     {1, 8, 0x1b22e8ad05c71005ull},
     {1, 9, 0x5af0cfd4f38213e0ull},
-    {1, 10, 0xd4e2ce9320aa1ddaull},
+    {1, 10, 0xfb631f2c2411d61eull},
 };
 
 }  // namespace
