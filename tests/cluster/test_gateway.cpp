@@ -56,6 +56,7 @@ std::vector<uint64_t> completion_order(const RunOutcome& out) {
     return a.arrival_us + a.e2e < b.arrival_us + b.e2e;
   });
   std::vector<uint64_t> ids;
+  ids.reserve(recs.size());
   for (const RequestRecord& r : recs) ids.push_back(r.id);
   return ids;
 }

@@ -117,41 +117,8 @@ std::string random_spec(Rng& rng, int64_t requests, SpecExtras extras = {}) {
   return y.str();
 }
 
-Draw draw(Rng& rng, const std::string& dir, int index) {
-  Draw d;
-  std::ostringstream a;
-  static const std::vector<std::string> kModels = {"qwen/qwen3-14b", "meta-llama/llama-3.1-8b-instruct"};
-  a << "--model " << rng.pick(kModels) << " --seed " << 1 + rng.below(1000);
-
-  // Cluster: one to 24 instances, two pools of different GPUs, or a
-  // prefill pool and a decode pool; sometimes an autoscaled fleet.
-  int64_t instances = rng.pick(std::vector<int64_t>{1, 1, 2, 3, 4, 8, 16, 24});
-  const int64_t shape = rng.below(8);
-  const bool pools = shape == 0;
-  if (pools) {
-    const int64_t x = 1 + rng.below(3), y = 1 + rng.below(3);
-    a << " --pool 'name=h count=" << x << " hardware=H100' --pool 'name=a count=" << y << " hardware=A100-80'";
-    instances = x + y;
-  } else if (shape == 1) {
-    d.pd = true;
-    const int64_t p = 1 + rng.below(3), q = 1 + rng.below(3);
-    a << " --prefill-instances " << p << " --decode-instances " << q << " --pd-decider "
-      << rng.pick(std::vector<std::string>{"always", "prefix-threshold", "never"});
-    if (rng.one_in(2)) a << " --pd-transfer-contention";
-    instances = p + q;
-    if (rng.one_in(2)) {  // an encode pool in front (EPD)
-      d.encode = true;
-      a << " --encode-instances " << 1 + rng.below(2) << " --encode-decider "
-        << rng.pick(std::vector<std::string>{"multimodal", "always"});
-    }
-  } else {
-    a << " --num-instances " << instances;
-  }
-  if (rng.one_in(6))
-    a << " --lifecycle 'provisioning_delay=" << rng.below(3000) << "ms loading_delay=" << rng.below(2000)
-      << "ms min=1 max=" << instances + 4 << "' --autoscaler 'interval=" << 1 + rng.below(5) << "s'";
-
-  // KV pressure and the CPU tier.
+// KV pressure: a tight or roomy cache, the CPU tier or an N-tier offload.
+void draw_kv(Rng& rng, Draw& d, std::ostringstream& a, const std::string& dir, int index) {
   const int64_t block = rng.pick(std::vector<int64_t>{16, 16, 32});
   a << " --block-size " << block;
   switch (rng.below(4)) {
@@ -176,39 +143,11 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     std::ofstream(path) << o.str();
     a << " --kv-offload-config " << path;
   }
+}
 
-  // Batching, scheduling, priorities, preemption.
-  if (rng.one_in(2)) a << " --max-num-seqs " << 1 + rng.below(256);
-  if (rng.one_in(2)) a << " --max-num-batched-tokens " << 256 + rng.below(8192);
-  if (rng.one_in(3)) a << " --long-prefill-token-threshold " << 16 + rng.below(1024);
-  a << " --scheduler " << rng.pick(std::vector<std::string>{"fcfs", "priority-fcfs", "sjf", "reverse-priority"});
-  a << " --priority-policy " << rng.pick(std::vector<std::string>{"constant", "slo-based", "inverted-slo"});
-  if (rng.one_in(3)) a << " --preemption-policy " << rng.pick(std::vector<std::string>{"fcfs", "priority"});
-
-  // Admission and routing, native and Lua.
-  switch (rng.below(5)) {
-    case 0:
-      a << " --admission-policy token-bucket --token-bucket-capacity " << 2000 + rng.below(50000)
-        << " --token-bucket-refill-rate " << 1000 + rng.below(100000);
-      break;
-    case 1: a << " --admission-policy admission/slo_guard.lua"; break;
-    default: break;
-  }
-  const bool latencies = rng.one_in(2);
-  if (latencies) a << " --admission-latency " << rng.below(20000) << " --routing-latency " << rng.below(20000);
-  switch (rng.below(5)) {
-    case 0: a << " --routing-policy round-robin"; break;
-    case 1: a << " --routing-policy least-loaded"; break;
-    case 2:
-      a << " --routing-policy weighted --routing-scorers "
-        << "scripts/scorers/prefix_affinity.lua:3,scripts/scorers/queue_depth.lua:2,kv-utilization:2";
-      break;
-    case 3: a << " --routing-policy weighted --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2"; break;
-    default: a << " --routing-policy weighted --routing-scorers scripts/scorers/kv_headroom.lua:1,load-balance:1"; break;
-  }
-  if (rng.one_in(4)) a << " --snapshot-refresh-interval " << rng.below(50000);
-
-  // Workload.
+// The workload: a spec (with adapters and multimodal prompts), closed-loop
+// users, or open-loop arrivals.
+void draw_workload(Rng& rng, Draw& d, std::ostringstream& a, const std::string& dir, int index) {
   const int64_t requests = 40 + rng.below(300);
   switch (rng.below(5)) {
     case 0:
@@ -240,9 +179,11 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
       d.sent = requests;
       break;
   }
-  const bool timeout = rng.one_in(3);
-  if (timeout) a << " --timeout " << 1 + rng.below(4);
-  // Scenario events.
+}
+
+// Scenario events, and sometimes a change of workload mix.
+void draw_events(Rng& rng, Draw& d, std::ostringstream& a, int64_t instances, bool pools,
+                 const std::string& dir, int index) {
   if (rng.one_in(3)) {
     d.events = true;
     const int64_t n = 1 + rng.below(4);
@@ -275,6 +216,86 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
       d.sent = 0;  // some of the first workload's arrivals never come
     }
   }
+}
+
+Draw draw(Rng& rng, const std::string& dir, int index) {
+  Draw d;
+  std::ostringstream a;
+  static const std::vector<std::string> kModels = {"qwen/qwen3-14b", "meta-llama/llama-3.1-8b-instruct"};
+  a << "--model " << rng.pick(kModels) << " --seed " << 1 + rng.below(1000);
+
+  // Cluster: one to 24 instances, two pools of different GPUs, or a
+  // prefill pool and a decode pool; sometimes an autoscaled fleet.
+  int64_t instances = rng.pick(std::vector<int64_t>{1, 1, 2, 3, 4, 8, 16, 24});
+  const int64_t shape = rng.below(8);
+  const bool pools = shape == 0;
+  if (pools) {
+    const int64_t x = 1 + rng.below(3), y = 1 + rng.below(3);
+    a << " --pool 'name=h count=" << x << " hardware=H100' --pool 'name=a count=" << y
+      << " hardware=A100-80'";
+    instances = x + y;
+  } else if (shape == 1) {
+    d.pd = true;
+    const int64_t p = 1 + rng.below(3), q = 1 + rng.below(3);
+    a << " --prefill-instances " << p << " --decode-instances " << q << " --pd-decider "
+      << rng.pick(std::vector<std::string>{"always", "prefix-threshold", "never"});
+    if (rng.one_in(2)) a << " --pd-transfer-contention";
+    instances = p + q;
+    if (rng.one_in(2)) {  // an encode pool in front (EPD)
+      d.encode = true;
+      a << " --encode-instances " << 1 + rng.below(2) << " --encode-decider "
+        << rng.pick(std::vector<std::string>{"multimodal", "always"});
+    }
+  } else {
+    a << " --num-instances " << instances;
+  }
+  if (rng.one_in(6))
+    a << " --lifecycle 'provisioning_delay=" << rng.below(3000) << "ms loading_delay=" << rng.below(2000)
+      << "ms min=1 max=" << instances + 4 << "' --autoscaler 'interval=" << 1 + rng.below(5) << "s'";
+
+  draw_kv(rng, d, a, dir, index);
+
+  // Batching, scheduling, priorities, preemption.
+  if (rng.one_in(2)) a << " --max-num-seqs " << 1 + rng.below(256);
+  if (rng.one_in(2)) a << " --max-num-batched-tokens " << 256 + rng.below(8192);
+  if (rng.one_in(3)) a << " --long-prefill-token-threshold " << 16 + rng.below(1024);
+  a << " --scheduler "
+    << rng.pick(std::vector<std::string>{"fcfs", "priority-fcfs", "sjf", "reverse-priority"});
+  a << " --priority-policy " << rng.pick(std::vector<std::string>{"constant", "slo-based", "inverted-slo"});
+  if (rng.one_in(3)) a << " --preemption-policy " << rng.pick(std::vector<std::string>{"fcfs", "priority"});
+
+  // Admission and routing, native and Lua.
+  switch (rng.below(5)) {
+    case 0:
+      a << " --admission-policy token-bucket --token-bucket-capacity " << 2000 + rng.below(50000)
+        << " --token-bucket-refill-rate " << 1000 + rng.below(100000);
+      break;
+    case 1: a << " --admission-policy admission/slo_guard.lua"; break;
+    default: break;
+  }
+  const bool latencies = rng.one_in(2);
+  if (latencies)
+    a << " --admission-latency " << rng.below(20000) << " --routing-latency " << rng.below(20000);
+  switch (rng.below(5)) {
+    case 0: a << " --routing-policy round-robin"; break;
+    case 1: a << " --routing-policy least-loaded"; break;
+    case 2:
+      a << " --routing-policy weighted --routing-scorers "
+        << "scripts/scorers/prefix_affinity.lua:3,scripts/scorers/queue_depth.lua:2,kv-utilization:2";
+      break;
+    case 3:
+      a << " --routing-policy weighted --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2";
+      break;
+    default:
+      a << " --routing-policy weighted --routing-scorers scripts/scorers/kv_headroom.lua:1,load-balance:1";
+      break;
+  }
+  if (rng.one_in(4)) a << " --snapshot-refresh-interval " << rng.below(50000);
+
+  draw_workload(rng, d, a, dir, index);
+  const bool timeout = rng.one_in(3);
+  if (timeout) a << " --timeout " << 1 + rng.below(4);
+  draw_events(rng, d, a, instances, pools, dir, index);
   if (rng.one_in(3) || (latencies && rng.one_in(2))) {
     d.horizon = true;
     a << " --horizon " << 100 + rng.below(5000) << "ms";
