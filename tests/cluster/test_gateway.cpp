@@ -5,7 +5,7 @@
 // every arrival is still accounted for.
 #include "catch.hpp"
 
-#include "../engine/engine_harness.hpp"
+#include "gateway_harness.hpp"
 
 #include <algorithm>
 
@@ -13,24 +13,6 @@ using namespace blis;
 using namespace blis::test;
 
 namespace {
-
-// A built-in saturation detector (plugins/saturation/) with the
-// detectors' settings.
-std::shared_ptr<SaturationDetector> detector(const std::string& name, int64_t max_concurrency = 100,
-                                             double queue_depth_threshold = 5) {
-  ConfigTable c;
-  c.set("max_concurrency", max_concurrency);
-  c.set("queue_depth_threshold", queue_depth_threshold);
-  return builtin_registries().saturation.create(name, CreateArgs{&c, 42});
-}
-
-// A built-in dispatch order (plugins/dispatch/), with a critical target of
-// `critical_us` (0: none).
-std::shared_ptr<DispatchOrder> order(const std::string& name, int64_t critical_us = 0) {
-  ConfigTable c;
-  if (critical_us > 0) c.set("slo_target_us.critical", critical_us);
-  return builtin_registries().dispatch.create(name, CreateArgs{&c, 42});
-}
 
 // One instance; requests 10 µs apart, each running ~200 steps of ~1 ms.
 ClusterConfig gated(int64_t max_concurrency) {
@@ -47,18 +29,6 @@ std::vector<WorkloadRequest> burst(const std::vector<int32_t>& classes) {
   std::vector<WorkloadRequest> out = evenly_spaced(10, static_cast<int>(classes.size()), 64, 200);
   for (size_t i = 0; i < classes.size(); ++i) out[i].slo_class = classes[i];
   return out;
-}
-
-// Ids in the order they completed.
-std::vector<uint64_t> completion_order(const RunOutcome& out) {
-  std::vector<RequestRecord> recs = out.cluster.records;
-  std::sort(recs.begin(), recs.end(), [](const RequestRecord& a, const RequestRecord& b) {
-    return a.arrival_us + a.e2e < b.arrival_us + b.e2e;
-  });
-  std::vector<uint64_t> ids;
-  ids.reserve(recs.size());
-  for (const RequestRecord& r : recs) ids.push_back(r.id);
-  return ids;
 }
 
 int64_t sum(const RunOutcome& out, int64_t InstanceMetrics::*field) {
@@ -189,7 +159,7 @@ TEST_CASE("every arrival is accounted for under random gateway settings", "[clus
     const char* const detectors[] = {"never", "utilization", "concurrency"};
     cfg.gateway.detector = detector(detectors[draw(3)], max_concurrency, 1);
     const char* const orders[] = {"fifo", "priority", "slo-deadline"};
-    cfg.gateway.order = order(orders[draw(3)], 30000);
+    cfg.gateway.order = order(orders[draw(3)], "critical", 30000);
     cfg.gateway.round_robin = draw(2) == 0;
     cfg.gateway.max_depth = static_cast<int64_t>(draw(6));
     cfg.gateway.per_band_capacity = static_cast<int64_t>(draw(4));

@@ -6,7 +6,7 @@
 // SLO target orders slo-deadline dispatch.
 #include "catch.hpp"
 
-#include "../engine/engine_harness.hpp"
+#include "gateway_harness.hpp"
 
 #include <algorithm>
 
@@ -14,18 +14,6 @@ using namespace blis;
 using namespace blis::test;
 
 namespace {
-
-// A built-in gateway policy (plugins/saturation/, plugins/dispatch/).
-std::shared_ptr<SaturationDetector> concurrency_detector(int64_t max_concurrency) {
-  ConfigTable c;
-  c.set("max_concurrency", max_concurrency);
-  return builtin_registries().saturation.create("concurrency", CreateArgs{&c, 42});
-}
-std::shared_ptr<DispatchOrder> dispatch_order(const std::string& name, int64_t standard_us = 0) {
-  ConfigTable c;
-  if (standard_us > 0) c.set("slo_target_us.standard", standard_us);
-  return builtin_registries().dispatch.create(name, CreateArgs{&c, 42});
-}
 
 // One instance of 4 batch slots; requests 10 µs apart, each ~200 steps of ~1 ms.
 ClusterConfig four_slots() {
@@ -49,17 +37,6 @@ int64_t completed(const RunOutcome& out) {
   int64_t n = 0;
   for (const auto& m : out.result.instances) n += m.completed;
   return n;
-}
-
-std::vector<uint64_t> completion_order(const RunOutcome& out) {
-  std::vector<RequestRecord> recs = out.cluster.records;
-  std::sort(recs.begin(), recs.end(), [](const RequestRecord& a, const RequestRecord& b) {
-    return a.arrival_us + a.e2e < b.arrival_us + b.e2e;
-  });
-  std::vector<uint64_t> ids;
-  ids.reserve(recs.size());
-  for (const RequestRecord& r : recs) ids.push_back(r.id);
-  return ids;
 }
 
 }  // namespace
@@ -116,8 +93,8 @@ TEST_CASE("an SLO priority override makes batch non-sheddable and moves its gate
   gw.engine.total_kv_blocks = 10000;
   gw.keep_records = true;
   gw.gateway.enabled = true;
-  gw.gateway.detector = concurrency_detector(1);
-  gw.gateway.order = dispatch_order("priority");
+  gw.gateway.detector = detector("concurrency", 1);
+  gw.gateway.order = order("priority");
   auto mixed = [] {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     r[0].slo_class = BLIS_SLO_STANDARD;
@@ -137,8 +114,8 @@ TEST_CASE("a request's own SLO target orders slo-deadline dispatch before its cl
   gw.engine.total_kv_blocks = 10000;
   gw.keep_records = true;
   gw.gateway.enabled = true;
-  gw.gateway.detector = concurrency_detector(1);
-  gw.gateway.order = dispatch_order("slo-deadline", 500000);
+  gw.gateway.detector = detector("concurrency", 1);
+  gw.gateway.order = order("slo-deadline", "standard", 500000);
   auto reqs = [](int32_t target) {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     for (auto& q : r) q.slo_class = BLIS_SLO_STANDARD;
