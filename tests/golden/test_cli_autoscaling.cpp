@@ -191,6 +191,31 @@ TEST_CASE("the autoscaler does not act once the run is over, and reserve slots d
   CHECK(hit(idle.out) == hit(plain.out));
 }
 
+TEST_CASE("after the last request the autoscaler ticks only when a stabilisation window ends", "[golden][fleet]") {
+  // 20 requests end by 8 s; the down window that opened at the first tick
+  // ends at 31 s, where the scale-down lands as it would tick by tick. Then
+  // nothing can change before the 200 s horizon, so the loop stops instead
+  // of ticking every second to it.
+  const std::string run = "run --model qwen/qwen3-14b --num-instances 3 --rate 5 --num-requests 20 --horizon 200s "
+                          "--autoscaler 'interval=1s down_window=30s' --lifecycle 'max=3' --format table --profile";
+  const Result r = run_blis(run);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("=== Autoscaler ===\n31 s: default -2 (KV demand 0 tokens leaves 675840 spare)\n") !=
+        std::string::npos);
+  const auto events = [](const std::string& err) {
+    const size_t at = err.find("profile: ");
+    return at == std::string::npos ? -1L : std::stol(err.substr(at + 9));
+  };
+  // 3,818 events when it ticked on to the horizon.
+  CHECK(events(r.err) == 3627);
+  // A 1 µs interval to a 100 s horizon: 10^8 ticks once took 11 s; the
+  // ticks left are those while requests run.
+  const Result fine = run_blis("run --model qwen/qwen3-14b --num-requests 20 --horizon 100s "
+                               "--model-autoscaler-interval-us 1 --profile");
+  REQUIRE(fine.status == 0);
+  CHECK(events(fine.err) < 30000000);
+}
+
 TEST_CASE("warm-up: --lifecycle, a pool's keys and the policy file's instance_lifecycle multiply the first TTFTs",
           "[golden][fleet]") {
   TempDir dir;

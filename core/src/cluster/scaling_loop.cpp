@@ -84,9 +84,34 @@ void ScalingLoop::tick() {
   // the run is over, there is nothing to scale for.
   if (core_.kernel.horizon() == kForever && core_.kernel.queue().empty() && arrivals_.done()) return;
   for (size_t g = 0; g < groups_.size(); ++g) scale_group(g, now);
+  const SimTime interval = core_.cfg.fleet.autoscaler.interval;
+  const bool idle = core_.kernel.queue().empty() && arrivals_.done();
   // The loop stops when nothing else can happen before an unbounded horizon.
-  if (core_.kernel.horizon() == kForever && core_.kernel.queue().empty() && arrivals_.done()) return;
-  schedule(core_.kernel, now + core_.cfg.fleet.autoscaler.interval, EventKind::ScalingTick);
+  if (idle && core_.kernel.horizon() == kForever) return;
+  if (!idle || core_.cfg.fleet.autoscaler.rule) {
+    schedule(core_.kernel, now + interval, EventKind::ScalingTick);
+    return;
+  }
+  // Nothing else can happen before the horizon: the load the loop sees stays
+  // as it is, so only a stabilisation window still running can act. The next
+  // tick is the first on the loop's grid at which one ends; with none, the
+  // loop stops (ticking on would change nothing, at one event per interval).
+  // A registered rule is asked at every tick: it may look at the time.
+  const SimTime due = next_window_end();
+  if (due == kForever || due > core_.kernel.horizon()) return;
+  const SimTime steps = std::max<SimTime>(1, (due - now + interval - 1) / interval);
+  schedule(core_.kernel, now + steps * interval, EventKind::ScalingTick);
+}
+
+// The earliest time a running stabilisation window ends, or kForever.
+SimTime ScalingLoop::next_window_end() const {
+  const AutoscalerConfig& a = core_.cfg.fleet.autoscaler;
+  SimTime due = kForever;
+  for (const ScalingGroup& g : groups_) {
+    if (g.up_since >= 0) due = std::min(due, g.up_since + a.up_window);
+    if (g.down_since >= 0) due = std::min(due, g.down_since + a.down_window);
+  }
+  return due;
 }
 
 std::vector<VariantLoad> ScalingLoop::group_load(size_t group, double& pending_capacity) const {

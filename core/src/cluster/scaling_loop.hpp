@@ -49,6 +49,7 @@ class ScalingLoop {
   // One tick for scaling group `group`: its decision, stabilised, then
   // actuated (now, or after the actuation delay).
   void scale_group(size_t group, SimTime now);
+  SimTime next_window_end() const;
   std::pair<int32_t, int32_t> ask_rule(std::vector<VariantLoad> variants, double pending_supply);
 
   ClusterCore core_;
