@@ -26,7 +26,9 @@ enum class PluginKind {
   AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY,
   Autoscaler = BLIS_KIND_AUTOSCALER,
   SaturationDetector = BLIS_KIND_SATURATION_DETECTOR,
-  DispatchOrder = BLIS_KIND_DISPATCH_ORDER
+  DispatchOrder = BLIS_KIND_DISPATCH_ORDER,
+  FairnessPolicy = BLIS_KIND_FAIRNESS_POLICY,
+  SheddingPolicy = BLIS_KIND_SHEDDING_POLICY
 };
 
 class Registries;

@@ -138,6 +138,8 @@ class Registries {
   Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
   Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
   Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
+  Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
+  Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;
