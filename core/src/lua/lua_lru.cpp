@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <new>
+#include <vector>
 
 namespace blis::lua {
 namespace {
@@ -144,9 +144,9 @@ void memo_release(void* p) {
   delete memo;
 }
 
-constexpr LruApi kApi{lru_make,    lru_contains,      lru_touch,    lru_count,
-                      lru_release, lru_add_anonymous, lru_touch_run, lru_leading,
-                      memo_make,   memo_common,       memo_remember, memo_length, memo_release};
+constexpr LruApi kApi{lru_make,          lru_contains,  lru_touch,   lru_count, lru_release,
+                      lru_add_anonymous, lru_touch_run, lru_leading, memo_make, memo_common,
+                      memo_remember,     memo_length,   memo_release};
 
 }  // namespace
 
