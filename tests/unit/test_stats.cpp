@@ -76,3 +76,26 @@ TEST_CASE("summaries from selected ranks equal those from a full sort, bit for b
     CHECK(work == v);  // reordered, never changed
   }
 }
+
+TEST_CASE("merge_normalized of two normalized runs equals normalize of them together", "[unit][metrics]") {
+  // Random multisets with repeats and zero counts: the linear merge (the
+  // instances' inter-token latencies merged one after another) gives what
+  // sorting everything did.
+  blis::test::SplitMix rng{5};
+  for (int trial = 0; trial < 200; ++trial) {
+    blis::WeightedValues a, b;
+    const auto fill = [&](blis::WeightedValues& v) {
+      const uint64_t n = rng.below(60);
+      for (uint64_t i = 0; i < n; ++i)
+        v.emplace_back(static_cast<int64_t>(rng.below(40)), static_cast<int64_t>(rng.below(4)));
+      blis::normalize(v);
+    };
+    fill(a);
+    fill(b);
+    blis::WeightedValues together = a;
+    together.insert(together.end(), b.begin(), b.end());
+    blis::normalize(together);
+    blis::merge_normalized(a, b);
+    REQUIRE(a == together);
+  }
+}

@@ -6,7 +6,22 @@
 namespace blis {
 
 void normalize(WeightedValues& v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].second == 0) continue;
+    if (out > 0 && v[out - 1].first == v[i].first)
+      v[out - 1].second += v[i].second;
+    else
+      v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
+void merge_normalized(WeightedValues& v, const WeightedValues& part) {
+  const auto mid = static_cast<std::ptrdiff_t>(v.size());
+  v.insert(v.end(), part.begin(), part.end());
+  std::inplace_merge(v.begin(), v.begin() + mid, v.end());
   size_t out = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i].second == 0) continue;
