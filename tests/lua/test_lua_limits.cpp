@@ -245,6 +245,17 @@ TEST_CASE("limits: a long call within its budget and CPU time runs to the end", 
   CHECK(run.score() == std::vector<double>{1, 1, 1});
 }
 
+// The error of `call` at line 3 of a scorer whose first line is `prelude`:
+// its message after the place, first line only.
+std::string call_error(const std::string& prelude, const std::string& call) {
+  ScorerRun bad(prelude + "\nfunction score(n)\n  " + call + "\nend\n");
+  std::string msg = failure_of([&] { bad.score(); }).message;
+  const std::string prefix = bad.path + ":3: ";
+  REQUIRE(msg.rfind(prefix, 0) == 0);
+  msg = msg.substr(prefix.size());
+  return msg.substr(0, msg.find('\n'));
+}
+
 TEST_CASE("lru_set's bulk forms over request.block_hashes: touch_run and leading", "[lua]") {
   // touch_run(hashes, 0, 2) touches 11 then 22 (capacity 2: 22 is the most
   // recent); leading finds the first hash not held; both check their range.
@@ -259,14 +270,7 @@ TEST_CASE("lru_set's bulk forms over request.block_hashes: touch_run and leading
       "  scores[2] = (s.contains(11) and 100 or 0) + (s.contains(22) and 10 or 0) + s.leading(h, 1, 2)\n"
       "end\n");
   CHECK(run.score() == std::vector<double>{0, 1, 12});
-  const auto error_of = [](const std::string& call) {
-    ScorerRun bad("local s = lru_set(2)\nfunction score(n)\n  " + call + "\nend\n");
-    std::string msg = failure_of([&] { bad.score(); }).message;
-    const std::string prefix = bad.path + ":3: ";
-    REQUIRE(msg.rfind(prefix, 0) == 0);
-    msg = msg.substr(prefix.size());
-    return msg.substr(0, msg.find('\n'));
-  };
+  const auto error_of = [](const std::string& call) { return call_error("local s = lru_set(2)", call); };
   CHECK(error_of("s.touch_run(request.block_hashes, 0, 3)") ==
         "lru_set: touch_run(hashes, from, to) needs whole 0 <= from <= to <= 2, got 0, 3");
   CHECK(error_of("local k = s.leading(request.block_hashes, 1, 0)") ==
@@ -291,14 +295,7 @@ TEST_CASE("prefix_memo keeps a request's leading hashes for the next to compare 
       "  scores[2] = m.common(h, 2) * 100 + m.common(h, 1) * 10 + m.length()\n"
       "end\n");
   CHECK(run.score() == std::vector<double>{0, 11, 212});
-  const auto error_of = [](const std::string& call) {
-    ScorerRun bad("local m = prefix_memo()\nfunction score(n)\n  " + call + "\nend\n");
-    std::string msg = failure_of([&] { bad.score(); }).message;
-    const std::string prefix = bad.path + ":3: ";
-    REQUIRE(msg.rfind(prefix, 0) == 0);
-    msg = msg.substr(prefix.size());
-    return msg.substr(0, msg.find('\n'));
-  };
+  const auto error_of = [](const std::string& call) { return call_error("local m = prefix_memo()", call); };
   CHECK(error_of("m.remember(request.block_hashes, 3)") ==
         "prefix_memo: remember(hashes, to) needs whole 0 <= to <= 2, got 3");
   CHECK(error_of("local k = m.common(request.block_hashes, -1)") ==
