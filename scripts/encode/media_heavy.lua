@@ -7,7 +7,7 @@
 -- (instead of refusing the request).
 --
 --   blis run ... --prefill-instances 1 --decode-instances 2 --encode-instances 1 \
---     --encode-decider media_heavy.lua --plugin-config media_heavy.min_media_tokens=1024
+--     --encode-decider media-heavy --plugin-config media-heavy.min_media_tokens=1024
 kind = "encode-decider"
 summary = "media tokens >= min_media_tokens go through the encode pool (example script)"
 version = "1.0"
