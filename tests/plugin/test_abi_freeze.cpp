@@ -66,6 +66,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 8, 0x1b22e8ad05c71005ull},
     {1, 9, 0x5af0cfd4f38213e0ull},
     {1, 10, 0xfb631f2c2411d61eull},
+    {1, 12, 0x78f9139ef850755bull},
 };
 
 }  // namespace
@@ -242,6 +243,15 @@ static_assert(offsetof(blis_dispatch_order_vtable, scope) == 4);
 static_assert(offsetof(blis_dispatch_order_vtable, create) == 8);
 static_assert(offsetof(blis_dispatch_order_vtable, destroy) == 16);
 static_assert(offsetof(blis_dispatch_order_vtable, key) == 24);
+static_assert(BLIS_KIND_ENCODE_DECIDER == 8);
+static_assert(sizeof(blis_encode_input) == 64);
+static_assert(offsetof(blis_encode_input, now_us) == 8);
+static_assert(offsetof(blis_encode_input, request) == 16);
+static_assert(offsetof(blis_encode_input, image_tokens) == 24);
+static_assert(offsetof(blis_encode_input, encode_instances) == 48);
+static_assert(offsetof(blis_encode_input, encoded) == 56);
+static_assert(sizeof(blis_encode_decider_vtable) == 32);
+static_assert(offsetof(blis_encode_decider_vtable, decide) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

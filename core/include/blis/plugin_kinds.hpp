@@ -26,7 +26,8 @@ enum class PluginKind {
   AdmissionPolicy = BLIS_KIND_ADMISSION_POLICY,
   Autoscaler = BLIS_KIND_AUTOSCALER,
   SaturationDetector = BLIS_KIND_SATURATION_DETECTOR,
-  DispatchOrder = BLIS_KIND_DISPATCH_ORDER
+  DispatchOrder = BLIS_KIND_DISPATCH_ORDER,
+  EncodeDecider = BLIS_KIND_ENCODE_DECIDER
 };
 
 class Registries;

@@ -74,4 +74,11 @@ class DispatchOrder {
   virtual double key(const blis_dispatch_input& input) = 0;
 };
 
+// With an encode pool (docs/epd.md): whether a request goes through it.
+class EncodeDecider {
+ public:
+  virtual ~EncodeDecider() = default;
+  virtual bool encode(const blis_encode_input& input) = 0;
+};
+
 }  // namespace blis

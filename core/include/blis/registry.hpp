@@ -138,6 +138,7 @@ class Registries {
   Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
   Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
   Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
+  Registry<EncodeDecider> encode{PluginKind::EncodeDecider};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

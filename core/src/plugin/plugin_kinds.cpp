@@ -98,9 +98,15 @@ void smoke_dispatch(Registries& reg, const std::string& name, const ConfigTable&
   reg.dispatch.create(name, CreateArgs{&config, 42})->key(entering);
 }
 
+void smoke_encode(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  const blis_encode_input asked{sizeof(blis_encode_input), 0, 0, &in.request, 576, 0, 0, 1, 0};
+  reg.encode.create(name, CreateArgs{&config, 42})->encode(asked);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 6> kKinds = {{
+const std::array<PluginKindRow, 7> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -133,6 +139,11 @@ const std::array<PluginKindRow, 6> kKinds = {{
      &registry_of<DispatchOrder, &Registries::dispatch>,
      &add_library_plugin<DispatchOrder, &Registries::dispatch, &make_library_dispatch>,
      &add_script<DispatchOrder, &Registries::dispatch, &lua::make_dispatch_from_source>, &smoke_dispatch},
+    {PluginKind::EncodeDecider, "encode-decider", "encode", "encode_request",
+     "encode_request(image, audio, video, encoders, encoded)", end_of(offsetof(blis_encode_decider_vtable, decide)),
+     "decide", 3, false, &registry_of<EncodeDecider, &Registries::encode>,
+     &add_library_plugin<EncodeDecider, &Registries::encode, &make_library_encode>,
+     &add_script<EncodeDecider, &Registries::encode, &lua::make_encode_from_source>, &smoke_encode},
 }};
 
 }  // namespace

@@ -46,18 +46,20 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 10 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 12 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4),
- * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10). */
+ * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10),
+ * encode-decider (ABI 1.12). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
   BLIS_KIND_ADMISSION_POLICY = 3,
   BLIS_KIND_AUTOSCALER = 4,
   BLIS_KIND_SATURATION_DETECTOR = 5,
-  BLIS_KIND_DISPATCH_ORDER = 6
+  BLIS_KIND_DISPATCH_ORDER = 6,
+  BLIS_KIND_ENCODE_DECIDER = 8
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -414,6 +416,33 @@ typedef struct blis_dispatch_order_vtable {
   int32_t (*key)(void *self, const blis_dispatch_input *input, double *out, char *errbuf,
                  size_t errlen);
 } blis_dispatch_order_vtable;
+
+/* Encode decider (ABI 1.12): with an encode pool (--encode-instances,
+ * docs/epd.md), whether a request goes through it, asked once per request
+ * after its decode instance is chosen and the P/D decider has spoken. */
+typedef struct blis_encode_input {
+  uint32_t struct_size;
+  int32_t reserved0;
+  int64_t now_us;
+  /* Its prompt length (input_tokens, media tokens included), SLO class,
+   * tenant and adapter; block_hashes is NULL and num_blocks 0. */
+  const blis_request_view *request;
+  int64_t image_tokens;             /* media tokens of its prompt; all 0 for a text request */
+  int64_t audio_tokens;
+  int64_t video_tokens;
+  int64_t encode_instances;         /* encode instances that take traffic now (0: an encode is refused) */
+  int64_t encoded;                  /* requests sent through the encode pool so far */
+} blis_encode_input;
+
+typedef struct blis_encode_decider_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* *out = 1: through the encode pool; 0: not. Any other value is an error. */
+  int32_t (*decide)(void *self, const blis_encode_input *input, int32_t *out, char *errbuf,
+                    size_t errlen);
+} blis_encode_decider_vtable;
 
 /* One plugin of a library. `vtable` points to the vtable of `kind`. */
 typedef struct blis_plugin_info {

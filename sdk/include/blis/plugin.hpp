@@ -25,7 +25,8 @@
 // autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`;
 // saturation detectors `double saturation(const blis_route_input&)`;
 // dispatch orders `double key(const blis_dispatch_input&)`, their scope the
-// fourth argument of dispatch_order<T>().
+// fourth argument of dispatch_order<T>(); encode deciders
+// `bool encode(const blis_encode_input&)`.
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -348,6 +349,15 @@ struct DispatchTrampolines {
                                                      &destroy<T>, &key};
 };
 
+template <class T>
+struct EncodeTrampolines {
+  static int32_t decide(void* self, const blis_encode_input* in, int32_t* out, char* err, size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->encode(*in) ? 1 : 0; });
+  }
+  static constexpr blis_encode_decider_vtable vtable{sizeof(blis_encode_decider_vtable), 0, &create<T>,
+                                                     &destroy<T>, &decide};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -385,6 +395,12 @@ template <class T, uint32_t Scope = BLIS_DISPATCH_BY_BAND>
 constexpr blis_plugin_info dispatch_order(const char* name, const char* version, const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_DISPATCH_ORDER, name, version, summary,
           &detail::DispatchTrampolines<T, Scope>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info encode_decider(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_ENCODE_DECIDER, name, version, summary,
+          &detail::EncodeTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk
