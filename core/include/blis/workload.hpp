@@ -75,10 +75,10 @@ struct WorkloadRequest {
   int32_t slo_target_us = 0;
 };
 
-// Blocks of the request's whole sequence (input ++ output).
 // It carries image, audio or video tokens (the encode decider multimodal's test).
 inline bool multimodal(const WorkloadRequest& r) { return r.image_tokens > 0 || r.audio_tokens > 0 || r.video_tokens > 0; }
 
+// Blocks of the request's whole sequence (input ++ output).
 inline int64_t content_blocks(const WorkloadRequest& r, int32_t block_size) {
   return (static_cast<int64_t>(r.input_tokens) + r.output_tokens) / block_size;
 }
