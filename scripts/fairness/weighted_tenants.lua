@@ -20,13 +20,16 @@ local current = nil  -- the tenant whose turns are running
 local left = 0       -- its turns left
 
 function init(config)
+  -- The host's own keys (model.*, hardware.*, tp, ...) come too: only
+  -- weight.* keys are this script's.
   for key, value in pairs(config) do
     local tenant = string.match(key, "^weight%.(.+)$")
-    if tenant == nil then error("unknown configuration key '" .. key .. "' (weight.TENANT=N)") end
-    if type(value) ~= "number" or value < 1 or value ~= math.floor(value) then
-      error("weight." .. tenant .. " must be a whole number >= 1")
+    if tenant ~= nil then
+      if type(value) ~= "number" or value < 1 or value ~= math.floor(value) then
+        error("weight." .. tenant .. " must be a whole number >= 1")
+      end
+      weights[tenant] = value
     end
-    weights[tenant] = value
   end
 end
 

@@ -9,9 +9,7 @@
 -- hashes found in the instance's set (a request with no complete block, or an
 -- instance never chosen, scores 0). Matching does not refresh recency.
 summary = "share of the request's leading blocks already routed to the instance (router-side LRU)"
-version = "1.3"
-
-local band, rshift = bit.band, bit.rshift
+version = "1.4"
 
 -- Block hashes per instance set; the oldest hash is evicted beyond this.
 local capacity = 10000
@@ -33,10 +31,9 @@ end
 -- `seen_version` and `seen_matched` remember its last score (see score()).
 local sets = {}
 
--- The request scored last: its first `last_n` block hashes, each as two
--- 32-bit halves (Lua numbers, so keeping them allocates nothing), and the
--- number of score() calls so far.
-local last_lo, last_hi, last_n, scored = {}, {}, 0, 0
+-- The request scored last: its first blocks' hashes (a prefix_memo, kept
+-- by the host), and the number of score() calls so far.
+local last, scored = prefix_memo(), 0
 
 -- Most requests share a prefix with the one before, and most sets did not
 -- change since it was scored (only the chosen one is observed). Such a set
@@ -50,14 +47,7 @@ function score(n)
   local total = tonumber(request.num_blocks)
   local shared = total - tonumber(request.own_blocks)  -- no set holds the blocks past these
   scored = scored + 1
-  local common, limit = 0, total < last_n and total or last_n
-  while common < limit do
-    local h = hashes[common]
-    if tonumber(band(h, 0xFFFFFFFF)) ~= last_lo[common + 1] or tonumber(rshift(h, 32)) ~= last_hi[common + 1] then
-      break
-    end
-    common = common + 1
-  end
+  local common = last.common(hashes, total)
   local longest = 0
   for i = 0, n - 1 do
     local matched = 0
@@ -68,21 +58,14 @@ function score(n)
         matched = set.seen_matched
         if matched < common then walk = false else matched = common end
       end
-      if walk then
-        local contains = set.hashes.contains
-        while matched < shared and contains(hashes[matched]) do matched = matched + 1 end
-      end
+      if walk and matched < shared then matched = set.hashes.leading(hashes, matched, shared) end
       set.seen, set.seen_version, set.seen_matched = scored, set.version, matched
       if matched > longest then longest = matched end
     end
     scores[i] = total > 0 and matched / total or 0
   end
   local keep = longest < total and longest + 1 or total
-  for b = 0, keep - 1 do
-    local h = hashes[b]
-    last_lo[b + 1], last_hi[b + 1] = tonumber(band(h, 0xFFFFFFFF)), tonumber(rshift(h, 32))
-  end
-  last_n = keep
+  last.remember(hashes, keep)
   return n
 end
 
@@ -101,9 +84,6 @@ function observe(chosen)
   -- The request's own last blocks (request.own_blocks) are never looked up
   -- again: they only take room.
   local own = tonumber(request.own_blocks)
-  local touch, hashes = set.hashes.touch, request.block_hashes
-  for b = 0, tonumber(request.num_blocks) - own - 1 do
-    touch(hashes[b])
-  end
+  set.hashes.touch_run(request.block_hashes, 0, tonumber(request.num_blocks) - own)
   if own > 0 then set.hashes.add_anonymous(own) end
 end

@@ -12,13 +12,16 @@ from tight to roomy, a CPU tier from a few blocks to many, the transfer
 bandwidth and base latency, and sometimes several instances, chunked
 prefill or a small batch. A configuration is "same" (identical stdout),
 "refused" (both exit non-zero), "hang" (HEAD did not finish within
---timeout seconds; blis did) or "differs". Not run by CI: a fresh machine
+--timeout seconds; blis did), "explained" (it differs as a row of
+docs/differences.md says, from the runs' debug logs: rows 6, 44 and 55, as
+random_kv_offload_vs_reference.py tells them) or "differs". Not run by CI: a fresh machine
 has no reference build.
 """
 import os
 import random
 
 import head_pair
+from random_kv_offload_vs_reference import explained
 
 
 def draw_flags(rng):
@@ -45,15 +48,18 @@ def draw_flags(rng):
 def main():
     args = head_pair.arguments(count=50, keep="write the workload specs here (and keep them)", timeout=120)
     rng = random.Random(args.seed)
-    counts = {"same": 0, "refused": 0, "hang": 0, "differs": 0}
+    counts = {"same": 0, "refused": 0, "hang": 0, "explained": 0, "differs": 0}
     with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), head_pair.prefix_groups_spec(rng))
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng)
             kind, ours = head_pair.compare(args, cmd)
+            why = explained(args, cmd) if kind == "differs" and ours.returncode == 0 else None
+            if why:
+                kind = "explained"
             counts[kind] += 1
             if kind != "same" or args.v:
-                print(kind, i, " ".join(cmd))
+                print(kind, i, " ".join(cmd), f"-- differences.md {why}" if why else "")
                 if kind == "differs" and ours.returncode != 0:
                     print(ours.stderr[-2000:])
     print(head_pair.summary(counts))

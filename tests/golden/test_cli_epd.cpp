@@ -128,3 +128,58 @@ TEST_CASE("E/P/D and expert-parallel settings that cannot work are refused with 
                 "--enable-expert-parallel",
                 "the roofline latency model does not read 'enable_expert_parallel'");
 }
+
+TEST_CASE("an encode-decider script decides per request from its media tokens and the encoders", "[golden][epd]") {
+  // Encode instance 3 fails at 0: multimodal rejects the requests with media
+  // at routing; scripts/encode/media_heavy.lua sends none while no encode
+  // instance takes traffic, so every request completes.
+  const std::string flags = kMulti + kPools + "--encode-instances 1 --event 'at=0 action=fail instance=3' ";
+  const Result mm = run_blis(flags + "--encode-decider multimodal");
+  const Result script =
+      run_blis(flags + "--encode-decider " + BLIS_TEST_SOURCE_DIR + "/scripts/encode/media_heavy.lua");
+  INFO(script.err);
+  REQUIRE(mm.status == 0);
+  REQUIRE(script.status == 0);
+  CHECK(mm.out.find("Rejected Requests: 99\n") != std::string::npos);
+  CHECK(script.out.find("Rejected Requests") == std::string::npos);
+  CHECK(metric(script.out, "completed_requests") == 200);
+  // With every encoder up the script (media >= 512 tokens) sends the same
+  // requests as multimodal on this workload, and one past every prompt none.
+  const std::string up = kMulti + kPools + "--encode-instances 1 --encode-decider ";
+  const std::string text = std::string(BLIS_TEST_SOURCE_DIR) + "/scripts/encode/media_heavy.lua";
+  CHECK(run_blis(up + text).out == run_blis(up + "multimodal").out);
+  blis::test::TempDir dir;
+  std::string big = "kind = \"encode-decider\"\nfunction encode_request(i, a, v, e, n)\n  return i + a + v >= 1e9\nend\n";
+  CHECK(run_blis(up + dir.write("big.lua", big)).out == run_blis(up + "never").out);
+}
+
+TEST_CASE("a broken encode-decider script exits 2 naming its file and line", "[golden][epd]") {
+  blis::test::TempDir dir;
+  const std::string up = kMulti + kPools + "--encode-instances 1 --encode-decider ";
+  const std::string number = dir.write("number.lua", "kind = \"encode-decider\"\nfunction encode_request(i, a, v, e, n)\n"
+                                                     "  return 1\nend\n");
+  const Result r = run_blis(up + number);
+  CHECK(r.status == 2);
+  CHECK(r.err.find(number + ": encode_request must return true or false, got a number") != std::string::npos);
+  const std::string fails = dir.write("fails.lua", "kind = \"encode-decider\"\nfunction encode_request(i, a, v, e, n)\n"
+                                                   "  return nil + 1\nend\n");
+  const Result f = run_blis(up + fails);
+  CHECK(f.status == 2);
+  CHECK(f.err.find(fails + ":3:") != std::string::npos);
+}
+
+TEST_CASE("an encode-decider library decides per request; a bad answer exits 2 naming the library",
+          "[golden][epd]") {
+  const std::string up = kMulti + kPools + "--encode-instances 1 --encode-decider ";
+  const std::string fixtures = std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-";
+  // The workload's media are images only: images-only sends what multimodal sends.
+  const Result images = run_blis(up + fixtures + "encode-images.so");
+  INFO(images.err);
+  REQUIRE(images.status == 0);
+  CHECK(images.out == run_blis(up + "multimodal").out);
+  CHECK(images.out != run_blis(up + "never").out);
+  const Result bad = run_blis(up + fixtures + "encode-bad.so");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("fixture-encode-bad") != std::string::npos);
+  CHECK(bad.err.find("decide() answered 2 for request_") != std::string::npos);
+}

@@ -244,3 +244,62 @@ TEST_CASE("limits: a long call within its budget and CPU time runs to the end", 
                 "  for i = 0, n - 1 do scores[i] = k / 4e7 end\nend\n");
   CHECK(run.score() == std::vector<double>{1, 1, 1});
 }
+
+// The error of `call` at line 3 of a scorer whose first line is `prelude`:
+// its message after the place, first line only.
+std::string call_error(const std::string& prelude, const std::string& call) {
+  ScorerRun bad(prelude + "\nfunction score(n)\n  " + call + "\nend\n");
+  std::string msg = failure_of([&] { bad.score(); }).message;
+  const std::string prefix = bad.path + ":3: ";
+  REQUIRE(msg.rfind(prefix, 0) == 0);
+  msg = msg.substr(prefix.size());
+  return msg.substr(0, msg.find('\n'));
+}
+
+TEST_CASE("lru_set's bulk forms over request.block_hashes: touch_run and leading", "[lua]") {
+  // touch_run(hashes, 0, 2) touches 11 then 22 (capacity 2: 22 is the most
+  // recent); leading finds the first hash not held; both check their range.
+  ScorerRun run(
+      "local s = lru_set(2)\n"
+      "function score(n)\n"
+      "  local h = request.block_hashes\n"
+      "  scores[0] = s.leading(h, 0, 2)\n"
+      "  s.touch_run(h, 0, 1)\n"
+      "  scores[1] = s.leading(h, 0, 2)\n"
+      "  s.touch_run(h, 0, 2) s.touch(33)\n"  // evicts 11, the least recent
+      "  scores[2] = (s.contains(11) and 100 or 0) + (s.contains(22) and 10 or 0) + s.leading(h, 1, 2)\n"
+      "end\n");
+  CHECK(run.score() == std::vector<double>{0, 1, 12});
+  const auto error_of = [](const std::string& call) { return call_error("local s = lru_set(2)", call); };
+  CHECK(error_of("s.touch_run(request.block_hashes, 0, 3)") ==
+        "lru_set: touch_run(hashes, from, to) needs whole 0 <= from <= to <= 2, got 0, 3");
+  CHECK(error_of("local k = s.leading(request.block_hashes, 1, 0)") ==
+        "lru_set: leading(hashes, from, to) needs whole 0 <= from <= to <= 2, got 1, 0");
+  CHECK(error_of("local k = s.leading(request.block_hashes, 0.5, 1)") ==
+        "lru_set: leading(hashes, from, to) needs whole 0 <= from <= to <= 2, got 0.5, 1");
+  CHECK(error_of("s.touch_run({11, 22}, 0, 2)") ==
+        "lru_set: touch_run(hashes, from, to) needs request.block_hashes, got table");
+}
+
+TEST_CASE("prefix_memo keeps a request's leading hashes for the next to compare with", "[lua]") {
+  // Nothing kept: no common block. After remember(h, 1) the first block is
+  // common, after remember(h, 2) both; common(h, 1) stops at its bound.
+  ScorerRun run(
+      "local m = prefix_memo()\n"
+      "function score(n)\n"
+      "  local h = request.block_hashes\n"
+      "  scores[0] = m.common(h, 2) * 10 + m.length()\n"
+      "  m.remember(h, 1)\n"
+      "  scores[1] = m.common(h, 2) * 10 + m.length()\n"
+      "  m.remember(h, 2)\n"
+      "  scores[2] = m.common(h, 2) * 100 + m.common(h, 1) * 10 + m.length()\n"
+      "end\n");
+  CHECK(run.score() == std::vector<double>{0, 11, 212});
+  const auto error_of = [](const std::string& call) { return call_error("local m = prefix_memo()", call); };
+  CHECK(error_of("m.remember(request.block_hashes, 3)") ==
+        "prefix_memo: remember(hashes, to) needs whole 0 <= to <= 2, got 3");
+  CHECK(error_of("local k = m.common(request.block_hashes, -1)") ==
+        "prefix_memo: common(hashes, to) needs whole 0 <= to <= 2, got -1");
+  CHECK(error_of("local k = m.common('abc', 1)") ==
+        "prefix_memo: common(hashes, to) needs request.block_hashes, got string");
+}

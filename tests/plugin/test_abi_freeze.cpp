@@ -66,7 +66,8 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 8, 0x1b22e8ad05c71005ull},
     {1, 9, 0x5af0cfd4f38213e0ull},
     {1, 10, 0xfb631f2c2411d61eull},
-    {1, 11, 0xb3ccf61ad31e19a1ull},
+    {1, 12, 0x78f9139ef850755bull},
+    {1, 13, 0xac1401c1ad1a8d89ull},
 };
 
 }  // namespace
@@ -243,6 +244,15 @@ static_assert(offsetof(blis_dispatch_order_vtable, scope) == 4);
 static_assert(offsetof(blis_dispatch_order_vtable, create) == 8);
 static_assert(offsetof(blis_dispatch_order_vtable, destroy) == 16);
 static_assert(offsetof(blis_dispatch_order_vtable, key) == 24);
+static_assert(BLIS_KIND_ENCODE_DECIDER == 8);
+static_assert(sizeof(blis_encode_input) == 64);
+static_assert(offsetof(blis_encode_input, now_us) == 8);
+static_assert(offsetof(blis_encode_input, request) == 16);
+static_assert(offsetof(blis_encode_input, image_tokens) == 24);
+static_assert(offsetof(blis_encode_input, encode_instances) == 48);
+static_assert(offsetof(blis_encode_input, encoded) == 56);
+static_assert(sizeof(blis_encode_decider_vtable) == 32);
+static_assert(offsetof(blis_encode_decider_vtable, decide) == 24);
 static_assert(BLIS_KIND_FAIRNESS_POLICY == 7);
 static_assert(sizeof(blis_fairness_flow) == 32);
 static_assert(offsetof(blis_fairness_flow, tenant) == 0);
@@ -262,7 +272,7 @@ static_assert(offsetof(blis_fairness_policy_vtable, reserved0) == 4);
 static_assert(offsetof(blis_fairness_policy_vtable, create) == 8);
 static_assert(offsetof(blis_fairness_policy_vtable, destroy) == 16);
 static_assert(offsetof(blis_fairness_policy_vtable, pick) == 24);
-static_assert(BLIS_KIND_SHEDDING_POLICY == 8);
+static_assert(BLIS_KIND_SHEDDING_POLICY == 9);
 static_assert(sizeof(blis_shedding_candidate) == 32);
 static_assert(offsetof(blis_shedding_candidate, priority) == 0);
 static_assert(offsetof(blis_shedding_candidate, reserved0) == 4);

@@ -76,3 +76,51 @@ TEST_CASE("summaries from selected ranks equal those from a full sort, bit for b
     CHECK(work == v);  // reordered, never changed
   }
 }
+
+TEST_CASE("merge_normalized of two normalized runs equals normalize of them together", "[unit][metrics]") {
+  // Random multisets with repeats and zero counts: the linear merge (the
+  // instances' inter-token latencies merged one after another) gives what
+  // sorting everything did.
+  blis::test::SplitMix rng{5};
+  for (int trial = 0; trial < 200; ++trial) {
+    blis::WeightedValues a, b;
+    const auto fill = [&](blis::WeightedValues& v) {
+      const uint64_t n = rng.below(60);
+      for (uint64_t i = 0; i < n; ++i)
+        v.emplace_back(static_cast<int64_t>(rng.below(40)), static_cast<int64_t>(rng.below(4)));
+      blis::normalize(v);
+    };
+    fill(a);
+    fill(b);
+    blis::WeightedValues together = a;
+    together.insert(together.end(), b.begin(), b.end());
+    blis::normalize(together);
+    blis::merge_normalized(a, b);
+    REQUIRE(a == together);
+  }
+}
+
+TEST_CASE("normalize of large vectors (a radix sort) equals sorting and merging", "[unit][metrics]") {
+  // Sizes past the radix threshold, values narrow and wide, negative too.
+  blis::test::SplitMix rng{17};
+  for (const uint64_t range : {uint64_t{50}, uint64_t{1} << 20, uint64_t{1} << 40, ~uint64_t{0}}) {
+    blis::WeightedValues v;
+    for (int i = 0; i < 5000; ++i) {
+      const uint64_t r = range == ~uint64_t{0} ? rng.next() : rng.below(range);
+      const int64_t value = range == ~uint64_t{0} ? static_cast<int64_t>(r) : static_cast<int64_t>(r) - 7;
+      v.emplace_back(value, static_cast<int64_t>(rng.below(3)));
+    }
+    blis::WeightedValues want = v;
+    std::sort(want.begin(), want.end());
+    blis::WeightedValues merged;
+    for (const auto& e : want) {
+      if (e.second == 0) continue;
+      if (!merged.empty() && merged.back().first == e.first)
+        merged.back().second += e.second;
+      else
+        merged.push_back(e);
+    }
+    blis::normalize(v);
+    REQUIRE(v == merged);
+  }
+}

@@ -325,14 +325,16 @@ TEST_CASE("a request is multimodal when it drew image, audio or video tokens", "
   const auto reqs = generate(one_client(1.0, c, 3), blis::kNoHorizon, 40);
   int64_t with = 0;
   for (const WorkloadRequest& r : reqs) {
-    CHECK(r.multimodal == (r.input_tokens > 10));  // an image of 100 tokens, or none
-    with += r.multimodal ? 1 : 0;
+    CHECK(multimodal(r) == (r.input_tokens > 10));  // an image of 100 tokens, or none
+    CHECK(r.image_tokens == r.input_tokens - 10);
+    CHECK(r.audio_tokens + r.video_tokens == 0);
+    with += multimodal(r) ? 1 : 0;
   }
   CHECK(with > 0);
   CHECK(with < 40);
   // Text only (no multimodal block): none is.
   const auto text = generate(one_client(1.0, client("t", 1, "constant", constant(99), constant(7))), blis::kNoHorizon, 5);
-  for (const WorkloadRequest& r : text) CHECK_FALSE(r.multimodal);
+  for (const WorkloadRequest& r : text) CHECK_FALSE(multimodal(r));
 }
 
 // ---- cohorts (spec workload §5.10) ----

@@ -74,6 +74,13 @@ class DispatchOrder {
   virtual double key(const blis_dispatch_input& input) = 0;
 };
 
+// With an encode pool (docs/epd.md): whether a request goes through it.
+class EncodeDecider {
+ public:
+  virtual ~EncodeDecider() = default;
+  virtual bool encode(const blis_encode_input& input) = 0;
+};
+
 // In a band of the gateway queue, which tenant flow sends next
 // (docs/gateway.md): an index into input.flows.
 class FairnessPolicy {

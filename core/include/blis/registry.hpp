@@ -138,6 +138,7 @@ class Registries {
   Registry<Autoscaler> autoscalers{PluginKind::Autoscaler};
   Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
   Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
+  Registry<EncodeDecider> encode{PluginKind::EncodeDecider};
   Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
   Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
 

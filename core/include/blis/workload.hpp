@@ -61,9 +61,11 @@ struct WorkloadRequest {
   static constexpr int32_t kAllShareable = INT32_MAX;
   // Which of the workload's clients sent it (WorkloadSource::source_info), -1 = unknown.
   int32_t source = -1;
-  // It carries image, audio or video tokens (the encode decider multimodal
-  // reads it; cluster/epd.hpp).
-  bool multimodal = false;
+  // Its prompt's image, audio and video tokens (of input_tokens; the encode
+  // deciders read them, cluster/epd.hpp); all 0 for a text request.
+  int32_t image_tokens = 0;
+  int32_t audio_tokens = 0;
+  int32_t video_tokens = 0;
   // Made by WorkloadSource::follow_up when an earlier request completed (a
   // closed-loop user's next request), not drawn from the source's chain;
   // the cluster's arrivals set it.
@@ -72,6 +74,9 @@ struct WorkloadRequest {
   // slo-deadline order reads it before the class's --slo-targets (HEAD).
   int32_t slo_target_us = 0;
 };
+
+// It carries image, audio or video tokens (the encode decider multimodal's test).
+inline bool multimodal(const WorkloadRequest& r) { return r.image_tokens > 0 || r.audio_tokens > 0 || r.video_tokens > 0; }
 
 // Blocks of the request's whole sequence (input ++ output).
 inline int64_t content_blocks(const WorkloadRequest& r, int32_t block_size) {

@@ -7,8 +7,10 @@
 #include "cluster/epd.hpp"
 
 #include <blis/kernel.hpp>
+#include <blis/policies.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,9 @@ double pd_kv_bytes_per_token(int64_t layers, int64_t hidden, int64_t heads, int6
 struct PdConfig {
   std::vector<uint8_t> roles;  // per instance: kPdPrefill | kPdDecode, or kPdEncode; empty = off
   PdDecider decider = PdDecider::Never;
-  EncodeDecider encode_decider = EncodeDecider::Never;  // cluster/epd.hpp
+  // cluster/epd.hpp: whether a request goes through the encode pool; null
+  // without an encode pool (none does).
+  std::shared_ptr<EncodeDecider> encode_decider;
   int64_t prefix_threshold = 16;
   double bytes_per_us = 25000;   // --pd-transfer-bandwidth GB/s · 1000
   double base_latency_us = 50;   // --pd-transfer-base-latency ms · 1000

@@ -35,7 +35,7 @@ bool PdFlow::route(uint32_t slot) {
   const bool split = pd_disaggregate(core_.cfg.pd.decider, core_.cfg.pd.prefix_threshold, r.spec.input_tokens,
                                      d.cached_blocks, core_.cfg.engine.block_size);
   // E/P/D (cluster/epd.hpp): the encode stage follows the P/D decision.
-  const bool encode = should_encode(core_.cfg.pd.encode_decider, r.spec);
+  const bool encode = encodes(slot);
   if (encode && !routing_.any_routable(kPdEncode)) {
     rerouting_.reject(slot, "no encode instance takes traffic");
     return false;
@@ -57,9 +57,22 @@ bool PdFlow::route(uint32_t slot) {
   return false;
 }
 
+// The encode decider's answer for the request in `slot` (false without an
+// encode pool).
+bool PdFlow::encodes(uint32_t slot) {
+  EncodeDecider* decider = core_.cfg.pd.encode_decider.get();
+  if (decider == nullptr) return false;
+  Request& r = core_.pool[slot];
+  blis_request_view view = request_view(r, core_.cfg.engine.block_size, core_.pool);
+  view.block_hashes = nullptr;
+  view.num_blocks = 0;
+  return decider->encode(encode_input(r.spec, &view, core_.kernel.now(), routing_.routable_count(kPdEncode), encoded_));
+}
+
 // The cluster's router picks an encode instance; nothing is sent there (the
 // encode takes no time), but the router's state moves as HEAD's does.
 void PdFlow::encode_route(uint32_t slot) {
+  ++encoded_;
   const blis_route_input& in = routing_.state_of_role(slot, kPdEncode);
   routing_.route(routing_.router(), in);
 }

@@ -61,6 +61,7 @@ class PdFlow {
     uint32_t transfer = 0;
     int64_t transfer_start = 0;  // µs
   };
+  bool encodes(uint32_t slot);
   Route& route_of(uint32_t slot) {
     if (slot >= routes_.size()) routes_.resize(static_cast<size_t>(slot) + 1);
     return routes_[slot];
@@ -80,6 +81,7 @@ class PdFlow {
   KvTransferLink link_;
   uint64_t generation_ = 0;
   uint32_t transfers_ = 0;  // transfers started (their serials)
+  int64_t encoded_ = 0;     // requests sent through the encode pool
   std::vector<Route> routes_;
   std::vector<KvTransferLink::Done> done_;
 };

@@ -181,6 +181,13 @@ bool Routing::any_routable(uint8_t role) const {
   return false;
 }
 
+int64_t Routing::routable_count(uint8_t role) const {
+  int64_t n = 0;
+  for (size_t i = 0; i < core_.instances.size(); ++i)
+    if (slots_[i].routable && (core_.cfg.pd.roles[i] & role)) ++n;
+  return n;
+}
+
 bool Routing::admit(uint32_t slot, std::string& reason) {
   if (!policies_.admission) return true;
   return policies_.admission->admit(state(slot), reason);

@@ -37,6 +37,8 @@ class Routing {
   const blis_route_input& state_of_role(uint32_t slot, uint8_t role);
   // Whether an instance with `role` takes traffic (the last state() stays valid).
   bool any_routable(uint8_t role) const;
+  // How many instances with `role` take traffic.
+  int64_t routable_count(uint8_t role) const;
   // The admission policy's decision on the request in `slot` (true without a
   // policy); `reason`: its word on a rejection.
   bool admit(uint32_t slot, std::string& reason);

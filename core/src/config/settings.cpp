@@ -737,11 +737,12 @@ std::vector<SettingDef> make_table() {
                   "Instances of the encode pool, beside the P/D pools: requests the encode decider picks are "
                   "routed there first (the encode takes no time) [default: 0 = no encode pool]",
                   [](RunConfig& c) -> auto& { return c.pd.encode_instances; }, int_range(0, 100000)));
-  t.push_back(choice_row("encode_decider", {"--encode-decider"}, "disaggregation",
+  t.push_back(values_from(row("encode_decider", {"--encode-decider"}, "disaggregation",
                   "Which requests go through the encode pool: never, always, multimodal (those with image, "
-                  "audio or video tokens) [default: never]",
-                  [](RunConfig& c) -> auto& { return c.pd.encode_decider; },
-                  one_of("encode decider", {"always", "multimodal", "never"})));
+                  "audio or video tokens), or an encode-decider plugin, Lua script (media_heavy.lua) or "
+                  "library path[:name] (docs/epd.md) [default: never]",
+                  [](RunConfig& c) -> auto& { return c.pd.encode_decider; }, {}, kLibraryRef),
+                  "encode-decider"));
   // per-request deadlines (spec head §4.1)
   t.push_back(row("timeout", {"--timeout"}, "workload",
                   "Seconds after its arrival at which a request is abandoned, queued or running "

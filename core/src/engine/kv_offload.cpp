@@ -129,61 +129,26 @@ OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg) : gpu_(g
 }
 
 OffloadChain::Lookup OffloadChain::lookup(uint64_t key) const {
-  auto it = cpu_.find(key);
-  if (it == cpu_.end()) return Lookup::Miss;
-  return it->second.ref == -1 ? Lookup::Pending : Lookup::Hit;
-}
-
-void OffloadChain::lru_append(uint64_t key, CpuBlock& b) {
-  b.has_next = false;
-  b.has_prev = !lru_empty_;
-  if (!lru_empty_) {
-    b.prev = lru_tail_;
-    CpuBlock& t = cpu_.find(lru_tail_)->second;
-    t.next = key;
-    t.has_next = true;
-  } else {
-    lru_head_ = key;
-  }
-  lru_tail_ = key;
-  lru_empty_ = false;
-}
-
-void OffloadChain::lru_unlink(CpuBlock& b) {
-  if (b.has_prev) {
-    CpuBlock& p = cpu_.find(b.prev)->second;
-    p.has_next = b.has_next;
-    p.next = b.next;
-  }
-  if (b.has_next) {
-    CpuBlock& n = cpu_.find(b.next)->second;
-    n.has_prev = b.has_prev;
-    n.prev = b.prev;
-  }
-  if (!b.has_prev) {
-    if (b.has_next)
-      lru_head_ = b.next;
-    else
-      lru_empty_ = true;
-  }
-  if (!b.has_next && b.has_prev) lru_tail_ = b.prev;
-  b.has_prev = b.has_next = false;
+  const int32_t id = cpu_.find(key);
+  if (id == KeyedLru::kNone) return Lookup::Miss;
+  return cpu_[id].ref == -1 ? Lookup::Pending : Lookup::Hit;
 }
 
 void OffloadChain::touch(uint64_t key) {
-  auto it = cpu_.find(key);
-  if (it == cpu_.end() || it->second.ref != 0) return;
-  lru_unlink(it->second);
-  lru_append(key, it->second);
+  const int32_t id = cpu_.find(key);
+  if (id != KeyedLru::kNone) touch_id(id);
+}
+
+void OffloadChain::touch_id(int32_t id) {
+  if (cpu_[id].ref != 0) return;
+  cpu_.unlink(id);
+  cpu_.append(id);
 }
 
 int64_t OffloadChain::evict(int64_t n) {
   int64_t k = 0;
-  while (k < n && !lru_empty_) {
-    const uint64_t victim = lru_head_;
-    auto it = cpu_.find(victim);
-    lru_unlink(it->second);
-    cpu_.erase(it);
+  while (k < n && cpu_.head() != KeyedLru::kNone) {
+    cpu_.erase(cpu_.head());
     --used_;
     --evictable_;
     ++k;
@@ -192,15 +157,9 @@ int64_t OffloadChain::evict(int64_t n) {
   return k;
 }
 
-bool OffloadChain::store(uint64_t key) {
-  auto it = cpu_.find(key);
-  if (it != cpu_.end()) {
-    if (it->second.ref == 0) touch(key);
-    return true;
-  }
+bool OffloadChain::store_new(uint64_t key) {
   if (used_ >= cfg_.cpu_blocks && evict(1) == 0) return false;  // full, nothing evictable
-  CpuBlock& b = cpu_[key];
-  lru_append(key, b);
+  cpu_.append(cpu_.insert(key, 0));
   ++used_;
   ++evictable_;
   ++stores_;
@@ -211,66 +170,60 @@ bool OffloadChain::store(uint64_t key) {
 int64_t OffloadChain::prepare_store(const std::vector<uint64_t>& keys) {
   int64_t fresh = 0;
   for (uint64_t k : keys)
-    if (!cpu_.count(k)) ++fresh;
+    if (cpu_.find(k) == KeyedLru::kNone) ++fresh;
   if (fresh == 0) return 0;
   const int64_t free = cfg_.cpu_blocks - used_;
   if (fresh > free + evictable_) return 0;
   if (fresh > free) evict(fresh - free);
   for (uint64_t k : keys) {
-    if (cpu_.count(k)) continue;
-    cpu_[k].ref = -1;  // not readable, not in the LRU list
+    if (cpu_.find(k) != KeyedLru::kNone) continue;
+    cpu_.insert(k, -1);  // not readable, not in the LRU list
     ++used_;
   }
   return fresh;
 }
 
 void OffloadChain::complete_store(uint64_t key, bool ok) {
-  auto it = cpu_.find(key);
-  if (it == cpu_.end() || it->second.ref != -1) return;
+  const int32_t id = cpu_.find(key);
+  if (id == KeyedLru::kNone || cpu_[id].ref != -1) return;
   if (ok) {
-    it->second.ref = 0;
-    lru_append(key, it->second);
+    cpu_[id].ref = 0;
+    cpu_.append(id);
     ++evictable_;
   } else {
-    cpu_.erase(it);
+    cpu_.erase(id);
     --used_;
   }
 }
 
 void OffloadChain::pin(uint64_t key) {
-  auto it = cpu_.find(key);
-  if (it == cpu_.end() || it->second.ref < 0) return;
-  if (it->second.ref == 0) {
-    lru_unlink(it->second);
+  const int32_t id = cpu_.find(key);
+  if (id == KeyedLru::kNone || cpu_[id].ref < 0) return;
+  if (cpu_[id].ref == 0) {
+    cpu_.unlink(id);
     --evictable_;
   }
-  ++it->second.ref;
+  ++cpu_[id].ref;
 }
 
 void OffloadChain::unpin(uint64_t key) {
-  auto it = cpu_.find(key);
-  if (it == cpu_.end() || it->second.ref <= 0) return;
-  if (--it->second.ref == 0) {
-    lru_append(key, it->second);
+  const int32_t id = cpu_.find(key);
+  if (id == KeyedLru::kNone || cpu_[id].ref <= 0) return;
+  if (--cpu_[id].ref == 0) {
+    cpu_.append(id);
     ++evictable_;
   }
 }
 
 bool OffloadChain::conserved() const {
-  int64_t ready = 0, listed = 0;
-  for (const auto& [k, b] : cpu_)
-    if (b.ref == 0) ++ready;
-  if (!lru_empty_) {
-    uint64_t k = lru_head_;
-    for (;;) {
-      ++listed;
-      const CpuBlock& b = cpu_.find(k)->second;
-      if (!b.has_next || listed > used_) break;
-      k = b.next;
-    }
-  }
-  return used_ == static_cast<int64_t>(cpu_.size()) && used_ <= cfg_.cpu_blocks && evictable_ == ready &&
-         listed == ready && used_ >= 0;
+  int64_t ready = 0, listed = 0, linked = 0;
+  cpu_.for_each([&](const KeyedLru::Entry& b) {
+    ready += b.ref == 0;
+    linked += b.listed;
+  });
+  for (int32_t id = cpu_.head(); id != KeyedLru::kNone && listed <= used_; id = cpu_[id].next) ++listed;
+  return used_ == cpu_.size() && used_ <= cfg_.cpu_blocks && evictable_ == ready && listed == ready &&
+         linked == ready && used_ >= 0;
 }
 
 int OffloadChain::find_secondary(uint64_t key) const {
@@ -542,11 +495,12 @@ void OffloadChain::mirror(const RequestBlocks& kv, int64_t input_tokens) {
   const int64_t last = std::min(offloadable / b, full);
   for (int64_t k = 0; k < last; ++k) {
     const uint64_t key = kv.hashes[k];
-    if (lookup(key) != Lookup::Miss) {
-      touch(key);  // already held: only its recency
+    const int32_t id = cpu_.find(key);
+    if (id != KeyedLru::kNone) {
+      touch_id(id);  // already held: only its recency
       continue;
     }
-    if (!store(key)) continue;  // full and every block pinned: skipped
+    if (!store_new(key)) continue;  // full and every block pinned: skipped
     cascade(key);
   }
 }

@@ -16,6 +16,7 @@
 // Off (no chain) the engine never calls any of this.
 #pragma once
 
+#include "engine/keyed_lru.hpp"
 #include "engine/kv_cache.hpp"
 
 #include <cstdint>
@@ -150,21 +151,15 @@ class OffloadChain {
   // secondary tier in flight (not readable), 0 = evictable (in the LRU
   // list), n > 0 = pinned by n writes to secondary tiers.
   enum class Lookup { Miss, Hit, Pending };
-  struct CpuBlock {
-    int32_t ref = 0;
-    uint64_t prev = 0, next = 0;  // LRU neighbours' keys (valid when in the list)
-    bool has_prev = false, has_next = false;
-  };
   Lookup lookup(uint64_t key) const;
-  bool store(uint64_t key);
   int64_t prepare_store(const std::vector<uint64_t>& keys);
   void complete_store(uint64_t key, bool ok);
   void pin(uint64_t key);
   void unpin(uint64_t key);
   int64_t evict(int64_t n);
   void touch(uint64_t key);
-  void lru_append(uint64_t key, CpuBlock& b);
-  void lru_unlink(CpuBlock& b);
+  void touch_id(int32_t id);
+  bool store_new(uint64_t key);  // an absent key
 
   int find_secondary(uint64_t key) const;
   // The run of blocks from hashes[i] held by the same first secondary tier.
@@ -191,9 +186,7 @@ class OffloadChain {
 
   KVCache& gpu_;
   OffloadChainConfig cfg_;
-  std::unordered_map<uint64_t, CpuBlock> cpu_;
-  uint64_t lru_head_ = 0, lru_tail_ = 0;
-  bool lru_empty_ = true;
+  KeyedLru cpu_;
   int64_t used_ = 0, evictable_ = 0;
   std::vector<std::unordered_set<uint64_t>> secondary_;
   std::unique_ptr<TransferStation> station_;

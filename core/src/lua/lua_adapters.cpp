@@ -445,6 +445,42 @@ class LuaDispatchOrder final : public DispatchOrder {
   bool across_ = false;
 };
 
+// An encode decider script: encode_request(image, audio, video, encoders,
+// encoded) over `request` (block_hashes empty) and `route.now_us` returns
+// true to send the request through the encode pool, false not to.
+class LuaEncodeDecider final : public EncodeDecider {
+ public:
+  LuaEncodeDecider(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text), mirror_(script_, false) {
+    require_kind(script_, PluginKind::EncodeDecider);
+    decide_ = script_.function_ref("encode_request");
+    script_.run_init(config);
+  }
+
+  bool encode(const blis_encode_input& in) override {
+    mirror_.load(blis_route_input{sizeof(blis_route_input), sizeof(blis_instance_snapshot), in.now_us, in.request,
+                                  nullptr, 0});
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(decide_);
+    for (const int64_t v : {in.image_tokens, in.audio_tokens, in.video_tokens, in.encode_instances, in.encoded})
+      lua_pushnumber(L, static_cast<double>(v));
+    script_.end_call(base, 5, 1);
+    const int type = lua_type(L, base + 2);
+    const bool yes = lua_toboolean(L, base + 2) != 0;
+    lua_settop(L, base);
+    if (type != LUA_TBOOLEAN)
+      throw ScriptError(fmt::format("{}: encode_request must return true or false, got a {} for request_{}",
+                                    script_.path(), lua_typename(L, type),
+                                    in.request != nullptr ? in.request->id : 0), 2);
+    return yes;
+  }
+
+ private:
+  ScriptInstance script_;
+  RouteMirror mirror_;
+  int decide_ = LUA_NOREF;
+};
+
 void set_number(lua_State* L, const char* field, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, field);
@@ -642,6 +678,11 @@ class LuaSheddingPolicy final : public SheddingPolicy {
 };
 
 }  // namespace
+
+std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSource& source,
+                                                      const ConfigTable& config) {
+  return std::make_unique<LuaEncodeDecider>(vm, source, config);
+}
 
 std::unique_ptr<SheddingPolicy> make_shedding_from_source(LuaVm& vm, const ScriptSource& source,
                                                          const ConfigTable& config) {

@@ -242,6 +242,8 @@ struct ScriptSource {
 // The adapters (lua_adapters.cpp).
 std::unique_ptr<RoutingScorer> make_scorer_from_source(LuaVm& vm, const ScriptSource& source,
                                                        const ConfigTable& config);
+std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSource& source,
+                                                      const ConfigTable& config);
 std::unique_ptr<DispatchOrder> make_dispatch_from_source(LuaVm& vm, const ScriptSource& source,
                                                         const ConfigTable& config);
 std::unique_ptr<FairnessPolicy> make_fairness_from_source(LuaVm& vm, const ScriptSource& source,

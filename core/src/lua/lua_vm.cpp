@@ -139,7 +139,8 @@ local view_types = {
 -- are compared as uint64_t values: a hash needs no conversion.
 local lru = cast("const blis_lua_lru_api *", lru_api)
 local lru_make, lru_contains, lru_touch, lru_count, lru_release = lru.make, lru.contains, lru.touch, lru.count, lru.release
-local lru_add_anonymous = lru.add_anonymous
+local lru_add_anonymous, lru_touch_run, lru_leading = lru.add_anonymous, lru.touch_run, lru.leading
+local hashes_view, hash_ptr = ffi.typeof("blis_lua_hashes"), ffi.typeof("const uint64_t *")
 local vm_core = cast("void *", core)
 local istype, u64, i64 = ffi.istype, ffi.typeof("uint64_t"), ffi.typeof("int64_t")
 
@@ -159,6 +160,26 @@ end
 
 local function heap_full()
   error("lru_set: the set would grow past the Lua heap limit", 3)
+end
+
+-- A run's bounds over a hashes view: whole numbers with 0 <= from <= to <=
+-- #hashes. `name` is the call ("lru_set: leading"); `from` nil when the call
+-- has no such argument (it is 0).
+local function run_range(name, hashes, from, to)
+  local args = from == nil and "(hashes, to)" or "(hashes, from, to)"
+  if not istype(hashes_view, hashes) then
+    error(format("%s%s needs request.block_hashes, got %s", name, args, type(hashes)), 3)
+  end
+  local f = from or 0
+  if type(f) == "cdata" then f = tonumber(f) end
+  if type(to) == "cdata" then to = tonumber(to) end
+  if type(f) ~= "number" or type(to) ~= "number" or f ~= floor(f) or to ~= floor(to) or f < 0 or to < f or
+     to > hashes._n then
+    local given = from == nil and tostring(to) or (tostring(from) .. ", " .. tostring(to))
+    local need = from == nil and "0 <= to" or "0 <= from <= to"
+    error(format("%s%s needs whole %s <= %d, got %s", name, args, need, hashes._n, given), 3)
+  end
+  return f, to
 end
 
 local function lru_set(capacity)
@@ -192,7 +213,48 @@ local function lru_set(capacity)
   end
   -- The number of keys held (anonymous ones included).
   function set.count() return lru_count(handle) end
+  -- Bulk forms over a request's hashes (request.block_hashes), one host call
+  -- each: touch(hashes[from]) ... touch(hashes[to - 1]) in order, and the
+  -- first k in [from, to) with hashes[k] not in the set (to if all are).
+  function set.touch_run(hashes, from, to)
+    from, to = run_range("lru_set: touch_run", hashes, from, to)
+    if lru_touch_run(handle, cast(hash_ptr, hashes._p), from, to) ~= 0 then heap_full() end
+  end
+  function set.leading(hashes, from, to)
+    from, to = run_range("lru_set: leading", hashes, from, to)
+    return lru_leading(handle, cast(hash_ptr, hashes._p), from, to)
+  end
   return set
+end
+
+-- prefix_memo(): the leading block hashes of one request, kept by the host,
+-- to compare the next request's with: m.remember(hashes, n) keeps
+-- hashes[0..n), m.common(hashes, n) is how many of hashes[0..n) equal the
+-- kept ones from the first, m.length() how many are kept.
+local memo_make, memo_common, memo_remember = lru.memo_make, lru.memo_common, lru.memo_remember
+local memo_length, memo_release = lru.memo_length, lru.memo_release
+
+local function memo_heap_full()
+  error("prefix_memo: the memo would grow past the Lua heap limit", 3)
+end
+
+local function prefix_memo()
+  local handle = memo_make(vm_core)
+  if handle == nil then memo_heap_full() end
+  handle = ffi.gc(handle, memo_release)
+  local m = {}
+  function m.common(hashes, to)
+    local _
+    _, to = run_range("prefix_memo: common", hashes, nil, to)
+    return memo_common(handle, cast(hash_ptr, hashes._p), to)
+  end
+  function m.remember(hashes, to)
+    local _
+    _, to = run_range("prefix_memo: remember", hashes, nil, to)
+    if memo_remember(handle, cast(hash_ptr, hashes._p), to) ~= 0 then memo_heap_full() end
+  end
+  function m.length() return memo_length(handle) end
+  return m
 end
 
 local function on_error(err)
@@ -245,6 +307,7 @@ local function new_env(random, log, budget, over)
   env.math = m
   env.cstring = cstring
   env.lru_set = lru_set
+  env.prefix_memo = prefix_memo
   env.print = function(...)
     local n = select("#", ...)
     local parts = { ... }

@@ -208,7 +208,7 @@ class MetricsCollector : public LifecycleSubscriber {
     InstanceMetrics& m = *i.metrics;
     m.step_itl.push_back(x.duration + i.alpha_output);
     if (keep_timed_itl_) m.step_end.push_back(x.start + x.duration);
-    m.run_delta.resize(m.step_itl.size() + 1, 0);
+    while (m.run_delta.size() < m.step_itl.size() + 1) m.run_delta.push_back(0);  // resize() is a costly deque fill
     m.wait_depth_sum += x.waiting;
     ++m.steps;
     m.peak_kv_blocks = std::max(m.peak_kv_blocks, x.used_kv_blocks);

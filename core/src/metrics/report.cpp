@@ -103,8 +103,7 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.completions, p->completions);
     // Kept normalized as it grows (the same multiset itl_values() would
     // make of it): one entry per distinct value, not one per step.
-    append(out.itl_weighted, itl_values(*p));
-    normalize(out.itl_weighted);
+    merge_normalized(out.itl_weighted, itl_values(*p));
   }
   if (!parts.empty()) out.cache_hit_rate /= static_cast<double>(parts.size());
   return out;

@@ -2,11 +2,67 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 namespace blis {
 
+namespace {
+
+// Sorts by value alone (equal values are merged next, whatever their
+// order): a least-significant-digit radix sort over the bits in which the
+// values differ, 11 bits a pass, stable, for the large vectors of a run's
+// steps; std::sort below a few hundred.
+void sort_by_value(WeightedValues& v) {
+  if (v.size() < 512) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  // Keys as unsigned with the sign bit flipped, so that they order as the values.
+  const auto key = [](int64_t x) { return static_cast<uint64_t>(x) ^ (uint64_t{1} << 63); };
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  for (const auto& e : v) {
+    lo = std::min(lo, key(e.first));
+    hi = std::max(hi, key(e.first));
+  }
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  WeightedValues tmp(v.size());
+  std::vector<size_t> count(kBuckets);
+  const uint64_t span = hi - lo;
+  for (int shift = 0; shift < 64 && (span >> shift) != 0; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const auto& e : v) ++count[((key(e.first) - lo) >> shift) & (kBuckets - 1)];
+    size_t at = 0;
+    for (size_t& c : count) {
+      const size_t n = c;
+      c = at;
+      at += n;
+    }
+    for (const auto& e : v) tmp[count[((key(e.first) - lo) >> shift) & (kBuckets - 1)]++] = e;
+    v.swap(tmp);
+  }
+}
+
+}  // namespace
+
 void normalize(WeightedValues& v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) sort_by_value(v);
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].second == 0) continue;
+    if (out > 0 && v[out - 1].first == v[i].first)
+      v[out - 1].second += v[i].second;
+    else
+      v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
+void merge_normalized(WeightedValues& v, const WeightedValues& part) {
+  const auto mid = static_cast<std::ptrdiff_t>(v.size());
+  v.insert(v.end(), part.begin(), part.end());
+  std::inplace_merge(v.begin(), v.begin() + mid, v.end());
   size_t out = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i].second == 0) continue;

@@ -14,6 +14,9 @@ using WeightedValues = std::vector<std::pair<int64_t, int64_t>>;
 
 // Sorts and merges equal values.
 void normalize(WeightedValues& v);
+// normalize() of v and `part` together when both are normalized already, in
+// linear time (a merge of the two sorted runs).
+void merge_normalized(WeightedValues& v, const WeightedValues& part);
 
 struct Summary {
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0;

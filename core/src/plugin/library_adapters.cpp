@@ -299,6 +299,30 @@ class SharedDispatch final : public DispatchOrder {
   void* self_;
 };
 
+// An answer other than 0 or 1 stops the run, as the Lua adapter's does.
+class SharedEncode final : public EncodeDecider {
+ public:
+  SharedEncode(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::EncodeDecider, a.seed),
+        vt_(static_cast<const blis_encode_decider_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedEncode() override { vt_->destroy(self_); }
+
+  bool encode(const blis_encode_input& in) override {
+    int32_t out = 0;
+    ctx_.call("decide", [&](char* e, size_t n) { return vt_->decide(self_, &in, &out, e, n); });
+    if (out != 0 && out != 1)
+      ctx_.fail(fmt::format("decide() answered {} for request_{} at t={} µs (it must be 0 or 1)", out,
+                            in.request != nullptr ? in.request->id : 0, in.now_us));
+    return out == 1;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_encode_decider_vtable* vt_;
+  void* self_;
+};
+
 // An index out of range stops the run, as the Lua adapter does.
 class SharedFairness final : public FairnessPolicy {
  public:
@@ -350,6 +374,10 @@ class SharedShedding final : public SheddingPolicy {
 };
 
 }  // namespace
+
+std::unique_ptr<EncodeDecider> make_library_encode(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedEncode>(p, args);
+}
 
 std::unique_ptr<SheddingPolicy> make_library_shedding(const LibraryPlugin& p, const CreateArgs& args) {
   return std::make_unique<SharedShedding>(p, args);

@@ -98,6 +98,12 @@ void smoke_dispatch(Registries& reg, const std::string& name, const ConfigTable&
   reg.dispatch.create(name, CreateArgs{&config, 42})->key(entering);
 }
 
+void smoke_encode(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  const blis_encode_input asked{sizeof(blis_encode_input), 0, 0, &in.request, 576, 0, 0, 1, 0};
+  reg.encode.create(name, CreateArgs{&config, 42})->encode(asked);
+}
+
 void smoke_fairness(Registries& reg, const std::string& name, const ConfigTable& config) {
   SmokeInput in;
   const blis_fairness_flow flows[2] = {{"a", 2, 1, &in.request}, {"b", 1, 2, &in.request}};
@@ -115,7 +121,7 @@ void smoke_shedding(Registries& reg, const std::string& name, const ConfigTable&
 
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 8> kKinds = {{
+const std::array<PluginKindRow, 9> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -148,6 +154,11 @@ const std::array<PluginKindRow, 8> kKinds = {{
      &registry_of<DispatchOrder, &Registries::dispatch>,
      &add_library_plugin<DispatchOrder, &Registries::dispatch, &make_library_dispatch>,
      &add_script<DispatchOrder, &Registries::dispatch, &lua::make_dispatch_from_source>, &smoke_dispatch},
+    {PluginKind::EncodeDecider, "encode-decider", "encode", "encode_request",
+     "encode_request(image, audio, video, encoders, encoded)", end_of(offsetof(blis_encode_decider_vtable, decide)),
+     "decide", 3, false, &registry_of<EncodeDecider, &Registries::encode>,
+     &add_library_plugin<EncodeDecider, &Registries::encode, &make_library_encode>,
+     &add_script<EncodeDecider, &Registries::encode, &lua::make_encode_from_source>, &smoke_encode},
     {PluginKind::FairnessPolicy, "fairness-policy", "fairness", "pick_flow", "pick_flow(priority)",
      end_of(offsetof(blis_fairness_policy_vtable, pick)), "pick", 3, false,
      &registry_of<FairnessPolicy, &Registries::fairness>,

@@ -3,9 +3,11 @@
 #include <blis/config_keys.h>
 #include <blis/errors.hpp>
 #include <blis/policy_config.hpp>
+#include <blis/registry.hpp>
 #include <blis/settings.hpp>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <charconv>
 #include <spdlog/spdlog.h>
 
@@ -211,6 +213,18 @@ RunConfig with_pd_pools(const RunConfig& config) {
   return out;
 }
 
+namespace {
+
+// The encode pool's decider (docs/epd.md), with its --plugin-config keys.
+std::shared_ptr<EncodeDecider> make_encode_decider(const ResolvedRun& r, RunContext& ctx) {
+  const ConfigTable cfg = r.overrides.config_for(r.encode_decider, ConfigTable{});
+  std::shared_ptr<EncodeDecider> decider = ctx.env.registries->encode.create(r.encode_decider, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(r.encode_decider, cfg);
+  return decider;
+}
+
+}  // namespace
+
 void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, const ResolvedRun& r, RunContext& ctx,
               ClusterConfig& cc, ClusterPolicies& policies) {
   const PdSettings& pd = config.pd;
@@ -231,7 +245,8 @@ void setup_pd(const RunConfig& config, const std::vector<ResolvedPool>& pools, c
   for (const int32_t p : cc.pool_of) out.roles.push_back(pool_roles[static_cast<size_t>(p)]);
   for (size_t p = 0; p < cc.fleet.pools.size() && p < pool_roles.size(); ++p) cc.fleet.pools[p].pd_role = pool_roles[p];
   parse_pd_decider(pd.decider.value_or("never"), out.decider);
-  parse_encode_decider(pd.encode_decider.value_or("never"), out.encode_decider);
+  if (std::find(pool_roles.begin(), pool_roles.end(), kPdEncode) != pool_roles.end())
+    out.encode_decider = make_encode_decider(r, ctx);
   out.prefix_threshold = pd.prefix_threshold.value_or(16);
   out.bytes_per_us = pd.transfer_bandwidth.value_or(25.0) * 1000;
   out.base_latency_us = pd.transfer_base_latency.value_or(0.05) * 1000;

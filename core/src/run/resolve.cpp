@@ -449,6 +449,23 @@ void resolve_gateway(ResolvedRun& r, RunContext& ctx) {
         policy(g.gateway.shedding_policy, "shedding_policy", PluginKind::SheddingPolicy, "shedding policy");
 }
 
+// E/P/D's encode decider (docs/epd.md), when given: a registered plugin, a
+// Lua script or a library path[:name]. Not given: the built-in never.
+void resolve_encode(ResolvedRun& r, RunContext& ctx) {
+  const RunConfig& g = r.given;
+  if (!g.pd.encode_decider) {
+    r.encode_decider = "never";
+    return;
+  }
+  std::string name = *g.pd.encode_decider;
+  if (names_library(name))
+    name = load_explicit_library(name, g.where("encode_decider"), g, ctx.env, PluginKind::EncodeDecider,
+                                 "encode decider");
+  if (auto err = unknown_plugin(PluginKind::EncodeDecider, fmt::format("encode decider '{}'", name), name, g, ctx))
+    throw InputError(g.where("encode_decider"), *err);
+  r.encode_decider = name;
+}
+
 // Admission, routing, scheduling and tracing (spec cluster §8).
 void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   const RunConfig& g = r.given;
@@ -940,6 +957,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   r.offload = resolve_kv_offload(r.config, r.arch);
   resolve_policies(r, ctx);
   resolve_gateway(r, ctx);
+  resolve_encode(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
   auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };
   r.cache_query = needs_cache(ctx.env.registries->admission.find(*r.config.policies.admission));
@@ -948,6 +966,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) used.push_back(sw.name);
   for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order, &r.fairness_policy, &r.shedding_policy})
     if (!gate->empty()) used.push_back(*gate);
+  if (config.pd.encode_decider) used.push_back(r.encode_decider);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
     const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
     if (!a.policy.empty()) used.push_back(a.policy);

@@ -60,6 +60,7 @@ struct ResolvedRun {
   std::vector<ScorerWeight> scorers;
   std::string saturation_detector;  // registry name; empty without --flow-control
   std::string dispatch_order;       // registry name; empty without --flow-control
+  std::string encode_decider;       // registry name (never unless given)
   std::string fairness_policy;      // registry name; empty without --flow-control
   std::string shedding_policy;      // registry name; empty without --flow-control --queue-shedding
   bool cache_query = false;  // a plugin reads the snapshots' cached_blocks

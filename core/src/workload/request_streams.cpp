@@ -146,20 +146,24 @@ class ModalityLengths {
  public:
   ModalityLengths(const MultimodalSpec& spec, std::string where) : spec_(spec), where_(std::move(where)) {}
 
-  // `media`: whether image, audio or video tokens were drawn.
-  int64_t sample(GoRand& rng, bool& media) {
+  // `media`'s image, audio and video tokens: those drawn.
+  int64_t sample(GoRand& rng, WorkloadRequest& media) {
     if (!built_) build();
     int64_t total = text_ ? text_->sample(rng) : 0;
-    const int64_t text = total;
+    int64_t drawn[3] = {0, 0, 0};
     for (const Modality& m : modalities_) {
       const int64_t n = m.count.sample(rng);
       // Each item costs a draw or more: bounded as tokens are.
       if (n > kMaxRequestTokens)
         throw InputError(m.where, "a count of " + std::to_string(n) + " items is out of range [0, " +
                                       std::to_string(kMaxRequestTokens) + "]");
-      for (int64_t i = 0; i < n; ++i) total += m.item.sample(rng);
+      for (int64_t i = 0; i < n; ++i) drawn[m.which] += m.item.sample(rng);
+      total += drawn[m.which];
     }
-    media = total > text;
+    // The input is checked against kMaxInt32 later: clamped here only.
+    media.image_tokens = static_cast<int32_t>(std::clamp<int64_t>(drawn[0], 0, kMaxInt32));
+    media.audio_tokens = static_cast<int32_t>(std::clamp<int64_t>(drawn[1], 0, kMaxInt32));
+    media.video_tokens = static_cast<int32_t>(std::clamp<int64_t>(drawn[2], 0, kMaxInt32));
     return total == 0 ? 1 : total;
   }
 
@@ -168,20 +172,21 @@ class ModalityLengths {
     LengthSampler count;
     LengthSampler item;
     std::string where;  // of the count distribution
+    int which;          // 0 image, 1 audio, 2 video
   };
 
   void build() {
     if (!spec_.text_distribution.type.empty())
       text_.emplace(spec_.text_distribution, where_ + ".text_distribution");
-    const auto add = [&](const DistSpec& item, const DistSpec& count, const std::string& name) {
+    const auto add = [&](const DistSpec& item, const DistSpec& count, const std::string& name, int which) {
       if (item.type.empty() || count.type.empty()) return;
       const std::string count_where = where_ + "." + name + "_count_distribution";
       LengthSampler c(count, count_where);
-      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution"), count_where});
+      modalities_.push_back({std::move(c), LengthSampler(item, where_ + "." + name + "_distribution"), count_where, which});
     };
-    add(spec_.image_distribution, spec_.image_count_distribution, "image");
-    add(spec_.audio_distribution, spec_.audio_count_distribution, "audio");
-    add(spec_.video_distribution, spec_.video_count_distribution, "video");
+    add(spec_.image_distribution, spec_.image_count_distribution, "image", 0);
+    add(spec_.audio_distribution, spec_.audio_count_distribution, "audio", 1);
+    add(spec_.video_distribution, spec_.video_count_distribution, "video", 2);
     built_ = true;
   }
 
@@ -221,7 +226,7 @@ class SingleRequestStream final : public ClientStreamBase {
     // Draw order: input length, output length, input ids, output ids; a
     // multimodal input draws its ids before the output length.
     if (multimodal_) {
-      in_len = checked_tokens(multimodal_->sample(rng_, pending_.multimodal), where_ + ".multimodal", "an input");
+      in_len = checked_tokens(multimodal_->sample(rng_, pending_), where_ + ".multimodal", "an input");
       tokens(in_len);
       out_len = checked_tokens(output_.sample(rng_), where_ + ".output_distribution", "an output");
       tokens(out_len);
@@ -644,7 +649,7 @@ bool ConcurrencyStream::follow_up(int32_t u, int64_t t, WorkloadRequest& out) {
   const int64_t arrival = saturating_add(t, think);
   if (arrival > horizon_) return false;  // spec head §4.2: beyond the horizon, the user stops
   draw(*rng, out);
-  out.multimodal = false;
+  out.image_tokens = out.audio_tokens = out.video_tokens = 0;
   out.session = -1;  // a user, not a session: SpecWorkload::session_name
   out.arrival_us = arrival;
   out.slo_class = pending_.slo_class;
@@ -674,7 +679,9 @@ void RequestStream::take(WorkloadRequest& out) {
   out.round = pending_.round;
   out.session = pending_.session;
   std::swap(out.block_hashes, pending_.block_hashes);
-  out.multimodal = pending_.multimodal;
+  out.image_tokens = pending_.image_tokens;
+  out.audio_tokens = pending_.audio_tokens;
+  out.video_tokens = pending_.video_tokens;
   out.shareable_blocks = pending_.shareable_blocks;
   out.own_content = pending_.own_content;
 }

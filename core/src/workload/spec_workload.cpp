@@ -288,7 +288,7 @@ class SpecWorkload final : public WorkloadSource {
         out.slo_class = done.slo_class;
         out.tenant_id = done.tenant_id;
         out.model = done.model;
-        out.multimodal = false;  // HEAD's sessions ignore a multimodal block
+        out.image_tokens = out.audio_tokens = out.video_tokens = 0;  // HEAD's sessions ignore a multimodal block
         out.adapter = done.adapter;
         out.session = done.session;
         return true;

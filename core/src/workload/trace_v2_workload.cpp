@@ -67,7 +67,9 @@ class TraceV2Workload final : public WorkloadSource {
     out.block_hashes = std::move(c.hashes);
     out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.own_content = 0;
-    out.multimodal = r.image_tokens > 0 || r.audio_tokens > 0 || r.video_tokens > 0;
+    out.image_tokens = static_cast<int32_t>(r.image_tokens);  // each <= input_tokens, checked when read
+    out.audio_tokens = static_cast<int32_t>(r.audio_tokens);
+    out.video_tokens = static_cast<int32_t>(r.video_tokens);
     return true;
   }
 

@@ -87,7 +87,7 @@ class TraceWorkload final : public WorkloadSource {
     std::swap(out.block_hashes, pending_.block_hashes);
     out.shareable_blocks = WorkloadRequest::kAllShareable;
     out.own_content = 0;
-    out.multimodal = false;
+    out.image_tokens = out.audio_tokens = out.video_tokens = 0;
     out.id = emitted_++;
     if (max_requests_ > 0 && emitted_ >= static_cast<uint64_t>(max_requests_)) {
       done_ = true;  // do not read (or draw for) rows that will never be emitted

@@ -51,6 +51,19 @@ class LruHashSet {
     return buckets_[find(hash)].node != kNone;
   }
 
+  // touch() of a hash the set holds (it becomes the most recent); false,
+  // changing nothing, for a hash it does not hold.
+  bool refresh(uint64_t hash) {
+    if (buckets_.empty()) return false;
+    const uint32_t slot = buckets_[find(hash)].node;
+    if (slot == kNone) return false;
+    if (slot != tail_) {
+      unlink(slot);
+      link_back(slot);
+    }
+    return true;
+  }
+
   // spec cluster §3.8 "record": an existing hash becomes most recent; a new
   // one first evicts the least recent entry when full, then goes in as most
   // recent.

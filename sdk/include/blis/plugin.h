@@ -46,12 +46,13 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 11 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 13 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4),
- * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10), fairness-policy
- * and shedding-policy (ABI 1.11). */
+ * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10),
+ * encode-decider (ABI 1.12), fairness-policy and shedding-policy
+ * (ABI 1.13). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
@@ -60,7 +61,8 @@ typedef enum blis_kind {
   BLIS_KIND_SATURATION_DETECTOR = 5,
   BLIS_KIND_DISPATCH_ORDER = 6,
   BLIS_KIND_FAIRNESS_POLICY = 7,
-  BLIS_KIND_SHEDDING_POLICY = 8
+  BLIS_KIND_ENCODE_DECIDER = 8,
+  BLIS_KIND_SHEDDING_POLICY = 9
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -418,7 +420,34 @@ typedef struct blis_dispatch_order_vtable {
                  size_t errlen);
 } blis_dispatch_order_vtable;
 
-/* Fairness policy (ABI 1.11): in a band of the gateway queue, which tenant's
+/* Encode decider (ABI 1.12): with an encode pool (--encode-instances,
+ * docs/epd.md), whether a request goes through it, asked once per request
+ * after its decode instance is chosen and the P/D decider has spoken. */
+typedef struct blis_encode_input {
+  uint32_t struct_size;
+  int32_t reserved0;
+  int64_t now_us;
+  /* Its prompt length (input_tokens, media tokens included), SLO class,
+   * tenant and adapter; block_hashes is NULL and num_blocks 0. */
+  const blis_request_view *request;
+  int64_t image_tokens;             /* media tokens of its prompt; all 0 for a text request */
+  int64_t audio_tokens;
+  int64_t video_tokens;
+  int64_t encode_instances;         /* encode instances that take traffic now (0: an encode is refused) */
+  int64_t encoded;                  /* requests sent through the encode pool so far */
+} blis_encode_input;
+
+typedef struct blis_encode_decider_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* *out = 1: through the encode pool; 0: not. Any other value is an error. */
+  int32_t (*decide)(void *self, const blis_encode_input *input, int32_t *out, char *errbuf,
+                    size_t errlen);
+} blis_encode_decider_vtable;
+
+/* Fairness policy (ABI 1.13): in a band of the gateway queue, which tenant's
  * flow sends next (docs/gateway.md). Asked each time a band sends under a
  * dispatch order by band (BLIS_DISPATCH_BY_BAND), over the band's non-empty
  * flows in tenant-name order. */
@@ -452,7 +481,7 @@ typedef struct blis_fairness_policy_vtable {
                   size_t errlen);
 } blis_fairness_policy_vtable;
 
-/* Shedding policy (ABI 1.11): with --queue-shedding, when a request finds
+/* Shedding policy (ABI 1.13): with --queue-shedding, when a request finds
  * the gateway queue full, which queued request leaves (is shed) to make room
  * for it, if any (docs/gateway.md). */
 typedef struct blis_shedding_candidate {

@@ -25,7 +25,8 @@
 // autoscalers `blis_scaling_decision decide(const blis_scaling_input&)`;
 // saturation detectors `double saturation(const blis_route_input&)`;
 // dispatch orders `double key(const blis_dispatch_input&)`, their scope the
-// fourth argument of dispatch_order<T>(); fairness policies
+// fourth argument of dispatch_order<T>(); encode deciders
+// `bool encode(const blis_encode_input&)`; fairness policies
 // `int64_t pick(const blis_fairness_input&)`; shedding policies
 // `int64_t victim(const blis_shedding_input&)` (-1: none).
 // A scorer that reads the snapshots' cached_blocks passes
@@ -351,6 +352,15 @@ struct DispatchTrampolines {
 };
 
 template <class T>
+struct EncodeTrampolines {
+  static int32_t decide(void* self, const blis_encode_input* in, int32_t* out, char* err, size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->encode(*in) ? 1 : 0; });
+  }
+  static constexpr blis_encode_decider_vtable vtable{sizeof(blis_encode_decider_vtable), 0, &create<T>,
+                                                     &destroy<T>, &decide};
+};
+
+template <class T>
 struct FairnessTrampolines {
   static int32_t pick(void* self, const blis_fairness_input* in, int64_t* out, char* err, size_t errlen) noexcept {
     return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->pick(*in); });
@@ -405,6 +415,12 @@ template <class T, uint32_t Scope = BLIS_DISPATCH_BY_BAND>
 constexpr blis_plugin_info dispatch_order(const char* name, const char* version, const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_DISPATCH_ORDER, name, version, summary,
           &detail::DispatchTrampolines<T, Scope>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info encode_decider(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_ENCODE_DECIDER, name, version, summary,
+          &detail::EncodeTrampolines<T>::vtable, 0, 0};
 }
 
 template <class T>
