@@ -1,5 +1,6 @@
 // What the gateway's tests share: the built-in gateway policies from the
-// registry (plugins/saturation/, plugins/dispatch/), and the order in which
+// registry (plugins/saturation/, plugins/dispatch/, plugins/fairness/,
+// plugins/shedding/), and the order in which
 // a run's requests completed.
 #pragma once
 
@@ -28,6 +29,18 @@ inline std::shared_ptr<DispatchOrder> order(const std::string& name, const std::
   ConfigTable c;
   if (target_us > 0) c.set("slo_target_us." + target_class, target_us);
   return builtin_registries().dispatch.create(name, CreateArgs{&c, 42});
+}
+
+// A built-in fairness policy.
+inline std::shared_ptr<FairnessPolicy> fairness(const std::string& name) {
+  ConfigTable c;
+  return builtin_registries().fairness.create(name, CreateArgs{&c, 42});
+}
+
+// A built-in shedding policy.
+inline std::shared_ptr<SheddingPolicy> shedding(const std::string& name) {
+  ConfigTable c;
+  return builtin_registries().shedding.create(name, CreateArgs{&c, 42});
 }
 
 // Ids in the order they completed.

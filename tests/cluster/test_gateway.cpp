@@ -22,6 +22,8 @@ ClusterConfig gated(int64_t max_concurrency) {
   cfg.gateway.enabled = true;
   cfg.gateway.detector = detector("concurrency", max_concurrency);
   cfg.gateway.order = order("fifo");
+  cfg.gateway.fairness = fairness("global-strict");
+  cfg.gateway.shedding_policy = shedding("lowest-priority");
   return cfg;
 }
 
@@ -94,6 +96,28 @@ TEST_CASE("priority dispatch sends the most urgent band first, fifo the earliest
         std::vector<uint64_t>{0, 1, 2, 3, 4});
 }
 
+TEST_CASE("the fairness policy picks the tenant: global-strict in arrival order, round-robin in turn",
+          "[cluster][gateway]") {
+  // One band, held to one request at a time: request 0 (tenant a) runs, then
+  // a, a, b, b wait. global-strict sends them as they came; round-robin
+  // alternates the tenants, b first (a was picked last, for request 0).
+  auto tenants = [] {
+    std::vector<WorkloadRequest> reqs = burst(std::vector<int32_t>(5, BLIS_SLO_STANDARD));
+    const char* const t[] = {"a", "a", "a", "b", "b"};
+    for (size_t i = 0; i < reqs.size(); ++i) reqs[i].tenant_id = Label(t[i]);
+    return reqs;
+  };
+  ClusterConfig cfg = gated(1);
+  cfg.gateway.order = order("priority");
+  VectorSource strict(tenants());
+  CHECK(completion_order(run_cluster(cfg, strict, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 1, 2, 3, 4});
+  cfg.gateway.fairness = fairness("round-robin");
+  VectorSource turns(tenants());
+  CHECK(completion_order(run_cluster(cfg, turns, "blackbox", step_1000_10_5())) ==
+        std::vector<uint64_t>{0, 3, 1, 4, 2});
+}
+
 TEST_CASE("with --queue-shedding a full queue sheds its least urgent request for a more urgent one",
           "[cluster][gateway]") {
   // Queue of 2 holds sheddable 1 and batch 2; critical 3 sheds the sheddable
@@ -160,7 +184,7 @@ TEST_CASE("every arrival is accounted for under random gateway settings", "[clus
     cfg.gateway.detector = detector(detectors[draw(3)], max_concurrency, 1);
     const char* const orders[] = {"fifo", "priority", "slo-deadline"};
     cfg.gateway.order = order(orders[draw(3)], "critical", 30000);
-    cfg.gateway.round_robin = draw(2) == 0;
+    cfg.gateway.fairness = fairness(draw(2) == 0 ? "round-robin" : "global-strict");
     cfg.gateway.max_depth = static_cast<int64_t>(draw(6));
     cfg.gateway.per_band_capacity = static_cast<int64_t>(draw(4));
     cfg.gateway.shedding = draw(2) == 0;

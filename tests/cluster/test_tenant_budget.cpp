@@ -95,6 +95,7 @@ TEST_CASE("an SLO priority override makes batch non-sheddable and moves its gate
   gw.gateway.enabled = true;
   gw.gateway.detector = detector("concurrency", 1);
   gw.gateway.order = order("priority");
+  gw.gateway.fairness = fairness("global-strict");
   auto mixed = [] {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     r[0].slo_class = BLIS_SLO_STANDARD;
@@ -116,6 +117,7 @@ TEST_CASE("a request's own SLO target orders slo-deadline dispatch before its cl
   gw.gateway.enabled = true;
   gw.gateway.detector = detector("concurrency", 1);
   gw.gateway.order = order("slo-deadline", "standard", 500000);
+  gw.gateway.fairness = fairness("global-strict");
   auto reqs = [](int32_t target) {
     std::vector<WorkloadRequest> r = evenly_spaced(10, 3, 64, 200);
     for (auto& q : r) q.slo_class = BLIS_SLO_STANDARD;

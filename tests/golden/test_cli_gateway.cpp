@@ -38,7 +38,8 @@ TEST_CASE("gateway flags are in --help", "[golden][gateway]") {
   const Result r = run_blis("run --help");
   for (const char* flag : {"--flow-control", "--dispatch-order", "--slo-targets", "--dispatch-tick-interval",
                            "--max-gateway-queue-depth", "--per-band-capacity", "--fairness-policy",
-                           "--usage-limit-threshold", "--queue-shedding", "--in-flight-eviction", "--request-ttl", "--saturation-detector",
+                           "--usage-limit-threshold", "--queue-shedding", "--shedding-policy", "--in-flight-eviction",
+                           "--request-ttl", "--saturation-detector",
                            "--max-concurrency", "--queue-depth-threshold", "--kv-cache-util-threshold"})
     CHECK(r.out.find(flag) != std::string::npos);
 }
@@ -355,4 +356,189 @@ TEST_CASE("a broken dispatch order stops the run with exit 2, naming the file", 
     CHECK(r.out.empty());
     CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
   }
+}
+
+namespace {
+
+// Two tenants of one band (standard) at an equal rate, 2.5 times what two
+// instances held to 4 requests each serve.
+const char* const kTwoTenants = R"(version: "2"
+seed: 5
+aggregate_rate: 25
+num_requests: 400
+clients:
+  - id: a
+    slo_class: standard
+    tenant_id: t1
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: b
+    slo_class: standard
+    tenant_id: t2
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, max: 1024}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+)";
+
+// Tenant `t`'s completed requests in HEAD's "Per-Tenant Metrics".
+int64_t tenant_completed(const std::string& out, const std::string& t) {
+  const std::string key = "  " + t + ": requests=";
+  const size_t at = out.find(key);
+  REQUIRE(at != std::string::npos);
+  return std::stoll(out.substr(at + key.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the fairness policies are plugins: a Lua script and a library favour a tenant",
+          "[golden][gateway][lua]") {
+  const Result list = run_blis("plugins list");
+  for (const char* name : {"fairness-policy   global-strict", "fairness-policy   round-robin",
+                           "fairness-policy   weighted-tenants"})
+    CHECK(list.out.find(name) != std::string::npos);
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kTwoTenants);
+  // Held by 4 requests in flight per instance, the band grows and its
+  // requests expire after 2 s: the tenant picked more often completes more
+  // (round-robin: t1 98, t2 95; weighted 52, 136; the fixture 8, 167).
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                           " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
+                           "--dispatch-order priority --request-ttl 2s --profile-set head --fairness-policy ";
+  const Result rr = run_blis(base + "round-robin");
+  const Result weighted = run_blis(base + "weighted_tenants.lua --plugin-config weighted_tenants.lua.weight.t2=3");
+  const Result even = run_blis(base + "weighted_tenants.lua");
+  const Result last = run_blis(base + fixture("fairness-last"));
+  INFO(rr.err << weighted.err << last.err);
+  REQUIRE(rr.status == 0);
+  REQUIRE(weighted.status == 0);
+  REQUIRE(even.status == 0);
+  REQUIRE(last.status == 0);
+  // Without weights the script is round-robin, to the byte.
+  CHECK(even.out == rr.out);
+  // Three turns for t2 to one for t1: t2 completes more than under round-robin, t1 less.
+  CHECK(tenant_completed(weighted.out, "t2") > tenant_completed(rr.out, "t2"));
+  CHECK(tenant_completed(weighted.out, "t1") < tenant_completed(rr.out, "t1"));
+  // The fixture always serves the last tenant (t2): t1 gets only what t2 leaves.
+  CHECK(tenant_completed(last.out, "t2") > tenant_completed(weighted.out, "t2"));
+  CHECK(tenant_completed(last.out, "t1") < tenant_completed(weighted.out, "t1"));
+  for (const std::string& p : {fixture("fairness-last"), std::string("scripts/fairness/weighted_tenants.lua")})
+    CHECK(run_blis("plugins inspect " + p, BLIS_TEST_SOURCE_DIR).status == 0);
+}
+
+TEST_CASE("a broken fairness policy stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kTwoTenants);
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                           " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
+                           "--dispatch-order priority --fairness-policy ";
+  const std::string field = dir.write("field.lua", "kind = 'fairness-policy'\nfunction pick_flow(flows)\n"
+                                                   "  return flows[1].no_such_field + 1\nend\n");
+  const std::string text = dir.write("text.lua", "function pick_flow(flows)\n  return 'first'\nend\n");
+  const std::string range = dir.write("range.lua", "function pick_flow(flows)\n  return #flows + 1\nend\n");
+  struct Case {
+    std::string policy;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{field, field + ":3: attempt to perform arithmetic on field 'no_such_field' (a nil value)"},
+        Case{text, text + ": pick_flow(flows, 3, "},
+        Case{range, range + ": pick_flow(flows, 3, "},
+        Case{fixture("fairness-range"), fixture("fairness-range") + ": plugin 'fixture-fairness-range': pick() "
+                                                                     "returned 2 over 2 flows of band 3"},
+        Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": contains no fairness-policy plugin"}}) {
+    const Result r = run_blis(base + c.policy);
+    INFO(c.policy << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
+  }
+  // The messages say what was returned.
+  CHECK(run_blis(base + text).err.find("must return a flow index in 1 .. 2, got a string") != std::string::npos);
+  CHECK(run_blis(base + range).err.find("must return a flow index in 1 .. 2, got 3") != std::string::npos);
+}
+
+namespace {
+
+// The number after `label` in `out`, 0 when the line is absent (HEAD prints
+// its anomaly lines only when nonzero).
+int64_t count_after(const std::string& out, const std::string& label) {
+  const size_t at = out.find(label);
+  return at == std::string::npos ? 0 : std::stoll(out.substr(at + label.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the shedding victim is a plugin: a Lua script and a library choose other victims",
+          "[golden][gateway][lua]") {
+  const Result list = run_blis("plugins list");
+  for (const char* name : {"shedding-policy   lowest-priority", "shedding-policy   tenant-over-share"})
+    CHECK(list.out.find(name) != std::string::npos);
+  TempDir dir;
+  const std::string mixed = dir.write("mixed.yaml", kSpec);
+  const std::string two = dir.write("two.yaml", kTwoTenants);
+  const std::string flags = " --num-instances 2 --flow-control --saturation-detector concurrency "
+                            "--max-concurrency 4 --dispatch-order priority --max-gateway-queue-depth 20 "
+                            "--queue-shedding --profile-set head";
+  const std::string on_mixed = "run --model qwen/qwen3-14b --workload-spec " + mixed + flags;
+  // The default is HEAD's choice: only sheddable requests are shed.
+  const Result head = run_blis(on_mixed);
+  INFO(head.err);
+  REQUIRE(head.status == 0);
+  CHECK(run_blis(on_mixed + " --shedding-policy lowest-priority").out == head.out);
+  CHECK(count_after(head.out, "Gateway Queue Shed: ") > 0);
+  CHECK(count_after(head.out, "  Shed (critical): ") == 0);
+  // The fixture sheds the oldest queued request, whatever its band: critical ones too.
+  const Result oldest = run_blis(on_mixed + " --shedding-policy " + fixture("shed-oldest"));
+  INFO(oldest.err);
+  REQUIRE(oldest.status == 0);
+  CHECK(count_after(oldest.out, "  Shed (critical): ") > 0);
+  // Two tenants of one band: nothing is sheddable, lowest-priority only
+  // refuses; the script sheds from the tenant holding most of the queue.
+  const std::string on_two = "run --model qwen/qwen3-14b --workload-spec " + two + flags;
+  const Result refused = run_blis(on_two);
+  const Result share = run_blis(on_two + " --shedding-policy tenant_over_share.lua");
+  INFO(share.err);
+  REQUIRE(refused.status == 0);
+  REQUIRE(share.status == 0);
+  CHECK(count_after(refused.out, "Gateway Queue Shed: ") == 0);
+  CHECK(count_after(share.out, "Gateway Queue Shed: ") > 0);
+  CHECK(count_after(share.out, "Gateway Queue Rejected: ") < count_after(refused.out, "Gateway Queue Rejected: "));
+  for (const std::string& p : {fixture("shed-oldest"), std::string("scripts/shedding/tenant_over_share.lua")})
+    CHECK(run_blis("plugins inspect " + p, BLIS_TEST_SOURCE_DIR).status == 0);
+}
+
+TEST_CASE("a broken shedding policy stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kTwoTenants);
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                           " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
+                           "--max-gateway-queue-depth 3 --queue-shedding --shedding-policy ";
+  const std::string field = dir.write("field.lua", "kind = 'shedding-policy'\nfunction shed_victim(queued)\n"
+                                                   "  return queued[1].no_such_field + 1\nend\n");
+  const std::string text = dir.write("text.lua", "function shed_victim(queued)\n  return 'first'\nend\n");
+  struct Case {
+    std::string policy;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{field, field + ":3: attempt to perform arithmetic on field 'no_such_field' (a nil value)"},
+        Case{text, text + ": shed_victim(queued, arriving, "},
+        Case{fixture("shedding-range"), fixture("shedding-range") + ": plugin 'fixture-shedding-range': victim() "
+                                                                     "returned 3 over 3 queued requests"},
+        Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": contains no shedding-policy plugin"}}) {
+    const Result r = run_blis(base + c.policy);
+    INFO(c.policy << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
+  }
+  // Without --queue-shedding the policy is not asked, and said so.
+  const std::string plain = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                            " --num-instances 1 --flow-control --shedding-policy lowest-priority";
+  const Result unused = run_blis(plain);
+  CHECK(unused.status == 0);
+  CHECK(unused.err.find("has no effect without --queue-shedding") != std::string::npos);
 }

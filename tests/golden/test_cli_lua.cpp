@@ -191,7 +191,7 @@ TEST_CASE("docs/lua.md: every snippet loads and every command runs", "[cli][lua]
     if (fence == "sh" && line.rfind("blis run ", 0) == 0) commands.push_back(line.substr(5));
     block += line + "\n";
   }
-  CHECK(snippets == 6);
+  CHECK(snippets == 7);
   REQUIRE(commands.size() >= 7);
   for (std::string cmd : commands) {
     for (size_t at; (at = cmd.find("my-scripts")) != std::string::npos;)

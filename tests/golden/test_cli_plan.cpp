@@ -128,6 +128,25 @@ TEST_CASE("plan --duration: short first trials are lengthened, not trusted: the 
   }
 }
 
+TEST_CASE("plan: with gateway flow control, requests that expire at the gateway are misses",
+          "[cli][plan][gateway]") {
+  // One request in flight per instance: the gateway queue holds the rest,
+  // and with --request-ttl 50ms those that wait longer expire. On 8
+  // instances the requests that complete start within 49 ms (steady, far
+  // under the target), but 12 expired and missed theirs: 8 is not an answer
+  // (issue 26, item 5), 9 is. Without the TTL nothing is lost and 8 holds.
+  const std::string base = "plan --model qwen/qwen3-14b --rate 2 --slo 'ttft_p99<5s' --max-instances 64 "
+                           "--flow-control --saturation-detector concurrency --max-concurrency 1 --jobs 2";
+  const Result ttl = run_blis(base + " --request-ttl 50ms");
+  INFO(ttl.err);
+  REQUIRE(ttl.status == 0);
+  CHECK(ttl.out.find("no: 12 expired at the gateway (--request-ttl)\n") != std::string::npos);
+  CHECK(ttl.out.find("minimum instances: 9 (") != std::string::npos);
+  const Result plain = run_blis(base);
+  REQUIRE(plain.status == 0);
+  CHECK(plain.out.find("minimum instances: 8 (") != std::string::npos);
+}
+
 TEST_CASE("plan --max-rate: one instance's sustainable throughput, without being told to saturate", "[cli][plan]") {
   const Result r = run_blis("plan --model qwen/qwen3-14b --max-rate --num-instances 1");
   REQUIRE(r.status == 0);

@@ -109,7 +109,7 @@ TEST_CASE("plan --report: the charts of the search, the same bytes whatever --jo
   REQUIRE(run_blis(base + " --jobs 1 --report '" + (std::filesystem::path(dir.str()) / "b").string() + "'").status == 0);
   CHECK(slurp(std::filesystem::path(dir.str()) / "b" / "report.html") == html);
   // The bytes themselves (golden): update only for a deliberate change of the report.
-  CHECK(fnv1a(html) == 959585161651608224ull);  // issue 25: provenance lists kv_cpu_model
+  CHECK(fnv1a(html) == 1763003362073457385ull);  // issue 26: provenance lists shedding_policy
 }
 
 TEST_CASE("plan --report with --hardware: cost per candidate", "[cli][report][plan]") {

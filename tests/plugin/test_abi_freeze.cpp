@@ -67,6 +67,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 9, 0x5af0cfd4f38213e0ull},
     {1, 10, 0xfb631f2c2411d61eull},
     {1, 12, 0x78f9139ef850755bull},
+    {1, 13, 0xac1401c1ad1a8d89ull},
 };
 
 }  // namespace
@@ -252,6 +253,47 @@ static_assert(offsetof(blis_encode_input, encode_instances) == 48);
 static_assert(offsetof(blis_encode_input, encoded) == 56);
 static_assert(sizeof(blis_encode_decider_vtable) == 32);
 static_assert(offsetof(blis_encode_decider_vtable, decide) == 24);
+static_assert(BLIS_KIND_FAIRNESS_POLICY == 7);
+static_assert(sizeof(blis_fairness_flow) == 32);
+static_assert(offsetof(blis_fairness_flow, tenant) == 0);
+static_assert(offsetof(blis_fairness_flow, queued) == 8);
+static_assert(offsetof(blis_fairness_flow, head_seq) == 16);
+static_assert(offsetof(blis_fairness_flow, head) == 24);
+static_assert(sizeof(blis_fairness_input) == 40);
+static_assert(offsetof(blis_fairness_input, struct_size) == 0);
+static_assert(offsetof(blis_fairness_input, flow_size) == 4);
+static_assert(offsetof(blis_fairness_input, now_us) == 8);
+static_assert(offsetof(blis_fairness_input, priority) == 16);
+static_assert(offsetof(blis_fairness_input, last) == 20);
+static_assert(offsetof(blis_fairness_input, flows) == 24);
+static_assert(offsetof(blis_fairness_input, count) == 32);
+static_assert(sizeof(blis_fairness_policy_vtable) == 32);
+static_assert(offsetof(blis_fairness_policy_vtable, reserved0) == 4);
+static_assert(offsetof(blis_fairness_policy_vtable, create) == 8);
+static_assert(offsetof(blis_fairness_policy_vtable, destroy) == 16);
+static_assert(offsetof(blis_fairness_policy_vtable, pick) == 24);
+static_assert(BLIS_KIND_SHEDDING_POLICY == 9);
+static_assert(sizeof(blis_shedding_candidate) == 32);
+static_assert(offsetof(blis_shedding_candidate, priority) == 0);
+static_assert(offsetof(blis_shedding_candidate, reserved0) == 4);
+static_assert(offsetof(blis_shedding_candidate, seq) == 8);
+static_assert(offsetof(blis_shedding_candidate, tenant) == 16);
+static_assert(offsetof(blis_shedding_candidate, request) == 24);
+static_assert(sizeof(blis_shedding_input) == 56);
+static_assert(offsetof(blis_shedding_input, struct_size) == 0);
+static_assert(offsetof(blis_shedding_input, candidate_size) == 4);
+static_assert(offsetof(blis_shedding_input, now_us) == 8);
+static_assert(offsetof(blis_shedding_input, priority) == 16);
+static_assert(offsetof(blis_shedding_input, reserved0) == 20);
+static_assert(offsetof(blis_shedding_input, seq) == 24);
+static_assert(offsetof(blis_shedding_input, request) == 32);
+static_assert(offsetof(blis_shedding_input, queued) == 40);
+static_assert(offsetof(blis_shedding_input, count) == 48);
+static_assert(sizeof(blis_shedding_policy_vtable) == 32);
+static_assert(offsetof(blis_shedding_policy_vtable, reserved0) == 4);
+static_assert(offsetof(blis_shedding_policy_vtable, create) == 8);
+static_assert(offsetof(blis_shedding_policy_vtable, destroy) == 16);
+static_assert(offsetof(blis_shedding_policy_vtable, victim) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

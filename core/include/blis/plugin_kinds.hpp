@@ -27,7 +27,9 @@ enum class PluginKind {
   Autoscaler = BLIS_KIND_AUTOSCALER,
   SaturationDetector = BLIS_KIND_SATURATION_DETECTOR,
   DispatchOrder = BLIS_KIND_DISPATCH_ORDER,
-  EncodeDecider = BLIS_KIND_ENCODE_DECIDER
+  EncodeDecider = BLIS_KIND_ENCODE_DECIDER,
+  FairnessPolicy = BLIS_KIND_FAIRNESS_POLICY,
+  SheddingPolicy = BLIS_KIND_SHEDDING_POLICY
 };
 
 class Registries;

@@ -81,4 +81,21 @@ class EncodeDecider {
   virtual bool encode(const blis_encode_input& input) = 0;
 };
 
+// In a band of the gateway queue, which tenant flow sends next
+// (docs/gateway.md): an index into input.flows.
+class FairnessPolicy {
+ public:
+  virtual ~FairnessPolicy() = default;
+  virtual size_t pick(const blis_fairness_input& input) = 0;
+};
+
+// With --queue-shedding, the queued request shed for one that finds the
+// gateway queue full (docs/gateway.md): an index into input.queued, or -1
+// (none: the arriving request is rejected).
+class SheddingPolicy {
+ public:
+  virtual ~SheddingPolicy() = default;
+  virtual int64_t victim(const blis_shedding_input& input) = 0;
+};
+
 }  // namespace blis

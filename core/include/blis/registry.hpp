@@ -139,6 +139,8 @@ class Registries {
   Registry<SaturationDetector> saturation{PluginKind::SaturationDetector};
   Registry<DispatchOrder> dispatch{PluginKind::DispatchOrder};
   Registry<EncodeDecider> encode{PluginKind::EncodeDecider};
+  Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
+  Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

@@ -132,6 +132,7 @@ struct GatewaySettings {
   double usage_limit_threshold = 1.0;
   int64_t request_ttl = 0;                      // µs, 0 = none
   bool queue_shedding = false;
+  std::string shedding_policy = "lowest-priority";  // the victim of --queue-shedding (blis)
   bool in_flight_eviction = false;
   int64_t dispatch_tick_interval = 1000;        // µs, 0 = the default
   int64_t max_concurrency = 100;

@@ -22,7 +22,10 @@ T& required(const std::shared_ptr<T>& policy, const char* what) {
 Gateway::Gateway(const ClusterCore& core, Routing& routing)
     : core_(core), routing_(routing), cfg_(core.cfg.gateway),
       detector_(required(core.cfg.gateway.detector, "saturation detector")),
-      order_(required(core.cfg.gateway.order, "dispatch order")), across_(order_.across_bands()) {}
+      order_(required(core.cfg.gateway.order, "dispatch order")),
+      fairness_(required(core.cfg.gateway.fairness, "fairness policy")),
+      shedding_(core.cfg.gateway.shedding ? &required(core.cfg.gateway.shedding_policy, "shedding policy") : nullptr),
+      across_(order_.across_bands()) {}
 
 Gateway::Band* Gateway::find_band(int priority) {
   for (Band& b : bands_)
@@ -49,7 +52,7 @@ void Gateway::enqueue(uint32_t slot) {
     core_.pool.release(slot);
   };
   if (cfg_.per_band_capacity > 0 && band.len >= cfg_.per_band_capacity) return refuse();
-  if (cfg_.max_depth > 0 && len_ >= cfg_.max_depth && !(cfg_.shedding && shed_for(priority, seq)))
+  if (cfg_.max_depth > 0 && len_ >= cfg_.max_depth && !(cfg_.shedding && shed_for(r, priority, seq)))
     return refuse();
   const SimTime now = core_.kernel.now();
   const double key = key_of(r, priority, now);
@@ -69,29 +72,42 @@ double Gateway::key_of(const Request& r, int priority, SimTime now) {
   return order_.key(blis_dispatch_input{sizeof(blis_dispatch_input), priority, now, &view, r.spec.slo_target_us});
 }
 
-// --queue-shedding: the least urgent sheddable request queued (the latest of
-// them on a tie) leaves for a more urgent one.
-bool Gateway::shed_for(int priority, int64_t seq) {
-  Band* vb = nullptr;
-  std::map<std::string, Flow>::iterator vf;
-  size_t vi = 0;
-  const Entry* best = nullptr;
-  int best_pri = 0;
-  for (Band& b : bands_)
-    for (auto f = b.flows.begin(); f != b.flows.end(); ++f)
-      for (size_t i = 0; i < f->second.q.size(); ++i) {
-        const Entry& e = f->second.q[i];
-        const int p = core_.cfg.slo_priorities.priority(e.slo_class);
-        if (p >= 0) continue;
-        if (best == nullptr || p < best_pri || (p == best_pri && e.seq > best->seq)) {
-          best = &e, best_pri = p, vb = &b, vf = f, vi = i;
-        }
+// --queue-shedding: the shedding policy picks the queued request that
+// leaves for the arriving one `r` (HEAD's lowest-priority: the least urgent
+// sheddable one, the latest of them on a tie, if less urgent than `r`), or
+// none. It sees every queued request, bands from the most urgent, tenants in
+// name order, oldest first.
+bool Gateway::shed_for(const Request& r, int priority, int64_t seq) {
+  const auto block_size = core_.cfg.engine.block_size;
+  views_.clear();
+  queued_.clear();
+  for (const Band& b : bands_)
+    for (const auto& [tenant, flow] : b.flows)
+      for (const Entry& e : flow.q) {
+        views_.push_back(request_view_without_blocks(core_.pool[e.slot], block_size));
+        queued_.push_back(blis_shedding_candidate{b.priority, 0, e.seq, tenant.c_str(), nullptr});
       }
-  if (best == nullptr || !(priority > best_pri || (priority == best_pri && seq < best->seq))) return false;
-  const Entry victim = take_from(*vb, vf, vi);
-  ++counts_.shed;
-  drop(victim);
-  return true;
+  for (size_t k = 0; k < queued_.size(); ++k) queued_[k].request = &views_[k];
+  const blis_request_view arriving = request_view(r, block_size, core_.pool);
+  const int64_t at = shedding_->victim(blis_shedding_input{sizeof(blis_shedding_input),
+                                                           sizeof(blis_shedding_candidate), core_.kernel.now(),
+                                                           priority, 0, seq, &arriving, queued_.data(),
+                                                           queued_.size()});
+  if (at < 0) return false;
+  // The victim by its place in the listing above.
+  auto left = static_cast<size_t>(at);
+  for (Band& b : bands_)
+    for (auto f = b.flows.begin(); f != b.flows.end(); ++f) {
+      if (left >= f->second.q.size()) {
+        left -= f->second.q.size();
+        continue;
+      }
+      const Entry victim = take_from(b, f, left);
+      ++counts_.shed;
+      drop(victim);
+      return true;
+    }
+  return false;
 }
 
 void Gateway::drop(const Entry& e) {
@@ -110,23 +126,29 @@ Gateway::Entry Gateway::take_from(Band& band, std::map<std::string, Flow>::itera
   return e;
 }
 
-// The band's flow to serve next: global-strict, the flow whose head came
-// first; round-robin, the tenant after the last one picked (in name order).
+// The band's flow to serve next, as the fairness policy picks it among the
+// band's flows in tenant order (global-strict: the flow whose head came
+// first; round-robin: the tenant after the one picked last). A band of one
+// flow has no choice to make.
 std::map<std::string, Gateway::Flow>::iterator Gateway::pick(Band& band) {
-  if (!cfg_.round_robin) {
-    auto best = band.flows.end();
-    for (auto f = band.flows.begin(); f != band.flows.end(); ++f)
-      if (best == band.flows.end() || f->second.q.front().seq < best->second.q.front().seq) best = f;
-    return best;
+  if (band.flows.size() == 1) {
+    band.cursor = band.flows.begin()->first;
+    return band.flows.begin();
   }
-  auto f = band.flows.begin();
-  if (!band.cursor.empty()) {
-    auto last = band.flows.find(band.cursor);
-    if (last != band.flows.end()) {
-      f = std::next(last);
-      if (f == band.flows.end()) f = band.flows.begin();
-    }
+  flows_.clear();
+  heads_.clear();
+  int32_t last = -1;
+  for (const auto& [tenant, flow] : band.flows) {
+    if (tenant == band.cursor) last = static_cast<int32_t>(flows_.size());
+    heads_.push_back(request_view_without_blocks(core_.pool[flow.q.front().slot], core_.cfg.engine.block_size));
+    flows_.push_back(blis_fairness_flow{tenant.c_str(), static_cast<int64_t>(flow.q.size()), flow.q.front().seq,
+                                        nullptr});
   }
+  for (size_t k = 0; k < flows_.size(); ++k) flows_[k].head = &heads_[k];
+  const size_t at = fairness_.pick(blis_fairness_input{sizeof(blis_fairness_input), sizeof(blis_fairness_flow),
+                                                       core_.kernel.now(), band.priority, last, flows_.data(),
+                                                       flows_.size()});
+  auto f = std::next(band.flows.begin(), static_cast<std::ptrdiff_t>(at));
   band.cursor = f->first;
   return f;
 }

@@ -80,7 +80,7 @@ class Gateway {
   static size_t lowest(const Flow& flow);
   bool take_across(size_t allowed, Entry& out);
   Entry take_from(Band& band, std::map<std::string, Flow>::iterator flow, size_t at);
-  bool shed_for(int priority, int64_t seq);
+  bool shed_for(const Request& r, int priority, int64_t seq);
   bool non_sheddable_waiting() const;
   bool evict_one();
   void drop(const Entry& e);
@@ -90,6 +90,8 @@ class Gateway {
   const GatewayConfig& cfg_;
   SaturationDetector& detector_;
   DispatchOrder& order_;
+  FairnessPolicy& fairness_;
+  SheddingPolicy* shedding_;  // with --queue-shedding only
   const bool across_;  // order_.across_bands()
   std::vector<Band> bands_;  // descending priority; bands stay once made (HEAD's ceilings count them)
   int64_t len_ = 0;
@@ -106,6 +108,12 @@ class Gateway {
     SimTime dispatched;
   };
   std::vector<Routed> routed_;
+  // pick()'s buffers: the band's flows and their heads, as the policy sees them.
+  std::vector<blis_fairness_flow> flows_;
+  std::vector<blis_request_view> heads_;
+  // shed_for()'s buffers: every queued request, as the shedding policy sees it.
+  std::vector<blis_shedding_candidate> queued_;
+  std::vector<blis_request_view> views_;
   GatewayCounts counts_;
   std::map<int32_t, int64_t> dropped_by_class_;
 };

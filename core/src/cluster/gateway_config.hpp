@@ -20,7 +20,12 @@ struct GatewayConfig {
   // --saturation-detector: a plugin of the saturation-detector kind, created
   // for the run (never null when enabled).
   std::shared_ptr<SaturationDetector> detector;
-  bool round_robin = false;      // --fairness-policy round-robin (else global-strict)
+  // --fairness-policy: a plugin of the fairness-policy kind, created for the
+  // run (never null when enabled).
+  std::shared_ptr<FairnessPolicy> fairness;
+  // --shedding-policy: a plugin of the shedding-policy kind, created for the
+  // run with --queue-shedding (else null).
+  std::shared_ptr<SheddingPolicy> shedding_policy;
   bool shedding = false;         // --queue-shedding
   bool eviction = false;         // --in-flight-eviction
   int64_t max_depth = 0;         // --max-gateway-queue-depth, 0 = unlimited

@@ -234,11 +234,10 @@ class RequestPool {
   uint64_t scratch_seed_ = 0;
 };
 
-// What policies may see of a request (never its output length). The view
-// points into `r`, or into the pool's scratch for the input blocks of lazy
-// content (WorkloadRequest::own_content) not made yet: valid while r is
-// unchanged and until the next view of another request.
-inline blis_request_view request_view(const Request& r, int32_t block_size, RequestPool& pool) {
+// What policies may see of a request (never its output length), without its
+// input blocks (block_hashes null, num_blocks 0): for the lists of requests
+// the gateway's policies see at once. Points into `r`.
+inline blis_request_view request_view_without_blocks(const Request& r, int32_t block_size) {
   blis_request_view v{};
   v.struct_size = sizeof(blis_request_view);
   v.block_size = static_cast<uint32_t>(block_size);
@@ -246,12 +245,21 @@ inline blis_request_view request_view(const Request& r, int32_t block_size, Requ
   v.arrival_time_us = r.spec.arrival_us;
   v.input_tokens = r.spec.input_tokens;
   v.max_output_tokens = r.spec.max_output_tokens;
-  v.num_blocks = r.spec.input_tokens / block_size;
-  v.block_hashes = pool.input_hashes(r, v.num_blocks);
   v.slo_class = r.spec.slo_class;
   v.slo_class_name = workload::slo_class_name(r.spec.slo_class);
   v.tenant_id = r.spec.tenant_id.c_str();
   v.adapter = r.spec.adapter.c_str();
+  return v;
+}
+
+// What policies may see of a request (never its output length). The view
+// points into `r`, or into the pool's scratch for the input blocks of lazy
+// content (WorkloadRequest::own_content) not made yet: valid while r is
+// unchanged and until the next view of another request.
+inline blis_request_view request_view(const Request& r, int32_t block_size, RequestPool& pool) {
+  blis_request_view v = request_view_without_blocks(r, block_size);
+  v.num_blocks = r.spec.input_tokens / block_size;
+  v.block_hashes = pool.input_hashes(r, v.num_blocks);
   return v;
 }
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -397,9 +398,10 @@ class LuaSaturationDetector final : public SaturationDetector {
   int saturation_ = LUA_NOREF;
 };
 
-// A dispatch order script: order_key(priority) returns the key of the
-// request entering the gateway queue (`request`, `route.now_us`); the global
-// `scope` is "band" (the default) or "across-bands".
+// A dispatch order script: order_key(priority, slo_target_us) returns the
+// key of the request entering the gateway queue (`request`, `route.now_us`;
+// slo_target_us its own TTFT target, 0 when it has none); the global `scope`
+// is "band" (the default) or "across-bands".
 class LuaDispatchOrder final : public DispatchOrder {
  public:
   LuaDispatchOrder(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
@@ -422,7 +424,9 @@ class LuaDispatchOrder final : public DispatchOrder {
     lua_State* L = script_.state();
     const int base = script_.begin_call(key_);
     lua_pushnumber(L, static_cast<double>(in.priority));
-    script_.end_call(base, 1, 1);
+    const bool has_target = in.struct_size > offsetof(blis_dispatch_input, slo_target_us);
+    lua_pushnumber(L, has_target ? static_cast<double>(in.slo_target_us) : 0.0);
+    script_.end_call(base, 2, 1);
     const int type = lua_type(L, base + 2);
     const double v = lua_tonumber(L, base + 2);
     lua_settop(L, base);
@@ -477,11 +481,217 @@ class LuaEncodeDecider final : public EncodeDecider {
   int decide_ = LUA_NOREF;
 };
 
+void set_number(lua_State* L, const char* field, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, field);
+}
+
+// Sets the request's fields on the table at the top of the stack.
+void set_request_fields(lua_State* L, const blis_request_view* view) {
+  blis_request_view r{};
+  copy_request(r, view);
+  set_number(L, "id", static_cast<double>(r.id));
+  set_number(L, "arrival_us", static_cast<double>(r.arrival_time_us));
+  set_number(L, "input_tokens", static_cast<double>(r.input_tokens));
+  set_number(L, "max_output_tokens", static_cast<double>(r.max_output_tokens));
+  set_number(L, "slo_class", static_cast<double>(r.slo_class));
+}
+
+// The table at index `index` of the table at the top of the stack, made when
+// missing (a table the adapter keeps and refills), pushed.
+void reuse_entry(lua_State* L, int index) {
+  lua_rawgeti(L, -1, index);
+  if (lua_type(L, -1) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 10);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, index);
+}
+
+// Clears entries from + 1 .. to of the table at the top of the stack.
+void clear_tail(lua_State* L, int64_t from, int64_t to) {
+  for (int64_t i = from; i < to; ++i) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+// A fairness policy script: pick_flow(flows, priority, now_us) returns the
+// index (1 .. #flows) of the band's tenant flow that sends next. `flows` is
+// a plain array of tables {tenant, queued, head_seq, last, head = {id,
+// arrival_us, input_tokens, max_output_tokens, slo_class}},
+// tables the adapter keeps and refills (none is allocated per decision once
+// the largest band was seen).
+class LuaFairnessPolicy final : public FairnessPolicy {
+ public:
+  LuaFairnessPolicy(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
+    require_kind(script_, PluginKind::FairnessPolicy);
+    pick_ = script_.function_ref("pick_flow");
+    lua_State* L = script_.state();
+    lua_newtable(L);
+    flows_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    script_.run_init(config);
+  }
+  ~LuaFairnessPolicy() override { luaL_unref(script_.state(), LUA_REGISTRYINDEX, flows_); }
+  LuaFairnessPolicy(const LuaFairnessPolicy&) = delete;
+  LuaFairnessPolicy& operator=(const LuaFairnessPolicy&) = delete;
+
+  size_t pick(const blis_fairness_input& in) override {
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(pick_);
+    load(L, in);
+    lua_pushnumber(L, static_cast<double>(in.priority));
+    lua_pushnumber(L, static_cast<double>(in.now_us));
+    script_.end_call(base, 3, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
+      throw ScriptError(fmt::format("{}: pick_flow(flows, {}, {}) must return a flow index in 1 .. {}, got {}",
+                                    script_.path(), in.priority, in.now_us, in.count,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+                        2);
+    return static_cast<size_t>(v) - 1;
+  }
+
+ private:
+  // Pushes the `flows` table, refilled from `in`.
+  void load(lua_State* L, const blis_fairness_input& in) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, flows_);
+    const auto n = static_cast<int64_t>(in.count);
+    const auto* bytes = static_cast<const unsigned char*>(static_cast<const void*>(in.flows));
+    for (int64_t i = 0; i < n; ++i) {
+      blis_fairness_flow f{};
+      copy_sized(f, bytes + static_cast<size_t>(i) * in.flow_size, in.flow_size);
+      load_flow(L, static_cast<int>(i + 1), f, i == in.last);
+    }
+    clear_tail(L, n, shown_);  // the rest of the previous band
+    shown_ = n;
+  }
+
+  static void load_flow(lua_State* L, int index, const blis_fairness_flow& f, bool last) {
+    reuse_entry(L, index);
+    lua_getfield(L, -1, "head");
+    if (lua_type(L, -1) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 6);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, -3, "head");
+    }
+    set_request_fields(L, f.head);
+    lua_pop(L, 1);
+    lua_pushstring(L, f.tenant != nullptr ? f.tenant : "");
+    lua_setfield(L, -2, "tenant");
+    set_number(L, "queued", static_cast<double>(f.queued));
+    set_number(L, "head_seq", static_cast<double>(f.head_seq));
+    lua_pushboolean(L, last ? 1 : 0);
+    lua_setfield(L, -2, "last");
+    lua_pop(L, 1);
+  }
+
+  ScriptInstance script_;
+  int pick_ = LUA_NOREF;
+  int flows_ = LUA_NOREF;
+  int64_t shown_ = 0;
+};
+
+// A shedding policy script: shed_victim(queued, arriving, now_us) returns
+// the index (1 .. #queued) of the queued request shed for the arriving one,
+// or nothing (nil or 0): none, the arriving one is rejected. Each request is
+// a table {priority, seq, tenant, id, arrival_us, input_tokens,
+// max_output_tokens, slo_class}; the adapter keeps and refills them.
+class LuaSheddingPolicy final : public SheddingPolicy {
+ public:
+  LuaSheddingPolicy(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
+    require_kind(script_, PluginKind::SheddingPolicy);
+    victim_ = script_.function_ref("shed_victim");
+    lua_State* L = script_.state();
+    lua_newtable(L);
+    queued_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_newtable(L);
+    arriving_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    script_.run_init(config);
+  }
+  ~LuaSheddingPolicy() override {
+    luaL_unref(script_.state(), LUA_REGISTRYINDEX, queued_);
+    luaL_unref(script_.state(), LUA_REGISTRYINDEX, arriving_);
+  }
+  LuaSheddingPolicy(const LuaSheddingPolicy&) = delete;
+  LuaSheddingPolicy& operator=(const LuaSheddingPolicy&) = delete;
+
+  int64_t victim(const blis_shedding_input& in) override {
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(victim_);
+    load_queued(L, in);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, arriving_);
+    const char* tenant = in.request != nullptr && in.request->tenant_id != nullptr && in.request->tenant_id[0] != 0
+                             ? in.request->tenant_id
+                             : "default";
+    set_candidate(L, blis_shedding_candidate{in.priority, 0, in.seq, tenant, in.request});
+    lua_pushnumber(L, static_cast<double>(in.now_us));
+    script_.end_call(base, 3, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type == LUA_TNIL || (type == LUA_TNUMBER && v == 0)) return -1;
+    if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
+      throw ScriptError(fmt::format("{}: shed_victim(queued, arriving, {}) must return an index in 1 .. {} or "
+                                    "nothing, got {}",
+                                    script_.path(), in.now_us, in.count,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+                        2);
+    return static_cast<int64_t>(v) - 1;
+  }
+
+ private:
+  static void set_candidate(lua_State* L, const blis_shedding_candidate& c) {
+    set_number(L, "priority", static_cast<double>(c.priority));
+    set_number(L, "seq", static_cast<double>(c.seq));
+    lua_pushstring(L, c.tenant != nullptr ? c.tenant : "");
+    lua_setfield(L, -2, "tenant");
+    set_request_fields(L, c.request);
+  }
+
+  // Pushes the `queued` table, refilled from `in`.
+  void load_queued(lua_State* L, const blis_shedding_input& in) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, queued_);
+    const auto n = static_cast<int64_t>(in.count);
+    const auto* bytes = static_cast<const unsigned char*>(static_cast<const void*>(in.queued));
+    for (int64_t i = 0; i < n; ++i) {
+      blis_shedding_candidate c{};
+      copy_sized(c, bytes + static_cast<size_t>(i) * in.candidate_size, in.candidate_size);
+      reuse_entry(L, static_cast<int>(i + 1));
+      set_candidate(L, c);
+      lua_pop(L, 1);
+    }
+    clear_tail(L, n, shown_);
+    shown_ = n;
+  }
+
+  ScriptInstance script_;
+  int victim_ = LUA_NOREF;
+  int queued_ = LUA_NOREF;
+  int arriving_ = LUA_NOREF;
+  int64_t shown_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSource& source,
                                                       const ConfigTable& config) {
   return std::make_unique<LuaEncodeDecider>(vm, source, config);
+}
+
+std::unique_ptr<SheddingPolicy> make_shedding_from_source(LuaVm& vm, const ScriptSource& source,
+                                                         const ConfigTable& config) {
+  return std::make_unique<LuaSheddingPolicy>(vm, source, config);
+}
+
+std::unique_ptr<FairnessPolicy> make_fairness_from_source(LuaVm& vm, const ScriptSource& source,
+                                                         const ConfigTable& config) {
+  return std::make_unique<LuaFairnessPolicy>(vm, source, config);
 }
 
 std::unique_ptr<DispatchOrder> make_dispatch_from_source(LuaVm& vm, const ScriptSource& source,

@@ -491,6 +491,15 @@ class Planner {
            requests_for(rate, seconds * 2) > requests_for(rate, seconds);
   }
 
+  // With --flow-control, a request the gateway lost missed its SLO (issue
+  // 26, item 5): refused by its full queue, shed, expired, evicted in flight.
+  static void gateway_misses(const RunOutcome::GatewayLost& g, std::vector<std::string>& misses) {
+    if (g.rejected > 0) misses.push_back(fmt::format("{} refused by the gateway queue", g.rejected));
+    if (g.shed > 0) misses.push_back(fmt::format("{} shed at the gateway", g.shed));
+    if (g.expired > 0) misses.push_back(fmt::format("{} expired at the gateway (--request-ttl)", g.expired));
+    if (g.evicted > 0) misses.push_back(fmt::format("{} evicted in flight", g.evicted));
+  }
+
   // The targets of a trial: misses that stand whatever the length, and what
   // a longer run must settle (a target still drifting or too close to call).
   void judge_targets(Trial& t, const std::map<std::string, SteadyMeasure>& measures, bool unsteady,
@@ -535,6 +544,7 @@ class Planner {
     if (rejected > 0) misses.push_back(fmt::format("{:g} rejected", rejected));
     if (dropped > 0) misses.push_back(fmt::format("{:g} dropped", dropped));
     if (!(completed > 0)) misses.push_back("nothing completed");
+    gateway_misses(t.outcome.gateway_lost, misses);
     const Verdict v = t.outcome.steady.verdict;
     const bool unsteady = v == Verdict::Saturated || v == Verdict::NotSteady;
     const bool drift = !unsteady && t.outcome.saturation.saturated();

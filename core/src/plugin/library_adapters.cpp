@@ -323,10 +323,68 @@ class SharedEncode final : public EncodeDecider {
   void* self_;
 };
 
+// An index out of range stops the run, as the Lua adapter does.
+class SharedFairness final : public FairnessPolicy {
+ public:
+  SharedFairness(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::FairnessPolicy, a.seed),
+        vt_(static_cast<const blis_fairness_policy_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedFairness() override { vt_->destroy(self_); }
+
+  size_t pick(const blis_fairness_input& in) override {
+    int64_t out = -1;
+    ctx_.call("pick", [&](char* e, size_t n) { return vt_->pick(self_, &in, &out, e, n); });
+    if (out < 0 || static_cast<uint64_t>(out) >= in.count)
+      ctx_.fail(fmt::format("pick() returned {} over {} flows of band {} at t={} µs (it must be an index in "
+                            "[0, {}))",
+                            out, in.count, in.priority, in.now_us, in.count));
+    return static_cast<size_t>(out);
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_fairness_policy_vtable* vt_;
+  void* self_;
+};
+
+// An index out of range stops the run, as the Lua adapter does.
+class SharedShedding final : public SheddingPolicy {
+ public:
+  SharedShedding(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::SheddingPolicy, a.seed),
+        vt_(static_cast<const blis_shedding_policy_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedShedding() override { vt_->destroy(self_); }
+
+  int64_t victim(const blis_shedding_input& in) override {
+    int64_t out = -1;
+    ctx_.call("victim", [&](char* e, size_t n) { return vt_->victim(self_, &in, &out, e, n); });
+    if (out < -1 || (out >= 0 && static_cast<uint64_t>(out) >= in.count))
+      ctx_.fail(fmt::format("victim() returned {} over {} queued requests at t={} µs (it must be an index in "
+                            "[0, {}) or -1)",
+                            out, in.count, in.now_us, in.count));
+    return out;
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_shedding_policy_vtable* vt_;
+  void* self_;
+};
+
 }  // namespace
 
 std::unique_ptr<EncodeDecider> make_library_encode(const LibraryPlugin& p, const CreateArgs& args) {
   return std::make_unique<SharedEncode>(p, args);
+}
+
+std::unique_ptr<SheddingPolicy> make_library_shedding(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedShedding>(p, args);
+}
+
+std::unique_ptr<FairnessPolicy> make_library_fairness(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedFairness>(p, args);
 }
 
 std::unique_ptr<DispatchOrder> make_library_dispatch(const LibraryPlugin& p, const CreateArgs& args) {

@@ -19,5 +19,7 @@ std::unique_ptr<Autoscaler> make_library_autoscaler(const LibraryPlugin& p, cons
 std::unique_ptr<SaturationDetector> make_library_saturation(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<DispatchOrder> make_library_dispatch(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<EncodeDecider> make_library_encode(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<FairnessPolicy> make_library_fairness(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<SheddingPolicy> make_library_shedding(const LibraryPlugin& p, const CreateArgs& args);
 
 }  // namespace blis

@@ -104,9 +104,24 @@ void smoke_encode(Registries& reg, const std::string& name, const ConfigTable& c
   reg.encode.create(name, CreateArgs{&config, 42})->encode(asked);
 }
 
+void smoke_fairness(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  const blis_fairness_flow flows[2] = {{"a", 2, 1, &in.request}, {"b", 1, 2, &in.request}};
+  const blis_fairness_input band{sizeof(blis_fairness_input), sizeof(blis_fairness_flow), 0, 3, -1, flows, 2};
+  reg.fairness.create(name, CreateArgs{&config, 42})->pick(band);
+}
+
+void smoke_shedding(Registries& reg, const std::string& name, const ConfigTable& config) {
+  SmokeInput in;
+  const blis_shedding_candidate queued[2] = {{3, 0, 1, "a", &in.request}, {-2, 0, 2, "b", &in.request}};
+  const blis_shedding_input full{sizeof(blis_shedding_input), sizeof(blis_shedding_candidate), 0, 4, 0, 3,
+                                 &in.request, queued, 2};
+  reg.shedding.create(name, CreateArgs{&config, 42})->victim(full);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 7> kKinds = {{
+const std::array<PluginKindRow, 9> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -134,7 +149,7 @@ const std::array<PluginKindRow, 7> kKinds = {{
      &add_library_plugin<SaturationDetector, &Registries::saturation, &make_library_saturation>,
      &add_script<SaturationDetector, &Registries::saturation, &lua::make_saturation_from_source>,
      &smoke_saturation},
-    {PluginKind::DispatchOrder, "dispatch-order", "dispatch", "order_key", "order_key(priority)",
+    {PluginKind::DispatchOrder, "dispatch-order", "dispatch", "order_key", "order_key(priority, slo_target_us)",
      end_of(offsetof(blis_dispatch_order_vtable, key)), "key", 3, false,
      &registry_of<DispatchOrder, &Registries::dispatch>,
      &add_library_plugin<DispatchOrder, &Registries::dispatch, &make_library_dispatch>,
@@ -144,6 +159,16 @@ const std::array<PluginKindRow, 7> kKinds = {{
      "decide", 3, false, &registry_of<EncodeDecider, &Registries::encode>,
      &add_library_plugin<EncodeDecider, &Registries::encode, &make_library_encode>,
      &add_script<EncodeDecider, &Registries::encode, &lua::make_encode_from_source>, &smoke_encode},
+    {PluginKind::FairnessPolicy, "fairness-policy", "fairness", "pick_flow", "pick_flow(priority)",
+     end_of(offsetof(blis_fairness_policy_vtable, pick)), "pick", 3, false,
+     &registry_of<FairnessPolicy, &Registries::fairness>,
+     &add_library_plugin<FairnessPolicy, &Registries::fairness, &make_library_fairness>,
+     &add_script<FairnessPolicy, &Registries::fairness, &lua::make_fairness_from_source>, &smoke_fairness},
+    {PluginKind::SheddingPolicy, "shedding-policy", "shedding", "shed_victim", "shed_victim(queued, arriving)",
+     end_of(offsetof(blis_shedding_policy_vtable, victim)), "victim", 3, false,
+     &registry_of<SheddingPolicy, &Registries::shedding>,
+     &add_library_plugin<SheddingPolicy, &Registries::shedding, &make_library_shedding>,
+     &add_script<SheddingPolicy, &Registries::shedding, &lua::make_shedding_from_source>, &smoke_shedding},
 }};
 
 }  // namespace

@@ -104,13 +104,14 @@ GatewayConfig gateway_config(const RunConfig& config) {
   GatewayConfig out;
   auto given = [&](const char* key) { return config.origins.count(key) > 0; };
   if (!g.flow_control) {
-    for (const char* key : {"request_ttl", "queue_shedding", "in_flight_eviction"})
+    for (const char* key : {"request_ttl", "queue_shedding", "shedding_policy", "in_flight_eviction"})
       if (given(key)) spdlog::warn("{} has no effect without --flow-control", config.where(key));
     return out;
   }
   out.enabled = true;
-  out.round_robin = g.fairness_policy == "round-robin";
   out.shedding = g.queue_shedding;
+  if (!g.queue_shedding && given("shedding_policy"))
+    spdlog::warn("{} has no effect without --queue-shedding", config.where("shedding_policy"));
   out.eviction = g.in_flight_eviction;
   out.max_depth = g.max_queue_depth;
   out.per_band_capacity = g.per_band_capacity;

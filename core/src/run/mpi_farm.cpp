@@ -59,6 +59,8 @@ std::string result_text(size_t index, const RunOutcome& o) {
   j["index"] = index;
   j["ok"] = true;
   for (const MetricField& f : o.metrics) j["metrics"].push_back({f.name, f.value, f.integer});
+  const RunOutcome::GatewayLost& g = o.gateway_lost;
+  j["gateway_lost"] = {g.rejected, g.shed, g.expired, g.evicted};
   const SteadyState& s = o.steady;
   j["steady"] = {static_cast<int>(s.verdict), s.offered_rps, s.started_rps, s.ttft_middle_ms, s.ttft_last_ms};
   j["saturation"] = nlohmann::json::object();
@@ -136,6 +138,9 @@ class MpiFarm final : public Farm {
         for (const auto& [name, level] : j.at("saturation").items())
           o.saturation.labels[name] = static_cast<SaturationLevel>(level.get<int>());
         if (j.contains("timed")) o.timed = timed_of(j.at("timed"));
+        const auto& lost = j.at("gateway_lost");
+        o.gateway_lost = {lost.at(0).get<int64_t>(), lost.at(1).get<int64_t>(), lost.at(2).get<int64_t>(),
+                          lost.at(3).get<int64_t>()};
         const auto& cdf = j.at("cdf");
         o.cdf = LatencyCdf{cdf.at(0).get<std::vector<double>>(), cdf.at(1).get<std::vector<double>>(),
                            cdf.at(2).get<std::vector<double>>()};

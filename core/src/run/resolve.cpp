@@ -442,6 +442,11 @@ void resolve_gateway(ResolvedRun& r, RunContext& ctx) {
   r.saturation_detector = policy(g.gateway.saturation_detector, "saturation_detector",
                                  PluginKind::SaturationDetector, "saturation detector");
   r.dispatch_order = policy(g.gateway.dispatch_order, "dispatch_order", PluginKind::DispatchOrder, "dispatch order");
+  r.fairness_policy =
+      policy(g.gateway.fairness_policy, "fairness_policy", PluginKind::FairnessPolicy, "fairness policy");
+  if (g.gateway.queue_shedding)
+    r.shedding_policy =
+        policy(g.gateway.shedding_policy, "shedding_policy", PluginKind::SheddingPolicy, "shedding policy");
 }
 
 // E/P/D's encode decider (docs/epd.md), when given: a registered plugin, a
@@ -959,7 +964,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
-  for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order})
+  for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order, &r.fairness_policy, &r.shedding_policy})
     if (!gate->empty()) used.push_back(*gate);
   if (config.pd.encode_decider) used.push_back(r.encode_decider);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)

@@ -61,6 +61,8 @@ struct ResolvedRun {
   std::string saturation_detector;  // registry name; empty without --flow-control
   std::string dispatch_order;       // registry name; empty without --flow-control
   std::string encode_decider;       // registry name (never unless given)
+  std::string fairness_policy;      // registry name; empty without --flow-control
+  std::string shedding_policy;      // registry name; empty without --flow-control --queue-shedding
   bool cache_query = false;  // a plugin reads the snapshots' cached_blocks
   RoutingPolicy routing = RoutingPolicy::RoundRobin;
   QueueOrder order = QueueOrder::Fcfs;

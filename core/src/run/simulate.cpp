@@ -100,8 +100,9 @@ std::shared_ptr<T> make_gateway_policy(const ResolvedRun& r, const Registry<T>& 
 }
 
 // The gateway's policies with --flow-control (docs/gateway.md): its
-// saturation detector, given the detectors' settings, and its dispatch
-// order, given --slo-targets.
+// saturation detector, given the detectors' settings, its dispatch order,
+// given --slo-targets, its fairness policy and, with --queue-shedding, its
+// shedding policy.
 void make_gateway_policies(const ResolvedRun& r, RunContext& ctx, GatewayConfig& g) {
   if (!g.enabled) return;
   const GatewaySettings& s = r.config.gateway;
@@ -117,6 +118,11 @@ void make_gateway_policies(const ResolvedRun& r, RunContext& ctx, GatewayConfig&
       order.set(std::string(BLIS_KEY_SLO_TARGET_US_PREFIX) + workload::slo_class_name(static_cast<int32_t>(c)),
                 g.slo_target_us[c]);
   g.order = make_gateway_policy(r, ctx.env.registries->dispatch, r.dispatch_order, order, "dispatch order");
+  g.fairness = make_gateway_policy(r, ctx.env.registries->fairness, r.fairness_policy, ConfigTable{},
+                                   "fairness policy");
+  if (!r.shedding_policy.empty())
+    g.shedding_policy = make_gateway_policy(r, ctx.env.registries->shedding, r.shedding_policy, ConfigTable{},
+                                            "shedding policy");
 }
 
 ClusterConfig cluster_config(const ResolvedRun& r) {
@@ -435,6 +441,7 @@ void fill_outcome(const ReportInput& in, TimedResult& run, RunOutcome& outcome) 
   outcome.saturation = result.saturation;
   outcome.timed = std::move(run.result.timed);
   outcome.metrics = run_figures(in);
+  if (const auto& g = result.gateway) outcome.gateway_lost = {g->rejected, g->shed, g->expired, g->evicted};
   if (r.config.outputs.keep_distributions || r.config.outputs.report) outcome.cdf = latency_cdf(cluster);
   if (r.config.outputs.report) outcome.run_report = run_report(r, in.cc, result, cluster, outcome);
   if (in.cc.keep_records) outcome.results_json = results_report(in);

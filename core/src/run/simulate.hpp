@@ -35,6 +35,12 @@ struct RunOutcome {
   TimedSamples timed;                // with outputs.keep_timed_samples (metrics/steady_window.hpp)
   LatencyCdf cdf;                    // with outputs.keep_distributions or --report
   std::optional<RunReport> run_report;  // with --report
+  // With --flow-control, the requests the gateway lost: refused by a full
+  // queue, shed, expired past --request-ttl, evicted in flight (blis plan
+  // counts them as misses).
+  struct GatewayLost {
+    int64_t rejected = 0, shed = 0, expired = 0, evicted = 0;
+  } gateway_lost;
 };
 
 // Resolves `config` (blis/resolve.hpp), then simulates. Throws blis::Error on

@@ -46,12 +46,13 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 12 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 13 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4),
  * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10),
- * encode-decider (ABI 1.12). */
+ * encode-decider (ABI 1.12), fairness-policy and shedding-policy
+ * (ABI 1.13). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
@@ -59,7 +60,9 @@ typedef enum blis_kind {
   BLIS_KIND_AUTOSCALER = 4,
   BLIS_KIND_SATURATION_DETECTOR = 5,
   BLIS_KIND_DISPATCH_ORDER = 6,
-  BLIS_KIND_ENCODE_DECIDER = 8
+  BLIS_KIND_FAIRNESS_POLICY = 7,
+  BLIS_KIND_ENCODE_DECIDER = 8,
+  BLIS_KIND_SHEDDING_POLICY = 9
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -443,6 +446,76 @@ typedef struct blis_encode_decider_vtable {
   int32_t (*decide)(void *self, const blis_encode_input *input, int32_t *out, char *errbuf,
                     size_t errlen);
 } blis_encode_decider_vtable;
+
+/* Fairness policy (ABI 1.13): in a band of the gateway queue, which tenant's
+ * flow sends next (docs/gateway.md). Asked each time a band sends under a
+ * dispatch order by band (BLIS_DISPATCH_BY_BAND), over the band's non-empty
+ * flows in tenant-name order. */
+typedef struct blis_fairness_flow {
+  const char *tenant;               /* "default" for requests without one */
+  int64_t queued;                   /* its requests waiting in the band */
+  int64_t head_seq;                 /* when its oldest request entered the queue, as a
+                                       sequence number (lower entered first, across bands) */
+  const blis_request_view *head;    /* its oldest request (without its input blocks:
+                                       block_hashes NULL, num_blocks 0) */
+} blis_fairness_flow;
+
+typedef struct blis_fairness_input {
+  uint32_t struct_size;
+  uint32_t flow_size;               /* sizeof(blis_fairness_flow) */
+  int64_t now_us;
+  int32_t priority;                 /* the band (as blis_dispatch_input.priority) */
+  int32_t last;                     /* the index of the flow this band picked last time,
+                                       -1 when none or that flow has emptied since */
+  const blis_fairness_flow *flows;
+  uint64_t count;                   /* >= 2: a band of one flow has no choice to make */
+} blis_fairness_input;
+
+typedef struct blis_fairness_policy_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* The index of the flow that sends, in [0, count). */
+  int32_t (*pick)(void *self, const blis_fairness_input *input, int64_t *out, char *errbuf,
+                  size_t errlen);
+} blis_fairness_policy_vtable;
+
+/* Shedding policy (ABI 1.13): with --queue-shedding, when a request finds
+ * the gateway queue full, which queued request leaves (is shed) to make room
+ * for it, if any (docs/gateway.md). */
+typedef struct blis_shedding_candidate {
+  int32_t priority;                 /* its band */
+  int32_t reserved0;
+  int64_t seq;                      /* its queue sequence number (higher entered later) */
+  const char *tenant;               /* "default" for requests without one */
+  const blis_request_view *request; /* without its input blocks (block_hashes NULL,
+                                       num_blocks 0) */
+} blis_shedding_candidate;
+
+typedef struct blis_shedding_input {
+  uint32_t struct_size;
+  uint32_t candidate_size;          /* sizeof(blis_shedding_candidate) */
+  int64_t now_us;
+  int32_t priority;                 /* the arriving request's band */
+  int32_t reserved0;
+  int64_t seq;                      /* its sequence number, above every queued one */
+  const blis_request_view *request; /* the arriving request */
+  const blis_shedding_candidate *queued; /* every queued request: bands from the most
+                                       urgent, tenants in name order, oldest first */
+  uint64_t count;
+} blis_shedding_input;
+
+typedef struct blis_shedding_policy_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* The index of the queued request shed for the arriving one, in
+   * [0, count), or -1: none, the arriving request is rejected. */
+  int32_t (*victim)(void *self, const blis_shedding_input *input, int64_t *out, char *errbuf,
+                    size_t errlen);
+} blis_shedding_policy_vtable;
 
 /* One plugin of a library. `vtable` points to the vtable of `kind`. */
 typedef struct blis_plugin_info {

@@ -26,7 +26,9 @@
 // saturation detectors `double saturation(const blis_route_input&)`;
 // dispatch orders `double key(const blis_dispatch_input&)`, their scope the
 // fourth argument of dispatch_order<T>(); encode deciders
-// `bool encode(const blis_encode_input&)`.
+// `bool encode(const blis_encode_input&)`; fairness policies
+// `int64_t pick(const blis_fairness_input&)`; shedding policies
+// `int64_t victim(const blis_shedding_input&)` (-1: none).
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -358,6 +360,24 @@ struct EncodeTrampolines {
                                                      &destroy<T>, &decide};
 };
 
+template <class T>
+struct FairnessTrampolines {
+  static int32_t pick(void* self, const blis_fairness_input* in, int64_t* out, char* err, size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->pick(*in); });
+  }
+  static constexpr blis_fairness_policy_vtable vtable{sizeof(blis_fairness_policy_vtable), 0, &create<T>,
+                                                      &destroy<T>, &pick};
+};
+
+template <class T>
+struct SheddingTrampolines {
+  static int32_t victim(void* self, const blis_shedding_input* in, int64_t* out, char* err, size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->victim(*in); });
+  }
+  static constexpr blis_shedding_policy_vtable vtable{sizeof(blis_shedding_policy_vtable), 0, &create<T>,
+                                                      &destroy<T>, &victim};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -401,6 +421,18 @@ template <class T>
 constexpr blis_plugin_info encode_decider(const char* name, const char* version, const char* summary) {
   return {sizeof(blis_plugin_info), BLIS_KIND_ENCODE_DECIDER, name, version, summary,
           &detail::EncodeTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info fairness_policy(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_FAIRNESS_POLICY, name, version, summary,
+          &detail::FairnessTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info shedding_policy(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_SHEDDING_POLICY, name, version, summary,
+          &detail::SheddingTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk
