@@ -307,3 +307,54 @@ TEST_CASE("CLI: HEAD's metrics file names session rounds and sessions as HEAD do
   REQUIRE(run_blis(users + " --profile-set head --output-form seed --metrics-path " + path).status == 0);
   CHECK(slurp(path).find("session_") == std::string::npos);
 }
+
+TEST_CASE("CLI: under HEAD's output the per-class ITL mean sums session rounds in HEAD's order, with or without a "
+          "metrics file",
+          "[cli][workload][head]") {
+  // HEAD sums the per-request ITLs of a class in the order of the requests'
+  // names, a follow-up round by its session's name. blis knew those names
+  // only when it wrote the metrics file, so stdout's sum took another order
+  // and its last digits differed (12.117674740405777 here). The figure is
+  // HEAD's (f90a1e3a) for this command, stdout and metrics file alike.
+  blis::test::TempDir dir;
+  const std::string spec = dir.write("w.yaml", R"(version: "2"
+seed: 648
+aggregate_rate: 5
+num_requests: 120
+clients:
+  - id: c0
+    rate_fraction: 0.333
+    slo_class: standard
+    tenant_id: t2
+    arrival: {process: gamma, cv: 1.5}
+    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 100, min: 8, max: 1600}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+  - id: c1
+    rate_fraction: 0.333
+    slo_class: sheddable
+    tenant_id: t1
+    arrival: {process: gamma, cv: 1.5}
+    input_distribution: {type: gaussian, params: {mean: 64, std_dev: 16, min: 8, max: 256}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+  - id: c2
+    rate_fraction: 0.333
+    slo_class: standard
+    arrival: {process: constant}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: constant, params: {value: 16}}
+    prefix_group: g1
+    prefix_length: 32
+    reasoning:
+      multi_turn:
+        max_rounds: 4
+        think_time_us: 500000
+)");
+  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --num-instances 4 --seed 99 --slo-ttft critical=100ms,standard=1.5s --profile-set head";
+  const Result plain = run_blis(run);
+  REQUIRE(plain.status == 0);
+  CHECK(plain.out.find("\"itl_mean_ms\": 12.117674740405764,") != std::string::npos);
+  const Result with_file = run_blis(run + " --metrics-path " + dir.str() + "/m.json");
+  REQUIRE(with_file.status == 0);
+  CHECK(with_file.out == plain.out);
+}

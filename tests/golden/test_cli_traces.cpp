@@ -91,6 +91,54 @@ TEST_CASE("a session round's trace row keeps its client's prefix group and strea
   CHECK(csv.find("\n5,chat,,,sess_1831953395639928618,1,sys,64,true,40,8,") != std::string::npos);
 }
 
+TEST_CASE("a multi-turn client's follow-up rounds share its group's prefix, whatever its own prefix_length",
+          "[golden][trace]") {
+  // docs/differences.md row 56: the group g2 is 32 tokens long (its first
+  // client's length). HEAD gives c2's follow-up rounds the first 512 tokens
+  // (c2's own length) of the session's first round, or no prefix when that
+  // round is shorter, as here: its total_input_tokens is 6355. In blis the
+  // rounds share the group's 32 tokens, whatever c2 says: 14 follow-ups x 32
+  // more, 6803, the report HEAD prints with c2's prefix_length 32.
+  blis::test::TempDir dir("blis-trace-session-prefix");
+  const std::string text = R"(version: "2"
+seed: 24
+aggregate_rate: 5
+num_requests: 40
+clients:
+  - id: c0
+    rate_fraction: 0.5
+    slo_class: sheddable
+    arrival: {process: constant}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: constant, params: {value: 200}}
+    prefix_group: g2
+    prefix_length: 32
+  - id: c2
+    rate_fraction: 0.5
+    slo_class: standard
+    arrival: {process: constant}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: constant, params: {value: 16}}
+    prefix_group: g2
+    prefix_length: 512
+    reasoning:
+      multi_turn:
+        max_rounds: 2
+        think_time_us: 500000
+)";
+  const std::string own = dir.str() + "/own.yaml", group = dir.str() + "/group.yaml";
+  std::ofstream(own) << text;
+  std::string same = text;
+  same.replace(same.find("prefix_length: 512"), 18, "prefix_length: 32");
+  std::ofstream(group) << same;
+  const std::string run = "run --profile-set head --model qwen/qwen3-14b --num-instances 2 --seed 2 --workload-spec ";
+  const Result a = run_blis(run + own), b = run_blis(run + group);
+  INFO(a.err);
+  REQUIRE(a.status == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.find("\"total_input_tokens\": 6803,") != std::string::npos);
+}
+
 TEST_CASE("blis replay of HEAD's trace prints and writes what HEAD's replay does", "[golden][trace]") {
   blis::test::TempDir dir("blis-replay");
   const std::string out = dir.str() + "/r";

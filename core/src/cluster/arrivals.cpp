@@ -64,7 +64,7 @@ void Arrivals::completed(const Request& r, SimTime t) {
   }
   next.spec.follow_up = true;
   ++follow_ups_;
-  if (cfg_.keep_records && cfg_.head_report)
+  if (cfg_.head_report)  // the results file's names, and the order of the goodput's per-class sums
     names_.emplace(next.spec.id, fmt::format("session_{}_round_{}_{}", source_->session_name(next.spec),
                                              next.spec.round, follow_ups_));
   schedule(kernel_, next.spec.arrival_us, EventKind::ClusterArrival, 0, slot);

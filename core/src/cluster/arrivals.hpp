@@ -51,9 +51,10 @@ class Arrivals final : public FollowUps {
   int64_t count() const { return arrived_; }
   // The session a request of the current workload belongs to, as HEAD names it.
   std::string session_name(const WorkloadRequest& r) const { return source_->session_name(r); }
-  // HEAD's ids of the follow-ups kept, by request id, when HEAD's results
-  // file is written (ClusterConfig::keep_records and head_report):
-  // "session_<session>_round_<round>_<n>", n counting follow-ups from 1.
+  // HEAD's ids of the follow-ups, by request id, under HEAD's output
+  // (ClusterConfig::head_report; its results file and the order of the
+  // goodput's per-class sums use them): "session_<session>_round_<round>_<n>",
+  // n counting follow-ups from 1.
   std::unordered_map<uint64_t, std::string> take_follow_up_names() { return std::move(names_); }
   // The workload is exhausted (or past the horizon): no arrival of its chain is left.
   bool done() const { return source_done_; }
