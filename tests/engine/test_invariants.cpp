@@ -88,6 +88,8 @@ const char* order_name(QueueOrder o) {
     case QueueOrder::ArrivalAsc: return "arrival-asc";
     case QueueOrder::ArrivalDesc: return "arrival-desc";
     case QueueOrder::ShortestFirst: return "shortest-first";
+    case QueueOrder::RankAsc: return "rank-asc";
+    case QueueOrder::RankDesc: return "rank-desc";
   }
   return "?";
 }

@@ -190,3 +190,46 @@ TEST_CASE("CLI: under --profile-set head P/D pools that disaggregate nothing pri
   CHECK(seed_form.out.find("=== Pools ===") != std::string::npos);
   CHECK(seed_form.out.find("Disaggregated Requests: 0") != std::string::npos);
 }
+
+TEST_CASE("CLI: under --profile-set head, priority-fcfs and reverse-priority order the wait queue by SLO class",
+          "[cli][head]") {
+  // HEAD gives each request its class's vLLM priority (critical 0, batch 5)
+  // and sorts the wait queue by it, then by arrival (sim/scheduler.go); the
+  // seed's priorities are ages, an arrival order. Figures: HEAD (f90a1e3a)
+  // for the same commands.
+  blis::test::TempDir dir;
+  const std::string spec = dir.write("mix.yaml", R"(version: "2"
+seed: 5
+aggregate_rate: 60
+num_requests: 200
+clients:
+  - id: a
+    rate_fraction: 0.5
+    slo_class: critical
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 100, min: 8, max: 1600}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+  - id: b
+    rate_fraction: 0.5
+    slo_class: batch
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 100, min: 8, max: 1600}}
+    output_distribution: {type: exponential, params: {mean: 64}}
+)");
+  const std::string run =
+      "run --model qwen/qwen3-14b --max-num-seqs 4 --profile-set head --workload-spec " + spec + " --scheduler ";
+  const Result first = run_blis(run + "priority-fcfs");
+  INFO(first.err);
+  REQUIRE(first.status == 0);
+  CHECK(first.out.find("\"ttft_mean_ms\": 19775.327815,") != std::string::npos);
+  // Critical requests wait a third as long as batch ones.
+  CHECK(first.out.find("TTFT: mean=10012587.94 p99=20246802.56 (n=103)") != std::string::npos);
+  CHECK(first.out.find("TTFT: mean=30141948.51 p99=39318573.96 (n=97)") != std::string::npos);
+  const Result last = run_blis(run + "reverse-priority");
+  REQUIRE(last.status == 0);
+  CHECK(last.out.find("\"ttft_mean_ms\": 17525.11233,") != std::string::npos);
+  // The seed's order, asked for: arrival order, whatever the class.
+  const Result seed = run_blis(run + "priority-fcfs --priority-policy constant");
+  REQUIRE(seed.status == 0);
+  CHECK(seed.out.find("\"ttft_mean_ms\": 18246.562825,") != std::string::npos);
+}

@@ -450,9 +450,11 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },
                   one_of("scheduler", {"fcfs", "priority-fcfs", "reverse-priority", "sjf"})));
   t.push_back(choice_row("priority_policy", {"--priority-policy"}, "scheduling",
-                  "Priority: constant, slo-based, inverted-slo (default constant)",
+                  "Priority: constant, slo-based, inverted-slo (the seed's, by age), slo-class (HEAD's: by "
+                  "SLO class under --slo-priorities, then arrival; --profile-set head's default) (default "
+                  "constant)",
                   [](RunConfig& c) -> auto& { return c.policies.priority; },
-                  one_of("priority policy", {"constant", "inverted-slo", "slo-based"})));
+                  one_of("priority policy", {"constant", "inverted-slo", "slo-based", "slo-class"})));
   t.push_back(values_from(row("admission_policy", {"--admission-policy"}, "admission",
                   "Admission: an admission plugin (blis plugins list) or a Lua script (guard.lua); default "
                   "from the data tables",

@@ -93,7 +93,7 @@ void Instance::on_queued(uint32_t slot) {
   st.output_tokens = r.pd == PdStage::Prefill ? 0 : r.spec.output_tokens;
   st.kv.shareable = r.spec.shareable_blocks;  // kv.hashes: when first scheduled
   st.set_progress(0, in);
-  waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id);
+  waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id, queue_rank(r));
   signals_.queued(r, kernel_.now());
   if (!step_pending_) {
     step_pending_ = true;
@@ -148,7 +148,7 @@ void Instance::enqueue_transferred(uint32_t slot, SimTime now) {
   r.instance = index_;
   r.state = RequestState::Queued;
   last_time_ = std::max(last_time_, now);
-  waiting_.push_back(slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+  waiting_.push_back(slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id, queue_rank(r));
   signals_.queued(r, now);
   if (!step_pending_) {
     step_pending_ = true;
@@ -196,7 +196,7 @@ void Instance::take_off(Request& r) {
     batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
     kv_.release(r.step.kv);
   } else {
-    waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id);
+    waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id, queue_rank(r));
     if (offload_) offload_->forget(r.spec.id);
     if (r.step.kv.count > 0) kv_.release(r.step.kv);  // P/D: KV transferred for its decode
   }
@@ -652,7 +652,7 @@ void Instance::leave_queue(const Request& q) {
   if (waiting_.front() == q.slot) {
     waiting_.pop_front();
   } else {
-    waiting_.erase(q.slot, q.spec.arrival_us, q.spec.input_tokens, q.spec.id);
+    waiting_.erase(q.slot, q.spec.arrival_us, q.spec.input_tokens, q.spec.id, queue_rank(q));
   }
   if (offload_) offload_->forget(q.spec.id);
 }
@@ -763,7 +763,7 @@ size_t Instance::preemption_victim() const {
   // class's (defaults: critical 0, standard and the default class 1, batch 5,
   // sheddable 6, background 7; higher is less urgent): the same order as the
   // negated SLO priority.
-  auto rank = [&](const Request& q) { return -cfg_.slo_priorities.priority(q.spec.slo_class); };
+  auto rank = [&](const Request& q) { return queue_rank(q); };
   for (size_t k = victim; k-- > 0;) {
     const Request& a = *slab_[batch_[k].slot].req;
     const Request& v = *slab_[batch_[victim].slot].req;
@@ -802,7 +802,7 @@ void Instance::preempt(Request& v) {
     s.run_begin = s.run_end = 0;
   }
   s.set_progress(0, v.spec.input_tokens + s.emitted);
-  waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id);
+  waiting_.push_front(v.slot, v.spec.arrival_us, v.spec.input_tokens, v.spec.id, queue_rank(v));
 }
 
 // The step's tokens, then completions in batch order (spec engine §3.5),

@@ -173,6 +173,10 @@ class Instance {
   Request& pop_running();
   // The position of the request to preempt (spec head §7.3) and its removal.
   size_t preemption_victim() const;
+  // A request's vLLM priority less a constant (HEAD's InvertForVLLM: the
+  // highest SLO priority minus its class's; lower is more urgent): the wait
+  // queue's rank under --priority-policy slo-class, the preemption victim's.
+  int64_t queue_rank(const Request& r) const { return -cfg_.slo_priorities.priority(r.spec.slo_class); }
   Request& take_running(size_t pos);
   void preempt(Request& r);
   void execute(SimTime now, int64_t dt);

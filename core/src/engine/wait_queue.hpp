@@ -17,6 +17,8 @@ enum class QueueOrder {
   ArrivalAsc,     // (arrival, id)
   ArrivalDesc,    // (-arrival, id)
   ShortestFirst,  // (input length, arrival, id)
+  RankAsc,        // (rank, arrival, id): HEAD's priority-fcfs, rank its vLLM priority
+  RankDesc,       // (-rank, arrival, id): HEAD's reverse-priority
 };
 
 // True if "request_<a>" sorts before "request_<b>" as strings.
@@ -32,13 +34,13 @@ class WaitQueue {
     uint32_t slot;
   };
 
-  void push_back(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id);
-  void push_front(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id);
+  void push_back(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank);
+  void push_front(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank);
   uint32_t front() const { return order_ == QueueOrder::Fcfs ? fifo_.front() : sorted_.begin()->slot; }
   void pop_front();
   // Removes a request from anywhere in the queue (a timeout); the key fields
-  // are those it was pushed with. Linear in the queue length for FCFS.
-  void erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id);
+  // are those it was pushed with (`rank` is read by the Rank orders only). Linear in the queue length for FCFS.
+  void erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank);
   std::size_t size() const { return order_ == QueueOrder::Fcfs ? fifo_.size() : sorted_.size(); }
   bool empty() const { return size() == 0; }
   template <class F>
@@ -58,7 +60,7 @@ class WaitQueue {
       return a.slot < b.slot;
     }
   };
-  Key key_of(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id) const;
+  Key key_of(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) const;
 
   QueueOrder order_;
   std::deque<uint32_t> fifo_;

@@ -62,14 +62,18 @@ void require(bool ok, const std::string& where, const std::string& what) {
   if (!ok) throw InputError(where, what);
 }
 
-// Priorities are ages (slo-based) or negated ages (inverted-slo), so their
-// order is an arrival order (spec engine §7).
+// The seed's priorities are ages (slo-based) or negated ages (inverted-slo),
+// so their order is an arrival order (spec engine §7); HEAD's (slo-class) are
+// the requests' vLLM priorities, fixed by their SLO class (sim/scheduler.go).
 QueueOrder queue_order(const std::string& scheduler, const std::string& priority) {
   const bool aging = priority == "slo-based";
   const bool inverted = priority == "inverted-slo";
+  const bool by_class = priority == "slo-class";
   if (scheduler == "sjf") return QueueOrder::ShortestFirst;
-  if (scheduler == "priority-fcfs") return inverted ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
-  if (scheduler == "reverse-priority") return aging ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  if (scheduler == "priority-fcfs")
+    return by_class ? QueueOrder::RankAsc : inverted ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
+  if (scheduler == "reverse-priority")
+    return by_class ? QueueOrder::RankDesc : aging ? QueueOrder::ArrivalDesc : QueueOrder::ArrivalAsc;
   return QueueOrder::Fcfs;
 }
 

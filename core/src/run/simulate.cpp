@@ -146,9 +146,12 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.keep_records = c.outputs.results_path.has_value() || (c.replay && c.replay->sim_results);
   cc.observers.trace_requests = c.outputs.trace_output.has_value();
   cc.head_report = c.outputs.output_form == "head";
-  // Priority inversions: the seed counts them when priorities vary, HEAD when
-  // the scheduler orders by priority (its fix of false positives, #292).
-  cc.keep_completions = cc.head_report ? *c.policies.scheduler == "priority-fcfs" : *c.policies.priority != "constant";
+  // Priority inversions: the seed counts them when its priorities (ages)
+  // vary, HEAD when the scheduler orders by priority (its fix of false
+  // positives, #292). HEAD's slo-class priorities are not ages: the seed's
+  // form counts none under them, as under constant.
+  const bool seed_ages = *c.policies.priority != "constant" && *c.policies.priority != "slo-class";
+  cc.keep_completions = cc.head_report ? *c.policies.scheduler == "priority-fcfs" : seed_ages;
   cc.admission_latency = c.policies.admission_latency;
   cc.routing_latency = c.policies.routing_latency;
   cc.snapshot_refresh_interval = c.policies.snapshot_refresh_interval;
