@@ -226,12 +226,10 @@ void draw_events(Rng& rng, Draw& d, std::ostringstream& a, int64_t instances, bo
 }
 
 // Events on the offload tiers and the encode pool, drawn from a stream of
-// their own (seeded from the draw so far), so that the other draws stay as
-// they were.
-void draw_tier_and_encoder_events(Draw& d, std::ostringstream& a) {
-  uint64_t seed = 1469598103934665603ULL;  // FNV-1a over the arguments
-  for (const char c : a.str()) seed = (seed ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  Rng rng{{seed}};
+// their own (forked from the main stream's state, which it leaves alone), so
+// that the other draws stay as they were.
+void draw_tier_and_encoder_events(const Rng& main, Draw& d, std::ostringstream& a) {
+  Rng rng{{main.s ^ 0x5deece66dULL}};
   const int64_t tiers = d.tiers > 0 ? d.tiers : d.cpu_tier ? 1 : 0;
   if (tiers > 0 && !rng.one_in(3)) {
     for (int64_t k = 1 + rng.below(3); k > 0; --k, ++d.tier_events) {
@@ -242,7 +240,7 @@ void draw_tier_and_encoder_events(Draw& d, std::ostringstream& a) {
       a << "'";
     }
   }
-  if (d.encoders > 0 && !rng.one_in(3)) {
+  if (d.encoders > 0) {  // (encode pools are rare: every one gets events)
     for (int64_t k = 1 + rng.below(3); k > 0; --k, ++d.encoder_events) {
       a << " --event 'at=" << rng.below(3000) << "ms action=";
       switch (rng.below(4)) {
@@ -339,7 +337,7 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     d.horizon = true;
     a << " --horizon " << 100 + rng.below(5000) << "ms";
   }
-  draw_tier_and_encoder_events(d, a);
+  draw_tier_and_encoder_events(rng, d, a);
   d.args = a.str();
   return d;
 }
@@ -370,7 +368,7 @@ Counts counts(const Json& m) {
 TEST_CASE("CLI invariants hold over random configurations of the binary", "[invariant][cli]") {
   const char* runs_env = std::getenv("BLIS_CLI_INVARIANT_RUNS");
   const char* seed_env = std::getenv("BLIS_CLI_INVARIANT_SEED");
-  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 36;
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 48;
   Rng rng{{seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 3ULL}};
   TempDir dir;
   const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
@@ -504,7 +502,7 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
             << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
             << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
             << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events << "\n";
-  if (runs >= 36) {
+  if (runs >= 48) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);
     CHECK(total_rejected > 0);
