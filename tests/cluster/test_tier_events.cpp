@@ -61,14 +61,16 @@ TEST_CASE("tier and pool= event texts parse, and bad ones are refused with the r
   CHECK(ev("at=1s action=restore pool=encode instance=1").pool == "encode");
 
   CHECK(error_of("at=1s action=tier factor=2").find("needs tier=cpu or K") != std::string::npos);
-  CHECK(error_of("at=1s action=tier tier=disk factor=2").find("tier=disk is not a tier") != std::string::npos);
+  CHECK(error_of("at=1s action=tier tier=disk factor=2").find("tier=disk is not a tier") !=
+        std::string::npos);
   CHECK(error_of("at=1s action=tier tier=0 factor=2").find("tier=0 is not a tier") != std::string::npos);
   CHECK(error_of("at=1s action=tier tier=1").find("needs factor=F") != std::string::npos);
   CHECK(error_of("at=1s action=tier tier=1 factor=0").find("factor=0 is not a slowdown in [0.001, 1000]") !=
         std::string::npos);
   CHECK(error_of("at=1s action=tier tier=1 factor=-2").find("is not a slowdown") != std::string::npos);
   CHECK(error_of("at=1s action=tier tier=1 factor=2 pool=a").find("give instance= too") != std::string::npos);
-  CHECK(error_of("at=1s action=rate factor=2 pool=a").find("unknown or unused key 'pool'") != std::string::npos);
+  CHECK(error_of("at=1s action=rate factor=2 pool=a").find("unknown or unused key 'pool'") !=
+        std::string::npos);
 }
 
 TEST_CASE("a tier or pool= event the cluster cannot take is refused before the run", "[cluster][events]") {
@@ -92,12 +94,14 @@ TEST_CASE("a tier or pool= event the cluster cannot take is refused before the r
     }
     return std::string();
   };
-  CHECK(refusal("at=1s action=tier tier=1 factor=2", false).find("has no KV offload tier") != std::string::npos);
+  CHECK(refusal("at=1s action=tier tier=1 factor=2", false).find("has no KV offload tier") !=
+        std::string::npos);
   CHECK(refusal("at=1s action=tier tier=2 factor=2 instance=1", true)
             .find("tier 2: instance 1 has 1 secondary tier(s) in --kv-offload-config (tier=1..1)") !=
         std::string::npos);
   // The CPU tier of --kv-offload-config reloads in no time (HEAD's model).
-  CHECK(refusal("at=1s action=tier tier=cpu factor=2", true).find("without a transfer time") != std::string::npos);
+  CHECK(refusal("at=1s action=tier tier=cpu factor=2", true).find("without a transfer time") !=
+        std::string::npos);
   CHECK(refusal("at=1s action=tier tier=1 factor=2", true).empty());
   CHECK(refusal("at=1s action=fail pool=gpu instance=0", true).find("no pool 'gpu'; pools are default") !=
         std::string::npos);

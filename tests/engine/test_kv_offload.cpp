@@ -47,7 +47,8 @@ TEST_CASE("the transfer station serves reads first and completes in time order",
   CHECK(done == std::vector<int64_t>{r1});
 }
 
-TEST_CASE("a slowed tier's transfers take the factor times as long from the slowdown on", "[offload][events]") {
+TEST_CASE("a slowed tier's transfers take the factor times as long from the slowdown on",
+          "[offload][events]") {
   OffloadTierParams p;
   p.n_read = 1;
   p.n_write = 1;
@@ -55,7 +56,7 @@ TEST_CASE("a slowed tier's transfers take the factor times as long from the slow
   p.read_bytes_per_us = 100;
   p.write_bytes_per_us = 50;
   TransferStation st({p, p});
-  const int64_t r1 = st.submit(0, TransferStation::kRead, 1000, 0);  // 10 + 10: done at 20
+  const int64_t r1 = st.submit(0, TransferStation::kRead, 1000, 0);   // 10 + 10: done at 20
   const int64_t w1 = st.submit(0, TransferStation::kWrite, 1000, 0);  // 10 + 20: done at 30
   const int64_t q1 = st.submit(0, TransferStation::kRead, 1000, 0);   // queued behind both
   st.set_slowdown(0, 3);  // those in service keep their times; the queued one starts slowed

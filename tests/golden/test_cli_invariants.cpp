@@ -234,8 +234,8 @@ void draw_tier_and_encoder_events(const Rng& main, Draw& d, std::ostringstream& 
   if (tiers > 0 && !rng.one_in(3)) {
     for (int64_t k = 1 + rng.below(3); k > 0; --k, ++d.tier_events) {
       const std::string tier = d.tiers > 0 ? std::to_string(1 + rng.below(tiers)) : "cpu";
-      a << " --event 'at=" << rng.below(3000) << "ms action=tier tier=" << tier << " factor="
-        << rng.pick(std::vector<std::string>{"0.5", "1", "3", "20", "400"});
+      a << " --event 'at=" << rng.below(3000) << "ms action=tier tier=" << tier
+        << " factor=" << rng.pick(std::vector<std::string>{"0.5", "1", "3", "20", "400"});
       if (rng.one_in(2)) a << " instance=0";
       a << "'";
     }
@@ -501,7 +501,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
             << ", left in flight " << total_queued << ", multi-instance runs " << multi_instance
             << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
             << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
-            << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events << "\n";
+            << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events
+            << "\n";
   if (runs >= 48) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);

@@ -76,7 +76,9 @@ std::map<std::string, int64_t> ttfts(const std::string& path) {
   return out;
 }
 
-std::string before_events(const std::string& out) { return out.substr(0, out.find("=== Scenario Events ===")); }
+std::string before_events(const std::string& out) {
+  return out.substr(0, out.find("=== Scenario Events ==="));
+}
 
 const std::string kMulti = std::string("run --model qwen/qwen3-14b --workload-spec ") + BLIS_TEST_SOURCE_DIR +
                            "/examples/epd-multimodal/workload.yaml --routing-policy round-robin "
@@ -111,9 +113,10 @@ TEST_CASE("a slowed secondary tier raises the TTFT of a request read back from i
   for (const char* id : {"request_0", "request_1", "request_2"}) CHECK(slow.at(id) == plain.at(id));
   CHECK(slow.at("request_3") - plain.at("request_3") == 3 * 143137);
   // A slowdown that ends before the read changes nothing either.
-  const auto [undone_out, undone] = run(" --event 'at=1s action=tier tier=1 factor=4' "
-                                        "--event 'at=2s action=tier tier=1 factor=1'",
-                                        "undone");
+  const auto [undone_out, undone] =
+      run(" --event 'at=1s action=tier tier=1 factor=4' "
+          "--event 'at=2s action=tier tier=1 factor=1'",
+          "undone");
   CHECK(undone == plain);
 }
 
@@ -126,8 +129,8 @@ TEST_CASE("a slowed CPU tier raises each reload by the factor", "[golden][offloa
                            "--kv-transfer-base-latency 1000";
   auto run = [&](const std::string& factor) {
     const std::string results = dir.str() + "/r" + factor + ".json";
-    const Result r = run_blis(base + " --event 'at=0 action=tier tier=cpu factor=" + factor + "' --results-path " +
-                              results);
+    const Result r = run_blis(base + " --event 'at=0 action=tier tier=cpu factor=" + factor +
+                              "' --results-path " + results);
     INFO(r.err);
     REQUIRE(r.status == 0);
     return ttfts(results);
@@ -149,8 +152,9 @@ TEST_CASE("tier events from TOML, Lua events and Lua code give the same run as -
           "[golden][offload][events]") {
   TempDir dir;
   const std::string spec = dir.write("w.yaml", kSpec), tiers = dir.write("o.yaml", kTiers);
-  const Result flags = run_blis("run --model qwen/qwen3-14b --workload-spec " + spec + " --kv-offload-config " +
-                                tiers + " --total-kv-blocks 40 --event 'at=4s action=tier tier=1 factor=4 instance=0'");
+  const Result flags =
+      run_blis("run --model qwen/qwen3-14b --workload-spec " + spec + " --kv-offload-config " + tiers +
+               " --total-kv-blocks 40 --event 'at=4s action=tier tier=1 factor=4 instance=0'");
   REQUIRE(flags.status == 0);
   const std::string toml = dir.write("t.toml", "model = \"qwen/qwen3-14b\"\nworkload_spec = \"" + spec +
                                                    "\"\n\n[kv-cache]\nkv_offload_config = \"" + tiers +
@@ -161,17 +165,19 @@ TEST_CASE("tier events from TOML, Lua events and Lua code give the same run as -
   INFO(t.err);
   CHECK(before_events(t.out) == before_events(flags.out));
   CHECK(t.out.find("4 s: at=4s action=tier factor=4 instance=0 tier=1\n") != std::string::npos);
-  const std::string settings = "model = 'qwen/qwen3-14b', workload_spec = '" + spec + "', kv_offload_config = '" +
-                               tiers + "', total_kv_blocks = 40";
-  const std::string lua = dir.write(
-      "t.lua", "return { " + settings + ",\n  events = { { at = '4s', action = 'tier', tier = 1, factor = 4, "
-                                        "instance = 0 } } }\n");
+  const std::string settings = "model = 'qwen/qwen3-14b', workload_spec = '" + spec +
+                               "', kv_offload_config = '" + tiers + "', total_kv_blocks = 40";
+  const std::string lua =
+      dir.write("t.lua", "return { " + settings +
+                             ",\n  events = { { at = '4s', action = 'tier', tier = 1, factor = 4, "
+                             "instance = 0 } } }\n");
   const Result l = run_blis("run " + lua + " --trust-scenario");
   INFO(l.err);
   CHECK(before_events(l.out) == before_events(flags.out));
   CHECK(l.out.find("Events Applied: 1\n") != std::string::npos);
-  const std::string code = dir.write(
-      "c.lua", "at(4, function() blis.tier { tier = 1, factor = 4, instance = 0 } end)\nreturn { " + settings + " }\n");
+  const std::string code =
+      dir.write("c.lua", "at(4, function() blis.tier { tier = 1, factor = 4, instance = 0 } end)\nreturn { " +
+                             settings + " }\n");
   const Result c = run_blis("run " + code + " --trust-scenario");
   INFO(c.err);
   CHECK(before_events(c.out) == before_events(flags.out));
@@ -192,9 +198,10 @@ TEST_CASE("a failed encoder's requests go to the other encoders, or are rejected
   // Both fail at 2 s, one comes back at 3 s: the requests arriving between
   // are rejected at routing, every other one completes. The pool's own
   // indices name the same instances as the cluster's (encoders are 3 and 4).
-  const std::string gap = "--event 'at=2s action=fail pool=encode instance=0' "
-                          "--event 'at=2s action=fail pool=encode instance=1 requests=fail' "
-                          "--event 'at=3s action=restore pool=encode instance=1' --format json";
+  const std::string gap =
+      "--event 'at=2s action=fail pool=encode instance=0' "
+      "--event 'at=2s action=fail pool=encode instance=1 requests=fail' "
+      "--event 'at=3s action=restore pool=encode instance=1' --format json";
   const Result both = run_blis(kMulti + gap);
   INFO(both.err);
   REQUIRE(both.status == 0);
@@ -204,40 +211,48 @@ TEST_CASE("a failed encoder's requests go to the other encoders, or are rejected
   CHECK(completed + rejected == 200);
   CHECK(doc["scenario_events"].num("failed") == 0);
   CHECK(doc["scenario_events"].num("rerouted") == 0);
-  const Result global = run_blis(kMulti + "--event 'at=2s action=fail instance=3' "
-                                          "--event 'at=2s action=fail instance=4 requests=fail' "
-                                          "--event 'at=3s action=restore instance=4' --format json");
+  const Result global = run_blis(kMulti +
+                                 "--event 'at=2s action=fail instance=3' "
+                                 "--event 'at=2s action=fail instance=4 requests=fail' "
+                                 "--event 'at=3s action=restore instance=4' --format json");
   const Json g = Json::parse(global.out);
   CHECK(g.num("rejected_requests") == rejected);
   CHECK(g["cluster"].num("completed_requests") == completed);
 }
 
-TEST_CASE("bad tier and encoder events are one error line naming the event, exit 2", "[golden][offload][events]") {
+TEST_CASE("bad tier and encoder events are one error line naming the event, exit 2",
+          "[golden][offload][events]") {
   TempDir dir;
   const std::string offload = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
-                              " --kv-offload-config " + dir.write("o.yaml", kTiers) + " --total-kv-blocks 400 ";
+                              " --kv-offload-config " + dir.write("o.yaml", kTiers) +
+                              " --total-kv-blocks 400 ";
   auto refused = [](const std::string& args, const std::string& message) {
     const Result r = check_refused(args, message);
     size_t lines = 0;
-    for (size_t at = r.err.find("blis: error: "); at != std::string::npos; at = r.err.find("blis: error: ", at + 1))
+    for (size_t at = r.err.find("blis: error: "); at != std::string::npos;
+         at = r.err.find("blis: error: ", at + 1))
       ++lines;
     CHECK(lines == 1);
   };
   refused(offload + "--event 'at=1s action=tier tier=3 factor=2'",
-          "blis: error: --event: event 'at=1s action=tier tier=3 factor=2': tier 3: no instance has it; instance 0 "
+          "blis: error: --event: event 'at=1s action=tier tier=3 factor=2': tier 3: no instance has it; "
+          "instance 0 "
           "has 1 secondary tier(s) in --kv-offload-config (tier=1..1)");
   refused(offload + "--event 'at=1s action=tier tier=nvme factor=2'", "tier=nvme is not a tier");
-  refused(offload + "--event 'at=1s action=tier tier=1 factor=0'", "factor=0 is not a slowdown in [0.001, 1000]");
+  refused(offload + "--event 'at=1s action=tier tier=1 factor=0'",
+          "factor=0 is not a slowdown in [0.001, 1000]");
   refused(offload + "--event 'at=1s action=tier tier=1 factor=-3'", "factor=-3 is not a slowdown");
   refused(offload + "--event 'at=1s action=tier tier=cpu factor=2'", "without a transfer time");
   refused("run --model qwen/qwen3-14b --num-instances 2 --event 'at=1s action=tier tier=cpu factor=2'",
           "has no KV offload tier");
   refused(kMulti + "--event 'at=1s action=fail pool=encode instance=2'",
-          "blis: error: --event: event 'at=1s action=fail pool=encode instance=2': pool 'encode' has 2 instance(s); "
+          "blis: error: --event: event 'at=1s action=fail pool=encode instance=2': pool 'encode' has 2 "
+          "instance(s); "
           "instance=2 is not one of them");
   refused(kMulti + "--event 'at=1s action=restore pool=encoders instance=0'",
           "no pool 'encoders'; pools are prefill, decode, encode");
-  const std::string toml = dir.write("bad.toml", "model = \"qwen/qwen3-14b\"\n[[events]]\nat = \"1s\"\n"
-                                                 "action = \"tier\"\ntier = \"cpu\"\nfactor = 0\n");
+  const std::string toml = dir.write("bad.toml",
+                                     "model = \"qwen/qwen3-14b\"\n[[events]]\nat = \"1s\"\n"
+                                     "action = \"tier\"\ntier = \"cpu\"\nfactor = 0\n");
   refused("run " + toml, "factor=0 is not a slowdown");
 }

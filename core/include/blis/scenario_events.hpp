@@ -33,7 +33,7 @@ enum class EventAction {
   Add,       // `count` instances of pool `pool` are added (after its provisioning and loading delays)
   Remove,    // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
   Adapter,   // LoRA: instance `instance` (-1: every one) loads adapter `adapter` (`load`), or drops it
-  Tier,      // KV offload tier `tier` of instance `instance` (-1: every one): transfers take `factor` times as long
+  Tier,      // offload tier `tier` of instance `instance` (-1: every one): transfers take `factor` x as long
 };
 
 // How a removed instance lets go of its requests (spec head §6.2 drain policies).

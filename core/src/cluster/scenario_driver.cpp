@@ -109,10 +109,11 @@ std::string tier_problem(const Instance& inst, int32_t tier) {
     if (chain == nullptr || chain->cpu_reloads_timed()) return "";
     return secondary == 0 ? "reloads from its CPU tier without a transfer time (--kv-offload-config, as HEAD "
                             "does): slowing it changes nothing, and it has no secondary tier"
-                          : fmt::format("reloads from its CPU tier without a transfer time (--kv-offload-config, "
-                                        "as HEAD does): slowing it changes nothing; name a secondary tier "
-                                        "(tier=1..{})",
-                                        secondary);
+                          : fmt::format(
+                                "reloads from its CPU tier without a transfer time (--kv-offload-config, "
+                                "as HEAD does): slowing it changes nothing; name a secondary tier "
+                                "(tier=1..{})",
+                                secondary);
   }
   if (tier <= secondary) return "";
   if (secondary == 0) return "has no secondary tier: its only offload tier is tier=cpu";
@@ -157,11 +158,13 @@ std::vector<std::string> ScenarioDriver::pool_names() const {
 }
 
 void ScenarioDriver::resolve_pool_instance(ScenarioEvent& e, const std::string& where) const {
-  if (e.pool.empty() || e.instance < 0 || e.action == EventAction::Add || e.action == EventAction::Remove) return;
+  if (e.pool.empty() || e.instance < 0 || e.action == EventAction::Add || e.action == EventAction::Remove)
+    return;
   const std::vector<std::string> names = pool_names();
   const auto it = std::find(names.begin(), names.end(), e.pool);
   if (it == names.end())
-    throw InputError(where, fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
+    throw InputError(
+        where, fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
   const auto p = static_cast<size_t>(it - names.begin());
   int32_t k = 0;
   for (size_t i = 0; i < core_.instances.size(); ++i) {
@@ -171,9 +174,10 @@ void ScenarioDriver::resolve_pool_instance(ScenarioEvent& e, const std::string& 
       return;
     }
   }
-  throw InputError(where, fmt::format("event '{}': pool '{}' has {} instance(s); instance={} is not one of them "
-                                      "(with pool=, instance= counts from 0 within the pool)",
-                                      e.text, e.pool, k, e.instance));
+  throw InputError(where,
+                   fmt::format("event '{}': pool '{}' has {} instance(s); instance={} is not one of them "
+                               "(with pool=, instance= counts from 0 within the pool)",
+                               e.text, e.pool, k, e.instance));
 }
 
 // The pool an add or remove event names (0 for other events).

@@ -155,22 +155,25 @@ void read_instance_action(EventReader& in, ScenarioEvent& e) {
     e.reroute = mode == "reroute";
   }
   e.pool = in.take("pool").value_or("");
-  e.instance = in.instance(in.need("instance", "N (an instance index; with pool=NAME, its index in the pool)"));
+  e.instance =
+      in.instance(in.need("instance", "N (an instance index; with pool=NAME, its index in the pool)"));
   if (e.action == EventAction::Slow) read_slowdown(in, e, "F (step times are multiplied by F)");
 }
 
 // tier: tier=cpu or tier=K (the K-th secondary tier), factor=F, on
 // instance=N (or pool=NAME instance=K) or, without it, every instance.
 void read_tier_action(EventReader& in, ScenarioEvent& e) {
-  const std::string t = in.need("tier", "cpu or K (the K-th of --kv-offload-config's secondary_tiers, from 1)");
+  const std::string t =
+      in.need("tier", "cpu or K (the K-th of --kv-offload-config's secondary_tiers, from 1)");
   if (t == "cpu") {
     e.tier = 0;
   } else {
     const auto x = number(t);
     if (!x || *x < 1 || *x != std::floor(*x) || *x > 1000)
-      throw in.bad(fmt::format("tier={} is not a tier: cpu, or K >= 1 for the K-th of --kv-offload-config's "
-                               "secondary_tiers",
-                               t));
+      throw in.bad(
+          fmt::format("tier={} is not a tier: cpu, or K >= 1 for the K-th of --kv-offload-config's "
+                      "secondary_tiers",
+                      t));
     e.tier = static_cast<int32_t>(*x);
   }
   read_slowdown(in, e, "F (the tier's transfer times are multiplied by F)");

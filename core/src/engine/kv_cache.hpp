@@ -272,7 +272,7 @@ class KVCache {
   std::vector<uint32_t> free_lists_;
 
   CpuTierConfig tier_;
-  double tier_slow_ = 1.0;  // the reloads' time factor (scenario `tier` events)
+  double tier_slow_ = 1.0;           // the reloads' time factor (scenario `tier` events)
   std::map<int32_t, CpuEntry> cpu_;  // by the GPU block the content came from
   int64_t clock_ = 0;
   int64_t pending_transfer_ = 0;

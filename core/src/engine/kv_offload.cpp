@@ -133,8 +133,9 @@ OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg)
 
 void OffloadChain::set_tier_slowdown(int32_t tier, double factor) {
   if (tier == 0) {
-    reload_us_ = factor == 1.0 ? cfg_.reload_us
-                               : static_cast<int64_t>(std::ceil(static_cast<double>(cfg_.reload_us) * factor));
+    reload_us_ = factor == 1.0
+                     ? cfg_.reload_us
+                     : static_cast<int64_t>(std::ceil(static_cast<double>(cfg_.reload_us) * factor));
     return;
   }
   if (station_ && tier <= secondary_tiers()) station_->set_slowdown(tier - 1, factor);
