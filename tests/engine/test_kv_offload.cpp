@@ -47,6 +47,44 @@ TEST_CASE("the transfer station serves reads first and completes in time order",
   CHECK(done == std::vector<int64_t>{r1});
 }
 
+TEST_CASE("a slowed tier's transfers take the factor times as long from the slowdown on",
+          "[offload][events]") {
+  OffloadTierParams p;
+  p.n_read = 1;
+  p.n_write = 1;
+  p.base_us = 10;
+  p.read_bytes_per_us = 100;
+  p.write_bytes_per_us = 50;
+  TransferStation st({p, p});
+  const int64_t r1 = st.submit(0, TransferStation::kRead, 1000, 0);   // 10 + 10: done at 20
+  const int64_t w1 = st.submit(0, TransferStation::kWrite, 1000, 0);  // 10 + 20: done at 30
+  const int64_t q1 = st.submit(0, TransferStation::kRead, 1000, 0);   // queued behind both
+  st.set_slowdown(0, 3);  // those in service keep their times; the queued one starts slowed
+  const int64_t other = st.submit(1, TransferStation::kRead, 1000, 0);  // tier 1 is not slowed: 20
+  std::vector<int64_t> done;
+  st.poll(20, done);
+  CHECK(done == std::vector<int64_t>{r1, other});
+  done.clear();
+  st.poll(30, done);
+  CHECK(done == std::vector<int64_t>{w1});
+  done.clear();
+  st.poll(79, done);  // q1 started at 20: 3 x 20 µs
+  CHECK(done.empty());
+  st.poll(80, done);
+  CHECK(done == std::vector<int64_t>{q1});
+  done.clear();
+  st.set_slowdown(0, 0.25);  // ceil(20 / 4)
+  const int64_t fast = st.submit(0, TransferStation::kRead, 1000, 100);
+  st.set_slowdown(0, 1);  // restored: 20
+  const int64_t back = st.submit(0, TransferStation::kRead, 1000, 100);
+  st.poll(104, done);
+  CHECK(done.empty());
+  st.poll(105, done);
+  CHECK(done == std::vector<int64_t>{fast});
+  st.poll(120, done);
+  CHECK(done == std::vector<int64_t>{fast, back});
+}
+
 TEST_CASE("KV blocks are conserved across the GPU, CPU and secondary tiers", "[offload][invariant]") {
   GoRand rng(7);
   for (int trial = 0; trial < 40; ++trial) {

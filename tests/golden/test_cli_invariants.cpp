@@ -7,7 +7,8 @@
 // sessions, SLO classes, adapters, multimodal prompts), the shipped Lua scorers and admission script, and
 // scenario events (failures with re-routing or losses, drains, restores,
 // stragglers, rate changes, instances added and removed, a change of
-// workload mix).
+// workload mix, offload tiers slowed and restored, encoders failed, drained
+// and restored).
 // Every run must:
 // - exit 0 with a JSON document on stdout in which every number is finite
 //   and none is negative;
@@ -60,6 +61,10 @@ struct Draw {
   bool lora = false;      // LoRA adapters named by the workload spec's clients
   bool offload = false;   // an N-tier KV offload (--kv-offload-config)
   bool encode = false;    // an encode pool in front of the P/D pools
+  int64_t encoders = 0;   // its instances
+  int64_t tiers = -1;     // secondary tiers of the N-tier offload (-1: none)
+  bool cpu_tier = false;  // the --kv-cpu-blocks tier (timed reloads)
+  int64_t tier_events = 0, encoder_events = 0;
   int64_t sent = 0;       // requests the workload sends (0: unknown)
 };
 
@@ -128,12 +133,14 @@ void draw_kv(Rng& rng, Draw& d, std::ostringstream& a, const std::string& dir, i
   }
   if (rng.one_in(3)) {
     a << " --kv-cpu-blocks " << 100 + rng.below(5000) << " --kv-offload-threshold 0." << 3 + rng.below(7);
+    d.cpu_tier = true;
   } else if (!d.pd && rng.one_in(4)) {  // N-tier offload: a CPU tier of 8-200 blocks, 0-2 disks behind it
     d.offload = true;
     std::ostringstream o;
     o << "kv_offload:\n  cpu_bytes_to_use: " << (8 + rng.below(192)) * 2621440 * (block / 16)
       << "\n  offload_prompt_only: " << (rng.one_in(2) ? "true" : "false") << "\n";
     const int64_t tiers = rng.below(3);
+    d.tiers = tiers;
     if (tiers > 0) o << "  secondary_tiers:\n";
     for (int64_t t = 0; t < tiers; ++t)
       o << "    - type: fs\n      root_dir: /mnt/t" << t
@@ -218,6 +225,35 @@ void draw_events(Rng& rng, Draw& d, std::ostringstream& a, int64_t instances, bo
   }
 }
 
+// Events on the offload tiers and the encode pool, drawn from a stream of
+// their own (forked from the main stream's state, which it leaves alone), so
+// that the other draws stay as they were.
+void draw_tier_and_encoder_events(const Rng& main, Draw& d, std::ostringstream& a) {
+  Rng rng{{main.s ^ 0x5deece66dULL}};
+  const int64_t tiers = d.tiers > 0 ? d.tiers : d.cpu_tier ? 1 : 0;
+  if (tiers > 0 && !rng.one_in(3)) {
+    for (int64_t k = 1 + rng.below(3); k > 0; --k, ++d.tier_events) {
+      const std::string tier = d.tiers > 0 ? std::to_string(1 + rng.below(tiers)) : "cpu";
+      a << " --event 'at=" << rng.below(3000) << "ms action=tier tier=" << tier
+        << " factor=" << rng.pick(std::vector<std::string>{"0.5", "1", "3", "20", "400"});
+      if (rng.one_in(2)) a << " instance=0";
+      a << "'";
+    }
+  }
+  if (d.encoders > 0) {  // (encode pools are rare: every one gets events)
+    for (int64_t k = 1 + rng.below(3); k > 0; --k, ++d.encoder_events) {
+      a << " --event 'at=" << rng.below(3000) << "ms action=";
+      switch (rng.below(4)) {
+        case 0: a << "restore"; break;
+        case 1: a << "drain"; break;
+        default: a << "fail requests=" << (rng.one_in(2) ? "reroute" : "fail"); break;
+      }
+      a << " pool=encode instance=" << rng.below(d.encoders) << "'";
+    }
+  }
+  if (d.tier_events + d.encoder_events > 0) d.events = true;
+}
+
 Draw draw(Rng& rng, const std::string& dir, int index) {
   Draw d;
   std::ostringstream a;
@@ -243,7 +279,8 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     instances = p + q;
     if (rng.one_in(2)) {  // an encode pool in front (EPD)
       d.encode = true;
-      a << " --encode-instances " << 1 + rng.below(2) << " --encode-decider "
+      d.encoders = 1 + rng.below(2);
+      a << " --encode-instances " << d.encoders << " --encode-decider "
         << rng.pick(std::vector<std::string>{"multimodal", "always"});
     }
   } else {
@@ -300,6 +337,7 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     d.horizon = true;
     a << " --horizon " << 100 + rng.below(5000) << "ms";
   }
+  draw_tier_and_encoder_events(rng, d, a);
   d.args = a.str();
   return d;
 }
@@ -330,13 +368,13 @@ Counts counts(const Json& m) {
 TEST_CASE("CLI invariants hold over random configurations of the binary", "[invariant][cli]") {
   const char* runs_env = std::getenv("BLIS_CLI_INVARIANT_RUNS");
   const char* seed_env = std::getenv("BLIS_CLI_INVARIANT_SEED");
-  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 36;
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 48;
   Rng rng{{seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 3ULL}};
   TempDir dir;
   const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
   int64_t total_dropped = 0, total_timed_out = 0, total_rejected = 0, total_preempted = 0, total_queued = 0;
   int64_t multi_instance = 0, specs = 0, total_failed = 0, with_events = 0, with_lora = 0, with_offload = 0,
-          with_encode = 0;
+          with_encode = 0, tier_events = 0, encoder_events = 0;
   for (int i = 0; i < runs; ++i) {
     const Draw d = draw(rng, dir.str(), i);
     const std::string results = dir.str() + "/results" + std::to_string(i) + ".json";
@@ -453,6 +491,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     with_lora += d.lora ? 1 : 0;
     with_offload += d.offload ? 1 : 0;
     with_encode += d.encode ? 1 : 0;
+    tier_events += d.tier_events;
+    encoder_events += d.encoder_events;
     total_failed += static_cast<int64_t>(failed);
   }
   // The draws do reach the interesting paths.
@@ -461,8 +501,9 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
             << ", left in flight " << total_queued << ", multi-instance runs " << multi_instance
             << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
             << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
-            << with_encode << "\n";
-  if (runs >= 36) {
+            << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events
+            << "\n";
+  if (runs >= 48) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);
     CHECK(total_rejected > 0);
@@ -473,5 +514,7 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     CHECK(total_failed > 0);
     CHECK(with_lora > 0);
     CHECK(with_offload > 0);
+    CHECK(tier_events > 0);
+    CHECK(encoder_events > 0);
   }
 }

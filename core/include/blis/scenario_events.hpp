@@ -8,6 +8,8 @@
 //   when=queue_depth>40 action=rate factor=0.5
 //   at=10m action=workload spec=evening-mix.yaml
 //   at=5s action=adapter instance=1 load=sql-r16
+//   at=20s action=tier tier=1 factor=4
+//   at=8s action=fail pool=encode instance=0
 #pragma once
 
 #include <blis/kernel.hpp>
@@ -31,6 +33,7 @@ enum class EventAction {
   Add,       // `count` instances of pool `pool` are added (after its provisioning and loading delays)
   Remove,    // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
   Adapter,   // LoRA: instance `instance` (-1: every one) loads adapter `adapter` (`load`), or drops it
+  Tier,      // offload tier `tier` of instance `instance` (-1: every one): transfers take `factor` x as long
 };
 
 // How a removed instance lets go of its requests (spec head §6.2 drain policies).
@@ -56,11 +59,15 @@ struct ScenarioEvent {
   double weight = 0;
   std::string policy;
   std::string spec;  // workload: the path of a workload spec (YAML)
-  std::string pool;   // add, remove: the pool's name ("" = the only pool)
+  // add, remove: the pool's name ("" = the only pool); fail, drain, restore,
+  // slow, tier: with instance=K, the K-th instance of that pool (resolved to
+  // the cluster's index by the scenario driver).
+  std::string pool;
   int32_t count = 1;  // add, remove: how many instances
   DrainMode drain = DrainMode::Wait;  // remove
   std::string adapter;                // adapter: its id
   bool load = true;                   // adapter: load it (else unload it)
+  int32_t tier = 0;                   // tier: 0 the CPU tier, k >= 1 the k-th secondary tier
   std::string text;  // as given, for the report
   std::string where;  // where it was given ("--event", "s.toml:7:1: events"), for messages
 };

@@ -27,7 +27,8 @@ ScenarioDriver::ScenarioDriver(const ClusterCore& core, Fleet& fleet, Routing& r
 
 void ScenarioDriver::setup() {
   for (size_t k = 0; k < events_.size(); ++k) {
-    const ScenarioEvent& e = events_[k];
+    ScenarioEvent& e = events_[k];
+    resolve_pool_instance(e, e.where);
     check_event(e, e.where);
     if (e.at >= 0)
       schedule(core_.kernel, e.at, EventKind::Scenario, 0, k);
@@ -57,6 +58,7 @@ void ScenarioDriver::check_event(const ScenarioEvent& e, const std::string& wher
                                         "--routing-scorers",
                                         e.text, e.scorer));
   if (e.action == EventAction::Adapter) check_adapter_event(e, where);
+  if (e.action == EventAction::Tier) check_tier_event(e, where);
   if (e.action == EventAction::Routing) {
     try {
       parse_routing_policy(e.policy);
@@ -95,13 +97,94 @@ std::string ScenarioDriver::adapter_by_event(const ScenarioEvent& e, SimTime now
   return note;
 }
 
+namespace {
+
+// Why instance `inst` cannot take a `tier` event on `tier` ("" if it can).
+std::string tier_problem(const Instance& inst, int32_t tier) {
+  const OffloadChain* chain = inst.offload();
+  if (chain == nullptr && !inst.has_cpu_tier())
+    return "has no KV offload tier; give --kv-offload-config (or --kv-cpu-blocks for a CPU tier)";
+  const int32_t secondary = chain != nullptr ? chain->secondary_tiers() : 0;
+  if (tier == 0) {
+    if (chain == nullptr || chain->cpu_reloads_timed()) return "";
+    return secondary == 0 ? "reloads from its CPU tier without a transfer time (--kv-offload-config, as HEAD "
+                            "does): slowing it changes nothing, and it has no secondary tier"
+                          : fmt::format(
+                                "reloads from its CPU tier without a transfer time (--kv-offload-config, "
+                                "as HEAD does): slowing it changes nothing; name a secondary tier "
+                                "(tier=1..{})",
+                                secondary);
+  }
+  if (tier <= secondary) return "";
+  if (secondary == 0) return "has no secondary tier: its only offload tier is tier=cpu";
+  return fmt::format("has {} secondary tier(s) in --kv-offload-config (tier=1..{})", secondary, secondary);
+}
+
+}  // namespace
+
+// A `tier` event names a tier its instance has (or, for every instance, a
+// tier some instance has).
+void ScenarioDriver::check_tier_event(const ScenarioEvent& e, const std::string& where) const {
+  std::string problem = "has no KV offload tier";
+  for (size_t i = 0; i < core_.instances.size(); ++i) {
+    if (e.instance >= 0 && static_cast<size_t>(e.instance) != i) continue;
+    const std::string p = tier_problem(*core_.instances[i], e.tier);
+    if (p.empty()) return;
+    if (i == 0 || e.instance >= 0) problem = p;
+  }
+  const std::string tier = e.tier == 0 ? "cpu" : std::to_string(e.tier);
+  throw InputError(where, fmt::format("event '{}': tier {}: {} {}", e.text, tier,
+                                      e.instance >= 0 ? fmt::format("instance {}", e.instance)
+                                                      : std::string("no instance has it; instance 0"),
+                                      problem));
+}
+
+// A `tier` event on its instance, or on every instance that has the tier.
+std::string ScenarioDriver::tier_by_event(const ScenarioEvent& e) {
+  int32_t n = 0;
+  for (size_t i = 0; i < core_.instances.size(); ++i) {
+    if (e.instance >= 0 && static_cast<size_t>(e.instance) != i) continue;
+    Instance& inst = *core_.instances[i];
+    if (!tier_problem(inst, e.tier).empty()) continue;
+    inst.set_tier_slowdown(e.tier, e.factor);
+    ++n;
+  }
+  return e.instance >= 0 ? "" : fmt::format("{} instance(s)", n);
+}
+
+std::vector<std::string> ScenarioDriver::pool_names() const {
+  const ClusterConfig& cfg = core_.cfg;
+  return cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name} : cfg.pool_names;
+}
+
+void ScenarioDriver::resolve_pool_instance(ScenarioEvent& e, const std::string& where) const {
+  if (e.pool.empty() || e.instance < 0 || e.action == EventAction::Add || e.action == EventAction::Remove)
+    return;
+  const std::vector<std::string> names = pool_names();
+  const auto it = std::find(names.begin(), names.end(), e.pool);
+  if (it == names.end())
+    throw InputError(
+        where, fmt::format("event '{}': no pool '{}'; pools are {}", e.text, e.pool, fmt::join(names, ", ")));
+  const auto p = static_cast<size_t>(it - names.begin());
+  int32_t k = 0;
+  for (size_t i = 0; i < core_.instances.size(); ++i) {
+    if (fleet_.pool_of(i) != p) continue;
+    if (k++ == e.instance) {
+      e.instance = static_cast<int32_t>(i);
+      return;
+    }
+  }
+  throw InputError(where,
+                   fmt::format("event '{}': pool '{}' has {} instance(s); instance={} is not one of them "
+                               "(with pool=, instance= counts from 0 within the pool)",
+                               e.text, e.pool, k, e.instance));
+}
+
 // The pool an add or remove event names (0 for other events).
 int32_t ScenarioDriver::pool_of_event(const ScenarioEvent& e, const std::string& where) const {
   if (e.action != EventAction::Add && e.action != EventAction::Remove) return 0;
   if (e.action == EventAction::Remove && e.instance >= 0) return 0;
-  const ClusterConfig& cfg = core_.cfg;
-  const std::vector<std::string> names = cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name}
-                                                                : cfg.pool_names;
+  const std::vector<std::string> names = pool_names();
   if (e.pool.empty()) {
     if (names.size() > 1)
       throw InputError(where, fmt::format("event '{}': the cluster has {} pools; name one with pool=NAME", e.text,
@@ -156,6 +239,7 @@ void ScenarioDriver::apply_text(const std::string& text, const std::string& wher
                                         "for them: set lifecycle (e.g. lifecycle = \"max=8\"), whose max bounds "
                                         "each pool",
                                         e.text));
+  resolve_pool_instance(e, where);
   check_event(e, where);
   if (core_.cfg.fleet.enabled()) event_pool_.push_back(pool_of_event(e, where));
   const SimTime at = e.at;
@@ -169,9 +253,7 @@ void ScenarioDriver::apply_text(const std::string& text, const std::string& wher
 
 void ScenarioDriver::snapshot(ClusterSnapshot& out) const {
   out.now = core_.kernel.now();
-  const ClusterConfig& cfg = core_.cfg;
-  const std::vector<std::string> names = cfg.pool_names.empty() ? std::vector<std::string>{cfg.pool_name}
-                                                                : cfg.pool_names;
+  const std::vector<std::string> names = pool_names();
   out.pools.assign(names.size(), ClusterSnapshot::Pool{});
   for (size_t p = 0; p < names.size(); ++p) out.pools[p].name = names[p];
   out.instances.clear();
@@ -318,6 +400,7 @@ void ScenarioDriver::apply_event(size_t index) {
     }
     case EventAction::Remove: note = remove_by_event(index); break;
     case EventAction::Adapter: note = adapter_by_event(e, now); break;
+    case EventAction::Tier: note = tier_by_event(e); break;
   }
   if (e.action == EventAction::Fail) fleet_.departed(i);
   series_.scenario_event();

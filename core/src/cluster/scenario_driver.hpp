@@ -62,6 +62,13 @@ class ScenarioDriver final : public ScenarioHost {
   std::string adapter_by_event(const ScenarioEvent& e, SimTime now);
   void check_event(const ScenarioEvent& e, const std::string& where) const;
   void check_adapter_event(const ScenarioEvent& e, const std::string& where) const;
+  // `tier` events: the check, and the action (the event log's note).
+  void check_tier_event(const ScenarioEvent& e, const std::string& where) const;
+  std::string tier_by_event(const ScenarioEvent& e);
+  // pool=NAME instance=K on an instance's action: K becomes the cluster's
+  // index of the pool's K-th instance.
+  void resolve_pool_instance(ScenarioEvent& e, const std::string& where) const;
+  std::vector<std::string> pool_names() const;
   // The pool an add or remove event names (0 for other events).
   int32_t pool_of_event(const ScenarioEvent& e, const std::string& where) const;
 

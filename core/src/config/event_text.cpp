@@ -31,7 +31,7 @@ const std::map<std::string, EventAction>& actions() {
       {"rate", EventAction::Rate},       {"weight", EventAction::Weight},
       {"routing", EventAction::Routing}, {"add", EventAction::Add},
       {"remove", EventAction::Remove},   {"workload", EventAction::Workload},
-      {"adapter", EventAction::Adapter}};
+      {"adapter", EventAction::Adapter}, {"tier", EventAction::Tier}};
   return m;
 }
 
@@ -138,21 +138,50 @@ void read_trigger(EventReader& in, ScenarioEvent& e, SimTime default_at) {
   }
 }
 
-// fail, drain, restore, slow: one instance, and what happens to it.
+// A slowdown factor, bounded so that a slowed time stays a time (a factor of
+// 1e20 once overflowed into a faster instance, 1e15 into a negative time).
+void read_slowdown(EventReader& in, ScenarioEvent& e, const char* what) {
+  e.factor = in.num("factor", in.need("factor", what));
+  if (!(e.factor >= 1e-3 && e.factor <= 1e3))
+    throw in.bad(fmt::format("factor={} is not a slowdown in [0.001, 1000]", e.factor));
+}
+
+// fail, drain, restore, slow: one instance (of the cluster, or of pool=NAME),
+// and what happens to it.
 void read_instance_action(EventReader& in, ScenarioEvent& e) {
   if (e.action == EventAction::Fail) {
     const std::string mode = in.take("requests").value_or("reroute");
     if (mode != "reroute" && mode != "fail") throw in.bad("requests= must be reroute or fail");
     e.reroute = mode == "reroute";
   }
-  e.instance = in.instance(in.need("instance", "N (an instance index)"));
-  if (e.action == EventAction::Slow) {
-    // Bounded so that a slowed step stays a time (a factor of 1e20 once
-    // overflowed into a faster instance, 1e15 into a negative time).
-    e.factor = in.num("factor", in.need("factor", "F (step times are multiplied by F)"));
-    if (!(e.factor >= 1e-3 && e.factor <= 1e3))
-      throw in.bad(fmt::format("factor={} is not a slowdown in [0.001, 1000]", e.factor));
+  e.pool = in.take("pool").value_or("");
+  e.instance =
+      in.instance(in.need("instance", "N (an instance index; with pool=NAME, its index in the pool)"));
+  if (e.action == EventAction::Slow) read_slowdown(in, e, "F (step times are multiplied by F)");
+}
+
+// tier: tier=cpu or tier=K (the K-th secondary tier), factor=F, on
+// instance=N (or pool=NAME instance=K) or, without it, every instance.
+void read_tier_action(EventReader& in, ScenarioEvent& e) {
+  const std::string t =
+      in.need("tier", "cpu or K (the K-th of --kv-offload-config's secondary_tiers, from 1)");
+  if (t == "cpu") {
+    e.tier = 0;
+  } else {
+    const auto x = number(t);
+    if (!x || *x < 1 || *x != std::floor(*x) || *x > 1000)
+      throw in.bad(
+          fmt::format("tier={} is not a tier: cpu, or K >= 1 for the K-th of --kv-offload-config's "
+                      "secondary_tiers",
+                      t));
+    e.tier = static_cast<int32_t>(*x);
   }
+  read_slowdown(in, e, "F (the tier's transfer times are multiplied by F)");
+  e.pool = in.take("pool").value_or("");
+  if (auto i = in.take("instance"))
+    e.instance = in.instance(*i);
+  else if (!e.pool.empty())
+    throw in.bad("pool= names the pool of instance=K: give instance= too (or neither, for every instance)");
 }
 
 // add, remove: instances of a pool, and for remove how they leave.
@@ -219,6 +248,7 @@ void read_action(EventReader& in, ScenarioEvent& e) {
     case EventAction::Add:
     case EventAction::Remove: read_fleet_action(in, e); break;
     case EventAction::Adapter: read_adapter_action(in, e); break;
+    case EventAction::Tier: read_tier_action(in, e); break;
   }
 }
 

@@ -65,6 +65,19 @@ class Instance {
   // Takes the wait queue's requests out (running ones stay), appending their slots to `out`.
   void evict_waiting(std::vector<uint32_t>& out);
   void set_slowdown(double factor) { slowdown_ = factor; }
+  // Scenario `tier` events (docs/kv-offload.md): its offload chain, if any
+  // (the CPU tier and secondary tiers of --kv-offload-config, or HEAD's
+  // mirror tier); whether it has the older --kv-cpu-blocks tier; from now on
+  // the transfers of tier 0 (the CPU tier) or k (the k-th secondary tier)
+  // take `factor` times as long.
+  const OffloadChain* offload() const { return offload_.get(); }
+  bool has_cpu_tier() const { return kv_.has_cpu_tier(); }
+  void set_tier_slowdown(int32_t tier, double factor) {
+    if (offload_)
+      offload_->set_tier_slowdown(tier, factor);
+    else if (tier == 0)
+      kv_.set_cpu_transfer_factor(factor);
+  }
   // The gateway's in-flight eviction (cluster/gateway.cpp): the request in
   // `slot`, if queued or running here, leaves with its KV freed, announced
   // only as departed (it counts as nothing of this instance). False when it

@@ -316,7 +316,9 @@ int32_t KVCache::reload_into_free(uint64_t hash, const std::vector<int32_t>& kee
 bool KVCache::reload() {
   if (!has_cpu_tier()) return false;
   int64_t reloaded = 0;
-  const int64_t transfer = tier_.block_transfer_us(block_size_);
+  int64_t transfer = tier_.block_transfer_us(block_size_);
+  if (tier_slow_ != 1.0)
+    transfer = static_cast<int64_t>(std::ceil(static_cast<double>(transfer) * tier_slow_));
   for (auto it = cpu_.begin(); it != cpu_.end();) {
     if (index_find(it->second.hash) >= 0) {  // already on the GPU
       ++it;

@@ -97,6 +97,9 @@ class KVCache {
   }
 
   void enable_cpu_tier(const CpuTierConfig& cfg) { tier_ = cfg; }
+  // Scenario `tier` events: reloads from now on take `factor` times as long
+  // (rounded up; 1 restores).
+  void set_cpu_transfer_factor(double factor) { tier_slow_ = factor; }
   bool has_cpu_tier() const { return tier_.blocks > 0; }
   void set_clock(int64_t now) { clock_ = now; }
   // Brings CPU content back into free GPU blocks after an allocation failed.
@@ -269,6 +272,7 @@ class KVCache {
   std::vector<uint32_t> free_lists_;
 
   CpuTierConfig tier_;
+  double tier_slow_ = 1.0;           // the reloads' time factor (scenario `tier` events)
   std::map<int32_t, CpuEntry> cpu_;  // by the GPU block the content came from
   int64_t clock_ = 0;
   int64_t pending_transfer_ = 0;

@@ -50,7 +50,9 @@ int64_t TransferStation::service_us(const Tier& t, Direction dir, int64_t bytes,
   }
   const double variable = static_cast<double>(bytes) / eff;
   const int64_t v = variable >= static_cast<double>(kMaxServiceUs) ? kMaxServiceUs : static_cast<int64_t>(variable);
-  return t.p.base_us + v;
+  if (t.slow == 1.0) return t.p.base_us + v;
+  const double slowed = std::ceil(static_cast<double>(t.p.base_us + v) * t.slow);
+  return slowed >= static_cast<double>(kMaxServiceUs) ? kMaxServiceUs : static_cast<int64_t>(slowed);
 }
 
 void TransferStation::start(Tier& t, int64_t job, bool read_server, int64_t at) {
@@ -123,9 +125,20 @@ void TransferStation::poll(int64_t now, std::vector<int64_t>& out) {
 
 // ---- the chain ----
 
-OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg) : gpu_(gpu), cfg_(cfg) {
+OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg)
+    : gpu_(gpu), cfg_(cfg), reload_us_(cfg.reload_us) {
   secondary_.resize(cfg.tiers.size());
   if (!cfg.tiers.empty()) station_ = std::make_unique<TransferStation>(cfg.tiers);
+}
+
+void OffloadChain::set_tier_slowdown(int32_t tier, double factor) {
+  if (tier == 0) {
+    reload_us_ = factor == 1.0
+                     ? cfg_.reload_us
+                     : static_cast<int64_t>(std::ceil(static_cast<double>(cfg_.reload_us) * factor));
+    return;
+  }
+  if (station_ && tier <= secondary_tiers()) station_->set_slowdown(tier - 1, factor);
 }
 
 OffloadChain::Lookup OffloadChain::lookup(uint64_t key) const {
@@ -328,7 +341,7 @@ bool OffloadChain::consult_and_reload(const uint64_t* hashes, int64_t from, int6
         if (reloads >= max_reloads || !reload_block(key)) return reloads > 0;
         touch(key);
         ++reloads;
-        if (cfg_.tiered) pending_ += cfg_.reload_us;
+        if (cfg_.tiered) pending_ += reload_us_;
         break;
       case Lookup::Pending: return reloads > 0;
       case Lookup::Miss: {

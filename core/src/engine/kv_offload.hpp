@@ -62,6 +62,9 @@ class TransferStation {
   int64_t submit(int tier, Direction dir, int64_t bytes, int64_t now);
   // Every transfer complete at `now`, in completion order, appended to out.
   void poll(int64_t now, std::vector<int64_t>& out);
+  // Scenario `tier` events: tier's transfers that start service from now on
+  // take `factor` times as long (rounded up; 1 restores).
+  void set_slowdown(int tier, double factor) { tiers_[static_cast<size_t>(tier)].slow = factor; }
 
  private:
   struct Job {
@@ -75,6 +78,7 @@ class TransferStation {
     std::vector<int64_t> read_q, write_q;  // job indices, FIFO from *_head
     size_t read_head = 0, write_head = 0;
     int64_t free_read = 0, free_write = 0, active_read = 0, active_write = 0;
+    double slow = 1.0;  // transfer time factor (scenario `tier` events)
   };
   static bool later(const Job& a, const Job& b);
   void advance(int64_t target);
@@ -134,6 +138,12 @@ class OffloadChain {
     pending_ = 0;
     return t;
   }
+  // Scenario `tier` events: tier 0 is the CPU tier (timed only as HEAD's
+  // mirror tier: reload_us each), k >= 1 the k-th secondary tier; from now on
+  // its transfers take `factor` times as long (rounded up; 1 restores).
+  int32_t secondary_tiers() const { return static_cast<int32_t>(secondary_.size()); }
+  bool cpu_reloads_timed() const { return cfg_.tiered; }
+  void set_tier_slowdown(int32_t tier, double factor);
   // Diagnostics for tests: CPU blocks held, of them evictable, pinned; held per secondary tier.
   int64_t cpu_used() const { return used_; }
   int64_t cpu_evictable() const { return evictable_; }
@@ -205,6 +215,7 @@ class OffloadChain {
   int64_t clock_ = 0;
   int64_t miss_ = 0, promotions_ = 0, promotions_failed_ = 0, own_kept_ = 0;
   int64_t stores_ = 0, evictions_ = 0, pending_ = 0;  // blocks stored new, evicted; reload µs to charge
+  int64_t reload_us_ = 0;  // tiered: a reload's µs, cfg_.reload_us times its `tier` event factor
 };
 
 }  // namespace blis
