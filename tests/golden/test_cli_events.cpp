@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -253,4 +254,41 @@ clients:
   check_refused("run --model qwen/qwen3-14b --concurrency 4 --num-requests 50 "
                 "--event 'at=1s action=workload spec=evening.yaml'",
                 "a workload change cannot follow closed-loop users", dir.str());
+}
+
+TEST_CASE("a rate event that speeds arrivals up lasts to the horizon", "[golden][events]") {
+  // The workload is drawn to its own horizon, in its own time: tripled from
+  // 5 s on, 20 s of it used to end at 10 s of the run, and the run's last
+  // 10 s had no arrival. Its horizon is stretched by the event's factor.
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", R"(version: "2"
+seed: 3
+aggregate_rate: 4
+num_requests: 100000
+clients:
+  - id: a
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+)");
+  const Result r = run_blis("run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " +
+                            spec + " --event 'at=5s action=rate factor=3' --trace-output " + dir.str() + "/t");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::istringstream csv(slurp(dir.str() + "/t.csv"));
+  std::string line;
+  std::getline(csv, line);
+  int64_t late = 0, last = 0;
+  while (std::getline(csv, line)) {
+    size_t at = 0;
+    for (int k = 0; k < 19; ++k) at = line.find(',', at) + 1;  // arrival_time_us, the 20th column
+    const int64_t t = std::stoll(line.substr(at));
+    last = std::max(last, t);
+    late += t >= 10'000'000 ? 1 : 0;
+  }
+  // About 12 per second for the last 10 s.
+  CHECK(late > 80);
+  CHECK(last > 19'000'000);
+  CHECK(last < 20'000'000);
 }

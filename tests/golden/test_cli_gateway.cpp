@@ -5,7 +5,12 @@
 #include "cli.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 using blis::test::TempDir;
 
@@ -541,4 +546,122 @@ TEST_CASE("a broken shedding policy stops the run with exit 2, naming the file",
   const Result unused = run_blis(plain);
   CHECK(unused.status == 0);
   CHECK(unused.err.find("has no effect without --queue-shedding") != std::string::npos);
+}
+
+namespace {
+
+// The arrival times of tenant `t`'s rows of a TraceV2 file, in row order.
+std::vector<int64_t> tenant_arrivals(const std::string& csv, const std::string& t) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::istringstream h(line); std::getline(h, line, ',');) header.push_back(line);
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t tenant = col("tenant_id"), arrival = col("arrival_time_us");
+  REQUIRE(arrival < header.size());
+  std::vector<int64_t> out;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    for (std::istringstream row(line); std::getline(row, line, ',');) f.push_back(line);
+    if (f.size() > arrival && f[tenant] == t) out.push_back(std::stoll(f[arrival]));
+  }
+  return out;
+}
+
+std::string slurp_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a rate event for one tenant changes its arrivals alone", "[golden][gateway][events]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", R"(version: "2"
+seed: 3
+aggregate_rate: 4
+num_requests: 100000
+clients:
+  - id: a
+    tenant_id: t1
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+  - id: b
+    tenant_id: t2
+    rate_fraction: 0.5
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+)");
+  const std::string run = "run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " + spec;
+  const Result plain = run_blis(run + " --trace-output " + dir.str() + "/a");
+  const Result three = run_blis(run + " --event 'at=5s action=rate tenant=t1 factor=3' --trace-output " + dir.str() +
+                                "/b");
+  INFO(three.err);
+  REQUIRE(plain.status == 0);
+  REQUIRE(three.status == 0);
+  const std::string a = slurp_file(dir.str() + "/a.csv"), b = slurp_file(dir.str() + "/b.csv");
+  // t2's requests arrive when they did; t1's are the same up to 5 s, then
+  // three times as many (about 2 per second for 15 s become about 6).
+  CHECK(tenant_arrivals(a, "t2") == tenant_arrivals(b, "t2"));
+  const auto before = [](const std::vector<int64_t>& v) {
+    return std::count_if(v.begin(), v.end(), [](int64_t t) { return t < 5000000; });
+  };
+  const std::vector<int64_t> t1a = tenant_arrivals(a, "t1"), t1b = tenant_arrivals(b, "t1");
+  CHECK(before(t1a) == before(t1b));
+  const auto after_a = static_cast<double>(static_cast<int64_t>(t1a.size()) - before(t1a));
+  const auto after_b = static_cast<double>(static_cast<int64_t>(t1b.size()) - before(t1b));
+  CHECK(after_a > 15);
+  CHECK(after_b > 2.4 * after_a);
+  CHECK(after_b < 3.6 * after_a);
+  CHECK(three.out.find("at=5s action=rate tenant=t1 factor=3 (arrival rate x3 of tenant t1's clients)") !=
+        std::string::npos);
+  // A tenant no client has is refused before the run.
+  const Result none = run_blis(run + " --event 'at=5s action=rate tenant=t9 factor=3'");
+  CHECK(none.status == 2);
+  CHECK(none.err.find("no client of the workload has tenant_id 't9'") != std::string::npos);
+}
+
+TEST_CASE("a gateway event changes the queue's limits mid-run", "[golden][gateway][events]") {
+  TempDir dir;
+  const std::string spec = dir.write("w.yaml", kSpec);
+  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
+                          "--dispatch-order priority --profile-set head";
+  const Result open = run_blis(run);
+  REQUIRE(open.status == 0);
+  CHECK(open.out.find("Gateway Queue Rejected") == std::string::npos);
+  // From 300 ms on, at most 10 queued: later arrivals find it full.
+  const Result cut = run_blis(run + " --event 'at=300ms action=gateway queue_depth=10'");
+  INFO(cut.err);
+  REQUIRE(cut.status == 0);
+  CHECK(cut.out.find("Gateway Queue Rejected: ") != std::string::npos);
+  const Result band = run_blis(run + " --event 'at=300ms action=gateway band_capacity=5'");
+  REQUIRE(band.status == 0);
+  CHECK(band.out.find("Gateway Queue Rejected: ") != std::string::npos);
+  // Unlimited again at once: nothing refused.
+  const Result back = run_blis(run + " --event 'at=300ms action=gateway queue_depth=10' "
+                                     "--event 'at=300ms action=gateway queue_depth=0'");
+  REQUIRE(back.status == 0);
+  CHECK(back.out.find("Gateway Queue Rejected") == std::string::npos);
+  // Refused before the run: without --flow-control, a negative or missing limit.
+  for (const auto& [flags, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"run --model qwen/qwen3-14b --event 'at=1s action=gateway queue_depth=5'",
+            "the gateway's limits change only with --flow-control"},
+           {run + " --event 'at=1s action=gateway queue_depth=-1'", "queue_depth=-1 is not a request count >= 0"},
+           {run + " --event 'at=1s action=gateway'", "needs band_capacity=N"}}) {
+    const Result r = run_blis(flags);
+    INFO(flags << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(r.out.empty());
+  }
 }

@@ -316,3 +316,15 @@ TEST_CASE("plan: a warning about the configuration is printed once, not once per
   REQUIRE(first != std::string::npos);
   CHECK(r.err.find(warning, first + 1) == std::string::npos);
 }
+
+TEST_CASE("plan: requests a tenant budget rejects are misses", "[cli][plan][gateway]") {
+  // examples/tenant-budgets: acme's sheddable requests over its quarter of
+  // the slots are rejected (tenant-budget-shed) however many instances run.
+  const Result r = run_blis("plan --model qwen/qwen3-14b --workload-spec " + std::string(BLIS_TEST_SOURCE_DIR) +
+                            "/examples/tenant-budgets/workload.yaml --max-num-seqs 8 --tenant-budgets acme=0.25 "
+                            "--slo 'ttft_p99<2s' --max-instances 2 --jobs 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("no: 243 rejected, saturated\n") != std::string::npos);
+  CHECK(r.out.find("minimum instances: none up to 2") != std::string::npos);
+}

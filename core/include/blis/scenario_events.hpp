@@ -26,7 +26,7 @@ enum class EventAction {
   Drain,     // it gets no new traffic and finishes what it holds
   Restore,   // a failed or drained instance takes traffic again
   Slow,      // its step times are multiplied by `factor` (1 restores the speed)
-  Rate,      // the arrival rate is multiplied by `factor` from now on
+  Rate,      // the arrival rate (of tenant `tenant`'s clients, when given) is multiplied by `factor` from now on
   Weight,    // the weight of routing scorer `scorer` becomes `weight`
   Routing,   // the routing policy becomes `policy` (the scorers stay)
   Workload,  // from now on, arrivals come from the workload spec `spec` (at= only)
@@ -34,6 +34,7 @@ enum class EventAction {
   Remove,    // `count` instances of pool `pool` (or instance `instance`) leave, drained as `drain` says
   Adapter,   // LoRA: instance `instance` (-1: every one) loads adapter `adapter` (`load`), or drops it
   Tier,      // offload tier `tier` of instance `instance` (-1: every one): transfers take `factor` x as long
+  Gateway,   // --flow-control: the band capacity and queue depth become `band_capacity`, `queue_depth`
 };
 
 // How a removed instance lets go of its requests (spec head §6.2 drain policies).
@@ -68,6 +69,9 @@ struct ScenarioEvent {
   std::string adapter;                // adapter: its id
   bool load = true;                   // adapter: load it (else unload it)
   int32_t tier = 0;                   // tier: 0 the CPU tier, k >= 1 the k-th secondary tier
+  std::string tenant;                 // rate: only this tenant's clients ("" = the whole workload)
+  int64_t band_capacity = -1;         // gateway: the new --per-band-capacity (0 = unlimited; -1 = kept)
+  int64_t queue_depth = -1;           // gateway: the new --max-gateway-queue-depth (0 = unlimited; -1 = kept)
   std::string text;  // as given, for the report
   std::string where;  // where it was given ("--event", "s.toml:7:1: events"), for messages
 };

@@ -82,6 +82,23 @@ double Arrivals::change_rate(double factor) {
   return rate_factor_;
 }
 
+bool Arrivals::has_tenant(const std::string& tenant) const {
+  if (source_->has_tenant(tenant)) return true;
+  return std::any_of(phases_.begin() + static_cast<std::ptrdiff_t>(next_phase_), phases_.end(),
+                     [&](const auto& p) { return p.second->has_tenant(tenant); });
+}
+
+// Anchored, as change_rate() is, at the arrival already scheduled (or now,
+// when it is past): its time in the source's own terms (before the phase's
+// start and the rate warp) is where the tenant's gaps change.
+std::string Arrivals::change_tenant_rate(const std::string& tenant, double factor) {
+  const double at = static_cast<double>(std::max(pending_arrival_, kernel_.now()));
+  const double global = warped_ ? warp_src_ + (at - warp_dst_) * rate_factor_ : at;
+  const double f = source_->change_tenant_rate(tenant, factor, global - static_cast<double>(phase_start_));
+  if (f <= 0) return fmt::format("no client of tenant {} in the current workload", tenant);
+  return fmt::format("arrival rate x{} of tenant {}'s clients", f, tenant);
+}
+
 // Arrival times after a rate change: the source's gaps divided by the
 // accumulated factor, from the anchor (warp_src_, warp_dst_).
 SimTime Arrivals::warp(SimTime source_time) {

@@ -47,6 +47,13 @@ class Arrivals final : public FollowUps {
   // A scenario `rate` event: arrivals after the one already scheduled come
   // `factor` times as often; the accumulated factor.
   double change_rate(double factor);
+  // A scenario `rate` event for one tenant: the arrivals of its clients
+  // after the one already scheduled come `factor` times as often (the
+  // current workload's; a later `workload` phase starts at its own rate).
+  // The event log's note.
+  std::string change_tenant_rate(const std::string& tenant, double factor);
+  // Whether a client of the workload (or of a later phase) has that tenant.
+  bool has_tenant(const std::string& tenant) const;
 
   int64_t count() const { return arrived_; }
   // The session a request of the current workload belongs to, as HEAD names it.

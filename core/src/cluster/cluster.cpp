@@ -54,7 +54,7 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
   }
   routing_.start();
   if (cfg.pd.enabled()) pd_.emplace(core_, pd_metrics_, routing_, fleet_, rerouting_);
-  if (cfg.gateway.enabled) gateway_.emplace(core_, routing_);
+  if (cfg.gateway.enabled) driver_.attach_gateway(&gateway_.emplace(core_, routing_));
   PdFlow* pd = pd_ ? &*pd_ : nullptr;
   rerouting_.set_pd(pd);
   fleet_.connect(routing_, rerouting_, pd);

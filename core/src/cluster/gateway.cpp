@@ -4,6 +4,8 @@
 
 #include <blis/errors.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -25,7 +27,15 @@ Gateway::Gateway(const ClusterCore& core, Routing& routing)
       order_(required(core.cfg.gateway.order, "dispatch order")),
       fairness_(required(core.cfg.gateway.fairness, "fairness policy")),
       shedding_(core.cfg.gateway.shedding ? &required(core.cfg.gateway.shedding_policy, "shedding policy") : nullptr),
-      across_(order_.across_bands()) {}
+      across_(order_.across_bands()),
+      band_capacity_(core.cfg.gateway.per_band_capacity),
+      max_depth_(core.cfg.gateway.max_depth) {}
+
+std::string Gateway::set_capacity(int64_t band_capacity, int64_t queue_depth) {
+  if (band_capacity >= 0) band_capacity_ = band_capacity;
+  if (queue_depth >= 0) max_depth_ = queue_depth;
+  return fmt::format("{} queued at the gateway", len_);
+}
 
 Gateway::Band* Gateway::find_band(int priority) {
   for (Band& b : bands_)
@@ -51,8 +61,8 @@ void Gateway::enqueue(uint32_t slot) {
     ++counts_.rejected;
     core_.pool.release(slot);
   };
-  if (cfg_.per_band_capacity > 0 && band.len >= cfg_.per_band_capacity) return refuse();
-  if (cfg_.max_depth > 0 && len_ >= cfg_.max_depth && !(cfg_.shedding && shed_for(r, priority, seq)))
+  if (band_capacity_ > 0 && band.len >= band_capacity_) return refuse();
+  if (max_depth_ > 0 && len_ >= max_depth_ && !(cfg_.shedding && shed_for(r, priority, seq)))
     return refuse();
   const SimTime now = core_.kernel.now();
   const double key = key_of(r, priority, now);

@@ -42,6 +42,11 @@ class Gateway {
   int32_t on_eviction(uint64_t payload);
   // When the run stops: the counts; what is still queued leaves the pool.
   GatewayCounts finish();
+  // A scenario `gateway` event: the per-band capacity and the queue depth
+  // become these from now on (-1 keeps one; 0 is unlimited). Requests
+  // already queued stay: a smaller limit refuses arrivals until the queue
+  // is below it. The event log's note.
+  std::string set_capacity(int64_t band_capacity, int64_t queue_depth);
   // Requests it dropped (shed or expired), by SLO class (HEAD's "Shed (class)").
   const std::map<int32_t, int64_t>& dropped_by_class() const { return dropped_by_class_; }
 
@@ -116,6 +121,8 @@ class Gateway {
   std::vector<blis_request_view> views_;
   GatewayCounts counts_;
   std::map<int32_t, int64_t> dropped_by_class_;
+  // --per-band-capacity and --max-gateway-queue-depth, as events leave them.
+  int64_t band_capacity_, max_depth_;
 };
 
 }  // namespace blis

@@ -2,6 +2,7 @@
 
 #include "cluster/arrivals.hpp"
 #include "cluster/fleet.hpp"
+#include "cluster/gateway.hpp"
 #include "cluster/rerouting.hpp"
 #include "cluster/routing.hpp"
 
@@ -59,6 +60,12 @@ void ScenarioDriver::check_event(const ScenarioEvent& e, const std::string& wher
                                         e.text, e.scorer));
   if (e.action == EventAction::Adapter) check_adapter_event(e, where);
   if (e.action == EventAction::Tier) check_tier_event(e, where);
+  if (e.action == EventAction::Gateway && gateway_ == nullptr)
+    throw InputError(where, fmt::format("event '{}': the gateway's limits change only with --flow-control", e.text));
+  if (e.action == EventAction::Rate && !e.tenant.empty() && !arrivals_.has_tenant(e.tenant))
+    throw InputError(where, fmt::format("event '{}': no client of the workload has tenant_id '{}' (a tenant's rate "
+                                        "changes with a workload spec whose clients name it)",
+                                        e.text, e.tenant));
   if (e.action == EventAction::Routing) {
     try {
       parse_routing_policy(e.policy);
@@ -386,7 +393,9 @@ void ScenarioDriver::apply_event(size_t index) {
     case EventAction::Restore: note = fleet_.restore(i); break;
     case EventAction::Slow: core_.instances[i]->set_slowdown(e.factor); break;
     case EventAction::Rate:
-      note = fmt::format("arrival rate x{} of the workload's", arrivals_.change_rate(e.factor));
+      note = e.tenant.empty()
+                 ? fmt::format("arrival rate x{} of the workload's", arrivals_.change_rate(e.factor))
+                 : arrivals_.change_tenant_rate(e.tenant, e.factor);
       break;
     // P/D: every router that has the scorer (the pools' and the cluster's).
     case EventAction::Weight: routing_.set_weight(e.scorer, e.weight); break;
@@ -401,6 +410,7 @@ void ScenarioDriver::apply_event(size_t index) {
     case EventAction::Remove: note = remove_by_event(index); break;
     case EventAction::Adapter: note = adapter_by_event(e, now); break;
     case EventAction::Tier: note = tier_by_event(e); break;
+    case EventAction::Gateway: note = gateway_->set_capacity(e.band_capacity, e.queue_depth); break;
   }
   if (e.action == EventAction::Fail) fleet_.departed(i);
   series_.scenario_event();

@@ -22,6 +22,7 @@ namespace blis {
 
 class Arrivals;
 class Fleet;
+class Gateway;
 class Rerouting;
 class Routing;
 
@@ -32,6 +33,8 @@ class ScenarioDriver final : public ScenarioHost {
   ScenarioDriver(const ClusterCore& core, Fleet& fleet, Routing& routing, Arrivals& arrivals, Rerouting& rerouting,
                  TimeSeries& series, const std::vector<InstanceMetrics>& metrics, const MetricsCollector& collector);
 
+  // With --flow-control, the gateway `gateway` events act on (before setup()).
+  void attach_gateway(Gateway* gateway) { gateway_ = gateway; }
   // Checks the events and schedules the timed ones; before the fleet's setup
   // (kernel events scheduled at equal times keep that order).
   void setup();
@@ -78,6 +81,7 @@ class ScenarioDriver final : public ScenarioHost {
   Arrivals& arrivals_;
   Rerouting& rerouting_;
   TimeSeries& series_;
+  Gateway* gateway_ = nullptr;
   const std::vector<InstanceMetrics>& metrics_;
   const MetricsCollector& collector_;
   // The events: the configuration's, then those scenario code applies; the

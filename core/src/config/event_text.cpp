@@ -31,7 +31,7 @@ const std::map<std::string, EventAction>& actions() {
       {"rate", EventAction::Rate},       {"weight", EventAction::Weight},
       {"routing", EventAction::Routing}, {"add", EventAction::Add},
       {"remove", EventAction::Remove},   {"workload", EventAction::Workload},
-      {"adapter", EventAction::Adapter}, {"tier", EventAction::Tier}};
+      {"adapter", EventAction::Adapter}, {"gateway", EventAction::Gateway}, {"tier", EventAction::Tier}};
   return m;
 }
 
@@ -223,6 +223,34 @@ void read_adapter_action(EventReader& in, ScenarioEvent& e) {
   if (auto i = in.take("instance")) e.instance = in.instance(*i);
 }
 
+// rate: factor=F, and tenant=T for one tenant's clients only.
+void read_rate_action(EventReader& in, ScenarioEvent& e) {
+  e.factor = in.num("factor", in.need("factor", "F (the arrival rate is multiplied by F)"));
+  if (!(e.factor >= 1e-6 && e.factor <= 1e6))
+    throw in.bad(fmt::format("factor={} is not a rate factor in [0.000001, 1000000]", e.factor));
+  if (auto t = in.take("tenant")) {
+    if (t->empty()) throw in.bad("tenant= needs a tenant id (a tenant_id of the workload spec's clients)");
+    e.tenant = *t;
+  }
+}
+
+// gateway: band_capacity=N and/or queue_depth=N (0 = unlimited).
+void read_gateway_action(EventReader& in, ScenarioEvent& e) {
+  auto size = [&](const char* key) -> int64_t {
+    auto v = in.take(key);
+    if (!v) return -1;
+    const auto x = number(*v);
+    if (!x || *x < 0 || *x != std::floor(*x) || *x > 1e12)
+      throw in.bad(fmt::format("{}={} is not a request count >= 0 (0 = unlimited)", key, *v));
+    return static_cast<int64_t>(*x);
+  };
+  e.band_capacity = size("band_capacity");
+  e.queue_depth = size("queue_depth");
+  if (e.band_capacity < 0 && e.queue_depth < 0)
+    throw in.bad_event("needs band_capacity=N (--per-band-capacity) or queue_depth=N (--max-gateway-queue-depth), "
+                       "or both; 0 = unlimited");
+}
+
 // The keys of the event's action.
 void read_action(EventReader& in, ScenarioEvent& e) {
   switch (e.action) {
@@ -230,11 +258,7 @@ void read_action(EventReader& in, ScenarioEvent& e) {
     case EventAction::Drain:
     case EventAction::Restore:
     case EventAction::Slow: read_instance_action(in, e); break;
-    case EventAction::Rate:
-      e.factor = in.num("factor", in.need("factor", "F (the arrival rate is multiplied by F)"));
-      if (!(e.factor >= 1e-6 && e.factor <= 1e6))
-        throw in.bad(fmt::format("factor={} is not a rate factor in [0.000001, 1000000]", e.factor));
-      break;
+    case EventAction::Rate: read_rate_action(in, e); break;
     case EventAction::Weight:
       e.scorer = in.need("scorer", "NAME (a scorer of --routing-scorers)");
       e.weight = in.num("weight", in.need("weight", "W"));
@@ -249,6 +273,7 @@ void read_action(EventReader& in, ScenarioEvent& e) {
     case EventAction::Remove: read_fleet_action(in, e); break;
     case EventAction::Adapter: read_adapter_action(in, e); break;
     case EventAction::Tier: read_tier_action(in, e); break;
+    case EventAction::Gateway: read_gateway_action(in, e); break;
   }
 }
 

@@ -27,7 +27,7 @@ namespace blis::lua {
 namespace {
 
 constexpr const char* kActions[] = {"fail",    "drain", "restore", "slow",     "rate",    "weight",
-                                    "routing", "add",   "remove",  "workload", "adapter", "tier"};
+                                    "routing", "add",   "remove",  "workload", "adapter", "tier",  "gateway"};
 
 // Runs `f` (which returns its number of results); a C++ exception becomes a
 // Lua error carrying its message. `f` holds only trivially destructible
@@ -138,7 +138,7 @@ void ScenarioApi::install(lua_State* L) {
   lua_pushlightuserdata(L, this);
   lua_pushcclosure(L, &ScenarioApi::lua_every, 1);
   lua_setfield(L, -2, "every");
-  lua_createtable(L, 0, 15);  // +1: blis
+  lua_createtable(L, 0, 16);  // +1: blis
   for (const char* action : kActions) {
     lua_pushlightuserdata(L, this);  // +1
     lua_pushstring(L, action);  // +1

@@ -1068,11 +1068,17 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   return out;
 }
 
-std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r) {
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r, const std::vector<ScenarioEvent>& events) {
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   if (r.replay) return workload::make_trace_v2_workload(r.replay, block_size, r.seed);
-  if (r.spec) return make_spec_workload(*r.spec, r.horizon, r.request_cap, block_size);
-  return make_trace_workload(*r.config.workload.trace, r.horizon, r.request_cap, block_size, r.seed);
+  double stretch = 1;
+  for (const ScenarioEvent& e : events)
+    if (e.action == EventAction::Rate) stretch *= std::max(1.0, e.factor);
+  int64_t horizon = r.horizon;
+  if (horizon != kNoHorizon && stretch > 1)
+    horizon = static_cast<int64_t>(std::min(std::ceil(static_cast<double>(horizon) * stretch), 4e18));
+  if (r.spec) return make_spec_workload(*r.spec, horizon, r.request_cap, block_size);
+  return make_trace_workload(*r.config.workload.trace, horizon, r.request_cap, block_size, r.seed);
 }
 
 }  // namespace blis

@@ -103,8 +103,11 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx);
 // plugins are needed.
 ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx);
 
-// The workload the resolved run simulates.
-std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run);
+// The workload the resolved run simulates. `events`: the run's scenario
+// events, whose `rate` events that speed arrivals up (factor > 1) stretch
+// the workload's own horizon by their factors, so that its arrivals last to
+// the run's horizon (the arrivals past it are cut there).
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run, const std::vector<ScenarioEvent>& events = {});
 
 // The workloads of the run's `workload` events (docs/cli.md "Scenario
 // events"), in time order: each spec read, checked and bounded by what is

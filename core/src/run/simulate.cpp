@@ -475,8 +475,8 @@ RunOutcome simulate_run(const RunConfig& given) {
   const RunConfig config = with_pd_pools(given);
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
-  auto workload = make_workload(r);
   ClusterConfig cc = cluster_config(r);
+  auto workload = make_workload(r, cc.events);
   const std::vector<WorkloadPhase> phases = make_workload_phases(r, cc.events, cc.deadlines);
   const std::vector<ResolvedPool> pools = resolve_pools(config, ctx);
   const std::vector<const ResolvedRun*> pool_runs = assemble_pools(config, r, pools, cc);

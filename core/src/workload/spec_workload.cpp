@@ -71,6 +71,7 @@ class SpecWorkload final : public WorkloadSource {
         if (max_requests > 0 && users_left <= 0) continue;
         add_closed_client(setup, users, users_left, made);
         sources_.push_back(std::move(info));
+        tenants_.push_back(client.tenant_id);
         continue;
       }
       double rate = fraction_sum == 0 ? 0 : (spec_.aggregate_rate * (client.rate_fraction / fraction_sum)) / 1e6;
@@ -81,9 +82,35 @@ class SpecWorkload final : public WorkloadSource {
       setup.cap = cap;
       add_open_client(std::move(setup), setups, made);
       sources_.push_back(std::move(info));
+      tenants_.push_back(client.tenant_id);
     }
     start_streams(made, setups);
     start_sessions(setups, sessions);
+    warps_.resize(streams_.size());
+  }
+
+  bool has_tenant(const std::string& tenant) const override {
+    return std::find(tenants_.begin(), tenants_.end(), tenant) != tenants_.end();
+  }
+
+  // Re-anchors each of the tenant's streams at `now`: its source time then
+  // (through its earlier warp) maps to now, later gaps are divided by the
+  // accumulated factor. The heap is keyed again by the new times.
+  double change_tenant_rate(const std::string& tenant, double factor, double now) override {
+    double acc = 0;
+    for (size_t k = 0; k < warps_.size(); ++k) {
+      if (tenants_[k] != tenant) continue;
+      Warp& w = warps_[k];
+      const double src = w.on ? w.src + (now - w.dst) * w.factor : now;
+      w = Warp{src, now, w.factor * factor, true};
+      acc = w.factor;
+    }
+    if (acc == 0) return 0;
+    any_warp_ = true;
+    std::vector<Entry> entries;
+    for (; !heap_.empty(); heap_.pop()) entries.push_back(heap_.top());
+    for (const Entry& e : entries) heap_.emplace(warped(e.second, streams_[e.second]->pending_arrival()), e.second);
+    return acc;
   }
 
   // The probe: every request generated, per stream the ids of the
@@ -152,6 +179,7 @@ class SpecWorkload final : public WorkloadSource {
           any_sessions_ && closed_session_[k] ? stream.pending_session() : nullptr;
       const bool later_round = session && stream.pending_round() > 0 && session->round0_kept;
       stream.take(out);
+      if (any_warp_) out.arrival_us = warped(k, out.arrival_us);
       out.source = static_cast<int32_t>(k);
       ++taken_;
       if (!later_round) {
@@ -164,7 +192,7 @@ class SpecWorkload final : public WorkloadSource {
       // Samplers of multimodal and reasoning blocks are built at a client's
       // first request, so their errors surface here.
       try {
-        if (stream.advance()) heap_.emplace(stream.pending_arrival(), k);
+        if (stream.advance()) heap_.emplace(any_warp_ ? warped(k, stream.pending_arrival()) : stream.pending_arrival(), k);
       } catch (const InputError& e) {
         workload::rethrow_located(spec_.source, e);
       }
@@ -300,9 +328,23 @@ class SpecWorkload final : public WorkloadSource {
     return false;
   }
 
+  // A stream's arrival times after its tenant's rate events: source time s
+  // arrives at dst + (s - src) / factor.
+  struct Warp {
+    double src = 0, dst = 0, factor = 1;
+    bool on = false;
+  };
+  int64_t warped(size_t k, int64_t s) const {
+    const Warp& w = warps_[k];
+    return w.on ? static_cast<int64_t>(std::llround(w.dst + (static_cast<double>(s) - w.src) / w.factor)) : s;
+  }
+
   using Entry = std::pair<int64_t, size_t>;  // (arrival, position in streams_)
   WorkloadSpec spec_;                         // the clients the streams read
   std::vector<SourceInfo> sources_;            // by stream
+  std::vector<std::string> tenants_;           // by stream, its client's tenant_id
+  std::vector<Warp> warps_;                    // by stream
+  bool any_warp_ = false;
   std::deque<ClientSpec> members_;            // cohort members' shared descriptions
   int64_t max_requests_;
   uint64_t emitted_ = 0;  // ids given
