@@ -7,7 +7,10 @@
 
 #include "gateway_harness.hpp"
 
+#include <blis/scenario_events.hpp>
+
 #include <algorithm>
+#include <string>
 
 using namespace blis;
 using namespace blis::test;
@@ -192,6 +195,12 @@ TEST_CASE("every arrival is accounted for under random gateway settings", "[clus
     cfg.gateway.usage_limit = draw(2) == 0 ? 1.0 : 0.5;
     cfg.gateway.ttl = static_cast<int64_t>(draw(3) * 20000);
     cfg.routing_latency = static_cast<int64_t>(draw(2) * 500);
+    // Mid-run changes of the queue's limits (scenario `gateway` events).
+    for (auto k = draw(4); k > 0; --k)
+      cfg.events.push_back(parse_scenario_event(
+          "at=" + std::to_string(draw(200000)) + " action=gateway band_capacity=" + std::to_string(draw(4)) +
+              (draw(2) == 0 ? "" : " queue_depth=" + std::to_string(draw(6))),
+          "test"));
     std::vector<WorkloadRequest> reqs = evenly_spaced(static_cast<int64_t>(1 + draw(3000)), 60, 64, 40);
     for (auto& r : reqs) {
       r.slo_class = classes[draw(6)];

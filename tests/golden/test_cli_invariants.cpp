@@ -65,6 +65,8 @@ struct Draw {
   int64_t tiers = -1;     // secondary tiers of the N-tier offload (-1: none)
   bool cpu_tier = false;  // the --kv-cpu-blocks tier (timed reloads)
   int64_t tier_events = 0, encoder_events = 0;
+  bool gateway = false;   // --flow-control
+  int64_t gateway_events = 0, tenant_events = 0;
   int64_t sent = 0;       // requests the workload sends (0: unknown)
 };
 
@@ -254,6 +256,34 @@ void draw_tier_and_encoder_events(const Rng& main, Draw& d, std::ostringstream& 
   if (d.tier_events + d.encoder_events > 0) d.events = true;
 }
 
+// Gateway flow control and its events, and per-tenant rate events, from a
+// stream of their own (as above), so that the other draws stay as they were.
+void draw_gateway(const Rng& main, Draw& d, std::ostringstream& a) {
+  Rng rng{{main.s ^ 0x9e3779b97f4a7c15ULL}};
+  if (d.spec.find("tenant_id: tenant-0") != std::string::npos && rng.one_in(2)) {
+    const int64_t tenants = d.spec.find("tenant_id: tenant-1") != std::string::npos ? 2 : 1;
+    for (int64_t k = 1 + rng.below(2); k > 0; --k, ++d.tenant_events)
+      a << " --event 'at=" << rng.below(3000) << "ms action=rate tenant=tenant-" << rng.below(tenants)
+        << " factor=" << rng.pick(std::vector<std::string>{"0.3", "2", "5"}) << "'";
+  }
+  if (rng.one_in(4)) {
+    d.gateway = true;
+    a << " --flow-control --saturation-detector "
+      << rng.pick(std::vector<std::string>{"concurrency", "utilization", "never"}) << " --max-concurrency "
+      << 1 + rng.below(8) << " --dispatch-order " << rng.pick(std::vector<std::string>{"fifo", "priority", "slo-deadline"})
+      << " --fairness-policy " << rng.pick(std::vector<std::string>{"global-strict", "round-robin"});
+    if (rng.one_in(2)) a << " --max-gateway-queue-depth " << rng.below(40);
+    if (rng.one_in(3)) a << " --per-band-capacity " << rng.below(20);
+    if (rng.one_in(3)) a << " --queue-shedding";
+    if (rng.one_in(3)) a << " --in-flight-eviction";
+    if (rng.one_in(3)) a << " --request-ttl " << 1 + rng.below(2000) << "ms";
+    for (int64_t k = rng.below(3); k > 0; --k, ++d.gateway_events)
+      a << " --event 'at=" << rng.below(3000) << "ms action=gateway queue_depth=" << rng.below(30)
+        << " band_capacity=" << rng.below(10) << "'";
+  }
+  if (d.gateway_events + d.tenant_events > 0) d.events = true;
+}
+
 Draw draw(Rng& rng, const std::string& dir, int index) {
   Draw d;
   std::ostringstream a;
@@ -338,6 +368,7 @@ Draw draw(Rng& rng, const std::string& dir, int index) {
     a << " --horizon " << 100 + rng.below(5000) << "ms";
   }
   draw_tier_and_encoder_events(rng, d, a);
+  draw_gateway(rng, d, a);
   d.args = a.str();
   return d;
 }
@@ -374,7 +405,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
   const std::string share = std::string(BLIS_TEST_STAGE) + "/share/blis";
   int64_t total_dropped = 0, total_timed_out = 0, total_rejected = 0, total_preempted = 0, total_queued = 0;
   int64_t multi_instance = 0, specs = 0, total_failed = 0, with_events = 0, with_lora = 0, with_offload = 0,
-          with_encode = 0, tier_events = 0, encoder_events = 0;
+          with_encode = 0, tier_events = 0, encoder_events = 0, with_gateway = 0, gateway_events = 0,
+          tenant_events = 0;
   for (int i = 0; i < runs; ++i) {
     const Draw d = draw(rng, dir.str(), i);
     const std::string results = dir.str() + "/results" + std::to_string(i) + ".json";
@@ -430,7 +462,11 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
       CHECK(c.queued == 0);
       CHECK(c.running == 0);
       CHECK(in_pipeline == 0);
-      if (d.sent > 0) CHECK(c.injected + rejected == static_cast<double>(d.sent));
+      // With --flow-control, the gateway's losses and what it still holds.
+      double gateway = 0;
+      if (doc.has("gateway"))
+        for (const char* k : {"still_queued", "shed", "rejected", "evicted", "expired"}) gateway += doc["gateway"].num(k);
+      if (d.sent > 0) CHECK(c.injected + rejected + gateway == static_cast<double>(d.sent));
     }
 
     // One causal record per routed request.
@@ -493,6 +529,9 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     with_encode += d.encode ? 1 : 0;
     tier_events += d.tier_events;
     encoder_events += d.encoder_events;
+    with_gateway += d.gateway ? 1 : 0;
+    gateway_events += d.gateway_events;
+    tenant_events += d.tenant_events;
     total_failed += static_cast<int64_t>(failed);
   }
   // The draws do reach the interesting paths.
@@ -502,7 +541,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
             << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
             << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
             << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events
-            << "\n";
+            << ", flow control " << with_gateway << ", gateway events " << gateway_events << ", tenant rate events "
+            << tenant_events << "\n";
   if (runs >= 48) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);
@@ -516,5 +556,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
     CHECK(with_offload > 0);
     CHECK(tier_events > 0);
     CHECK(encoder_events > 0);
+    CHECK(with_gateway > 0);
+    CHECK(gateway_events > 0);
+    CHECK(tenant_events > 0);
   }
 }
