@@ -272,8 +272,9 @@ clients:
     input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
     output_distribution: {type: exponential, params: {mean: 16}}
 )");
-  const Result r = run_blis("run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " +
-                            spec + " --event 'at=5s action=rate factor=3' --trace-output " + dir.str() + "/t");
+  const Result r =
+      run_blis("run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " + spec +
+               " --event 'at=5s action=rate factor=3' --trace-output " + dir.str() + "/t");
   INFO(r.err);
   REQUIRE(r.status == 0);
   std::istringstream csv(slurp(dir.str() + "/t.csv"));

@@ -41,11 +41,11 @@ clients:
 
 TEST_CASE("gateway flags are in --help", "[golden][gateway]") {
   const Result r = run_blis("run --help");
-  for (const char* flag : {"--flow-control", "--dispatch-order", "--slo-targets", "--dispatch-tick-interval",
-                           "--max-gateway-queue-depth", "--per-band-capacity", "--fairness-policy",
-                           "--usage-limit-threshold", "--queue-shedding", "--shedding-policy", "--in-flight-eviction",
-                           "--request-ttl", "--saturation-detector",
-                           "--max-concurrency", "--queue-depth-threshold", "--kv-cache-util-threshold"})
+  for (const char* flag :
+       {"--flow-control", "--dispatch-order", "--slo-targets", "--dispatch-tick-interval",
+        "--max-gateway-queue-depth", "--per-band-capacity", "--fairness-policy", "--usage-limit-threshold",
+        "--queue-shedding", "--shedding-policy", "--in-flight-eviction", "--request-ttl",
+        "--saturation-detector", "--max-concurrency", "--queue-depth-threshold", "--kv-cache-util-threshold"})
     CHECK(r.out.find(flag) != std::string::npos);
 }
 
@@ -409,11 +409,13 @@ TEST_CASE("the fairness policies are plugins: a Lua script and a library favour 
   // Held by 4 requests in flight per instance, the band grows and its
   // requests expire after 2 s: the tenant picked more often completes more
   // (round-robin: t1 98, t2 95; weighted 52, 136; the fixture 8, 167).
-  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                           " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
-                           "--dispatch-order priority --request-ttl 2s --profile-set head --fairness-policy ";
+  const std::string base =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
+      "--dispatch-order priority --request-ttl 2s --profile-set head --fairness-policy ";
   const Result rr = run_blis(base + "round-robin");
-  const Result weighted = run_blis(base + "weighted_tenants.lua --plugin-config weighted_tenants.lua.weight.t2=3");
+  const Result weighted =
+      run_blis(base + "weighted_tenants.lua --plugin-config weighted_tenants.lua.weight.t2=3");
   const Result even = run_blis(base + "weighted_tenants.lua");
   const Result last = run_blis(base + fixture("fairness-last"));
   INFO(rr.err << weighted.err << last.err);
@@ -429,18 +431,22 @@ TEST_CASE("the fairness policies are plugins: a Lua script and a library favour 
   // The fixture always serves the last tenant (t2): t1 gets only what t2 leaves.
   CHECK(tenant_completed(last.out, "t2") > tenant_completed(weighted.out, "t2"));
   CHECK(tenant_completed(last.out, "t1") < tenant_completed(weighted.out, "t1"));
-  for (const std::string& p : {fixture("fairness-last"), std::string("scripts/fairness/weighted_tenants.lua")})
+  for (const std::string& p :
+       {fixture("fairness-last"), std::string("scripts/fairness/weighted_tenants.lua")})
     CHECK(run_blis("plugins inspect " + p, BLIS_TEST_SOURCE_DIR).status == 0);
 }
 
-TEST_CASE("a broken fairness policy stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+TEST_CASE("a broken fairness policy stops the run with exit 2, naming the file",
+          "[golden][gateway][plugin]") {
   TempDir dir;
   const std::string spec = dir.write("w.yaml", kTwoTenants);
-  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                           " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
-                           "--dispatch-order priority --fairness-policy ";
-  const std::string field = dir.write("field.lua", "kind = 'fairness-policy'\nfunction pick_flow(flows)\n"
-                                                   "  return flows[1].no_such_field + 1\nend\n");
+  const std::string base =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
+      "--dispatch-order priority --fairness-policy ";
+  const std::string field = dir.write("field.lua",
+                                      "kind = 'fairness-policy'\nfunction pick_flow(flows)\n"
+                                      "  return flows[1].no_such_field + 1\nend\n");
   const std::string text = dir.write("text.lua", "function pick_flow(flows)\n  return 'first'\nend\n");
   const std::string range = dir.write("range.lua", "function pick_flow(flows)\n  return #flows + 1\nend\n");
   struct Case {
@@ -449,10 +455,10 @@ TEST_CASE("a broken fairness policy stops the run with exit 2, naming the file",
   };
   for (const Case& c :
        {Case{field, field + ":3: attempt to perform arithmetic on field 'no_such_field' (a nil value)"},
-        Case{text, text + ": pick_flow(flows, 3, "},
-        Case{range, range + ": pick_flow(flows, 3, "},
-        Case{fixture("fairness-range"), fixture("fairness-range") + ": plugin 'fixture-fairness-range': pick() "
-                                                                     "returned 2 over 2 flows of band 3"},
+        Case{text, text + ": pick_flow(flows, 3, "}, Case{range, range + ": pick_flow(flows, 3, "},
+        Case{fixture("fairness-range"), fixture("fairness-range") +
+                                            ": plugin 'fixture-fairness-range': pick() "
+                                            "returned 2 over 2 flows of band 3"},
         Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": contains no fairness-policy plugin"}}) {
     const Result r = run_blis(base + c.policy);
     INFO(c.policy << "\n" << r.err);
@@ -461,7 +467,8 @@ TEST_CASE("a broken fairness policy stops the run with exit 2, naming the file",
     CHECK(r.err.find("blis: error: " + c.message) != std::string::npos);
   }
   // The messages say what was returned.
-  CHECK(run_blis(base + text).err.find("must return a flow index in 1 .. 2, got a string") != std::string::npos);
+  CHECK(run_blis(base + text).err.find("must return a flow index in 1 .. 2, got a string") !=
+        std::string::npos);
   CHECK(run_blis(base + range).err.find("must return a flow index in 1 .. 2, got 3") != std::string::npos);
 }
 
@@ -484,9 +491,10 @@ TEST_CASE("the shedding victim is a plugin: a Lua script and a library choose ot
   TempDir dir;
   const std::string mixed = dir.write("mixed.yaml", kSpec);
   const std::string two = dir.write("two.yaml", kTwoTenants);
-  const std::string flags = " --num-instances 2 --flow-control --saturation-detector concurrency "
-                            "--max-concurrency 4 --dispatch-order priority --max-gateway-queue-depth 20 "
-                            "--queue-shedding --profile-set head";
+  const std::string flags =
+      " --num-instances 2 --flow-control --saturation-detector concurrency "
+      "--max-concurrency 4 --dispatch-order priority --max-gateway-queue-depth 20 "
+      "--queue-shedding --profile-set head";
   const std::string on_mixed = "run --model qwen/qwen3-14b --workload-spec " + mixed + flags;
   // The default is HEAD's choice: only sheddable requests are shed.
   const Result head = run_blis(on_mixed);
@@ -510,19 +518,23 @@ TEST_CASE("the shedding victim is a plugin: a Lua script and a library choose ot
   REQUIRE(share.status == 0);
   CHECK(count_after(refused.out, "Gateway Queue Shed: ") == 0);
   CHECK(count_after(share.out, "Gateway Queue Shed: ") > 0);
-  CHECK(count_after(share.out, "Gateway Queue Rejected: ") < count_after(refused.out, "Gateway Queue Rejected: "));
+  CHECK(count_after(share.out, "Gateway Queue Rejected: ") <
+        count_after(refused.out, "Gateway Queue Rejected: "));
   for (const std::string& p : {fixture("shed-oldest"), std::string("scripts/shedding/tenant_over_share.lua")})
     CHECK(run_blis("plugins inspect " + p, BLIS_TEST_SOURCE_DIR).status == 0);
 }
 
-TEST_CASE("a broken shedding policy stops the run with exit 2, naming the file", "[golden][gateway][plugin]") {
+TEST_CASE("a broken shedding policy stops the run with exit 2, naming the file",
+          "[golden][gateway][plugin]") {
   TempDir dir;
   const std::string spec = dir.write("w.yaml", kTwoTenants);
-  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                           " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
-                           "--max-gateway-queue-depth 3 --queue-shedding --shedding-policy ";
-  const std::string field = dir.write("field.lua", "kind = 'shedding-policy'\nfunction shed_victim(queued)\n"
-                                                   "  return queued[1].no_such_field + 1\nend\n");
+  const std::string base =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 1 --flow-control --saturation-detector concurrency --max-concurrency 2 "
+      "--max-gateway-queue-depth 3 --queue-shedding --shedding-policy ";
+  const std::string field = dir.write("field.lua",
+                                      "kind = 'shedding-policy'\nfunction shed_victim(queued)\n"
+                                      "  return queued[1].no_such_field + 1\nend\n");
   const std::string text = dir.write("text.lua", "function shed_victim(queued)\n  return 'first'\nend\n");
   struct Case {
     std::string policy;
@@ -531,8 +543,9 @@ TEST_CASE("a broken shedding policy stops the run with exit 2, naming the file",
   for (const Case& c :
        {Case{field, field + ":3: attempt to perform arithmetic on field 'no_such_field' (a nil value)"},
         Case{text, text + ": shed_victim(queued, arriving, "},
-        Case{fixture("shedding-range"), fixture("shedding-range") + ": plugin 'fixture-shedding-range': victim() "
-                                                                     "returned 3 over 3 queued requests"},
+        Case{fixture("shedding-range"), fixture("shedding-range") +
+                                            ": plugin 'fixture-shedding-range': victim() "
+                                            "returned 3 over 3 queued requests"},
         Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": contains no shedding-policy plugin"}}) {
     const Result r = run_blis(base + c.policy);
     INFO(c.policy << "\n" << r.err);
@@ -600,10 +613,11 @@ clients:
     input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
     output_distribution: {type: exponential, params: {mean: 16}}
 )");
-  const std::string run = "run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " + spec;
+  const std::string run =
+      "run --model qwen/qwen3-14b --num-instances 2 --horizon 20000000 --workload-spec " + spec;
   const Result plain = run_blis(run + " --trace-output " + dir.str() + "/a");
-  const Result three = run_blis(run + " --event 'at=5s action=rate tenant=t1 factor=3' --trace-output " + dir.str() +
-                                "/b");
+  const Result three =
+      run_blis(run + " --event 'at=5s action=rate tenant=t1 factor=3' --trace-output " + dir.str() + "/b");
   INFO(three.err);
   REQUIRE(plain.status == 0);
   REQUIRE(three.status == 0);
@@ -632,9 +646,10 @@ clients:
 TEST_CASE("a gateway event changes the queue's limits mid-run", "[golden][gateway][events]") {
   TempDir dir;
   const std::string spec = dir.write("w.yaml", kSpec);
-  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                          " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
-                          "--dispatch-order priority --profile-set head";
+  const std::string run =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 2 --flow-control --saturation-detector concurrency --max-concurrency 4 "
+      "--dispatch-order priority --profile-set head";
   const Result open = run_blis(run);
   REQUIRE(open.status == 0);
   CHECK(open.out.find("Gateway Queue Rejected") == std::string::npos);
@@ -647,16 +662,17 @@ TEST_CASE("a gateway event changes the queue's limits mid-run", "[golden][gatewa
   REQUIRE(band.status == 0);
   CHECK(band.out.find("Gateway Queue Rejected: ") != std::string::npos);
   // Unlimited again at once: nothing refused.
-  const Result back = run_blis(run + " --event 'at=300ms action=gateway queue_depth=10' "
-                                     "--event 'at=300ms action=gateway queue_depth=0'");
+  const Result back = run_blis(run +
+                               " --event 'at=300ms action=gateway queue_depth=10' "
+                               "--event 'at=300ms action=gateway queue_depth=0'");
   REQUIRE(back.status == 0);
   CHECK(back.out.find("Gateway Queue Rejected") == std::string::npos);
   // Refused before the run: without --flow-control, a negative or missing limit.
-  for (const auto& [flags, message] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
            {"run --model qwen/qwen3-14b --event 'at=1s action=gateway queue_depth=5'",
             "the gateway's limits change only with --flow-control"},
-           {run + " --event 'at=1s action=gateway queue_depth=-1'", "queue_depth=-1 is not a request count >= 0"},
+           {run + " --event 'at=1s action=gateway queue_depth=-1'",
+            "queue_depth=-1 is not a request count >= 0"},
            {run + " --event 'at=1s action=gateway'", "needs band_capacity=N"}}) {
     const Result r = run_blis(flags);
     INFO(flags << "\n" << r.err);

@@ -191,8 +191,9 @@ TEST_CASE("CLI: under --profile-set head P/D pools that disaggregate nothing pri
   CHECK(seed_form.out.find("Disaggregated Requests: 0") != std::string::npos);
 }
 
-TEST_CASE("CLI: under --profile-set head, priority-fcfs and reverse-priority order the wait queue by SLO class",
-          "[cli][head]") {
+TEST_CASE(
+    "CLI: under --profile-set head, priority-fcfs and reverse-priority order the wait queue by SLO class",
+    "[cli][head]") {
   // HEAD gives each request its class's vLLM priority (critical 0, batch 5)
   // and sorts the wait queue by it, then by arrival (sim/scheduler.go); the
   // seed's priorities are ages, an arrival order. Figures: HEAD (f90a1e3a)
@@ -216,8 +217,8 @@ clients:
     input_distribution: {type: gaussian, params: {mean: 400, std_dev: 100, min: 8, max: 1600}}
     output_distribution: {type: exponential, params: {mean: 64}}
 )");
-  const std::string run =
-      "run --model qwen/qwen3-14b --max-num-seqs 4 --profile-set head --workload-spec " + spec + " --scheduler ";
+  const std::string run = "run --model qwen/qwen3-14b --max-num-seqs 4 --profile-set head --workload-spec " +
+                          spec + " --scheduler ";
   const Result first = run_blis(run + "priority-fcfs");
   INFO(first.err);
   REQUIRE(first.status == 0);

@@ -308,9 +308,10 @@ TEST_CASE("CLI: HEAD's metrics file names session rounds and sessions as HEAD do
   CHECK(slurp(path).find("session_") == std::string::npos);
 }
 
-TEST_CASE("CLI: under HEAD's output the per-class ITL mean sums session rounds in HEAD's order, with or without a "
-          "metrics file",
-          "[cli][workload][head]") {
+TEST_CASE(
+    "CLI: under HEAD's output the per-class ITL mean sums session rounds in HEAD's order, with or without a "
+    "metrics file",
+    "[cli][workload][head]") {
   // HEAD sums the per-request ITLs of a class in the order of the requests'
   // names, a follow-up round by its session's name. blis knew those names
   // only when it wrote the metrics file, so stdout's sum took another order
@@ -349,8 +350,9 @@ clients:
         max_rounds: 4
         think_time_us: 500000
 )");
-  const std::string run = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                          " --num-instances 4 --seed 99 --slo-ttft critical=100ms,standard=1.5s --profile-set head";
+  const std::string run =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 4 --seed 99 --slo-ttft critical=100ms,standard=1.5s --profile-set head";
   const Result plain = run_blis(run);
   REQUIRE(plain.status == 0);
   CHECK(plain.out.find("\"itl_mean_ms\": 12.117674740405764,") != std::string::npos);

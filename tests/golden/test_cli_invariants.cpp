@@ -65,7 +65,7 @@ struct Draw {
   int64_t tiers = -1;     // secondary tiers of the N-tier offload (-1: none)
   bool cpu_tier = false;  // the --kv-cpu-blocks tier (timed reloads)
   int64_t tier_events = 0, encoder_events = 0;
-  bool gateway = false;   // --flow-control
+  bool gateway = false;  // --flow-control
   int64_t gateway_events = 0, tenant_events = 0;
   int64_t sent = 0;       // requests the workload sends (0: unknown)
 };
@@ -270,8 +270,9 @@ void draw_gateway(const Rng& main, Draw& d, std::ostringstream& a) {
     d.gateway = true;
     a << " --flow-control --saturation-detector "
       << rng.pick(std::vector<std::string>{"concurrency", "utilization", "never"}) << " --max-concurrency "
-      << 1 + rng.below(8) << " --dispatch-order " << rng.pick(std::vector<std::string>{"fifo", "priority", "slo-deadline"})
-      << " --fairness-policy " << rng.pick(std::vector<std::string>{"global-strict", "round-robin"});
+      << 1 + rng.below(8) << " --dispatch-order "
+      << rng.pick(std::vector<std::string>{"fifo", "priority", "slo-deadline"}) << " --fairness-policy "
+      << rng.pick(std::vector<std::string>{"global-strict", "round-robin"});
     if (rng.one_in(2)) a << " --max-gateway-queue-depth " << rng.below(40);
     if (rng.one_in(3)) a << " --per-band-capacity " << rng.below(20);
     if (rng.one_in(3)) a << " --queue-shedding";
@@ -465,7 +466,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
       // With --flow-control, the gateway's losses and what it still holds.
       double gateway = 0;
       if (doc.has("gateway"))
-        for (const char* k : {"still_queued", "shed", "rejected", "evicted", "expired"}) gateway += doc["gateway"].num(k);
+        for (const char* k : {"still_queued", "shed", "rejected", "evicted", "expired"})
+          gateway += doc["gateway"].num(k);
       if (d.sent > 0) CHECK(c.injected + rejected + gateway == static_cast<double>(d.sent));
     }
 
@@ -541,8 +543,8 @@ TEST_CASE("CLI invariants hold over random configurations of the binary", "[inva
             << ", workload specs " << specs << ", with events " << with_events << ", failed " << total_failed
             << ", LoRA " << with_lora << ", N-tier offload " << with_offload << ", encode pools "
             << with_encode << ", tier events " << tier_events << ", encoder events " << encoder_events
-            << ", flow control " << with_gateway << ", gateway events " << gateway_events << ", tenant rate events "
-            << tenant_events << "\n";
+            << ", flow control " << with_gateway << ", gateway events " << gateway_events
+            << ", tenant rate events " << tenant_events << "\n";
   if (runs >= 48) {
     CHECK(total_dropped > 0);
     CHECK(total_timed_out > 0);

@@ -135,8 +135,9 @@ TEST_CASE("plan: with gateway flow control, requests that expire at the gateway 
   // instances the requests that complete start within 49 ms (steady, far
   // under the target), but 12 expired and missed theirs: 8 is not an answer
   // (issue 26, item 5), 9 is. Without the TTL nothing is lost and 8 holds.
-  const std::string base = "plan --model qwen/qwen3-14b --rate 2 --slo 'ttft_p99<5s' --max-instances 64 "
-                           "--flow-control --saturation-detector concurrency --max-concurrency 1 --jobs 2";
+  const std::string base =
+      "plan --model qwen/qwen3-14b --rate 2 --slo 'ttft_p99<5s' --max-instances 64 "
+      "--flow-control --saturation-detector concurrency --max-concurrency 1 --jobs 2";
   const Result ttl = run_blis(base + " --request-ttl 50ms");
   INFO(ttl.err);
   REQUIRE(ttl.status == 0);
@@ -320,9 +321,10 @@ TEST_CASE("plan: a warning about the configuration is printed once, not once per
 TEST_CASE("plan: requests a tenant budget rejects are misses", "[cli][plan][gateway]") {
   // examples/tenant-budgets: acme's sheddable requests over its quarter of
   // the slots are rejected (tenant-budget-shed) however many instances run.
-  const Result r = run_blis("plan --model qwen/qwen3-14b --workload-spec " + std::string(BLIS_TEST_SOURCE_DIR) +
-                            "/examples/tenant-budgets/workload.yaml --max-num-seqs 8 --tenant-budgets acme=0.25 "
-                            "--slo 'ttft_p99<2s' --max-instances 2 --jobs 2");
+  const Result r =
+      run_blis("plan --model qwen/qwen3-14b --workload-spec " + std::string(BLIS_TEST_SOURCE_DIR) +
+               "/examples/tenant-budgets/workload.yaml --max-num-seqs 8 --tenant-budgets acme=0.25 "
+               "--slo 'ttft_p99<2s' --max-instances 2 --jobs 2");
   INFO(r.err);
   REQUIRE(r.status == 3);  // no count met the targets
   CHECK(r.out.find("no: 243 rejected, saturated\n") != std::string::npos);

@@ -38,8 +38,9 @@ TEST_CASE("blis run refuses broken plugin libraries in one line", "[cli][plugin]
       {"missing-symbol", "entry symbol 'blis_plugin_manifest' is missing"},
       {"abi-major", "built for plugin ABI 2.0, but this blis speaks ABI 1.13"},
       {"short-struct", "lacks post_decode_overhead()"},
-      {"create-fails", "plugin 'fixture-create-fails': create() failed: license file "
-                       "/opt/vendor/license.key not found"},
+      {"create-fails",
+       "plugin 'fixture-create-fails': create() failed: license file "
+       "/opt/vendor/license.key not found"},
       {"throws", "plugin 'fixture-throws': step_time() failed: table index 42 out of range"},
       {"raw-throw", "plugin 'fixture-raw-throw': step_time() threw a C++ exception across the C ABI"},
   };

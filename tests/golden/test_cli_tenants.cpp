@@ -164,16 +164,19 @@ clients:
   // A Lua dispatch order gets the request's own target as order_key's second
   // argument: slo-deadline written in Lua prints the same figures, and
   // without the argument (the class's target for everyone) it does not.
-  const std::string lua_base = "run --model qwen/qwen3-14b --num-instances 2 --flow-control --saturation-detector "
-                               "concurrency --max-concurrency 2 --profile-set head --workload-spec " + with +
-                               " --dispatch-order ";
-  const std::string own = dir.write("own.lua", "kind = 'dispatch-order'\n"
-                                               "function order_key(priority, slo_target_us)\n"
-                                               "  local t = slo_target_us > 0 and slo_target_us or 500000\n"
-                                               "  return tonumber(route.now_us) + t\nend\n");
-  const std::string cls = dir.write("cls.lua", "kind = 'dispatch-order'\n"
-                                               "function order_key(priority)\n"
-                                               "  return tonumber(route.now_us) + 500000\nend\n");
+  const std::string lua_base =
+      "run --model qwen/qwen3-14b --num-instances 2 --flow-control --saturation-detector "
+      "concurrency --max-concurrency 2 --profile-set head --workload-spec " +
+      with + " --dispatch-order ";
+  const std::string own = dir.write("own.lua",
+                                    "kind = 'dispatch-order'\n"
+                                    "function order_key(priority, slo_target_us)\n"
+                                    "  local t = slo_target_us > 0 and slo_target_us or 500000\n"
+                                    "  return tonumber(route.now_us) + t\nend\n");
+  const std::string cls = dir.write("cls.lua",
+                                    "kind = 'dispatch-order'\n"
+                                    "function order_key(priority)\n"
+                                    "  return tonumber(route.now_us) + 500000\nend\n");
   const Result by_own = run_blis(lua_base + own);
   INFO(by_own.err);
   CHECK(by_own.out == a.out);

@@ -131,7 +131,8 @@ clients:
   std::string same = text;
   same.replace(same.find("prefix_length: 512"), 18, "prefix_length: 32");
   std::ofstream(group) << same;
-  const std::string run = "run --profile-set head --model qwen/qwen3-14b --num-instances 2 --seed 2 --workload-spec ";
+  const std::string run =
+      "run --profile-set head --model qwen/qwen3-14b --num-instances 2 --seed 2 --workload-spec ";
   const Result a = run_blis(run + own), b = run_blis(run + group);
   INFO(a.err);
   REQUIRE(a.status == 0);

@@ -26,7 +26,7 @@ enum class EventAction {
   Drain,     // it gets no new traffic and finishes what it holds
   Restore,   // a failed or drained instance takes traffic again
   Slow,      // its step times are multiplied by `factor` (1 restores the speed)
-  Rate,      // the arrival rate (of tenant `tenant`'s clients, when given) is multiplied by `factor` from now on
+  Rate,      // the arrival rate (`tenant`: of its clients only) is multiplied by `factor` from now on
   Weight,    // the weight of routing scorer `scorer` becomes `weight`
   Routing,   // the routing policy becomes `policy` (the scorers stay)
   Workload,  // from now on, arrivals come from the workload spec `spec` (at= only)

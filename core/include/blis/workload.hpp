@@ -123,7 +123,9 @@ class WorkloadSource {
   // already handed out), that tenant's arrivals come `factor` times as often.
   // Returns the tenant's accumulated factor, 0 when no client has it.
   virtual bool has_tenant(const std::string& /*tenant*/) const { return false; }
-  virtual double change_tenant_rate(const std::string& /*tenant*/, double /*factor*/, double /*now*/) { return 0; }
+  virtual double change_tenant_rate(const std::string& /*tenant*/, double /*factor*/, double /*now*/) {
+    return 0;
+  }
   // The session a request belongs to as a trace row names it ("sess_<id>",
   // "concurrency_<client>_user_<n>"), "" for none.
   virtual std::string session_name(const WorkloadRequest& r) const {

@@ -22,11 +22,14 @@ T& required(const std::shared_ptr<T>& policy, const char* what) {
 }  // namespace
 
 Gateway::Gateway(const ClusterCore& core, Routing& routing)
-    : core_(core), routing_(routing), cfg_(core.cfg.gateway),
+    : core_(core),
+      routing_(routing),
+      cfg_(core.cfg.gateway),
       detector_(required(core.cfg.gateway.detector, "saturation detector")),
       order_(required(core.cfg.gateway.order, "dispatch order")),
       fairness_(required(core.cfg.gateway.fairness, "fairness policy")),
-      shedding_(core.cfg.gateway.shedding ? &required(core.cfg.gateway.shedding_policy, "shedding policy") : nullptr),
+      shedding_(core.cfg.gateway.shedding ? &required(core.cfg.gateway.shedding_policy, "shedding policy")
+                                          : nullptr),
       across_(order_.across_bands()),
       band_capacity_(core.cfg.gateway.per_band_capacity),
       max_depth_(core.cfg.gateway.max_depth) {}
@@ -62,8 +65,7 @@ void Gateway::enqueue(uint32_t slot) {
     core_.pool.release(slot);
   };
   if (band_capacity_ > 0 && band.len >= band_capacity_) return refuse();
-  if (max_depth_ > 0 && len_ >= max_depth_ && !(cfg_.shedding && shed_for(r, priority, seq)))
-    return refuse();
+  if (max_depth_ > 0 && len_ >= max_depth_ && !(cfg_.shedding && shed_for(r, priority, seq))) return refuse();
   const SimTime now = core_.kernel.now();
   const double key = key_of(r, priority, now);
   Band& b = band;  // still valid: bands are never erased
@@ -99,10 +101,9 @@ bool Gateway::shed_for(const Request& r, int priority, int64_t seq) {
       }
   for (size_t k = 0; k < queued_.size(); ++k) queued_[k].request = &views_[k];
   const blis_request_view arriving = request_view(r, block_size, core_.pool);
-  const int64_t at = shedding_->victim(blis_shedding_input{sizeof(blis_shedding_input),
-                                                           sizeof(blis_shedding_candidate), core_.kernel.now(),
-                                                           priority, 0, seq, &arriving, queued_.data(),
-                                                           queued_.size()});
+  const int64_t at = shedding_->victim(
+      blis_shedding_input{sizeof(blis_shedding_input), sizeof(blis_shedding_candidate), core_.kernel.now(),
+                          priority, 0, seq, &arriving, queued_.data(), queued_.size()});
   if (at < 0) return false;
   // The victim by its place in the listing above.
   auto left = static_cast<size_t>(at);
@@ -150,14 +151,15 @@ std::map<std::string, Gateway::Flow>::iterator Gateway::pick(Band& band) {
   int32_t last = -1;
   for (const auto& [tenant, flow] : band.flows) {
     if (tenant == band.cursor) last = static_cast<int32_t>(flows_.size());
-    heads_.push_back(request_view_without_blocks(core_.pool[flow.q.front().slot], core_.cfg.engine.block_size));
-    flows_.push_back(blis_fairness_flow{tenant.c_str(), static_cast<int64_t>(flow.q.size()), flow.q.front().seq,
-                                        nullptr});
+    heads_.push_back(
+        request_view_without_blocks(core_.pool[flow.q.front().slot], core_.cfg.engine.block_size));
+    flows_.push_back(
+        blis_fairness_flow{tenant.c_str(), static_cast<int64_t>(flow.q.size()), flow.q.front().seq, nullptr});
   }
   for (size_t k = 0; k < flows_.size(); ++k) flows_[k].head = &heads_[k];
-  const size_t at = fairness_.pick(blis_fairness_input{sizeof(blis_fairness_input), sizeof(blis_fairness_flow),
-                                                       core_.kernel.now(), band.priority, last, flows_.data(),
-                                                       flows_.size()});
+  const size_t at = fairness_.pick(blis_fairness_input{sizeof(blis_fairness_input),
+                                                       sizeof(blis_fairness_flow), core_.kernel.now(),
+                                                       band.priority, last, flows_.data(), flows_.size()});
   auto f = std::next(band.flows.begin(), static_cast<std::ptrdiff_t>(at));
   band.cursor = f->first;
   return f;

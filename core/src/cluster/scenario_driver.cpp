@@ -61,11 +61,13 @@ void ScenarioDriver::check_event(const ScenarioEvent& e, const std::string& wher
   if (e.action == EventAction::Adapter) check_adapter_event(e, where);
   if (e.action == EventAction::Tier) check_tier_event(e, where);
   if (e.action == EventAction::Gateway && gateway_ == nullptr)
-    throw InputError(where, fmt::format("event '{}': the gateway's limits change only with --flow-control", e.text));
+    throw InputError(where,
+                     fmt::format("event '{}': the gateway's limits change only with --flow-control", e.text));
   if (e.action == EventAction::Rate && !e.tenant.empty() && !arrivals_.has_tenant(e.tenant))
-    throw InputError(where, fmt::format("event '{}': no client of the workload has tenant_id '{}' (a tenant's rate "
-                                        "changes with a workload spec whose clients name it)",
-                                        e.text, e.tenant));
+    throw InputError(where,
+                     fmt::format("event '{}': no client of the workload has tenant_id '{}' (a tenant's rate "
+                                 "changes with a workload spec whose clients name it)",
+                                 e.text, e.tenant));
   if (e.action == EventAction::Routing) {
     try {
       parse_routing_policy(e.policy);

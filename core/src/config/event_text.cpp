@@ -31,7 +31,8 @@ const std::map<std::string, EventAction>& actions() {
       {"rate", EventAction::Rate},       {"weight", EventAction::Weight},
       {"routing", EventAction::Routing}, {"add", EventAction::Add},
       {"remove", EventAction::Remove},   {"workload", EventAction::Workload},
-      {"adapter", EventAction::Adapter}, {"gateway", EventAction::Gateway}, {"tier", EventAction::Tier}};
+      {"adapter", EventAction::Adapter}, {"gateway", EventAction::Gateway},
+      {"tier", EventAction::Tier}};
   return m;
 }
 
@@ -247,8 +248,9 @@ void read_gateway_action(EventReader& in, ScenarioEvent& e) {
   e.band_capacity = size("band_capacity");
   e.queue_depth = size("queue_depth");
   if (e.band_capacity < 0 && e.queue_depth < 0)
-    throw in.bad_event("needs band_capacity=N (--per-band-capacity) or queue_depth=N (--max-gateway-queue-depth), "
-                       "or both; 0 = unlimited");
+    throw in.bad_event(
+        "needs band_capacity=N (--per-band-capacity) or queue_depth=N (--max-gateway-queue-depth), "
+        "or both; 0 = unlimited");
 }
 
 // The keys of the event's action.

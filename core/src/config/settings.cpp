@@ -449,12 +449,13 @@ std::vector<SettingDef> make_table() {
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },
                   one_of("scheduler", {"fcfs", "priority-fcfs", "reverse-priority", "sjf"})));
-  t.push_back(choice_row("priority_policy", {"--priority-policy"}, "scheduling",
-                  "Priority: constant, slo-based, inverted-slo (the seed's, by age), slo-class (HEAD's: by "
-                  "SLO class under --slo-priorities, then arrival; --profile-set head's default) (default "
-                  "constant)",
-                  [](RunConfig& c) -> auto& { return c.policies.priority; },
-                  one_of("priority policy", {"constant", "inverted-slo", "slo-based", "slo-class"})));
+  t.push_back(choice_row(
+      "priority_policy", {"--priority-policy"}, "scheduling",
+      "Priority: constant, slo-based, inverted-slo (the seed's, by age), slo-class (HEAD's: by "
+      "SLO class under --slo-priorities, then arrival; --profile-set head's default) (default "
+      "constant)",
+      [](RunConfig & c) -> auto& { return c.policies.priority; },
+      one_of("priority policy", {"constant", "inverted-slo", "slo-based", "slo-class"})));
   t.push_back(values_from(row("admission_policy", {"--admission-policy"}, "admission",
                   "Admission: an admission plugin (blis plugins list) or a Lua script (guard.lua); default "
                   "from the data tables",
@@ -507,11 +508,13 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("per_band_capacity", {"--per-band-capacity"}, "gateway",
                   "Requests one priority band of the gateway queue holds at most (0 = unlimited)",
                   [](RunConfig& c) -> auto& { return c.gateway.per_band_capacity; }, int_between(0, kMaxTokens)));
-  t.push_back(values_from(row("fairness_policy", {"--fairness-policy"}, "gateway",
-                  "Which tenant's flow of a band dispatches next: global-strict (earliest head), "
-                  "round-robin (tenants in turn), or a fairness-policy plugin, Lua script "
-                  "(weighted_tenants.lua) or library path[:name] (docs/gateway.md)",
-                  [](RunConfig& c) -> auto& { return c.gateway.fairness_policy; }, {}, kLibraryRef),
+  t.push_back(
+      values_from(row(
+                      "fairness_policy", {"--fairness-policy"}, "gateway",
+                      "Which tenant's flow of a band dispatches next: global-strict (earliest head), "
+                      "round-robin (tenants in turn), or a fairness-policy plugin, Lua script "
+                      "(weighted_tenants.lua) or library path[:name] (docs/gateway.md)",
+                      [](RunConfig & c) -> auto& { return c.gateway.fairness_policy; }, {}, kLibraryRef),
                   "fairness-policy"));
   t.push_back(row("usage_limit_threshold", {"--usage-limit-threshold"}, "gateway",
                   "Saturation ceiling of the least urgent band (the most urgent has 1, those between "
@@ -521,13 +524,15 @@ std::vector<SettingDef> make_table() {
                   "When the gateway queue is full, a request evicts the least urgent sheddable one "
                   "(negative priority: batch, sheddable, background) if it is more urgent",
                   [](RunConfig& c) -> auto& { return c.gateway.queue_shedding; }));
-  t.push_back(values_from(row("shedding_policy", {"--shedding-policy"}, "gateway",
-                  "Which queued request --queue-shedding sheds for an arriving one: lowest-priority (HEAD's: "
-                  "the least urgent sheddable, the latest on a tie, if less urgent than the arriving one), "
-                  "or a shedding-policy plugin, Lua script (tenant_over_share.lua) or library path[:name] "
-                  "(docs/gateway.md)",
-                  [](RunConfig& c) -> auto& { return c.gateway.shedding_policy; }, {}, kLibraryRef),
-                  "shedding-policy"));
+  t.push_back(values_from(
+      row(
+          "shedding_policy", {"--shedding-policy"}, "gateway",
+          "Which queued request --queue-shedding sheds for an arriving one: lowest-priority (HEAD's: "
+          "the least urgent sheddable, the latest on a tie, if less urgent than the arriving one), "
+          "or a shedding-policy plugin, Lua script (tenant_over_share.lua) or library path[:name] "
+          "(docs/gateway.md)",
+          [](RunConfig & c) -> auto& { return c.gateway.shedding_policy; }, {}, kLibraryRef),
+      "shedding-policy"));
   t.push_back(row("in_flight_eviction", {"--in-flight-eviction"}, "gateway",
                   "When saturated with a non-sheddable request waiting, evict a routed sheddable request "
                   "(the least urgent, the latest dispatched) from its instance instead of dispatching",

@@ -25,12 +25,14 @@ WaitQueue::Key WaitQueue::key_of(uint32_t slot, int64_t arrival, int64_t input_l
 
 void WaitQueue::push_back(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) {
   if (order_ == QueueOrder::Fcfs) fifo_.push_back(slot);
-  else sorted_.insert(key_of(slot, arrival, input_len, id, rank));
+  else
+    sorted_.insert(key_of(slot, arrival, input_len, id, rank));
 }
 
 void WaitQueue::push_front(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) {
   if (order_ == QueueOrder::Fcfs) fifo_.push_front(slot);
-  else sorted_.insert(key_of(slot, arrival, input_len, id, rank));
+  else
+    sorted_.insert(key_of(slot, arrival, input_len, id, rank));
 }
 
 void WaitQueue::erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) {

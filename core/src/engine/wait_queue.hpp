@@ -39,7 +39,8 @@ class WaitQueue {
   uint32_t front() const { return order_ == QueueOrder::Fcfs ? fifo_.front() : sorted_.begin()->slot; }
   void pop_front();
   // Removes a request from anywhere in the queue (a timeout); the key fields
-  // are those it was pushed with (`rank` is read by the Rank orders only). Linear in the queue length for FCFS.
+  // are those it was pushed with (`rank` is read by the Rank orders only). Linear in the queue length for
+  // FCFS.
   void erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank);
   std::size_t size() const { return order_ == QueueOrder::Fcfs ? fifo_.size() : sorted_.size(); }
   bool empty() const { return size() == 0; }

@@ -548,10 +548,11 @@ class LuaFairnessPolicy final : public FairnessPolicy {
     const double v = lua_tonumber(L, base + 2);
     lua_settop(L, base);
     if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
-      throw ScriptError(fmt::format("{}: pick_flow(flows, {}, {}) must return a flow index in 1 .. {}, got {}",
-                                    script_.path(), in.priority, in.now_us, in.count,
-                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
-                        2);
+      throw ScriptError(
+          fmt::format("{}: pick_flow(flows, {}, {}) must return a flow index in 1 .. {}, got {}",
+                      script_.path(), in.priority, in.now_us, in.count,
+                      type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+          2);
     return static_cast<size_t>(v) - 1;
   }
 
@@ -626,9 +627,10 @@ class LuaSheddingPolicy final : public SheddingPolicy {
     const int base = script_.begin_call(victim_);
     load_queued(L, in);
     lua_rawgeti(L, LUA_REGISTRYINDEX, arriving_);
-    const char* tenant = in.request != nullptr && in.request->tenant_id != nullptr && in.request->tenant_id[0] != 0
-                             ? in.request->tenant_id
-                             : "default";
+    const char* tenant =
+        in.request != nullptr && in.request->tenant_id != nullptr && in.request->tenant_id[0] != 0
+            ? in.request->tenant_id
+            : "default";
     set_candidate(L, blis_shedding_candidate{in.priority, 0, in.seq, tenant, in.request});
     lua_pushnumber(L, static_cast<double>(in.now_us));
     script_.end_call(base, 3, 1);
@@ -637,11 +639,12 @@ class LuaSheddingPolicy final : public SheddingPolicy {
     lua_settop(L, base);
     if (type == LUA_TNIL || (type == LUA_TNUMBER && v == 0)) return -1;
     if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
-      throw ScriptError(fmt::format("{}: shed_victim(queued, arriving, {}) must return an index in 1 .. {} or "
-                                    "nothing, got {}",
-                                    script_.path(), in.now_us, in.count,
-                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
-                        2);
+      throw ScriptError(
+          fmt::format("{}: shed_victim(queued, arriving, {}) must return an index in 1 .. {} or "
+                      "nothing, got {}",
+                      script_.path(), in.now_us, in.count,
+                      type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+          2);
     return static_cast<int64_t>(v) - 1;
   }
 
@@ -685,12 +688,12 @@ std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSo
 }
 
 std::unique_ptr<SheddingPolicy> make_shedding_from_source(LuaVm& vm, const ScriptSource& source,
-                                                         const ConfigTable& config) {
+                                                          const ConfigTable& config) {
   return std::make_unique<LuaSheddingPolicy>(vm, source, config);
 }
 
 std::unique_ptr<FairnessPolicy> make_fairness_from_source(LuaVm& vm, const ScriptSource& source,
-                                                         const ConfigTable& config) {
+                                                          const ConfigTable& config) {
   return std::make_unique<LuaFairnessPolicy>(vm, source, config);
 }
 

@@ -26,8 +26,8 @@
 namespace blis::lua {
 namespace {
 
-constexpr const char* kActions[] = {"fail",    "drain", "restore", "slow",     "rate",    "weight",
-                                    "routing", "add",   "remove",  "workload", "adapter", "tier",  "gateway"};
+constexpr const char* kActions[] = {"fail", "drain",  "restore",  "slow",    "rate", "weight", "routing",
+                                    "add",  "remove", "workload", "adapter", "tier", "gateway"};
 
 // Runs `f` (which returns its number of results); a C++ exception becomes a
 // Lua error carrying its message. `f` holds only trivially destructible

@@ -336,9 +336,10 @@ class SharedFairness final : public FairnessPolicy {
     int64_t out = -1;
     ctx_.call("pick", [&](char* e, size_t n) { return vt_->pick(self_, &in, &out, e, n); });
     if (out < 0 || static_cast<uint64_t>(out) >= in.count)
-      ctx_.fail(fmt::format("pick() returned {} over {} flows of band {} at t={} µs (it must be an index in "
-                            "[0, {}))",
-                            out, in.count, in.priority, in.now_us, in.count));
+      ctx_.fail(
+          fmt::format("pick() returned {} over {} flows of band {} at t={} µs (it must be an index in "
+                      "[0, {}))",
+                      out, in.count, in.priority, in.now_us, in.count));
     return static_cast<size_t>(out);
   }
 
@@ -361,9 +362,10 @@ class SharedShedding final : public SheddingPolicy {
     int64_t out = -1;
     ctx_.call("victim", [&](char* e, size_t n) { return vt_->victim(self_, &in, &out, e, n); });
     if (out < -1 || (out >= 0 && static_cast<uint64_t>(out) >= in.count))
-      ctx_.fail(fmt::format("victim() returned {} over {} queued requests at t={} µs (it must be an index in "
-                            "[0, {}) or -1)",
-                            out, in.count, in.now_us, in.count));
+      ctx_.fail(
+          fmt::format("victim() returned {} over {} queued requests at t={} µs (it must be an index in "
+                      "[0, {}) or -1)",
+                      out, in.count, in.now_us, in.count));
     return out;
   }
 

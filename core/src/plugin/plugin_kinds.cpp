@@ -114,8 +114,8 @@ void smoke_fairness(Registries& reg, const std::string& name, const ConfigTable&
 void smoke_shedding(Registries& reg, const std::string& name, const ConfigTable& config) {
   SmokeInput in;
   const blis_shedding_candidate queued[2] = {{3, 0, 1, "a", &in.request}, {-2, 0, 2, "b", &in.request}};
-  const blis_shedding_input full{sizeof(blis_shedding_input), sizeof(blis_shedding_candidate), 0, 4, 0, 3,
-                                 &in.request, queued, 2};
+  const blis_shedding_input full{
+      sizeof(blis_shedding_input), sizeof(blis_shedding_candidate), 0, 4, 0, 3, &in.request, queued, 2};
   reg.shedding.create(name, CreateArgs{&config, 42})->victim(full);
 }
 
@@ -149,14 +149,15 @@ const std::array<PluginKindRow, 9> kKinds = {{
      &add_library_plugin<SaturationDetector, &Registries::saturation, &make_library_saturation>,
      &add_script<SaturationDetector, &Registries::saturation, &lua::make_saturation_from_source>,
      &smoke_saturation},
-    {PluginKind::DispatchOrder, "dispatch-order", "dispatch", "order_key", "order_key(priority, slo_target_us)",
-     end_of(offsetof(blis_dispatch_order_vtable, key)), "key", 3, false,
+    {PluginKind::DispatchOrder, "dispatch-order", "dispatch", "order_key",
+     "order_key(priority, slo_target_us)", end_of(offsetof(blis_dispatch_order_vtable, key)), "key", 3, false,
      &registry_of<DispatchOrder, &Registries::dispatch>,
      &add_library_plugin<DispatchOrder, &Registries::dispatch, &make_library_dispatch>,
      &add_script<DispatchOrder, &Registries::dispatch, &lua::make_dispatch_from_source>, &smoke_dispatch},
     {PluginKind::EncodeDecider, "encode-decider", "encode", "encode_request",
-     "encode_request(image, audio, video, encoders, encoded)", end_of(offsetof(blis_encode_decider_vtable, decide)),
-     "decide", 3, false, &registry_of<EncodeDecider, &Registries::encode>,
+     "encode_request(image, audio, video, encoders, encoded)",
+     end_of(offsetof(blis_encode_decider_vtable, decide)), "decide", 3, false,
+     &registry_of<EncodeDecider, &Registries::encode>,
      &add_library_plugin<EncodeDecider, &Registries::encode, &make_library_encode>,
      &add_script<EncodeDecider, &Registries::encode, &lua::make_encode_from_source>, &smoke_encode},
     {PluginKind::FairnessPolicy, "fairness-policy", "fairness", "pick_flow", "pick_flow(priority)",
@@ -164,9 +165,9 @@ const std::array<PluginKindRow, 9> kKinds = {{
      &registry_of<FairnessPolicy, &Registries::fairness>,
      &add_library_plugin<FairnessPolicy, &Registries::fairness, &make_library_fairness>,
      &add_script<FairnessPolicy, &Registries::fairness, &lua::make_fairness_from_source>, &smoke_fairness},
-    {PluginKind::SheddingPolicy, "shedding-policy", "shedding", "shed_victim", "shed_victim(queued, arriving)",
-     end_of(offsetof(blis_shedding_policy_vtable, victim)), "victim", 3, false,
-     &registry_of<SheddingPolicy, &Registries::shedding>,
+    {PluginKind::SheddingPolicy, "shedding-policy", "shedding", "shed_victim",
+     "shed_victim(queued, arriving)", end_of(offsetof(blis_shedding_policy_vtable, victim)), "victim", 3,
+     false, &registry_of<SheddingPolicy, &Registries::shedding>,
      &add_library_plugin<SheddingPolicy, &Registries::shedding, &make_library_shedding>,
      &add_script<SheddingPolicy, &Registries::shedding, &lua::make_shedding_from_source>, &smoke_shedding},
 }};

@@ -968,7 +968,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   for (const auto& sw : r.scorers) r.cache_query = r.cache_query || needs_cache(ctx.env.registries->scorers.find(sw.name));
   std::vector<std::string> used{r.latency_model, *r.config.policies.admission};
   for (const auto& sw : r.scorers) used.push_back(sw.name);
-  for (const std::string* gate : {&r.saturation_detector, &r.dispatch_order, &r.fairness_policy, &r.shedding_policy})
+  for (const std::string* gate :
+       {&r.saturation_detector, &r.dispatch_order, &r.fairness_policy, &r.shedding_policy})
     if (!gate->empty()) used.push_back(*gate);
   if (config.pd.encode_decider) used.push_back(r.encode_decider);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
@@ -1068,7 +1069,8 @@ std::vector<WorkloadPhase> make_workload_phases(const ResolvedRun& r, const std:
   return out;
 }
 
-std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r, const std::vector<ScenarioEvent>& events) {
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& r,
+                                              const std::vector<ScenarioEvent>& events) {
   const int32_t block_size = static_cast<int32_t>(r.config.pool().engine.block_size);
   if (r.replay) return workload::make_trace_v2_workload(r.replay, block_size, r.seed);
   double stretch = 1;

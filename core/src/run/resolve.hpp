@@ -107,7 +107,8 @@ ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx);
 // events, whose `rate` events that speed arrivals up (factor > 1) stretch
 // the workload's own horizon by their factors, so that its arrivals last to
 // the run's horizon (the arrivals past it are cut there).
-std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run, const std::vector<ScenarioEvent>& events = {});
+std::unique_ptr<WorkloadSource> make_workload(const ResolvedRun& run,
+                                              const std::vector<ScenarioEvent>& events = {});
 
 // The workloads of the run's `workload` events (docs/cli.md "Scenario
 // events"), in time order: each spec read, checked and bounded by what is

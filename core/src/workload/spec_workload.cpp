@@ -109,7 +109,8 @@ class SpecWorkload final : public WorkloadSource {
     any_warp_ = true;
     std::vector<Entry> entries;
     for (; !heap_.empty(); heap_.pop()) entries.push_back(heap_.top());
-    for (const Entry& e : entries) heap_.emplace(warped(e.second, streams_[e.second]->pending_arrival()), e.second);
+    for (const Entry& e : entries)
+      heap_.emplace(warped(e.second, streams_[e.second]->pending_arrival()), e.second);
     return acc;
   }
 
@@ -192,7 +193,8 @@ class SpecWorkload final : public WorkloadSource {
       // Samplers of multimodal and reasoning blocks are built at a client's
       // first request, so their errors surface here.
       try {
-        if (stream.advance()) heap_.emplace(any_warp_ ? warped(k, stream.pending_arrival()) : stream.pending_arrival(), k);
+        if (stream.advance())
+          heap_.emplace(any_warp_ ? warped(k, stream.pending_arrival()) : stream.pending_arrival(), k);
       } catch (const InputError& e) {
         workload::rethrow_located(spec_.source, e);
       }

@@ -18,13 +18,15 @@ class LowestPriority {
     for (uint64_t k = 0; k < in.count; ++k) {
       const auto* c = reinterpret_cast<const blis_shedding_candidate*>(bytes + k * in.candidate_size);
       if (c->priority >= 0) continue;
-      if (best == nullptr || c->priority < best->priority || (c->priority == best->priority && c->seq > best->seq)) {
+      if (best == nullptr || c->priority < best->priority ||
+          (c->priority == best->priority && c->seq > best->seq)) {
         best = c;
         at = static_cast<int64_t>(k);
       }
     }
     if (best == nullptr) return -1;
-    const bool more_urgent = in.priority > best->priority || (in.priority == best->priority && in.seq < best->seq);
+    const bool more_urgent =
+        in.priority > best->priority || (in.priority == best->priority && in.seq < best->seq);
     return more_urgent ? at : -1;
   }
 };
@@ -32,4 +34,5 @@ class LowestPriority {
 }  // namespace
 
 BLIS_PLUGINS(blis::sdk::shedding_policy<LowestPriority>(
-    "lowest-priority", "1.0.0", "The least urgent sheddable request, the latest on a tie, for a more urgent one"))
+    "lowest-priority", "1.0.0",
+    "The least urgent sheddable request, the latest on a tie, for a more urgent one"))
