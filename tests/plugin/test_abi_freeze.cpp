@@ -68,6 +68,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 10, 0xfb631f2c2411d61eull},
     {1, 12, 0x78f9139ef850755bull},
     {1, 13, 0xac1401c1ad1a8d89ull},
+    {1, 14, 0xc4a7676861da7ce9ull},
 };
 
 }  // namespace
@@ -294,6 +295,19 @@ static_assert(offsetof(blis_shedding_policy_vtable, reserved0) == 4);
 static_assert(offsetof(blis_shedding_policy_vtable, create) == 8);
 static_assert(offsetof(blis_shedding_policy_vtable, destroy) == 16);
 static_assert(offsetof(blis_shedding_policy_vtable, victim) == 24);
+static_assert(sizeof(blis_adapter_eviction_input) == 48);
+static_assert(offsetof(blis_adapter_eviction_input, struct_size) == 0);
+static_assert(offsetof(blis_adapter_eviction_input, instance) == 4);
+static_assert(offsetof(blis_adapter_eviction_input, now_us) == 8);
+static_assert(offsetof(blis_adapter_eviction_input, loading) == 16);
+static_assert(offsetof(blis_adapter_eviction_input, candidates) == 24);
+static_assert(offsetof(blis_adapter_eviction_input, count) == 32);
+static_assert(offsetof(blis_adapter_eviction_input, capacity) == 40);
+static_assert(sizeof(blis_adapter_eviction_vtable) == 32);
+static_assert(offsetof(blis_adapter_eviction_vtable, reserved0) == 4);
+static_assert(offsetof(blis_adapter_eviction_vtable, create) == 8);
+static_assert(offsetof(blis_adapter_eviction_vtable, destroy) == 16);
+static_assert(offsetof(blis_adapter_eviction_vtable, choose) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

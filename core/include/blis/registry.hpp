@@ -141,6 +141,7 @@ class Registries {
   Registry<EncodeDecider> encode{PluginKind::EncodeDecider};
   Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
   Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
+  Registry<AdapterEviction> adapter_eviction{PluginKind::AdapterEviction};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

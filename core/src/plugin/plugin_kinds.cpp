@@ -119,9 +119,15 @@ void smoke_shedding(Registries& reg, const std::string& name, const ConfigTable&
   reg.shedding.create(name, CreateArgs{&config, 42})->victim(full);
 }
 
+void smoke_adapter_eviction(Registries& reg, const std::string& name, const ConfigTable& config) {
+  const char* const resident[2] = {"a", "b"};
+  const blis_adapter_eviction_input full{sizeof(blis_adapter_eviction_input), 0, 0, "c", resident, 2, 2};
+  reg.adapter_eviction.create(name, CreateArgs{&config, 42})->choose(full);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 9> kKinds = {{
+const std::array<PluginKindRow, 10> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -169,6 +175,12 @@ const std::array<PluginKindRow, 9> kKinds = {{
      &registry_of<SheddingPolicy, &Registries::shedding>,
      &add_library_plugin<SheddingPolicy, &Registries::shedding, &make_library_shedding>,
      &add_script<SheddingPolicy, &Registries::shedding, &lua::make_shedding_from_source>, &smoke_shedding},
+    {PluginKind::AdapterEviction, "adapter-eviction", "eviction", "evict_adapter",
+     "evict_adapter(loading, candidates)", end_of(offsetof(blis_adapter_eviction_vtable, choose)), "choose", 3, false,
+     &registry_of<AdapterEviction, &Registries::adapter_eviction>,
+     &add_library_plugin<AdapterEviction, &Registries::adapter_eviction, &make_library_adapter_eviction>,
+     &add_script<AdapterEviction, &Registries::adapter_eviction, &lua::make_adapter_eviction_from_source>,
+     &smoke_adapter_eviction},
 }};
 
 }  // namespace
