@@ -313,7 +313,7 @@ int64_t cluster_loads(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("--lora-eviction: lru is the default, a script or library changes which adapter leaves",
+TEST_CASE("adapter eviction (--lora-eviction): lru is the default, a script or library changes which leaves",
           "[golden][lora][plugin]") {
   TempDir dir;
   const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSkewed) +
