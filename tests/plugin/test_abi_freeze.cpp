@@ -69,6 +69,7 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 12, 0x78f9139ef850755bull},
     {1, 13, 0xac1401c1ad1a8d89ull},
     {1, 14, 0xc4a7676861da7ce9ull},
+    {1, 15, 0xd5f21569eb1f8b59ull},
 };
 
 }  // namespace
@@ -308,6 +309,20 @@ static_assert(offsetof(blis_adapter_eviction_vtable, reserved0) == 4);
 static_assert(offsetof(blis_adapter_eviction_vtable, create) == 8);
 static_assert(offsetof(blis_adapter_eviction_vtable, destroy) == 16);
 static_assert(offsetof(blis_adapter_eviction_vtable, choose) == 24);
+static_assert(sizeof(blis_offload_block) == 16);
+static_assert(offsetof(blis_offload_block, hash) == 0);
+static_assert(offsetof(blis_offload_block, secondary) == 8);
+static_assert(offsetof(blis_offload_block, reserved0) == 12);
+static_assert(sizeof(blis_offload_eviction_input) == 48);
+static_assert(offsetof(blis_offload_eviction_input, struct_size) == 0);
+static_assert(offsetof(blis_offload_eviction_input, candidate_size) == 4);
+static_assert(offsetof(blis_offload_eviction_input, now_us) == 8);
+static_assert(offsetof(blis_offload_eviction_input, used_blocks) == 16);
+static_assert(offsetof(blis_offload_eviction_input, capacity_blocks) == 24);
+static_assert(offsetof(blis_offload_eviction_input, candidates) == 32);
+static_assert(offsetof(blis_offload_eviction_input, count) == 40);
+static_assert(sizeof(blis_offload_eviction_vtable) == 32);
+static_assert(offsetof(blis_offload_eviction_vtable, choose) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

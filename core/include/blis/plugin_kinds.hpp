@@ -30,7 +30,8 @@ enum class PluginKind {
   EncodeDecider = BLIS_KIND_ENCODE_DECIDER,
   FairnessPolicy = BLIS_KIND_FAIRNESS_POLICY,
   SheddingPolicy = BLIS_KIND_SHEDDING_POLICY,
-  AdapterEviction = BLIS_KIND_ADAPTER_EVICTION
+  AdapterEviction = BLIS_KIND_ADAPTER_EVICTION,
+  OffloadEviction = BLIS_KIND_OFFLOAD_EVICTION
 };
 
 class Registries;

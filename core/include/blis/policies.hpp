@@ -107,4 +107,12 @@ class AdapterEviction {
   virtual size_t choose(const blis_adapter_eviction_input& input) = 0;
 };
 
+// With a KV offload CPU tier (docs/kv-offload.md), the block a full tier
+// evicts: an index into input.candidates (least recently used first).
+class OffloadEviction {
+ public:
+  virtual ~OffloadEviction() = default;
+  virtual size_t choose(const blis_offload_eviction_input& input) = 0;
+};
+
 }  // namespace blis

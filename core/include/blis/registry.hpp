@@ -142,6 +142,7 @@ class Registries {
   Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
   Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
   Registry<AdapterEviction> adapter_eviction{PluginKind::AdapterEviction};
+  Registry<OffloadEviction> offload_eviction{PluginKind::OffloadEviction};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;
