@@ -9,6 +9,9 @@
 #include "engine/kv_offload.hpp"
 
 #include <blis/go_rand.hpp>
+#include <blis/policies.hpp>
+
+#include <memory>
 
 #include <vector>
 
@@ -247,5 +250,62 @@ TEST_CASE("a CPU reload never takes the GPU blocks of the prompt's own cached pr
   CHECK(chain.own_blocks_kept() > 0);
   kv.release(a2, KVCache::Release::Done);
   CHECK(kv.cached_prefix_length(ha.data(), 6) == 6);
+  CHECK(chain.conserved());
+}
+
+namespace {
+
+// Records the candidates of each call and answers the newest of them.
+class NewestOfOldest final : public OffloadEviction {
+ public:
+  size_t choose(const blis_offload_eviction_input& in) override {
+    std::vector<uint64_t> hashes;
+    for (uint64_t i = 0; i < in.count; ++i) hashes.push_back(in.candidates[i].hash);
+    calls.push_back(hashes);
+    capacity = in.capacity_blocks;
+    return static_cast<size_t>(in.count - 1);
+  }
+  std::vector<std::vector<uint64_t>> calls;
+  int64_t capacity = 0;
+};
+
+}  // namespace
+
+TEST_CASE("an offload eviction policy chooses among the least recently used CPU blocks, at most 8",
+          "[offload][plugin]") {
+  const int32_t B = 16;
+  KVCache kv(16, B);
+  OffloadChainConfig cfg;
+  cfg.cpu_blocks = 6;
+  cfg.per_block_bytes = 1;
+  cfg.prompt_only = false;
+  cfg.tiered = true;
+  auto policy = std::make_shared<NewestOfOldest>();
+  cfg.eviction = policy;
+  OffloadChain chain(kv, cfg);
+  auto admit = [&](uint64_t id, std::vector<uint64_t>& h, RequestBlocks& r, int64_t input) {
+    r.hashes = h.data();
+    r.num_hashes = static_cast<int64_t>(h.size());
+    std::vector<int32_t> hits;
+    const int64_t c = kv.cached_prefix(r.hashes, std::min<int64_t>((input - 1) / B, r.num_hashes), hits);
+    return chain.admit(id, r, r.hashes, std::min(input / B, r.num_hashes), hits, input - c * B);
+  };
+  std::vector<uint64_t> ha = sequence(1, 3), hb = sequence(2, 3), hc = sequence(3, 8);
+  RequestBlocks a, b, c;
+  REQUIRE(admit(1, ha, a, 3 * B) == OffloadChain::Admit::Ok);
+  REQUIRE(admit(2, hb, b, 3 * B) == OffloadChain::Admit::Ok);
+  chain.mirror(a, 3 * B);
+  chain.mirror(b, 3 * B);
+  chain.mirror(a, 3 * B);  // A's blocks are now the most recent
+  CHECK(policy->calls.empty());
+  REQUIRE(admit(3, hc, c, 8 * B) == OffloadChain::Admit::Ok);
+  chain.mirror(c, 8 * B);  // eight stores into a full tier of six: eight evictions
+  REQUIRE(policy->calls.size() == 8);
+  CHECK(policy->calls[0] == std::vector<uint64_t>{hb[0], hb[1], hb[2], ha[0], ha[1], ha[2]});
+  CHECK(policy->capacity == 6);
+  // The first eviction took A's last block, not B's first (lru's choice).
+  CHECK(policy->calls[1] == std::vector<uint64_t>{hb[0], hb[1], hb[2], ha[0], ha[1], hc[0]});
+  CHECK(chain.cpu_used() == 6);
+  CHECK(chain.thrashing_rate() == Approx(8.0 / 14.0));
   CHECK(chain.conserved());
 }

@@ -131,3 +131,81 @@ TEST_CASE("kv offload tiers: HEAD's numbers, from the CLI, TOML, Lua and --dump-
   const Result dumped = run_blis(cmd + " --kv-offload-config " + tiers + " --dump-config");
   CHECK(dumped.out.find("kv_offload_config = ") != std::string::npos);
 }
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-" + name + ".so";
+}
+
+// A CPU tier of 76 blocks, less than kSpec's two prefixes (64 blocks each),
+// with its eviction_policy.
+std::string with_policy(const std::string& policy) {
+  return "kv_offload:\n  eviction_policy: " + policy + "\n  cpu_bytes_to_use: 200000000\n";
+}
+
+double hit_rate(const std::string& out) {
+  const size_t at = out.find("Cache Hit Rate: ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(out.substr(at + 16));
+}
+
+}  // namespace
+
+TEST_CASE("eviction_policy names an offload-eviction plugin: lru by default, a script or library choose",
+          "[golden][offload][plugin]") {
+  TempDir dir;
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
+                          " --total-kv-blocks 130 --profile-set head --kv-offload-config ";
+  const Result plain = run_blis(cmd + dir.write("plain.yaml", "kv_offload:\n  cpu_bytes_to_use: 200000000\n"));
+  const Result lru = run_blis(cmd + dir.write("lru.yaml", with_policy("lru")));
+  INFO(plain.err);
+  REQUIRE(plain.status == 0);
+  CHECK(lru.out == plain.out);
+  // The newest of the candidates, from a library and from a script: the same
+  // choices; the two prefixes come round in turn, and keeping the older
+  // blocks of the cycle hits more than lru, which evicts each block just
+  // before its prefix returns.
+  const std::string newest = dir.write("newest.lua", "kind = 'offload-eviction'\n"
+                                                     "function evict_block(c) return #c end\n");
+  const Result library = run_blis(cmd + dir.write("lib.yaml", with_policy(fixture("offload-newest"))));
+  const Result script = run_blis(cmd + dir.write("script.yaml", with_policy(newest)));
+  INFO(library.err << script.err);
+  REQUIRE(library.status == 0);
+  REQUIRE(script.status == 0);
+  CHECK(library.out == script.out);
+  CHECK(library.out != plain.out);
+  CHECK(hit_rate(library.out) > hit_rate(plain.out));
+  CHECK(library.out.find("\"completed_requests\": 60,") != std::string::npos);
+  // The shipped example: seeded, the same run twice.
+  const std::string sampled = dir.write("sampled.yaml", with_policy("sampled_random.lua"));
+  const Result s1 = run_blis(cmd + sampled), s2 = run_blis(cmd + sampled);
+  INFO(s1.err);
+  REQUIRE(s1.status == 0);
+  CHECK(s1.out == s2.out);
+  CHECK(run_blis("plugins list").out.find("offload-eviction") != std::string::npos);
+  CHECK(run_blis("plugins inspect scripts/offload/sampled_random.lua", BLIS_TEST_SOURCE_DIR).status == 0);
+}
+
+TEST_CASE("a broken offload eviction stops the run with exit 2, naming the file", "[golden][offload][plugin]") {
+  TempDir dir;
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSpec) +
+                          " --total-kv-blocks 130 --profile-set head --kv-offload-config ";
+  const std::string zero = dir.write("zero.lua", "kind = 'offload-eviction'\nfunction evict_block(c) return 0 end\n");
+  struct Case {
+    std::string policy;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{zero, zero + ": evict_block(candidates, "},
+        Case{fixture("offload-range"), fixture("offload-range") + ": plugin 'fixture-offload-range': choose() "
+                                                                    "returned "},
+        Case{"no-such-policy", "p.yaml:2:20: unknown offload eviction 'no-such-policy'"}}) {
+    const Result r = run_blis(cmd + dir.write("p.yaml", with_policy(c.policy)));
+    INFO(c.policy << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: ") != std::string::npos);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+}

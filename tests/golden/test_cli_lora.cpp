@@ -260,3 +260,121 @@ TEST_CASE("scenario events load and unload an adapter mid-run", "[golden][lora][
   check_refused(run_blis(run + " --event 'at=0s action=adapter instance=0'"), "--event",
                 "needs exactly one of load=ADAPTER and unload=ADAPTER");
 }
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(BLIS_TEST_FIXTURES) + "/libblis-fixture-" + name + ".so";
+}
+
+// One hot adapter and two cold ones through two slots of one instance.
+const char* const kSkewed = R"(version: "2"
+seed: 11
+aggregate_rate: 5
+num_requests: 300
+clients:
+  - id: hot
+    rate_fraction: 0.8
+    adapter: a1
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+  - id: cold2
+    rate_fraction: 0.1
+    adapter: a2
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+  - id: cold3
+    rate_fraction: 0.1
+    adapter: a3
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 128, std_dev: 32, min: 8, max: 512}}
+    output_distribution: {type: exponential, params: {mean: 16}}
+)";
+
+const char* const kThree = R"(lora:
+  adapter_capacity: 2
+  adapters:
+    - {id: a1, rank: 8}
+    - {id: a2, rank: 8}
+    - {id: a3, rank: 8}
+)";
+
+// The cluster's cold loads, summed over its adapters.
+int64_t cluster_loads(const std::string& out) {
+  const std::string block = cluster_adapters(out);
+  int64_t n = 0;
+  const std::string key = "\"load_count\": ";
+  for (size_t at = block.find(key); at != std::string::npos; at = block.find(key, at + 1))
+    n += std::stoll(block.substr(at + key.size()));
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("adapter eviction (--lora-eviction): lru is the default, a script or library changes which leaves",
+          "[golden][lora][plugin]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSkewed) +
+                           " --lora-config " + dir.write("l.yaml", kThree) + " --num-instances 1";
+  const Result plain = run_blis(base);
+  const Result lru = run_blis(base + " --lora-eviction lru");
+  INFO(plain.err);
+  REQUIRE(plain.status == 0);
+  CHECK(lru.out == plain.out);
+  // The most recently used leaves: the hot adapter, over and over.
+  const Result mru = run_blis(base + " --lora-eviction mru.lua");
+  const Result library = run_blis(base + " --lora-eviction " + fixture("evict-mru"));
+  INFO(mru.err << library.err);
+  REQUIRE(mru.status == 0);
+  REQUIRE(library.status == 0);
+  CHECK(library.out == mru.out);
+  CHECK(cluster_loads(plain.out) > 2);
+  CHECK(cluster_loads(mru.out) > cluster_loads(plain.out) + 10);
+  // --help lists it; a scenario and --dump-config carry it.
+  CHECK(run_blis("run --help").out.find("--lora-eviction") != std::string::npos);
+  const Result dumped = run_blis(base + " --lora-eviction mru.lua --dump-config");
+  REQUIRE(dumped.status == 0);
+  CHECK(dumped.out.find("lora_eviction = \"mru.lua\"\n") != std::string::npos);
+  CHECK(run_blis("run " + dir.write("run.toml", dumped.out), dir.str()).out == mru.out);
+  // The built-in and the shipped script are in the plugin list.
+  const Result list = run_blis("plugins list");
+  CHECK(list.out.find("adapter-eviction") != std::string::npos);
+  CHECK(run_blis("plugins inspect scripts/eviction/mru.lua", BLIS_TEST_SOURCE_DIR).status == 0);
+  CHECK(run_blis("plugins inspect " + fixture("evict-mru")).status == 0);
+}
+
+TEST_CASE("a broken adapter eviction stops the run with exit 2, naming the file", "[golden][lora][plugin]") {
+  TempDir dir;
+  const std::string base = "run --model qwen/qwen3-14b --workload-spec " + dir.write("w.yaml", kSkewed) +
+                           " --lora-config " + dir.write("l.yaml", kThree) + " --num-instances 1 --lora-eviction ";
+  const std::string zero = dir.write("zero.lua", "kind = 'adapter-eviction'\nfunction evict_adapter(loading, c)\n"
+                                                 "  return 0\nend\n");
+  const std::string text = dir.write("text.lua", "function evict_adapter(loading, c)\n  return c[1]\nend\n");
+  const std::string field = dir.write("field.lua", "function evict_adapter(loading, c)\n"
+                                                   "  return c.no_such_field + 1\nend\n");
+  struct Case {
+    std::string policy;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{zero, zero + ": evict_adapter(\""},
+        Case{text, text + ": evict_adapter(\""},
+        Case{field, field + ":2: attempt to perform arithmetic on field 'no_such_field' (a nil value)"},
+        Case{fixture("evict-range"),
+             fixture("evict-range") + ": plugin 'fixture-evict-range': choose() returned 2 over 2 evictable adapters"},
+        Case{fixture("dispatch-nan"), fixture("dispatch-nan") + ": contains no adapter-eviction plugin"},
+        Case{"no-such-policy", "unknown adapter eviction 'no-such-policy'"}}) {
+    const Result r = run_blis(base + c.policy);
+    INFO(c.policy << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("blis: error: ") != std::string::npos);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+  // Without adapter slots the flag does nothing, and says so.
+  const Result inert = run_blis("run --model qwen/qwen3-14b --rate 10 --num-requests 20 --lora-eviction mru.lua");
+  CHECK(inert.status == 0);
+  CHECK(inert.err.find("--lora-eviction has no effect without adapter slots") != std::string::npos);
+}

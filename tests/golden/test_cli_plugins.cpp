@@ -36,7 +36,7 @@ void check_refused(const Result& r, const std::string& file, const std::string& 
 TEST_CASE("blis run refuses broken plugin libraries in one line", "[cli][plugin]") {
   const std::pair<const char*, const char*> broken[] = {
       {"missing-symbol", "entry symbol 'blis_plugin_manifest' is missing"},
-      {"abi-major", "built for plugin ABI 2.0, but this blis speaks ABI 1.13"},
+      {"abi-major", "built for plugin ABI 2.0, but this blis speaks ABI 1.15"},
       {"short-struct", "lacks post_decode_overhead()"},
       {"create-fails",
        "plugin 'fixture-create-fails': create() failed: license file "

@@ -68,6 +68,8 @@ constexpr FrozenAbi kFrozen[] = {
     {1, 10, 0xfb631f2c2411d61eull},
     {1, 12, 0x78f9139ef850755bull},
     {1, 13, 0xac1401c1ad1a8d89ull},
+    {1, 14, 0xc4a7676861da7ce9ull},
+    {1, 15, 0xd5f21569eb1f8b59ull},
 };
 
 }  // namespace
@@ -294,6 +296,33 @@ static_assert(offsetof(blis_shedding_policy_vtable, reserved0) == 4);
 static_assert(offsetof(blis_shedding_policy_vtable, create) == 8);
 static_assert(offsetof(blis_shedding_policy_vtable, destroy) == 16);
 static_assert(offsetof(blis_shedding_policy_vtable, victim) == 24);
+static_assert(sizeof(blis_adapter_eviction_input) == 48);
+static_assert(offsetof(blis_adapter_eviction_input, struct_size) == 0);
+static_assert(offsetof(blis_adapter_eviction_input, instance) == 4);
+static_assert(offsetof(blis_adapter_eviction_input, now_us) == 8);
+static_assert(offsetof(blis_adapter_eviction_input, loading) == 16);
+static_assert(offsetof(blis_adapter_eviction_input, candidates) == 24);
+static_assert(offsetof(blis_adapter_eviction_input, count) == 32);
+static_assert(offsetof(blis_adapter_eviction_input, capacity) == 40);
+static_assert(sizeof(blis_adapter_eviction_vtable) == 32);
+static_assert(offsetof(blis_adapter_eviction_vtable, reserved0) == 4);
+static_assert(offsetof(blis_adapter_eviction_vtable, create) == 8);
+static_assert(offsetof(blis_adapter_eviction_vtable, destroy) == 16);
+static_assert(offsetof(blis_adapter_eviction_vtable, choose) == 24);
+static_assert(sizeof(blis_offload_block) == 16);
+static_assert(offsetof(blis_offload_block, hash) == 0);
+static_assert(offsetof(blis_offload_block, secondary) == 8);
+static_assert(offsetof(blis_offload_block, reserved0) == 12);
+static_assert(sizeof(blis_offload_eviction_input) == 48);
+static_assert(offsetof(blis_offload_eviction_input, struct_size) == 0);
+static_assert(offsetof(blis_offload_eviction_input, candidate_size) == 4);
+static_assert(offsetof(blis_offload_eviction_input, now_us) == 8);
+static_assert(offsetof(blis_offload_eviction_input, used_blocks) == 16);
+static_assert(offsetof(blis_offload_eviction_input, capacity_blocks) == 24);
+static_assert(offsetof(blis_offload_eviction_input, candidates) == 32);
+static_assert(offsetof(blis_offload_eviction_input, count) == 40);
+static_assert(sizeof(blis_offload_eviction_vtable) == 32);
+static_assert(offsetof(blis_offload_eviction_vtable, choose) == 24);
 static_assert(sizeof(blis_plugin_info) == 48);
 static_assert(offsetof(blis_plugin_info, struct_size) == 0);
 static_assert(offsetof(blis_plugin_info, kind) == 4);

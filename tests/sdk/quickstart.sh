@@ -84,7 +84,7 @@ ln -s "$src/scripts" "$src/examples" "$work/tree/"
 # 1. Install, build the vendor example, run it by path, by --plugin-dir, installed.
 run_blocks "$work/tree" "$work/vendor.out" "$work/vendor.err" vendor vendor-install
 out=$work/vendor.out
-expect "$out" "build/libacme-latency.so: blis plugin library, ABI 1.13, 1 plugin(s)"
+expect "$out" "build/libacme-latency.so: blis plugin library, ABI 1.15, 1 plugin(s)"
 expect "$out" "latency-model     acme-linear        1.0.0    Acme accelerator"
 [ "$(grep -c '"completed_requests": 20,' "$out")" -eq 3 ] || fail "expected three runs of 20 requests"
 # Same plugin, same inputs: the three runs agree to the byte.
@@ -132,7 +132,7 @@ mkdir -p "$pc"
 block per_token.c >"$pc/per_token.c"
 block per_token.cpp >"$pc/per_token.cpp"
 run_blocks "$pc" "$pc/out" "$pc/err" pkg-config
-expect "$pc/out" "./libper-token-c.so: blis plugin library, ABI 1.13, 1 plugin(s)"
+expect "$pc/out" "./libper-token-c.so: blis plugin library, ABI 1.15, 1 plugin(s)"
 expect "$pc/out" "latency-model     per-token-c        1.0.0    1 ms a step plus a price per token"
 expect "$pc/out" "latency-model     per-token-cpp      1.0.0    A base time per step plus a price per token"
 # The examples are clean code, too.

@@ -29,7 +29,9 @@ enum class PluginKind {
   DispatchOrder = BLIS_KIND_DISPATCH_ORDER,
   EncodeDecider = BLIS_KIND_ENCODE_DECIDER,
   FairnessPolicy = BLIS_KIND_FAIRNESS_POLICY,
-  SheddingPolicy = BLIS_KIND_SHEDDING_POLICY
+  SheddingPolicy = BLIS_KIND_SHEDDING_POLICY,
+  AdapterEviction = BLIS_KIND_ADAPTER_EVICTION,
+  OffloadEviction = BLIS_KIND_OFFLOAD_EVICTION
 };
 
 class Registries;

@@ -98,4 +98,21 @@ class SheddingPolicy {
   virtual int64_t victim(const blis_shedding_input& input) = 0;
 };
 
+// With LoRA adapter slots (docs/lora.md), the resident adapter evicted when
+// an instance's slots are full and an adapter must load: an index into
+// input.candidates (least recently used first).
+class AdapterEviction {
+ public:
+  virtual ~AdapterEviction() = default;
+  virtual size_t choose(const blis_adapter_eviction_input& input) = 0;
+};
+
+// With a KV offload CPU tier (docs/kv-offload.md), the block a full tier
+// evicts: an index into input.candidates (least recently used first).
+class OffloadEviction {
+ public:
+  virtual ~OffloadEviction() = default;
+  virtual size_t choose(const blis_offload_eviction_input& input) = 0;
+};
+
 }  // namespace blis

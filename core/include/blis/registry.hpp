@@ -141,6 +141,8 @@ class Registries {
   Registry<EncodeDecider> encode{PluginKind::EncodeDecider};
   Registry<FairnessPolicy> fairness{PluginKind::FairnessPolicy};
   Registry<SheddingPolicy> shedding{PluginKind::SheddingPolicy};
+  Registry<AdapterEviction> adapter_eviction{PluginKind::AdapterEviction};
+  Registry<OffloadEviction> offload_eviction{PluginKind::OffloadEviction};
 
   RegistryBase& of(PluginKind kind);
   const RegistryBase& of(PluginKind kind) const;

@@ -148,6 +148,7 @@ struct LoraSettings {
   std::optional<double> load_bandwidth_bytes_us;      // bytes/µs
   std::optional<double> footprint_bytes_per_rank;     // bytes
   std::optional<double> scorer_weight;                // lora-affinity in the weighted profile
+  std::optional<std::string> eviction;                // adapter-eviction plugin (lru unless given)
 };
 
 struct TraceSettings {

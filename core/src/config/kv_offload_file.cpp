@@ -173,18 +173,17 @@ void read_chunking(const BlockFields& b, int64_t gpu_block_size, KvOffloadFile& 
 void check_block(const BlockFields& b, const KvOffloadFile& out) {
   if (out.cpu_bytes_to_use <= 0)
     fail(b.where("cpu_bytes_to_use"), fmt::format("cpu_bytes_to_use must be > 0, got {}", out.cpu_bytes_to_use));
-  if (out.eviction_policy != "lru" && out.eviction_policy != "arc")
-    fail(b.where("eviction_policy"),
-         fmt::format("eviction_policy must be \"lru\" or \"arc\", got \"{}\"", out.eviction_policy));
+  if (out.eviction_policy.empty())
+    fail(b.where("eviction_policy"), "eviction_policy must name an offload-eviction plugin (lru, the default)");
   if (out.blocks_per_chunk != 1)
     fail(b.where(b.has("block_size") ? "block_size" : "blocks_per_chunk"),
          fmt::format("blocks_per_chunk {} (block_size {}) is not supported: offload is block by block "
                      "(blocks_per_chunk 1, block_size = the GPU block size)",
                      out.blocks_per_chunk, out.block_size));
-  if (out.eviction_policy != "lru")
+  if (out.eviction_policy == "arc")
     fail(b.where("eviction_policy"),
-         fmt::format("eviction_policy \"{}\" is not supported: the CPU tier evicts least recently used blocks (lru)",
-                     out.eviction_policy));
+         "eviction_policy \"arc\" is not supported: the CPU tier evicts least recently used blocks (lru) or "
+         "as an offload-eviction plugin chooses (docs/kv-offload.md)");
 }
 
 std::optional<YAML::Node> top_block(const StrictYaml& y, const std::string& text) {
@@ -222,7 +221,10 @@ KvOffloadFile read_kv_offload_file(const std::string& path, int64_t gpu_block_si
            fmt::format("store_threshold={} is not supported with tiered offload (only 0 or 1, which change nothing)", s));
   }
   read_chunking(b, gpu_block_size, out);
-  if (b.has("eviction_policy")) out.eviction_policy = y.string(b.f.at("eviction_policy").node, "kv_offload.eviction_policy");
+  if (b.has("eviction_policy")) {
+    out.eviction_policy = y.string(b.f.at("eviction_policy").node, "kv_offload.eviction_policy");
+    out.where_eviction = b.where("eviction_policy");
+  }
   if (b.has("offload_prompt_only")) out.offload_prompt_only = b.boolean("offload_prompt_only");
   if (b.has("self_describing_kv_events")) out.self_describing_kv_events = b.boolean("self_describing_kv_events");
   if (b.has("secondary_tiers")) {

@@ -35,7 +35,8 @@ struct KvOffloadFile {
   int64_t block_size = 0;  // tokens; = blocks_per_chunk x GPU block size
   int64_t blocks_per_chunk = 1;
   int64_t tokens_per_hash = 0;
-  std::string eviction_policy = "lru";
+  std::string eviction_policy = "lru";  // an offload-eviction plugin (lru: the built-in)
+  std::string where_eviction;            // position of eviction_policy, when given
   bool offload_prompt_only = true;
   bool self_describing_kv_events = false;
   std::vector<KvOffloadTier> tiers;

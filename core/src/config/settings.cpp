@@ -793,6 +793,12 @@ std::vector<SettingDef> make_table() {
                   "Weight of the lora-affinity scorer added to the weighted routing profile (instances holding "
                   "the request's adapter score 1, others 0); must be finite and > 0; unset: not added",
                   [](RunConfig& c) -> auto& { return c.lora.scorer_weight; }, finite_positive()));
+  t.push_back(values_from(row("lora_eviction", {"--lora-eviction"}, "lora",
+                  "Which resident adapter a cold load evicts when an instance's adapter slots are full: lru "
+                  "(HEAD's: the least recently used that no running request uses), or an adapter-eviction "
+                  "plugin, Lua script (mru.lua) or library path[:name] (docs/lora.md) [default: lru]",
+                  [](RunConfig& c) -> auto& { return c.lora.eviction; }, {}, kLibraryRef),
+                  "adapter-eviction"));
   return t;
 }
 

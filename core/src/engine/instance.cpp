@@ -27,7 +27,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
   if (cfg.offload) offload_ = std::make_unique<OffloadChain>(kv_, *cfg.offload);
   prices_sums_ = model_->prices_decode_aggregates();
   if (cfg.lora && cfg.lora->active()) {
-    lora_ = std::make_unique<LoraSlots>(cfg.lora);
+    lora_ = std::make_unique<LoraSlots>(cfg.lora, index_);
     // The step's overhead reads every scheduled member's adapter: no implicit members.
     prices_sums_ = false;
   }
@@ -970,7 +970,7 @@ void Instance::lora_start_load(SimTime now) {
   if (lora_->loading() || waiting_.empty()) return;
   const Request& head = pool_[waiting_.front()];
   if (!lora_gated(head)) return;
-  const int64_t us = lora_->start_load(head.spec.adapter);
+  const int64_t us = lora_->start_load(head.spec.adapter, now);
   if (us < 0) return;  // every slot pinned: a running request will free one
   schedule(kernel_, now + us, EventKind::AdapterLoad, index_);
 }
@@ -1011,7 +1011,7 @@ int64_t Instance::lora_step_time(int64_t dt) const {
 std::string Instance::lora_preload(const Label& id, SimTime now) {
   if (lora_->resident(id)) return "resident";
   if (lora_->loading()) return "busy loading " + lora_->loading_id().str();
-  const int64_t us = lora_->start_load(id);
+  const int64_t us = lora_->start_load(id, now);
   if (us < 0) return "every slot pinned";
   schedule(kernel_, now + us, EventKind::AdapterLoad, index_);
   return "loading";

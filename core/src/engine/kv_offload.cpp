@@ -1,9 +1,12 @@
 #include "engine/kv_offload.hpp"
 #include "engine/wait_queue.hpp"
 
+#include <blis/policies.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace blis {
@@ -159,12 +162,38 @@ void OffloadChain::touch_id(int32_t id) {
 }
 
 int64_t OffloadChain::evict(int64_t n) {
+  if (cfg_.eviction) return evict_chosen(n);
   int64_t k = 0;
   while (k < n && cpu_.head() != KeyedLru::kNone) {
     cpu_.erase(cpu_.head());
     --used_;
     --evictable_;
     ++k;
+  }
+  evictions_ += k;
+  return k;
+}
+
+// Block by block, the policy's choice among the (at most
+// BLIS_OFFLOAD_EVICTION_CANDIDATES) least recently used evictable blocks.
+int64_t OffloadChain::evict_chosen(int64_t n) {
+  std::array<blis_offload_block, BLIS_OFFLOAD_EVICTION_CANDIDATES> blocks{};
+  std::array<int32_t, BLIS_OFFLOAD_EVICTION_CANDIDATES> ids{};
+  int64_t k = 0;
+  for (; k < n && cpu_.head() != KeyedLru::kNone; ++k) {
+    size_t count = 0;
+    for (int32_t id = cpu_.head(); id != KeyedLru::kNone && count < blocks.size(); id = cpu_[id].next) {
+      ids[count] = id;
+      blocks[count++] = blis_offload_block{cpu_[id].key, find_secondary(cpu_[id].key), 0};
+    }
+    const size_t pick =
+        count < 2 ? 0
+                  : cfg_.eviction->choose(blis_offload_eviction_input{sizeof(blis_offload_eviction_input),
+                                                                      sizeof(blis_offload_block), clock_, used_,
+                                                                      cfg_.cpu_blocks, blocks.data(), count});
+    cpu_.erase(ids[pick]);
+    --used_;
+    --evictable_;
   }
   evictions_ += k;
   return k;

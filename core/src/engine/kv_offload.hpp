@@ -21,11 +21,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 namespace blis {
+
+class OffloadEviction;
 
 // One secondary tier's transfer physics (device_class resolved).
 struct OffloadTierParams {
@@ -48,6 +51,12 @@ struct OffloadChainConfig {
   // reloads it; the thrashing rate is CPU evictions over blocks stored.
   bool tiered = false;
   int64_t reload_us = 0;
+  // The file's eviction_policy: an offload-eviction plugin, "lru" the
+  // built-in (the list's head, without a call); `eviction` the policy object
+  // (null for lru).
+  std::string eviction_policy = "lru";
+  std::string eviction_where;
+  std::shared_ptr<OffloadEviction> eviction;
 };
 
 // The transfer station: per tier, FIFO queues of reads and writes served by
@@ -167,6 +176,7 @@ class OffloadChain {
   void pin(uint64_t key);
   void unpin(uint64_t key);
   int64_t evict(int64_t n);
+  int64_t evict_chosen(int64_t n);  // the eviction policy's choices
   void touch(uint64_t key);
   void touch_id(int32_t id);
   bool store_new(uint64_t key);  // an absent key

@@ -1,5 +1,6 @@
 #include "engine/lora.hpp"
 
+#include <blis/policies.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,14 +92,28 @@ const LoraSlots::Slot* LoraSlots::find(const Label& id) const {
   return nullptr;
 }
 
-int64_t LoraSlots::start_load(const Label& id) {
+std::vector<LoraSlots::Slot>::iterator LoraSlots::victim(const Label& loading, int64_t now_us) {
+  const auto first = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pins == 0; });
+  if (config_->eviction == nullptr || first == slots_.end()) return first;
+  // The policy chooses among the unpinned adapters, least recently used first.
+  std::vector<std::vector<Slot>::iterator> at;
+  std::vector<const char*> ids;
+  for (auto it = first; it != slots_.end(); ++it)
+    if (it->pins == 0) at.push_back(it), ids.push_back(it->id.c_str());
+  if (at.size() < 2) return first;
+  const blis_adapter_eviction_input in{sizeof(blis_adapter_eviction_input), instance_, now_us, loading.c_str(),
+                                       ids.data(), ids.size(), *config_->capacity};
+  return at[config_->eviction->choose(in)];
+}
+
+int64_t LoraSlots::start_load(const Label& id, int64_t now_us) {
   if (static_cast<int64_t>(slots_.size()) >= *config_->capacity) {
-    // The victim is committed now (HEAD: at load start): the least
-    // recently used adapter no running request pins.
-    const auto victim = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pins == 0; });
-    if (victim == slots_.end()) return -1;
-    ++events_[victim->id.str()].evictions;
-    slots_.erase(victim);
+    // The victim is committed now (HEAD: at load start): by default the
+    // least recently used adapter no running request pins.
+    const auto out = victim(id, now_us);
+    if (out == slots_.end()) return -1;
+    ++events_[out->id.str()].evictions;
+    slots_.erase(out);
   }
   loading_ = id;
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(config_->load_latency_us(id))));

@@ -29,6 +29,8 @@
 
 namespace blis {
 
+class AdapterEviction;
+
 struct LoraAdapter {
   Label id;
   int64_t rank = 0;
@@ -53,6 +55,10 @@ struct LoraConfig {
   double load_bandwidth_bytes_us = kLoraLoadBandwidthBytesUs;
   double footprint_bytes_per_rank = kLoraFootprintBytesPerRank;
   std::map<int64_t, LoraTier> tiers = default_lora_tiers();
+  // Which resident adapter a load evicts when the slots are full (an
+  // adapter-eviction plugin, --lora-eviction); null: the least recently used
+  // (the built-in lru's answer, without the call).
+  std::shared_ptr<AdapterEviction> eviction;
 
   // Adapters declared with a capacity: the instances track them.
   bool active() const { return !adapters.empty() && capacity.has_value() && *capacity > 0; }
@@ -76,15 +82,17 @@ struct LoraEvents {
 // One instance's resident adapter slots and its load in progress.
 class LoraSlots {
  public:
-  explicit LoraSlots(std::shared_ptr<const LoraConfig> config) : config_(std::move(config)) {}
+  explicit LoraSlots(std::shared_ptr<const LoraConfig> config, int32_t instance = 0)
+      : config_(std::move(config)), instance_(instance) {}
 
   const LoraConfig& config() const { return *config_; }
   bool resident(const Label& id) const { return find(id) != nullptr; }
   bool loading() const { return !loading_.empty(); }
   // The head of the wait queue needs `id` (not resident) and nothing is
-  // loading: frees a slot if needed and starts the load; its µs, or -1 when
-  // every slot is pinned.
-  int64_t start_load(const Label& id);
+  // loading: frees a slot if needed (the eviction policy's choice among the
+  // unpinned adapters) and starts the load; its µs, or -1 when every slot is
+  // pinned.
+  int64_t start_load(const Label& id, int64_t now_us);
   // The load in progress completed: its adapter is resident.
   void finish_load();
   // An operator's unload (a scenario event): `id` leaves its slot unless a
@@ -107,7 +115,10 @@ class LoraSlots {
   };
   Slot* find(const Label& id);
   const Slot* find(const Label& id) const;
+  // The slot a load evicts: slots_.end() when every slot is pinned.
+  std::vector<Slot>::iterator victim(const Label& loading, int64_t now_us);
   std::shared_ptr<const LoraConfig> config_;
+  int32_t instance_ = 0;
   std::vector<Slot> slots_;  // LRU first
   Label loading_;
   std::map<std::string, LoraEvents> events_;

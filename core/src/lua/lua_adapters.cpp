@@ -680,7 +680,124 @@ class LuaSheddingPolicy final : public SheddingPolicy {
   int64_t shown_ = 0;
 };
 
+// An adapter eviction script: evict_adapter(loading, candidates, now_us,
+// instance) returns the position (1 .. #candidates) of the resident adapter
+// evicted for `loading`; `candidates` lists the adapter ids no running
+// request uses, least recently used first (a new table per call: the call
+// comes once per cold load that finds the slots full).
+class LuaAdapterEviction final : public AdapterEviction {
+ public:
+  LuaAdapterEviction(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
+    require_kind(script_, PluginKind::AdapterEviction);
+    choose_ = script_.function_ref("evict_adapter");
+    script_.run_init(config);
+  }
+
+  size_t choose(const blis_adapter_eviction_input& in) override {
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(choose_);
+    lua_pushstring(L, in.loading != nullptr ? in.loading : "");
+    lua_createtable(L, static_cast<int>(in.count), 0);
+    for (uint64_t i = 0; i < in.count; ++i) {
+      lua_pushstring(L, in.candidates[i] != nullptr ? in.candidates[i] : "");
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    lua_pushnumber(L, static_cast<double>(in.now_us));
+    lua_pushnumber(L, static_cast<double>(in.instance));
+    script_.end_call(base, 4, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
+      throw ScriptError(fmt::format("{}: evict_adapter(\"{}\", candidates, {}, {}) must return a position in 1 .. {}, "
+                                    "got {}",
+                                    script_.path(), in.loading != nullptr ? in.loading : "", in.now_us, in.instance,
+                                    in.count,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+                        2);
+    return static_cast<size_t>(v) - 1;
+  }
+
+ private:
+  ScriptInstance script_;
+  int choose_ = LUA_NOREF;
+};
+
+// An offload eviction script: evict_block(candidates, now_us, used,
+// capacity) returns the position (1 .. #candidates) of the CPU block
+// evicted; `candidates` are tables {hash, secondary} (its content hash as a
+// number, the first secondary tier holding a copy, 1-based, or 0: none),
+// least recently used first, kept and refilled by the adapter.
+class LuaOffloadEviction final : public OffloadEviction {
+ public:
+  LuaOffloadEviction(LuaVm& vm, const ScriptSource& source, const ConfigTable& config)
+      : script_(vm, source.path, source.name, source.text) {
+    require_kind(script_, PluginKind::OffloadEviction);
+    choose_ = script_.function_ref("evict_block");
+    lua_State* L = script_.state();
+    lua_newtable(L);
+    blocks_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    script_.run_init(config);
+  }
+  ~LuaOffloadEviction() override { luaL_unref(script_.state(), LUA_REGISTRYINDEX, blocks_); }
+  LuaOffloadEviction(const LuaOffloadEviction&) = delete;
+  LuaOffloadEviction& operator=(const LuaOffloadEviction&) = delete;
+
+  size_t choose(const blis_offload_eviction_input& in) override {
+    lua_State* L = script_.state();
+    const int base = script_.begin_call(choose_);
+    load(L, in);
+    lua_pushnumber(L, static_cast<double>(in.now_us));
+    lua_pushnumber(L, static_cast<double>(in.used_blocks));
+    lua_pushnumber(L, static_cast<double>(in.capacity_blocks));
+    script_.end_call(base, 4, 1);
+    const int type = lua_type(L, base + 2);
+    const double v = lua_tonumber(L, base + 2);
+    lua_settop(L, base);
+    if (type != LUA_TNUMBER || !(v >= 1 && v <= static_cast<double>(in.count)) || v != std::floor(v))
+      throw ScriptError(fmt::format("{}: evict_block(candidates, {}, {}, {}) must return a position in 1 .. {}, got {}",
+                                    script_.path(), in.now_us, in.used_blocks, in.capacity_blocks, in.count,
+                                    type == LUA_TNUMBER ? fmt::format("{}", v) : std::string("a ") + lua_typename(L, type)),
+                        2);
+    return static_cast<size_t>(v) - 1;
+  }
+
+ private:
+  // Pushes the `candidates` table, refilled from `in`.
+  void load(lua_State* L, const blis_offload_eviction_input& in) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, blocks_);
+    const auto n = static_cast<int64_t>(in.count);
+    const auto* bytes = static_cast<const unsigned char*>(static_cast<const void*>(in.candidates));
+    for (int64_t i = 0; i < n; ++i) {
+      blis_offload_block b{};
+      copy_sized(b, bytes + static_cast<size_t>(i) * in.candidate_size, in.candidate_size);
+      reuse_entry(L, static_cast<int>(i + 1));
+      set_number(L, "hash", static_cast<double>(b.hash));
+      set_number(L, "secondary", static_cast<double>(b.secondary + 1));
+      lua_pop(L, 1);
+    }
+    clear_tail(L, n, shown_);
+    shown_ = n;
+  }
+
+  ScriptInstance script_;
+  int choose_ = LUA_NOREF;
+  int blocks_ = LUA_NOREF;
+  int64_t shown_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<OffloadEviction> make_offload_eviction_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                   const ConfigTable& config) {
+  return std::make_unique<LuaOffloadEviction>(vm, source, config);
+}
+
+std::unique_ptr<AdapterEviction> make_adapter_eviction_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                   const ConfigTable& config) {
+  return std::make_unique<LuaAdapterEviction>(vm, source, config);
+}
 
 std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSource& source,
                                                       const ConfigTable& config) {

@@ -247,7 +247,11 @@ std::unique_ptr<EncodeDecider> make_encode_from_source(LuaVm& vm, const ScriptSo
 std::unique_ptr<DispatchOrder> make_dispatch_from_source(LuaVm& vm, const ScriptSource& source,
                                                         const ConfigTable& config);
 std::unique_ptr<FairnessPolicy> make_fairness_from_source(LuaVm& vm, const ScriptSource& source,
-                                                          const ConfigTable& config);
+                                                         const ConfigTable& config);
+std::unique_ptr<OffloadEviction> make_offload_eviction_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                   const ConfigTable& config);
+std::unique_ptr<AdapterEviction> make_adapter_eviction_from_source(LuaVm& vm, const ScriptSource& source,
+                                                                   const ConfigTable& config);
 std::unique_ptr<SheddingPolicy> make_shedding_from_source(LuaVm& vm, const ScriptSource& source,
                                                           const ConfigTable& config);
 std::unique_ptr<SaturationDetector> make_saturation_from_source(LuaVm& vm, const ScriptSource& source,

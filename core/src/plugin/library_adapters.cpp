@@ -375,7 +375,65 @@ class SharedShedding final : public SheddingPolicy {
   void* self_;
 };
 
+// An index out of range stops the run, as the Lua adapter does.
+class SharedAdapterEviction final : public AdapterEviction {
+ public:
+  SharedAdapterEviction(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::AdapterEviction, a.seed),
+        vt_(static_cast<const blis_adapter_eviction_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedAdapterEviction() override { vt_->destroy(self_); }
+
+  size_t choose(const blis_adapter_eviction_input& in) override {
+    int64_t out = -1;
+    ctx_.call("choose", [&](char* e, size_t n) { return vt_->choose(self_, &in, &out, e, n); });
+    if (out < 0 || static_cast<uint64_t>(out) >= in.count)
+      ctx_.fail(fmt::format("choose() returned {} over {} evictable adapters of instance {} at t={} µs (it must "
+                            "be an index in [0, {}))",
+                            out, in.count, in.instance, in.now_us, in.count));
+    return static_cast<size_t>(out);
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_adapter_eviction_vtable* vt_;
+  void* self_;
+};
+
+// An index out of range stops the run, as the Lua adapter does.
+class SharedOffloadEviction final : public OffloadEviction {
+ public:
+  SharedOffloadEviction(const LibraryPlugin& p, const CreateArgs& a)
+      : ctx_(p, PluginKind::OffloadEviction, a.seed),
+        vt_(static_cast<const blis_offload_eviction_vtable*>(p.vtable)),
+        self_(ctx_.create(vt_->create, vt_->destroy, *a.config)) {}
+  ~SharedOffloadEviction() override { vt_->destroy(self_); }
+
+  size_t choose(const blis_offload_eviction_input& in) override {
+    int64_t out = -1;
+    ctx_.call("choose", [&](char* e, size_t n) { return vt_->choose(self_, &in, &out, e, n); });
+    if (out < 0 || static_cast<uint64_t>(out) >= in.count)
+      ctx_.fail(fmt::format("choose() returned {} over {} evictable CPU blocks at t={} µs (it must be an index in "
+                            "[0, {}))",
+                            out, in.count, in.now_us, in.count));
+    return static_cast<size_t>(out);
+  }
+
+ private:
+  ObjectContext ctx_;
+  const blis_offload_eviction_vtable* vt_;
+  void* self_;
+};
+
 }  // namespace
+
+std::unique_ptr<OffloadEviction> make_library_offload_eviction(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedOffloadEviction>(p, args);
+}
+
+std::unique_ptr<AdapterEviction> make_library_adapter_eviction(const LibraryPlugin& p, const CreateArgs& args) {
+  return std::make_unique<SharedAdapterEviction>(p, args);
+}
 
 std::unique_ptr<EncodeDecider> make_library_encode(const LibraryPlugin& p, const CreateArgs& args) {
   return std::make_unique<SharedEncode>(p, args);

@@ -21,5 +21,7 @@ std::unique_ptr<DispatchOrder> make_library_dispatch(const LibraryPlugin& p, con
 std::unique_ptr<EncodeDecider> make_library_encode(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<FairnessPolicy> make_library_fairness(const LibraryPlugin& p, const CreateArgs& args);
 std::unique_ptr<SheddingPolicy> make_library_shedding(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<AdapterEviction> make_library_adapter_eviction(const LibraryPlugin& p, const CreateArgs& args);
+std::unique_ptr<OffloadEviction> make_library_offload_eviction(const LibraryPlugin& p, const CreateArgs& args);
 
 }  // namespace blis

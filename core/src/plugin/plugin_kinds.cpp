@@ -119,9 +119,22 @@ void smoke_shedding(Registries& reg, const std::string& name, const ConfigTable&
   reg.shedding.create(name, CreateArgs{&config, 42})->victim(full);
 }
 
+void smoke_adapter_eviction(Registries& reg, const std::string& name, const ConfigTable& config) {
+  const char* const resident[2] = {"a", "b"};
+  const blis_adapter_eviction_input full{sizeof(blis_adapter_eviction_input), 0, 0, "c", resident, 2, 2};
+  reg.adapter_eviction.create(name, CreateArgs{&config, 42})->choose(full);
+}
+
+void smoke_offload_eviction(Registries& reg, const std::string& name, const ConfigTable& config) {
+  const blis_offload_block blocks[2] = {{11, -1, 0}, {12, 0, 0}};
+  const blis_offload_eviction_input full{sizeof(blis_offload_eviction_input), sizeof(blis_offload_block), 0, 4, 4,
+                                         blocks, 2};
+  reg.offload_eviction.create(name, CreateArgs{&config, 42})->choose(full);
+}
+
 constexpr uint32_t end_of(size_t offset) { return static_cast<uint32_t>(offset + sizeof(void*)); }
 
-const std::array<PluginKindRow, 9> kKinds = {{
+const std::array<PluginKindRow, 11> kKinds = {{
     {PluginKind::LatencyModel, "latency-model", "latency", "step_time", "step_time(n)",
      end_of(offsetof(blis_latency_model_vtable, post_decode_overhead)), "post_decode_overhead", 6, true,
      &registry_of<LatencyModel, &Registries::latency>,
@@ -170,6 +183,18 @@ const std::array<PluginKindRow, 9> kKinds = {{
      false, &registry_of<SheddingPolicy, &Registries::shedding>,
      &add_library_plugin<SheddingPolicy, &Registries::shedding, &make_library_shedding>,
      &add_script<SheddingPolicy, &Registries::shedding, &lua::make_shedding_from_source>, &smoke_shedding},
+    {PluginKind::AdapterEviction, "adapter-eviction", "eviction", "evict_adapter",
+     "evict_adapter(loading, candidates)", end_of(offsetof(blis_adapter_eviction_vtable, choose)), "choose", 3, false,
+     &registry_of<AdapterEviction, &Registries::adapter_eviction>,
+     &add_library_plugin<AdapterEviction, &Registries::adapter_eviction, &make_library_adapter_eviction>,
+     &add_script<AdapterEviction, &Registries::adapter_eviction, &lua::make_adapter_eviction_from_source>,
+     &smoke_adapter_eviction},
+    {PluginKind::OffloadEviction, "offload-eviction", "offload", "evict_block", "evict_block(candidates)",
+     end_of(offsetof(blis_offload_eviction_vtable, choose)), "choose", 3, false,
+     &registry_of<OffloadEviction, &Registries::offload_eviction>,
+     &add_library_plugin<OffloadEviction, &Registries::offload_eviction, &make_library_offload_eviction>,
+     &add_script<OffloadEviction, &Registries::offload_eviction, &lua::make_offload_eviction_from_source>,
+     &smoke_offload_eviction},
 }};
 
 }  // namespace

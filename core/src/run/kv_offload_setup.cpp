@@ -60,6 +60,8 @@ std::shared_ptr<const OffloadChainConfig> resolve_kv_offload(const RunConfig& co
                                   "block fits",
                                   f.cpu_bytes_to_use, c->per_block_bytes));
   c->prompt_only = f.offload_prompt_only;
+  c->eviction_policy = f.eviction_policy;
+  c->eviction_where = f.where_eviction.empty() ? where : f.where_eviction;
   for (const config::KvOffloadTier& t : f.tiers) {
     OffloadTierParams p;
     p.n_read = t.n_read_threads;

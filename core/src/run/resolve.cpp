@@ -470,6 +470,61 @@ void resolve_encode(ResolvedRun& r, RunContext& ctx) {
   r.encode_decider = name;
 }
 
+// LoRA's adapter eviction (docs/lora.md), with adapter slots only: a
+// registered plugin, a Lua script or a library path[:name]; lru unless given.
+void resolve_lora_eviction(ResolvedRun& r, RunContext& ctx) {
+  const RunConfig& g = r.given;
+  if (!r.lora || !r.lora->active()) {
+    if (g.lora.eviction)
+      spdlog::warn("{} has no effect without adapter slots (--lora-config with adapters, --lora-adapter-capacity)",
+                   g.where("lora_eviction"));
+    return;
+  }
+  std::string name = g.lora.eviction.value_or("lru");
+  if (names_library(name))
+    name = load_explicit_library(name, g.where("lora_eviction"), g, ctx.env, PluginKind::AdapterEviction,
+                                 "adapter eviction");
+  if (auto err = unknown_plugin(PluginKind::AdapterEviction, fmt::format("adapter eviction '{}'", name), name, g, ctx))
+    throw InputError(g.where("lora_eviction"), *err);
+  r.lora_eviction = name;
+}
+
+// The offload tier's eviction policy (docs/kv-offload.md), named by the
+// file's eviction_policy: lru (the built-in, without calls), a registered
+// plugin, a Lua script or a library path[:name].
+void resolve_offload_eviction(ResolvedRun& r, RunContext& ctx) {
+  if (!r.offload || r.offload->eviction_policy == "lru") return;
+  const RunConfig& g = r.given;
+  const std::string& where = r.offload->eviction_where;
+  std::string name = r.offload->eviction_policy;
+  if (names_library(name))
+    name = load_explicit_library(name, where, g, ctx.env, PluginKind::OffloadEviction, "offload eviction");
+  if (auto err = unknown_plugin(PluginKind::OffloadEviction, fmt::format("offload eviction '{}'", name), name, g, ctx))
+    throw InputError(where, *err);
+  r.offload_eviction = name;
+}
+
+// The offload eviction policy object, with its --plugin-config keys.
+void make_offload_eviction(ResolvedRun& r, RunContext& ctx) {
+  if (r.offload_eviction.empty() || r.offload_eviction == "lru") return;
+  auto offload = std::make_shared<OffloadChainConfig>(*r.offload);
+  const ConfigTable cfg = r.overrides.config_for(r.offload_eviction, ConfigTable{});
+  offload->eviction = ctx.env.registries->offload_eviction.create(r.offload_eviction, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(r.offload_eviction, cfg);
+  r.offload = std::move(offload);
+}
+
+// The adapter eviction policy of the run's adapter slots, with its
+// --plugin-config keys (after the profile set's).
+void make_lora_eviction(ResolvedRun& r, RunContext& ctx) {
+  if (r.lora_eviction.empty()) return;
+  auto lora = std::make_shared<LoraConfig>(*r.lora);
+  const ConfigTable cfg = r.overrides.config_for(r.lora_eviction, ConfigTable{});
+  lora->eviction = ctx.env.registries->adapter_eviction.create(r.lora_eviction, CreateArgs{&cfg, r.seed});
+  r.overrides.warn_unread(r.lora_eviction, cfg);
+  r.lora = std::move(lora);
+}
+
 // Admission, routing, scheduling and tracing (spec cluster §8).
 void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   const RunConfig& g = r.given;
@@ -962,6 +1017,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   resolve_policies(r, ctx);
   resolve_gateway(r, ctx);
   resolve_encode(r, ctx);
+  resolve_lora_eviction(r, ctx);
+  resolve_offload_eviction(r, ctx);
   // spec head §7.2: the caches are queried for the plugins that read them.
   auto needs_cache = [](const auto* entry) { return entry != nullptr && (entry->needs & BLIS_NEED_PREFIX_CACHE) != 0; };
   r.cache_query = needs_cache(ctx.env.registries->admission.find(*r.config.policies.admission));
@@ -972,6 +1029,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
        {&r.saturation_detector, &r.dispatch_order, &r.fairness_policy, &r.shedding_policy})
     if (!gate->empty()) used.push_back(*gate);
   if (config.pd.encode_decider) used.push_back(r.encode_decider);
+  if (!r.lora_eviction.empty()) used.push_back(r.lora_eviction);
+  if (!r.offload_eviction.empty()) used.push_back(r.offload_eviction);
   if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
     const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
     if (!a.policy.empty()) used.push_back(a.policy);
@@ -998,6 +1057,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
   check_memory(r);
+  make_lora_eviction(r, ctx);
+  make_offload_eviction(r, ctx);
   return r;
 }
 

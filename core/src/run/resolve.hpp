@@ -63,6 +63,8 @@ struct ResolvedRun {
   std::string encode_decider;       // registry name (never unless given)
   std::string fairness_policy;      // registry name; empty without --flow-control
   std::string shedding_policy;      // registry name; empty without --flow-control --queue-shedding
+  std::string lora_eviction;        // registry name (lru unless given); empty without adapter slots
+  std::string offload_eviction;     // registry name; empty for lru or without --kv-offload-config
   bool cache_query = false;  // a plugin reads the snapshots' cached_blocks
   RoutingPolicy routing = RoutingPolicy::RoundRobin;
   QueueOrder order = QueueOrder::Fcfs;

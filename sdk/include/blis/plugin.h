@@ -46,13 +46,13 @@ extern "C" {
 
 /* BLIS_FFI_BEGIN */
 
-enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 13 };
+enum { BLIS_ABI_MAJOR = 1, BLIS_ABI_MINOR = 15 };
 
 /* Plugin kinds. Names used on the command line: latency-model,
  * routing-scorer, admission-policy, autoscaler (ABI 1.4),
  * saturation-detector (ABI 1.9), dispatch-order (ABI 1.10),
  * encode-decider (ABI 1.12), fairness-policy and shedding-policy
- * (ABI 1.13). */
+ * (ABI 1.13), adapter-eviction (ABI 1.14), offload-eviction (ABI 1.15). */
 typedef enum blis_kind {
   BLIS_KIND_LATENCY_MODEL = 1,
   BLIS_KIND_ROUTING_SCORER = 2,
@@ -62,7 +62,9 @@ typedef enum blis_kind {
   BLIS_KIND_DISPATCH_ORDER = 6,
   BLIS_KIND_FAIRNESS_POLICY = 7,
   BLIS_KIND_ENCODE_DECIDER = 8,
-  BLIS_KIND_SHEDDING_POLICY = 9
+  BLIS_KIND_SHEDDING_POLICY = 9,
+  BLIS_KIND_ADAPTER_EVICTION = 10,
+  BLIS_KIND_OFFLOAD_EVICTION = 11
 } blis_kind;
 
 /* What a plugin needs the host to give it (blis_plugin_info.needs, ABI 1.1).
@@ -514,6 +516,66 @@ typedef struct blis_shedding_policy_vtable {
    * [0, count), or -1: none, the arriving request is rejected. */
   int32_t (*victim)(void* self, const blis_shedding_input* input, int64_t* out, char* errbuf, size_t errlen);
 } blis_shedding_policy_vtable;
+
+/* Adapter eviction (ABI 1.14): with LoRA adapter slots (--lora-config,
+ * --lora-adapter-capacity; docs/lora.md), when an instance's slots are all
+ * taken and an adapter must load, which resident adapter leaves its slot.
+ * Asked only when two or more adapters may leave; never for one a running
+ * request uses (pinned). */
+typedef struct blis_adapter_eviction_input {
+  uint32_t struct_size;
+  int32_t instance;                 /* the instance's index */
+  int64_t now_us;
+  const char *loading;              /* the adapter about to load */
+  const char *const *candidates;    /* the resident adapters no running request
+                                       uses, least recently used first */
+  uint64_t count;                   /* >= 2 */
+  int64_t capacity;                 /* the instance's adapter slots */
+} blis_adapter_eviction_input;
+
+typedef struct blis_adapter_eviction_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* The index of the candidate evicted, in [0, count). */
+  int32_t (*choose)(void *self, const blis_adapter_eviction_input *input, int64_t *out, char *errbuf,
+                    size_t errlen);
+} blis_adapter_eviction_vtable;
+
+/* Offload eviction (ABI 1.15): with a KV offload CPU tier (--kv-offload-config
+ * or --kv-cpu-model mirror; docs/kv-offload.md), which block leaves the full
+ * CPU tier for a new one. Asked once per block evicted, over the least
+ * recently used evictable blocks, at most BLIS_OFFLOAD_EVICTION_CANDIDATES of
+ * them (the cost of a decision stays bounded), when there are two or more. */
+enum { BLIS_OFFLOAD_EVICTION_CANDIDATES = 8 };
+
+typedef struct blis_offload_block {
+  uint64_t hash;                    /* its content hash (as blis_request_view.block_hashes) */
+  int32_t secondary;                /* the first secondary tier holding a copy (0: the first
+                                       of secondary_tiers), -1: none, evicting it loses it */
+  int32_t reserved0;
+} blis_offload_block;
+
+typedef struct blis_offload_eviction_input {
+  uint32_t struct_size;
+  uint32_t candidate_size;          /* sizeof(blis_offload_block) */
+  int64_t now_us;
+  int64_t used_blocks;              /* CPU blocks held: evictable, pinned or being read */
+  int64_t capacity_blocks;          /* the CPU tier's capacity in blocks */
+  const blis_offload_block *candidates; /* least recently used first */
+  uint64_t count;                   /* 2 .. BLIS_OFFLOAD_EVICTION_CANDIDATES */
+} blis_offload_eviction_input;
+
+typedef struct blis_offload_eviction_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  blis_create_fn create;
+  blis_destroy_fn destroy;
+  /* The index of the candidate evicted, in [0, count). */
+  int32_t (*choose)(void *self, const blis_offload_eviction_input *input, int64_t *out, char *errbuf,
+                    size_t errlen);
+} blis_offload_eviction_vtable;
 
 /* One plugin of a library. `vtable` points to the vtable of `kind`. */
 typedef struct blis_plugin_info {

@@ -28,7 +28,9 @@
 // fourth argument of dispatch_order<T>(); encode deciders
 // `bool encode(const blis_encode_input&)`; fairness policies
 // `int64_t pick(const blis_fairness_input&)`; shedding policies
-// `int64_t victim(const blis_shedding_input&)` (-1: none).
+// `int64_t victim(const blis_shedding_input&)` (-1: none); adapter
+// evictions `int64_t choose(const blis_adapter_eviction_input&)`; offload
+// evictions `int64_t choose(const blis_offload_eviction_input&)`.
 // A scorer that reads the snapshots' cached_blocks passes
 // BLIS_NEED_PREFIX_CACHE as the fourth argument of routing_scorer<T>().
 //
@@ -380,6 +382,26 @@ struct SheddingTrampolines {
                                                       &destroy<T>, &victim};
 };
 
+template <class T>
+struct AdapterEvictionTrampolines {
+  static int32_t choose(void* self, const blis_adapter_eviction_input* in, int64_t* out, char* err,
+                        size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->choose(*in); });
+  }
+  static constexpr blis_adapter_eviction_vtable vtable{sizeof(blis_adapter_eviction_vtable), 0, &create<T>,
+                                                       &destroy<T>, &choose};
+};
+
+template <class T>
+struct OffloadEvictionTrampolines {
+  static int32_t choose(void* self, const blis_offload_eviction_input* in, int64_t* out, char* err,
+                        size_t errlen) noexcept {
+    return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->choose(*in); });
+  }
+  static constexpr blis_offload_eviction_vtable vtable{sizeof(blis_offload_eviction_vtable), 0, &create<T>,
+                                                       &destroy<T>, &choose};
+};
+
 }  // namespace detail
 
 template <class T>
@@ -447,6 +469,18 @@ constexpr blis_plugin_info shedding_policy(const char* name, const char* version
           &detail::SheddingTrampolines<T>::vtable,
           0,
           0};
+}
+
+template <class T>
+constexpr blis_plugin_info adapter_eviction(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_ADAPTER_EVICTION, name, version, summary,
+          &detail::AdapterEvictionTrampolines<T>::vtable, 0, 0};
+}
+
+template <class T>
+constexpr blis_plugin_info offload_eviction(const char* name, const char* version, const char* summary) {
+  return {sizeof(blis_plugin_info), BLIS_KIND_OFFLOAD_EVICTION, name, version, summary,
+          &detail::OffloadEvictionTrampolines<T>::vtable, 0, 0};
 }
 
 }  // namespace blis::sdk
