@@ -454,23 +454,23 @@ typedef struct blis_encode_decider_vtable {
  * dispatch order by band (BLIS_DISPATCH_BY_BAND), over the band's non-empty
  * flows in tenant-name order. */
 typedef struct blis_fairness_flow {
-  const char* tenant;            /* "default" for requests without one */
-  int64_t queued;                /* its requests waiting in the band */
-  int64_t head_seq;              /* when its oldest request entered the queue, as a
-                                    sequence number (lower entered first, across bands) */
-  const blis_request_view* head; /* its oldest request (without its input blocks:
-                                    block_hashes NULL, num_blocks 0) */
+  const char *tenant;               /* "default" for requests without one */
+  int64_t queued;                   /* its requests waiting in the band */
+  int64_t head_seq;                 /* when its oldest request entered the queue, as a
+                                       sequence number (lower entered first, across bands) */
+  const blis_request_view *head;    /* its oldest request (without its input blocks:
+                                       block_hashes NULL, num_blocks 0) */
 } blis_fairness_flow;
 
 typedef struct blis_fairness_input {
   uint32_t struct_size;
-  uint32_t flow_size; /* sizeof(blis_fairness_flow) */
+  uint32_t flow_size;               /* sizeof(blis_fairness_flow) */
   int64_t now_us;
-  int32_t priority; /* the band (as blis_dispatch_input.priority) */
-  int32_t last;     /* the index of the flow this band picked last time,
-                       -1 when none or that flow has emptied since */
-  const blis_fairness_flow* flows;
-  uint64_t count; /* >= 2: a band of one flow has no choice to make */
+  int32_t priority;                 /* the band (as blis_dispatch_input.priority) */
+  int32_t last;                     /* the index of the flow this band picked last time,
+                                       -1 when none or that flow has emptied since */
+  const blis_fairness_flow *flows;
+  uint64_t count;                   /* >= 2: a band of one flow has no choice to make */
 } blis_fairness_input;
 
 typedef struct blis_fairness_policy_vtable {
@@ -479,30 +479,31 @@ typedef struct blis_fairness_policy_vtable {
   blis_create_fn create;
   blis_destroy_fn destroy;
   /* The index of the flow that sends, in [0, count). */
-  int32_t (*pick)(void* self, const blis_fairness_input* input, int64_t* out, char* errbuf, size_t errlen);
+  int32_t (*pick)(void *self, const blis_fairness_input *input, int64_t *out, char *errbuf,
+                  size_t errlen);
 } blis_fairness_policy_vtable;
 
 /* Shedding policy (ABI 1.13): with --queue-shedding, when a request finds
  * the gateway queue full, which queued request leaves (is shed) to make room
  * for it, if any (docs/gateway.md). */
 typedef struct blis_shedding_candidate {
-  int32_t priority; /* its band */
+  int32_t priority;                 /* its band */
   int32_t reserved0;
   int64_t seq;                      /* its queue sequence number (higher entered later) */
-  const char* tenant;               /* "default" for requests without one */
-  const blis_request_view* request; /* without its input blocks (block_hashes NULL,
+  const char *tenant;               /* "default" for requests without one */
+  const blis_request_view *request; /* without its input blocks (block_hashes NULL,
                                        num_blocks 0) */
 } blis_shedding_candidate;
 
 typedef struct blis_shedding_input {
   uint32_t struct_size;
-  uint32_t candidate_size; /* sizeof(blis_shedding_candidate) */
+  uint32_t candidate_size;          /* sizeof(blis_shedding_candidate) */
   int64_t now_us;
-  int32_t priority; /* the arriving request's band */
+  int32_t priority;                 /* the arriving request's band */
   int32_t reserved0;
-  int64_t seq;                           /* its sequence number, above every queued one */
-  const blis_request_view* request;      /* the arriving request */
-  const blis_shedding_candidate* queued; /* every queued request: bands from the most
+  int64_t seq;                      /* its sequence number, above every queued one */
+  const blis_request_view *request; /* the arriving request */
+  const blis_shedding_candidate *queued; /* every queued request: bands from the most
                                        urgent, tenants in name order, oldest first */
   uint64_t count;
 } blis_shedding_input;
@@ -514,7 +515,8 @@ typedef struct blis_shedding_policy_vtable {
   blis_destroy_fn destroy;
   /* The index of the queued request shed for the arriving one, in
    * [0, count), or -1: none, the arriving request is rejected. */
-  int32_t (*victim)(void* self, const blis_shedding_input* input, int64_t* out, char* errbuf, size_t errlen);
+  int32_t (*victim)(void *self, const blis_shedding_input *input, int64_t *out, char *errbuf,
+                    size_t errlen);
 } blis_shedding_policy_vtable;
 
 /* Adapter eviction (ABI 1.14): with LoRA adapter slots (--lora-config,

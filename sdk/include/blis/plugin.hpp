@@ -364,8 +364,7 @@ struct EncodeTrampolines {
 
 template <class T>
 struct FairnessTrampolines {
-  static int32_t pick(void* self, const blis_fairness_input* in, int64_t* out, char* err,
-                      size_t errlen) noexcept {
+  static int32_t pick(void* self, const blis_fairness_input* in, int64_t* out, char* err, size_t errlen) noexcept {
     return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->pick(*in); });
   }
   static constexpr blis_fairness_policy_vtable vtable{sizeof(blis_fairness_policy_vtable), 0, &create<T>,
@@ -374,8 +373,7 @@ struct FairnessTrampolines {
 
 template <class T>
 struct SheddingTrampolines {
-  static int32_t victim(void* self, const blis_shedding_input* in, int64_t* out, char* err,
-                        size_t errlen) noexcept {
+  static int32_t victim(void* self, const blis_shedding_input* in, int64_t* out, char* err, size_t errlen) noexcept {
     return guarded(err, errlen, [&] { *out = static_cast<T*>(self)->victim(*in); });
   }
   static constexpr blis_shedding_policy_vtable vtable{sizeof(blis_shedding_policy_vtable), 0, &create<T>,
@@ -449,26 +447,14 @@ constexpr blis_plugin_info encode_decider(const char* name, const char* version,
 
 template <class T>
 constexpr blis_plugin_info fairness_policy(const char* name, const char* version, const char* summary) {
-  return {sizeof(blis_plugin_info),
-          BLIS_KIND_FAIRNESS_POLICY,
-          name,
-          version,
-          summary,
-          &detail::FairnessTrampolines<T>::vtable,
-          0,
-          0};
+  return {sizeof(blis_plugin_info), BLIS_KIND_FAIRNESS_POLICY, name, version, summary,
+          &detail::FairnessTrampolines<T>::vtable, 0, 0};
 }
 
 template <class T>
 constexpr blis_plugin_info shedding_policy(const char* name, const char* version, const char* summary) {
-  return {sizeof(blis_plugin_info),
-          BLIS_KIND_SHEDDING_POLICY,
-          name,
-          version,
-          summary,
-          &detail::SheddingTrampolines<T>::vtable,
-          0,
-          0};
+  return {sizeof(blis_plugin_info), BLIS_KIND_SHEDDING_POLICY, name, version, summary,
+          &detail::SheddingTrampolines<T>::vtable, 0, 0};
 }
 
 template <class T>
