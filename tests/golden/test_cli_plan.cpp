@@ -330,3 +330,17 @@ TEST_CASE("plan: requests a tenant budget rejects are misses", "[cli][plan][gate
   CHECK(r.out.find("no: 243 rejected, saturated\n") != std::string::npos);
   CHECK(r.out.find("minimum instances: none up to 2") != std::string::npos);
 }
+
+TEST_CASE("plan: a workload spec's question names the spec, not a rate it does not use", "[cli][plan]") {
+  // The spec brings its own arrivals: the title and the setup line say so
+  // instead of the --rate default and the distribution workload's.
+  const std::string spec = std::string(BLIS_TEST_SOURCE_DIR) + "/examples/tenant-budgets/workload.yaml";
+  const Result r = run_blis("plan --model qwen/qwen3-14b --workload-spec " + spec +
+                            " --slo 'ttft_p99<2s' --max-instances 2 --jobs 2");
+  INFO(r.err);
+  CHECK(r.out.rfind("blis plan: qwen/qwen3-14b on the workload spec " + spec + "; targets: ttft_p99<2s\n", 0) == 0);
+  CHECK(r.out.find("roofline latency, its own workload and arrivals, round-robin routing") != std::string::npos);
+  CHECK(r.out.find("req/s;") == std::string::npos);
+  CHECK(r.out.find("constant arrivals") == std::string::npos);
+  CHECK(r.err.find(" at 1 req/s") == std::string::npos);
+}

@@ -585,7 +585,8 @@ class Planner {
   }
 
   void report(const Trial& t) const {
-    progress_.line(fmt::format("{} instance(s) at {:g} req/s, {} requests: {}", t.instances, t.rate, t.requests,
+    const std::string load = fixed_workload_ ? "" : fmt::format(" at {:g} req/s", t.rate);
+    progress_.line(fmt::format("{} instance(s){}, {} requests: {}", t.instances, load, t.requests,
                                t.pass ? "meets every target" : t.why));
   }
 
@@ -640,7 +641,7 @@ class Planner {
     const auto cols = columns();
     const std::string model = base_.pool().model.name.value_or("");
     if (req_.format == "json") return print_json(out, answer, cols);
-    out << fmt::format("blis plan: {} at {:g} req/s; targets: {}\n", model, base_.workload.rate, targets_text());
+    out << fmt::format("blis plan: {} {}; targets: {}\n", model, load_text(), targets_text());
     out << setup_line(configuration(answer > 0 ? answer : base_.pool().instances, base_.workload.rate));
     out << trial_rule() << "\n\n";
     if (req_.replicates > 1)
@@ -695,6 +696,13 @@ class Planner {
     return v.empty() ? "null" : v;
   }
 
+  // The load of the question: a rate, or a workload spec or trace with its own arrivals.
+  std::string load_text() const {
+    if (base_.workload.spec) return "on the workload spec " + *base_.workload.spec;
+    if (base_.workload.trace) return "on the trace " + *base_.workload.trace;
+    return fmt::format("at {:g} req/s", base_.workload.rate);
+  }
+
   // The table's line of what shaped the answer besides the question.
   std::string setup_line(const std::string& config) const {
     if (config.empty()) return "";
@@ -704,10 +712,14 @@ class Planner {
       return v;
     };
     const std::string arrivals = bare("arrival_process");
-    return fmt::format("setup: {} TP {}, {} latency, {} workload, {} arrivals, {} routing, batches of {} requests / {} "
+    // A spec or trace brings its own lengths and arrivals.
+    const std::string workload = fixed_workload_ ? "its own workload and arrivals"
+                                                 : fmt::format("{} workload, {} arrivals", bare("workload"),
+                                                               arrivals == "null" ? "constant" : arrivals);
+    return fmt::format("setup: {} TP {}, {} latency, {}, {} routing, batches of {} requests / {} "
                        "tokens, {} KV blocks; seed {}; blis {}\n",
-                       bare("hardware"), bare("tp"), bare("latency_model"), bare("workload"),
-                       arrivals == "null" ? "constant" : arrivals, bare("routing_policy"), bare("max_num_running_reqs"),
+                       bare("hardware"), bare("tp"), bare("latency_model"), workload, bare("routing_policy"),
+                       bare("max_num_running_reqs"),
                        bare("max_num_scheduled_tokens"), bare("total_kv_blocks"), seed_of(0), BLIS_VERSION);
   }
 
@@ -937,7 +949,7 @@ class Planner {
       r.answer = rate_answer_ > 0 ? fmt::format("max rate: {:g} req/s on {} instance(s)", rate_answer_, base_.pool().instances)
                                   : "max rate: none — even 1 req/s misses the targets";
     } else {
-      r.title = fmt::format("blis plan: {} at {:g} req/s; targets: {}", model, base_.workload.rate, targets_text());
+      r.title = fmt::format("blis plan: {} {}; targets: {}", model, load_text(), targets_text());
       r.answer = answer > 0 ? fmt::format("minimum instances: {}", answer)
                             : fmt::format("minimum instances: none up to {}", req_.max_instances);
     }
