@@ -210,7 +210,7 @@ TEST_CASE("dump-config refuses the records a run refuses", "[cli][scenario]") {
   check_refused(base + "--event 'at=1s action=explode'", "--event: event 'at=1s action=explode': unknown action 'explode'");
   check_refused(base + "--autoscaler 'interval=0s'", "--autoscaler: autoscaler 'interval=0s': needs interval=DURATION > 0");
   check_refused(base + "--node-pool 'name=a gpu_type=H100 gpus_per_node=0'", "--node-pool: gpus_per_node=0 must be >= 1");
-  check_refused(base + "--pool 'name=a count=1 min=x'", "--pool: min=x must be a number");
+  check_refused(base + "--pool 'name=a count=1 min=x'", "--pool: pool a: min=x must be a number");
   check_refused("run " + dir.write("l.toml", "model = \"qwen/qwen3-14b\"\n[lifecycle]\nmin = 1\nwarm_start = \"maybe\"\n") +
                     " --dump-config",
                 "l.toml:4:14: lifecycle: warm_start=maybe must be true or false");

@@ -64,9 +64,26 @@ std::string lua_string(const std::string& s) {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
+// What one writer gave: the configuration, or the error applying it raised
+// (a record is read as it is given).
+struct Way {
+  blis::RunConfig config;
+  std::string error;
+};
+
+Way apply_way(const std::function<blis::Settings()>& settings) {
+  Way w;
+  try {
+    blis::apply_settings(w.config, settings());
+  } catch (const blis::Error& e) {
+    w.error = std::string("error: ") + e.what();
+  }
+  return w;
+}
+
 // The same record given three ways; each applied to a RunConfig.
 struct ThreeWays {
-  blis::RunConfig toml, lua, flag;
+  Way toml, lua, flag;
   std::string toml_path, lua_path;
 };
 
@@ -82,10 +99,10 @@ ThreeWays three_ways(const TempDir& dir, const std::string& key, bool list, cons
   ThreeWays w;
   w.toml_path = dir.write("s.toml", toml);
   w.lua_path = dir.write("s.lua", lua);
-  blis::apply_settings(w.toml, blis::load_toml_scenario(w.toml_path).base);
-  blis::apply_settings(w.lua, blis::LuaScenario(w.lua_path, 1).scenario().base);
+  w.toml = apply_way([&] { return blis::load_toml_scenario(w.toml_path).base; });
+  w.lua = apply_way([&] { return blis::LuaScenario(w.lua_path, 1).scenario().base; });
   const std::string text = compact::write(fields, compact::kSpaced);
-  blis::apply_settings(w.flag, {blis::Setting{flag_key, text, blis::find_setting(key)->flag(), {}}});
+  w.flag = apply_way([&] { return blis::Settings{blis::Setting{flag_key, text, blis::find_setting(key)->flag(), {}}}; });
   return w;
 }
 
@@ -95,9 +112,11 @@ ThreeWays three_ways_text(const TempDir& dir, const std::string& key, const std:
   ThreeWays w;
   w.toml_path = dir.write("t.toml", key + " = " + toml_string(value) + "\n");
   w.lua_path = dir.write("t.lua", "return { " + key + " = " + lua_string(value) + " }\n");
-  blis::apply_settings(w.toml, blis::load_toml_scenario(w.toml_path).base);
-  blis::apply_settings(w.lua, blis::LuaScenario(w.lua_path, 1).scenario().base);
-  blis::apply_settings(w.flag, {blis::Setting{blis::flag_of_key(key), value, blis::find_setting(key)->flag(), {}}});
+  w.toml = apply_way([&] { return blis::load_toml_scenario(w.toml_path).base; });
+  w.lua = apply_way([&] { return blis::LuaScenario(w.lua_path, 1).scenario().base; });
+  w.flag = apply_way([&] {
+    return blis::Settings{blis::Setting{blis::flag_of_key(key), value, blis::find_setting(key)->flag(), {}}};
+  });
   return w;
 }
 
@@ -115,6 +134,13 @@ std::string outcome(const std::function<std::string()>& read) {
   } catch (const blis::Error& e) {
     return std::string("error: ") + e.what();
   }
+}
+
+// What a writer's record reads as: its fields as text, or the error of
+// giving it or of reading it.
+std::string outcome(const Way& w, const std::function<std::string(const blis::RunConfig&)>& read) {
+  if (!w.error.empty()) return w.error;
+  return outcome([&] { return read(w.config); });
 }
 
 }  // namespace
@@ -166,7 +192,7 @@ TEST_CASE("the bugs of the text round trip: a pool name or spec path with a spac
     blis::RunConfig c;
     blis::apply_settings(c, blis::load_toml_scenario(path).base);
     REQUIRE(c.pool_specs.size() == 1);
-    const auto pool = blis::config::read_pool_text(c.pool_specs[0], c.where("pools"));
+    const auto& pool = c.pool_specs[0].value;
     CHECK(pool.name == "big pool");
     CHECK(pool.count == 2);
   }
@@ -176,7 +202,7 @@ TEST_CASE("the bugs of the text round trip: a pool name or spec path with a spac
     blis::RunConfig c;
     blis::apply_settings(c, blis::load_toml_scenario(path).base);
     REQUIRE(c.events.size() == 1);
-    CHECK(blis::parse_scenario_event(c.events[0], c.where("events")).spec == "my mix.yaml");
+    CHECK(c.events[0].spec == "my mix.yaml");
   }
   {
     const std::string path = dir.write("g.toml", "model = \"qwen/qwen3-14b\"\nfitness-weights = \"bogus\"\n");
@@ -194,9 +220,9 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     INFO("value: " << s);
     {  // a pool's name
       const ThreeWays w = three_ways(dir, "pools", true, {{"count", "2"}, {"name", s}, {"tp", "1"}});
-      auto read = [](const blis::RunConfig& c) {
-        return outcome([&] {
-          const auto p = blis::config::read_pool_text(c.pool_specs.at(0), "here");
+      auto read = [](const Way& way) {
+        return outcome(way, [](const blis::RunConfig& c) {
+          const auto& p = c.pool_specs.at(0).value;
           return p.name + "|" + std::to_string(p.count) + "|" + std::to_string(p.settings.size());
         });
       };
@@ -206,8 +232,9 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     }
     {  // an event's workload spec, a routing event's policy
       const ThreeWays w = three_ways(dir, "events", true, {{"action", "workload"}, {"at", "2s"}, {"spec", s}});
-      auto read = [](const blis::RunConfig& c) {
-        return outcome([&] { return blis::parse_scenario_event(c.events.at(0), "here").spec; });
+      // Read as it is given: the configuration holds the event.
+      auto read = [](const Way& way) {
+        return outcome(way, [](const blis::RunConfig& c) { return c.events.at(0).spec; });
       };
       CHECK(read(w.toml) == s);
       CHECK(read(w.lua) == s);
@@ -216,9 +243,9 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     {  // a node pool's name and GPU type
       const ThreeWays w = three_ways(dir, "node_pools", true,
                                      {{"gpu_type", s}, {"gpus_per_node", "8"}, {"max_nodes", "2"}, {"name", s}});
-      auto read = [](const blis::RunConfig& c) {
-        return outcome([&] {
-          const auto n = blis::parse_node_pool(c.node_pool_specs.at(0), "here");
+      auto read = [](const Way& way) {
+        return outcome(way, [](const blis::RunConfig& c) {
+          const auto& n = c.node_pools.at(0).value;
           return n.name + "|" + n.gpu_type + "|" + std::to_string(n.gpus_per_node);
         });
       };
@@ -227,10 +254,10 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     }
     {  // the lifecycle: a random delay is refused, with the writer's place
       const ThreeWays w = three_ways(dir, "lifecycle", false, {{"max", "4"}, {"provisioning_delay", s}});
-      auto read = [](const blis::RunConfig& c) {
-        return outcome([&] {
-          const auto l = blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {});
-          return std::to_string(l.max) + "|" + std::to_string(l.provisioning.mean_s);
+      auto read = [](const Way& way) {
+        return outcome(way, [](const blis::RunConfig& c) {
+          const auto& l = c.lifecycle->value;
+          return std::to_string(l.max.value_or(-1)) + "|" + std::to_string(l.provisioning_mean_s.value_or(-1));
         });
       };
       const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
@@ -246,10 +273,8 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
     }
     {  // the autoscaler, likewise
       const ThreeWays w = three_ways(dir, "autoscaler", false, {{"interval", s}});
-      auto read = [](const blis::RunConfig& c) {
-        return outcome([&] {
-          return std::to_string(blis::parse_autoscaler(*c.autoscaler, c.record_place("autoscaler")).interval);
-        });
+      auto read = [](const Way& way) {
+        return outcome(way, [](const blis::RunConfig& c) { return std::to_string(c.autoscaler->value.interval); });
       };
       const std::string t = read(w.toml), l = read(w.lua), f = read(w.flag);
       if (t.rfind("error: ", 0) == 0) {
@@ -266,28 +291,29 @@ TEST_CASE("sub-configurations read the same from TOML, Lua and the command line"
 
 TEST_CASE("an error about one field of a record is placed at that field", "[config]") {
   TempDir dir;
-  // What reading the scenario's records says, as run/ reads them.
+  // What giving the scenario's records and reading them says, as run/ reads
+  // them (most records are read as they are given).
   auto error_of = [&](const std::string& toml, const std::function<void(const blis::RunConfig&)>& read) {
     const std::string path = dir.write("f.toml", toml);
-    blis::RunConfig c;
-    blis::apply_settings(c, blis::load_toml_scenario(path).base);
     const std::string e = outcome([&] {
+      blis::RunConfig c;
+      blis::apply_settings(c, blis::load_toml_scenario(path).base);
       read(c);
       return std::string("read");
     });
     return e.rfind("error: " + path, 0) == 0 ? "error: " + e.substr(7 + path.size()) : e;
   };
   CHECK(error_of("[[node_pools]]\nname = \"a\"\ngpu_type = \"H100\"\n\ngpus_per_node = 0\n",
-                 [](const blis::RunConfig& c) { blis::parse_node_pool(c.node_pool_specs.at(0), c.record_place("node_pools", 0)); })
+                 [](const blis::RunConfig&) {})
             .starts_with("error: :5:17: node-pools: gpus_per_node=0 must be >= 1"));
   CHECK(error_of("[lifecycle]\nmin = 1\nmax = \"x\"\n",
-                 [](const blis::RunConfig& c) { blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {}); })
+                 [](const blis::RunConfig&) {})
             .starts_with("error: :3:7: lifecycle: max=x must be a number"));
   CHECK(error_of("[autoscaler]\ninterval = \"30s\"\nspeed = 2\n",
-                 [](const blis::RunConfig& c) { blis::parse_autoscaler(*c.autoscaler, c.record_place("autoscaler")); })
+                 [](const blis::RunConfig&) {})
             .starts_with("error: :3:9: autoscaler: autoscaler 'interval=30s speed=2': unknown key 'speed'"));
   // An event: a bad value at its line, an unknown key at its own, a missing key at the table.
-  auto event = [](const blis::RunConfig& c) { blis::parse_scenario_event(c.events.at(0), c.record_place("events", 0)); };
+  auto event = [](const blis::RunConfig&) {};
   CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"slow\"\ninstance = 0\nfactor = \"abc\"\n", event)
             .starts_with("error: :5:10: events: event"));
   CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"rate\"\nfactor = 2\ncolour = \"red\"\n", event)
@@ -295,13 +321,13 @@ TEST_CASE("an error about one field of a record is placed at that field", "[conf
   CHECK(error_of("[[events]]\nat = \"1s\"\naction = \"slow\"\nfactor = 2\n", event)
             .starts_with("error: :1:1: events: event 'at=1s action=slow factor=2': needs instance="));
   // A pool: its count, and one of its own settings.
-  auto pool = [](const blis::RunConfig& c) { blis::config::read_pool_text(c.pool_specs.at(0), c.record_place("pools", 0)); };
+  auto pool = [](const blis::RunConfig&) {};
   CHECK(error_of("[[pools]]\nname = \"a\"\ncount = 0\n", pool).starts_with("error: :3:9: pools: pool 'name=a count=0': count=0"));
   {
     const std::string path = dir.write("q.toml", "[[pools]]\nname = \"a\"\ncount = 1\n\nmax_num_seqs = -4\n");
     blis::RunConfig c;
     blis::apply_settings(c, blis::load_toml_scenario(path).base);
-    const auto p = blis::config::read_pool_text(c.pool_specs.at(0), c.record_place("pools", 0));
+    const auto& p = c.pool_specs.at(0).value;
     REQUIRE(p.settings.size() == 1);
     CHECK(p.settings[0].where.starts_with(path + ":5:16: pools: pool a"));
   }
@@ -310,9 +336,14 @@ TEST_CASE("an error about one field of a record is placed at that field", "[conf
     const std::string path = dir.write("r.toml", "[lifecycle]\nmin = 1\nmax = 2\n");
     blis::RunConfig c;
     blis::apply_settings(c, blis::load_toml_scenario(path).base);
-    blis::apply_settings(c, {blis::Setting{"lifecycle", "max=x", "--lifecycle", {}}});
-    CHECK(outcome([&] { return std::to_string(blis::parse_lifecycle(*c.lifecycle, c.record_place("lifecycle"), {}).max); })
-              .starts_with("error: --lifecycle: max=x must be a number"));
+    CHECK(outcome([&] {
+            blis::apply_settings(c, {blis::Setting{"lifecycle", "max=x", "--lifecycle", {}}});
+            return std::string("read");
+          }).starts_with("error: --lifecycle: max=x must be a number"));
+    // And a good one replaces the scenario's.
+    blis::apply_settings(c, {blis::Setting{"lifecycle", "max=3", "--lifecycle", {}}});
+    CHECK(c.lifecycle->value.max == 3);
+    CHECK_FALSE(c.lifecycle->value.min);
   }
 }
 
@@ -389,7 +420,9 @@ TEST_CASE("comma lists read the same from TOML, Lua and the command line; errors
       const Reader& read = list.second;
       INFO(key);
       const ThreeWays w = three_ways_text(dir, key, s);
-      auto at = [&](const blis::RunConfig& c) { return outcome([&] { return read(c, c.where(key)); }); };
+      auto at = [&](const Way& way) {
+        return outcome(way, [&](const blis::RunConfig& c) { return read(c, c.where(key)); });
+      };
       bool placed_toml = false, placed_lua = false, placed_flag = false;
       const std::string t = without_place(at(w.toml), w.toml_path + ":1:" + std::to_string(key.size() + 4) + ": " +
                                                           blis::flag_of_key(key), placed_toml);

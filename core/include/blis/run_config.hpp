@@ -8,7 +8,10 @@
 // (see docs/design/configuration.md for the precedence).
 #pragma once
 
+#include <blis/fleet_settings.hpp>
 #include <blis/record_place.hpp>
+#include <blis/scenario.hpp>
+#include <blis/scenario_events.hpp>
 
 #include <cstdint>
 #include <map>
@@ -233,6 +236,31 @@ struct PathRights {
   std::vector<std::string> native;
 };
 
+// One pool of a heterogeneous cluster (--pool, a scenario's [[pools]], the
+// policy file's pools; src/config/pool_text.cpp reads them all).
+struct PoolSpec {
+  std::string name;
+  int64_t count = 0;
+  double cost_per_hour = 0;  // $ per instance-hour
+  std::string role;          // P/D role: prefill, decode, mixed, encode; "" = none
+  // Its own lifecycle keys (min, max, delays), laid over --lifecycle's, and
+  // how they were written ("" = none), for messages.
+  LifecycleSettings lifecycle;
+  std::string lifecycle_text;
+  // Its own model, latency, KV-cache and batching settings, each placed at
+  // its field: applied over the run's when the pool is resolved (run/pools.cpp).
+  Settings settings;
+};
+
+// A record setting read into its struct when it was given, whoever gave it,
+// with the text it was given as: what --dump-config and settings_of() write
+// back, so that a value reads back as the user spelled it ("180s").
+template <class T>
+struct Given {
+  T value;
+  std::string text;
+};
+
 struct RunConfig {
   // A named bundle of defaults of the data tables ([profile-sets.NAME]):
   // resolution fills every setting it names that no writer gave.
@@ -248,27 +276,28 @@ struct RunConfig {
   SloSettings slo;
   OutputSettings outputs;
   PdSettings pd;
-  // Heterogeneous pools (`[[pools]]`), one text each: "name=NAME count=N
-  // cost_per_hour=D" and any model, latency, KV-cache or batching setting
-  // (run/pools.cpp). Empty: one pool, `pools.front()`, as the flags set it.
-  std::vector<std::string> pool_specs;
-  // Scenario events, one text each (blis/scenario_events.hpp), in the order given.
-  std::vector<std::string> events;
+  // Heterogeneous pools (`[[pools]]`), written "name=NAME count=N
+  // cost_per_hour=D" and any model, latency, KV-cache or batching setting, or
+  // as tables (run/pools.cpp). Empty: one pool, `pools.front()`, as the flags set it.
+  std::vector<Given<PoolSpec>> pool_specs;
+  // Scenario events (blis/scenario_events.hpp), in the order given; each
+  // keeps its text and place.
+  std::vector<ScenarioEvent> events;
   // A Lua scenario whose at()/every() callbacks run in the simulation
   // (docs/scenarios.md "Events from Lua code"); set by the scenario reader,
   // never by a flag.
   std::optional<std::string> event_script;
-  // Instance lifecycle and the autoscaler (docs/autoscaling.md): key=value
-  // texts, "provisioning_delay=180s loading_delay=30s min=1 max=8" and
-  // "interval=30s scale_up_threshold=0.8" (run/fleet_config.cpp).
-  std::optional<std::string> lifecycle;
-  std::optional<std::string> autoscaler;
+  // Instance lifecycle and the autoscaler (docs/autoscaling.md), written
+  // "provisioning_delay=180s loading_delay=30s min=1 max=8" and
+  // "interval=30s scale_up_threshold=0.8" or as tables.
+  std::optional<Given<LifecycleSettings>> lifecycle;
+  std::optional<Given<AutoscalerSettings>> autoscaler;
   // HEAD's --model-autoscaler-interval-us: given, it replaces the
   // autoscaler's interval (0: no autoscaler), whoever set the autoscaler.
   std::optional<double> model_autoscaler_interval_us;
-  // Node pools (`[[node_pools]]`, docs/autoscaling.md), one text each:
-  // "name=h100-nodes gpu_type=H100 gpus_per_node=8 max_nodes=4 ...".
-  std::vector<std::string> node_pool_specs;
+  // Node pools (`[[node_pools]]`, docs/autoscaling.md), written
+  // "name=h100-nodes gpu_type=H100 gpus_per_node=8 max_nodes=4 ..." or as tables.
+  std::vector<Given<NodePoolConfig>> node_pools;
   std::vector<PluginSetting> plugin_config;
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> script_dirs;

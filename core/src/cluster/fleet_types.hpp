@@ -7,6 +7,7 @@
 // instance's slot is free again once it has drained.
 #pragma once
 
+#include <blis/fleet_settings.hpp>
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
 #include <blis/scenario_events.hpp>
@@ -19,12 +20,6 @@
 namespace blis {
 
 class GoRand;
-
-// A delay drawn per use: mean, and a normal spread around it (clamped at 0).
-struct DelaySpec {
-  double mean_s = 0, stddev_s = 0;
-  bool zero() const { return mean_s <= 0 && stddev_s <= 0; }
-};
 
 // One pool's lifecycle settings (the [[pools]] keys min, max,
 // provisioning_delay, loading_delay).
@@ -50,19 +45,6 @@ struct PoolLifecycle {
   int32_t node_pool = -1;
 };
 
-// A pool of nodes of `gpus_per_node` GPUs each (spec head §6.1
-// `node_pools:`): instances of the pools on its GPU type are placed on its
-// nodes; nodes are provisioned (after a delay) when no node has room, and
-// billed per node from the request to provision until release.
-struct NodePoolConfig {
-  std::string name, gpu_type;
-  int32_t gpus_per_node = 1;
-  double gpu_memory_gib = 0;
-  int32_t initial_nodes = 0, min_nodes = 0, max_nodes = 0;
-  DelaySpec provisioning;
-  double cost_per_hour = 0;  // $ per node-hour
-};
-
 // One node's life: asked for at `start`, ready at `ready`, released at `end`
 // (-1: still held when the run ended).
 struct NodeSpan {
@@ -70,16 +52,10 @@ struct NodeSpan {
   SimTime start = 0, ready = 0, end = -1;
 };
 
-// The autoscaler (spec head §6.1 `autoscaler:`, §6.3). interval 0 = off.
-struct AutoscalerConfig {
-  SimTime interval = 0;
-  SimTime up_window = 0, down_window = 0;  // stabilisation windows
-  DelaySpec actuation;                     // decision -> action (hpa_scrape_delay)
-  double kv_cache_threshold = 0.8, scale_up_threshold = 0.8, scale_down_boundary = 0.4;
-  double avg_input_tokens = 512;
-  std::string policy;                    // a registered autoscaler's name ("" = the built-in rule)
-  std::shared_ptr<Autoscaler> rule;      // that autoscaler, created for the run
-  bool enabled() const { return interval > 0; }
+// The autoscaler as the run has it: its settings and, with a policy, the
+// rule created for the run.
+struct AutoscalerConfig : AutoscalerSettings {
+  std::shared_ptr<Autoscaler> rule;
 };
 
 struct FleetConfig {

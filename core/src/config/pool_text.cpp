@@ -1,5 +1,6 @@
 #include "config/pool_text.hpp"
 
+#include "config/fleet_records.hpp"
 #include "util/compact_text.hpp"
 
 #include <blis/errors.hpp>
@@ -39,13 +40,14 @@ std::string not_a_pool_key(const std::string& key) {
                      key);
 }
 
-PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
+PoolSpec read_pool_text(const std::string& text, const RecordPlace& place) {
   const std::string& where = place.where;
   std::string key;  // the field being read, for the place of a message about it
   auto bad = [&](const std::string& what) {
     return InputError(place.of(key), fmt::format("pool '{}': {}", text, what));
   };
-  PoolText p;
+  PoolSpec p;
+  p.count = -1;                                      // not given yet
   std::vector<std::array<std::string, 3>> settings;  // its key, value, and the key as written
   for (const auto& [k, value, piece] : compact::pairs(text, compact::kSpaced, where, fmt::format("pool '{}': ", text))) {
     key = k;
@@ -68,7 +70,7 @@ PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
         throw bad(fmt::format("role={} is not a P/D role: prefill, decode or mixed (both); or encode (E/P/D)", value));
       p.role = value;
     } else if (is_pool_lifecycle_key(key)) {
-      p.lifecycle += (p.lifecycle.empty() ? "" : " ") + piece;
+      p.lifecycle_text += (p.lifecycle_text.empty() ? "" : " ") + piece;
     } else {
       const SettingDef* def = find_setting(key);
       if (def == nullptr || !per_pool(*def)) throw bad(not_a_pool_key(key));
@@ -78,7 +80,12 @@ PoolText read_pool_text(const std::string& text, const RecordPlace& place) {
   key.clear();
   if (p.name.empty()) throw bad("needs name=NAME");
   if (p.count < 0) throw bad("needs count=N");
-  // The origin names the pool, which is only known once the whole text is read.
+  // The origins name the pool, which is only known once the whole text is read.
+  if (!p.lifecycle_text.empty()) {
+    RecordPlace own = place;
+    own.where = fmt::format("{}: pool {}", place.where, p.name);
+    p.lifecycle = parse_lifecycle(p.lifecycle_text, own);
+  }
   for (auto& [k, value, written] : settings)
     p.settings.push_back(Setting{k, value, fmt::format("{}: pool {}: {}", place.of(written), p.name, k), {}});
   return p;

@@ -10,22 +10,13 @@
 
 namespace blis::config {
 
-struct PoolText {
-  std::string name;
-  int64_t count = -1;         // -1: not given
-  double cost_per_hour = 0;   // $ per instance-hour
-  std::string role;           // P/D role: prefill, decode, mixed; "" = none
-  std::string lifecycle;      // its lifecycle keys (min, max, delays), in the order given
-  Settings settings;          // its model, latency, KV-cache and batching settings, unparsed
-};
-
-// Splits and checks the keys of one pool's text; `place` names the writer
-// (and each field's own place, where it has one). InputError "where: pool
-// 'TEXT': ..." for a malformed pair, an unknown key, a bad name, count or
-// cost, or a missing name or count, placed at the field it is about. The
-// settings' values are left to apply_settings (their origin: "where: pool
-// NAME", at the field's place).
-PoolText read_pool_text(const std::string& text, const RecordPlace& place);
+// Reads one pool's text; `place` names the writer (and each field's own
+// place, where it has one). InputError "where: pool 'TEXT': ..." for a
+// malformed pair, an unknown key, a bad name, count or cost, or a missing
+// name or count, placed at the field it is about; its lifecycle keys' errors
+// at "where: pool NAME". The settings' values are left to apply_settings
+// (their origin: "where: pool NAME", at the field's place).
+PoolSpec read_pool_text(const std::string& text, const RecordPlace& place);
 
 // Whether `key` is one of a pool's lifecycle keys.
 bool is_pool_lifecycle_key(const std::string& key);

@@ -3,8 +3,11 @@
 // field where the run is resolved (resolve.cpp). The command line, scenarios
 // and --dump-config pick the row up.
 #include <blis/errors.hpp>
+#include <blis/scenario_events.hpp>
 #include <blis/settings.hpp>
 
+#include "config/fleet_records.hpp"
+#include "config/pool_text.hpp"
 #include "config/scenario_common.hpp"
 #include "util/go_duration.hpp"
 #include "util/text.hpp"
@@ -84,6 +87,68 @@ SettingDef row(std::string key, std::vector<std::string> flags, std::string grou
     }
   };
   return d;
+}
+
+template <class T>
+constexpr bool kIsVector = false;
+template <class T>
+constexpr bool kIsVector<std::vector<T>> = true;
+
+// The text a record was given as.
+const std::string& given_text(const ScenarioEvent& e) { return e.text; }
+template <class T>
+const std::string& given_text(const Given<T>& g) {
+  return g.text;
+}
+
+// A row over a record setting whose field holds the record read into its
+// struct: one (std::optional of it) or repeatable (a vector). `read(text,
+// place)` reads one record when it is set, so an error names the place of
+// the field it is about (apply_settings keeps the places first); the row's
+// value is the text it was given as, which --dump-config writes back.
+template <class Access, class Read>
+SettingDef record_row(std::string key, std::vector<std::string> flags, std::string group, std::string help,
+                      Access access, Read read) {
+  using Field = std::remove_reference_t<decltype(access(std::declval<RunConfig&>()))>;
+  constexpr bool kList = kIsVector<Field>;
+  SettingDef d;
+  d.key = std::move(key);
+  d.flags = std::move(flags);
+  d.type = kList ? SettingType::TextList : SettingType::Text;
+  d.group = std::move(group);
+  d.help = std::move(help);
+  d.traits = kRecord | (kList ? kAccumulates : 0u);
+  d.set = [access, read, key = d.key](RunConfig& c, const SettingValue& v, const std::string&) {
+    Field& f = access(c);
+    if constexpr (kList) {
+      for (const std::string& text : std::get<std::vector<std::string>>(v))
+        f.push_back(read(text, c.record_place(key, f.size())));
+    } else {
+      f = read(std::get<std::string>(v), c.record_place(key));
+    }
+  };
+  d.get = [access](const RunConfig& c) -> std::optional<SettingValue> {
+    const Field& f = access(const_cast<RunConfig&>(c));
+    if constexpr (kList) {
+      if (f.empty()) return std::nullopt;
+      std::vector<std::string> texts;
+      texts.reserve(f.size());
+      for (const auto& item : f) texts.push_back(given_text(item));
+      return SettingValue{std::move(texts)};
+    } else {
+      if (!f) return std::nullopt;
+      return SettingValue{f->text};
+    }
+  };
+  return d;
+}
+
+// Reads a record of type T by `parse` into Given<T>.
+template <class T>
+auto given_by(T (*parse)(const std::string&, const RecordPlace&)) {
+  return [parse](const std::string& text, const RecordPlace& place) {
+    return Given<T>{parse(text, place), text};
+  };
 }
 
 // Checks, with the messages the reference's users know.
@@ -255,11 +320,12 @@ std::vector<SettingDef> make_table() {
                   kDuration));
   t.push_back(row("profile", {"--profile"}, "outputs", "Print events, steps, wall time, events/s and how many batch-member steps were handled member by member to stderr",
                   [](RunConfig& c) -> auto& { return c.outputs.profile; }));
-  t.push_back(row("events", {"--event"}, "simulation",
+  t.push_back(record_row("events", {"--event"}, "simulation",
                   "A scenario event in virtual time (repeatable): 'at=30s action=fail instance=2 "
                   "requests=reroute', or triggered: 'when=queue_depth>40 action=rate factor=0.5'; "
                   "actions fail, drain, restore, slow, rate, weight, routing, add, remove; P/D clusters too (docs/cli.md)",
-                  [](RunConfig& c) -> auto& { return c.events; }, {}, kRecord));
+                  [](RunConfig& c) -> auto& { return c.events; },
+                  [](const std::string& text, const RecordPlace& place) { return parse_scenario_event(text, place); }));
   // model and latency
   t.push_back(values_from(row("model", {"--model"}, "model", "Model name, e.g. qwen/qwen3-14b (case-insensitive)",
                   [](RunConfig& c) -> auto& { return c.pool().model.name; }), "models"));
@@ -408,25 +474,25 @@ std::vector<SettingDef> make_table() {
   // cluster, scheduling, admission, routing
   t.push_back(row("num_instances", {"--num-instances"}, "cluster", "Number of identical instances",
                   [](RunConfig& c) -> auto& { return c.pool().instances; }, int_range(1, 100000)));
-  t.push_back(row("pools", {"--pool"}, "cluster",
+  t.push_back(record_row("pools", {"--pool"}, "cluster",
                   "A pool of instances (repeatable; replaces --num-instances): 'name=a100 count=4 "
                   "hardware=A100-80 tp=2 cost_per_hour=3.5' plus any model, latency, KV-cache or "
                   "batching setting of its own; role=prefill|decode|mixed for P/D pools "
                   "(docs/scenarios.md)",
-                  [](RunConfig& c) -> auto& { return c.pool_specs; }, {}, kRecord));
-  t.push_back(row("lifecycle", {"--lifecycle"}, "cluster",
+                  [](RunConfig& c) -> auto& { return c.pool_specs; }, given_by(&config::read_pool_text)));
+  t.push_back(record_row("lifecycle", {"--lifecycle"}, "cluster",
                   "Instance lifecycle of every pool (a pool's own keys win): 'provisioning_delay=180s "
                   "loading_delay=30s min=1 max=8' (also provisioning_stddev, loading_stddev); delays apply "
                   "to instances added by 'add' events or the autoscaler (warm_start=false: the initial ones load "
                   "first too); warm_up_request_count=N "
                   "warm_up_ttft_factor=F multiplies the TTFT of each instance's first N requests (docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.lifecycle; }, {}, kRecord));
-  t.push_back(row("autoscaler", {"--autoscaler"}, "cluster",
+                  [](RunConfig& c) -> auto& { return c.lifecycle; }, given_by(&parse_lifecycle)));
+  t.push_back(record_row("autoscaler", {"--autoscaler"}, "cluster",
                   "Scale pools between their min and max (--lifecycle) every interval from KV demand, spec "
                   "head 6.3: 'interval=30s up_window=0s down_window=120s actuation_delay=0s "
                   "kv_cache_threshold=0.8 scale_up_threshold=0.8 scale_down_boundary=0.4 avg_input_tokens=512' "
                   "(docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.autoscaler; }, {}, kRecord));
+                  [](RunConfig& c) -> auto& { return c.autoscaler; }, given_by(&parse_autoscaler)));
   t.push_back(row("model_autoscaler_interval_us", {"--model-autoscaler-interval-us"}, "cluster",
                   "BLIS HEAD's autoscaler interval in µs: replaces the interval of the autoscaler (of "
                   "--autoscaler or the policy file), or, without one, runs it with the defaults; 0 turns it off",
@@ -438,13 +504,13 @@ std::vector<SettingDef> make_table() {
                     if (x > static_cast<double>(kMaxMicros)) return fmt::format("must be at most {}, got {}", kMaxMicros, x);
                     return std::nullopt;
                   }));
-  t.push_back(row("node_pools", {"--node-pool"}, "cluster",
+  t.push_back(record_row("node_pools", {"--node-pool"}, "cluster",
                   "A pool of nodes the instances are placed on (repeatable): 'name=h100-nodes gpu_type=H100 "
                   "gpus_per_node=8 gpu_memory_gib=80 initial_nodes=1 min_nodes=0 max_nodes=4 "
                   "provisioning_delay=30s provisioning_stddev=5s cost_per_hour=98.32'; an instance takes TP GPUs "
                   "of a node of its hardware's GPU type, and cost and GPU-hours are billed per node "
                   "(docs/autoscaling.md)",
-                  [](RunConfig& c) -> auto& { return c.node_pool_specs; }, {}, kRecord));
+                  [](RunConfig& c) -> auto& { return c.node_pools; }, given_by(&parse_node_pool)));
   t.push_back(choice_row("scheduler", {"--scheduler"}, "scheduling",
                   "Wait-queue order: fcfs, priority-fcfs, sjf, reverse-priority (default fcfs)",
                   [](RunConfig& c) -> auto& { return c.policies.scheduler; },
@@ -1069,12 +1135,13 @@ void apply_settings(RunConfig& config, const Settings& settings) {
     } else {
       value = parse_setting(*def, s.value, where);
     }
+    // The places first: a record is read as it is set, and its errors name them.
     const size_t before = item_count(*def, config);
-    def->set(config, value, s.where);
+    const size_t added = def->type == SettingType::TextList ? std::get<std::vector<std::string>>(value).size() : 0;
     config.origins[def->key] = s.where;
-    for (size_t i = before, n = item_count(*def, config); i < n; ++i)
-      config.origins[fmt::format("{}#{}", def->key, i)] = where;
+    for (size_t i = before; i < before + added; ++i) config.origins[fmt::format("{}#{}", def->key, i)] = where;
     if (def->has(kRecord)) keep_field_places(config, *def, s, before);
+    def->set(config, value, s.where);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cluster/cluster.hpp"
+#include "config/fleet_records.hpp"
 
 #include <blis/run_config.hpp>
 
@@ -19,7 +20,8 @@ struct FleetPool {
   int32_t tp = 1;
   int64_t count = 0;
   double cost_per_hour = 0;
-  std::string lifecycle;  // the pool's own lifecycle keys, "" for none
+  LifecycleSettings lifecycle;  // the pool's own lifecycle keys
+  std::string lifecycle_text;   // how they were written, "" for none
   std::string hardware;   // its GPU type, matched against the node pools' gpu_type
 };
 
@@ -34,22 +36,5 @@ bool wants_fleet(const RunConfig& c, const ClusterConfig& cc);
 void configure_fleet(const RunConfig& c, const std::vector<FleetPool>& pools, const std::vector<EngineConfig>& engines,
                      int64_t seed, ClusterConfig& cc);
 
-// Parses the texts alone (tests, --dump-config): "key=value ..." into the
-// pool's lifecycle, over `base`. Each message names the place of the field it
-// is about (`place`: the record's, and its fields' own where they have one).
-PoolLifecycle parse_lifecycle(const std::string& text, const RecordPlace& place, PoolLifecycle base);
-AutoscalerConfig parse_autoscaler(const std::string& text, const RecordPlace& place);
-// "name=... gpu_type=... gpus_per_node=8 ..." (a --node-pool text).
-NodePoolConfig parse_node_pool(const std::string& text, const RecordPlace& place);
-
-// Reads every record setting (events, pools, node pools, lifecycle,
-// autoscaler) once and throws the first error, placed: what a run would
-// refuse, refused before --dump-config writes the records out.
-void check_records(const RunConfig& c);
-
-// The keys of each record, in their rows' order (docs and tests check them).
-std::vector<std::string_view> lifecycle_keys();
-std::vector<std::string_view> autoscaler_keys();
-std::vector<std::string_view> node_pool_keys();
 
 }  // namespace blis

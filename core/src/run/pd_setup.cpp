@@ -1,5 +1,8 @@
 #include "run/pd_setup.hpp"
 
+#include "config/pool_text.hpp"
+#include "util/compact_text.hpp"
+
 #include <blis/config_keys.h>
 #include <blis/errors.hpp>
 #include <blis/policy_config.hpp>
@@ -27,7 +30,7 @@ std::string pool_key(const char* key, const std::optional<T>& v) {
     if (*v == 0) return "";
     return fmt::format(" {}={}", key, *v);
   } else {
-    return fmt::format(" {}={}", key, *v);
+    return fmt::format(" {}={}", key, compact::quote(*v, compact::kSpaced));
   }
 }
 
@@ -51,22 +54,9 @@ std::unique_ptr<Router> pool_router(const std::string& list, const std::string& 
   return std::make_unique<Router>(RoutingPolicy::Weighted, std::move(weighted), r.seed);
 }
 
-// The value of `key` in a pool text ("" without it).
-std::string spec_value(const std::string& text, const std::string& key) {
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find(' ', at);
-    if (end == std::string::npos) end = text.size();
-    if (text.compare(at, key.size() + 1, key + "=") == 0 && end > at + key.size())
-      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
-    at = end + 1;
-  }
-  return "";
-}
-
 bool has_role_pools(const RunConfig& config) {
-  for (const std::string& text : config.pool_specs)
-    if (!spec_value(text, "role").empty()) return true;
+  for (const Given<PoolSpec>& pool : config.pool_specs)
+    if (!pool.value.role.empty()) return true;
   return false;
 }
 
@@ -76,15 +66,13 @@ bool has_role_pools(const RunConfig& config) {
 void check_role_pools(const RunConfig& config, const std::string& decider) {
   const std::string where = config.where("pools");
   int64_t prefill = 0, decode = 0;
-  for (const std::string& text : config.pool_specs) {
-    const std::string role = spec_value(text, "role");
+  for (const Given<PoolSpec>& pool : config.pool_specs) {
+    const std::string& role = pool.value.role;
     if (role.empty())
       throw InputError(where, fmt::format("pool '{}': the other pools have a P/D role, so this one needs "
                                           "role=prefill, role=decode, role=mixed or role=encode",
-                                          text));
-    int64_t n = 0;
-    const std::string count = spec_value(text, "count");
-    std::from_chars(count.data(), count.data() + count.size(), n);  // a bad count is refused with the pool
+                                          pool.text));
+    const int64_t n = pool.value.count;
     if (role == "encode") continue;
     if (role != "decode") prefill += n;
     if (role != "prefill") decode += n;
@@ -145,13 +133,8 @@ void check_encode(const RunConfig& config, bool pd_pools, int64_t encode_pools) 
 
 int64_t encode_pool_instances(const RunConfig& config) {
   int64_t n = 0;
-  for (const std::string& text : config.pool_specs) {
-    if (spec_value(text, "role") != "encode") continue;
-    int64_t k = 0;
-    const std::string count = spec_value(text, "count");
-    std::from_chars(count.data(), count.data() + count.size(), k);
-    n += k;
-  }
+  for (const Given<PoolSpec>& pool : config.pool_specs)
+    if (pool.value.role == "encode") n += pool.value.count;
   return n;
 }
 
@@ -196,19 +179,21 @@ RunConfig with_pd_pools(const RunConfig& config) {
   if (config.origins.count("pd_prefix_threshold") && decider != "prefix-threshold")
     spdlog::warn("{} has no effect with --pd-decider {}", config.where("pd_prefix_threshold"), decider);
   RunConfig out = config;
+  // Each role's pool, read as a --pool text would be.
+  auto add = [&](const std::string& text) {
+    out.pool_specs.push_back({config::read_pool_text(text, where), text});
+  };
   if (p > 0)
-    out.pool_specs.push_back(fmt::format("name={} count={} role=prefill", kPrefill, p) + pool_key("tp", pd.prefill_tp) +
-                             pool_key("hardware", pd.prefill_hardware) +
-                             pool_key("latency_model", pd.prefill_latency_model) +
-                             pool_key("max_model_len", pd.prefill_max_model_len));
+    add(fmt::format("name={} count={} role=prefill", kPrefill, p) + pool_key("tp", pd.prefill_tp) +
+        pool_key("hardware", pd.prefill_hardware) + pool_key("latency_model", pd.prefill_latency_model) +
+        pool_key("max_model_len", pd.prefill_max_model_len));
   if (d > 0)
-    out.pool_specs.push_back(fmt::format("name={} count={} role=decode", kDecode, d) + pool_key("tp", pd.decode_tp) +
-                             pool_key("hardware", pd.decode_hardware) +
-                             pool_key("latency_model", pd.decode_latency_model) +
-                             pool_key("max_model_len", pd.decode_max_model_len));
-  if (s > 0) out.pool_specs.push_back(fmt::format("name={} count={} role=mixed", kShared, s));
+    add(fmt::format("name={} count={} role=decode", kDecode, d) + pool_key("tp", pd.decode_tp) +
+        pool_key("hardware", pd.decode_hardware) + pool_key("latency_model", pd.decode_latency_model) +
+        pool_key("max_model_len", pd.decode_max_model_len));
+  if (s > 0) add(fmt::format("name={} count={} role=mixed", kShared, s));
   // HEAD's encode pool has the run's deployment, and its instances follow the P/D pools'.
-  if (e > 0) out.pool_specs.push_back(fmt::format("name={} count={} role=encode", kEncode, e));
+  if (e > 0) add(fmt::format("name={} count={} role=encode", kEncode, e));
   out.pool().instances = p + d + s + e;
   return out;
 }

@@ -1,7 +1,5 @@
 #include "run/pools.hpp"
 
-#include "config/pool_text.hpp"
-
 #include <blis/errors.hpp>
 #include <blis/settings.hpp>
 
@@ -15,10 +13,9 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
   std::vector<ResolvedPool> out;
   std::set<std::string> names;
   for (size_t i = 0; i < config.pool_specs.size(); ++i) {
-    const std::string& text = config.pool_specs[i];
-    const RecordPlace place = config.record_place("pools", i);
-    const std::string& where = place.where;
-    config::PoolText t = config::read_pool_text(text, place);
+    const std::string& text = config.pool_specs[i].text;
+    const PoolSpec& t = config.pool_specs[i].value;
+    const std::string where = config.item_where("pools", i);
     if (!names.insert(t.name).second)
       throw InputError(where, fmt::format("pool '{}': the name '{}' is taken by another pool", text, t.name));
     ResolvedPool p;
@@ -26,6 +23,7 @@ std::vector<ResolvedPool> resolve_pools(const RunConfig& config, RunContext& ctx
     p.count = t.count;
     p.cost_per_hour = t.cost_per_hour;
     p.lifecycle = t.lifecycle;
+    p.lifecycle_text = t.lifecycle_text;
     p.role = t.role;
     RunConfig c = config;
     c.pool_specs.clear();

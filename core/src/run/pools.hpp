@@ -15,7 +15,8 @@ struct ResolvedPool {
   std::string name;
   int64_t count = 0;
   double cost_per_hour = 0;  // $ per instance-hour
-  std::string lifecycle;     // its lifecycle keys (min, max, delays), for run/fleet_config.cpp
+  LifecycleSettings lifecycle;  // its own lifecycle keys (min, max, delays), for run/fleet_config.cpp
+  std::string lifecycle_text;   // how they were written ("" = none)
   std::string role;          // P/D role (run/pd_setup.cpp): "prefill", "decode", "mixed", or "" (no P/D)
   ResolvedRun run;           // the run's configuration with this pool's settings
 };

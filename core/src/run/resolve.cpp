@@ -307,8 +307,8 @@ void load_architecture(ResolvedRun& r, const DataCatalog& data, const ModelChoic
   // spec head §6.1: the node pool of this GPU type gives its GPUs' memory,
   // which sizes the instances' KV cache when it is computed.
   if (r.hardware)
-    for (size_t k = 0; k < g.node_pool_specs.size(); ++k) {
-      const NodePoolConfig n = parse_node_pool(g.node_pool_specs[k], g.record_place("node_pools", k));
+    for (const Given<NodePoolConfig>& given : g.node_pools) {
+      const NodePoolConfig& n = given.value;
       if (n.gpu_memory_gib > 0 && text::lower(n.gpu_type) == text::lower(mc.gpu))
         r.hardware->memory_gib = n.gpu_memory_gib;
     }
@@ -849,12 +849,14 @@ static void apply_autoscaler_interval(RunConfig& c) {
   }
   const std::string interval = fmt::format("interval={}us", us);
   if (!c.autoscaler) {
-    c.autoscaler = interval;
     c.origins["autoscaler"] = where;
+    c.autoscaler = Given<AutoscalerSettings>{parse_autoscaler(interval, where), interval};
     return;
   }
-  // Replace the interval= item of the record, keeping its other keys.
-  std::string& text = *c.autoscaler;
+  // Replace the interval of the record, and its interval= item in the text
+  // it is written back as, keeping its other keys.
+  c.autoscaler->value.interval = us;
+  std::string& text = c.autoscaler->text;
   size_t at = 0;
   while ((at = text.find("interval=", at)) != std::string::npos) {
     if (at == 0 || text[at - 1] == ' ' || text[at - 1] == '\t') break;
@@ -905,8 +907,16 @@ void apply_policy_file(RunConfig& c) {
   take("routing_policy", p.routing, b.routing_policy);
   take("priority_policy", p.priority, b.priority_policy);
   take("scheduler", p.scheduler, b.scheduler);
-  take("autoscaler", c.autoscaler, b.autoscaler);
-  take("lifecycle", c.lifecycle, b.lifecycle);
+  // Its records are read as a writer's would be, placed at the file.
+  auto take_record = [&](const char* key, auto& field, const std::optional<std::string>& from, auto parse) {
+    if (!from || field) return;
+    c.origins[key] = path;
+    field.emplace();
+    field->value = parse(*from, c.where(key));
+    field->text = *from;
+  };
+  take_record("autoscaler", c.autoscaler, b.autoscaler, &parse_autoscaler);
+  take_record("lifecycle", c.lifecycle, b.lifecycle, &parse_lifecycle);
   // The file's scorers count only when no other writer listed any.
   if (!b.scorers.empty() && (!p.scorers || p.scorers->empty())) {
     std::vector<std::string> parts;
@@ -918,18 +928,15 @@ void apply_policy_file(RunConfig& c) {
   if (!b.pools.empty() && c.pool_specs.empty()) {
     for (size_t i = 0; i < b.pools.size(); ++i) {
       const PolicyPool& pool = b.pools[i];
-      const config::PoolText t = config::read_pool_text(pool.text, pool.where);
-      parse_lifecycle(t.lifecycle, fmt::format("{}: pool {}", pool.where, t.name), PoolLifecycle{});
-      c.pool_specs.push_back(pool.text);
+      c.pool_specs.push_back({config::read_pool_text(pool.text, pool.where), pool.text});
       c.origins[fmt::format("pools#{}", i)] = pool.where;
     }
     c.origins["pools"] = path;
   }
   // Its node pools likewise; checked here, with the entry's position.
-  if (!b.node_pools.empty() && c.node_pool_specs.empty()) {
+  if (!b.node_pools.empty() && c.node_pools.empty()) {
     for (size_t i = 0; i < b.node_pools.size(); ++i) {
-      parse_node_pool(b.node_pools[i].text, b.node_pools[i].where);
-      c.node_pool_specs.push_back(b.node_pools[i].text);
+      c.node_pools.push_back({parse_node_pool(b.node_pools[i].text, b.node_pools[i].where), b.node_pools[i].text});
       c.origins[fmt::format("node_pools#{}", i)] = b.node_pools[i].where;
     }
     c.origins["node_pools"] = path;
@@ -1031,10 +1038,8 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   if (config.pd.encode_decider) used.push_back(r.encode_decider);
   if (!r.lora_eviction.empty()) used.push_back(r.lora_eviction);
   if (!r.offload_eviction.empty()) used.push_back(r.offload_eviction);
-  if (config.autoscaler) {  // a scaling rule of the user's (docs/autoscaling.md)
-    const AutoscalerConfig a = parse_autoscaler(*config.autoscaler, config.record_place("autoscaler"));
-    if (!a.policy.empty()) used.push_back(a.policy);
-  }
+  // a scaling rule of the user's (docs/autoscaling.md)
+  if (config.autoscaler && !config.autoscaler->value.policy.empty()) used.push_back(config.autoscaler->value.policy);
   r.overrides.check_plugins(used);
   // The profile set's plugin keys: for the plugins of this run, under a writer's.
   const auto given_keys = r.overrides.values();

@@ -178,7 +178,7 @@ ClusterConfig cluster_config(const ResolvedRun& r) {
   cc.engine.slo_priorities = cc.slo_priorities;
   cc.tp = static_cast<int32_t>(*c.pool().model.tp);
   if (c.outputs.timeseries) cc.timeseries_interval = c.outputs.timeseries_interval;
-  for (size_t k = 0; k < c.events.size(); ++k) cc.events.push_back(parse_scenario_event(c.events[k], c.record_place("events", k)));
+  cc.events = c.events;
   return cc;
 }
 
@@ -274,7 +274,7 @@ std::vector<PoolLine> setup_fleet(const RunConfig& config, RunContext& ctx, cons
   std::vector<EngineConfig> engines;
   if (pools.empty()) {
     const ModelSettings& m = r.config.pool().model;
-    fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, "",
+    fp.push_back(FleetPool{cc.pool_name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), cc.num_instances, 0, {}, "",
                            m.hardware.value_or("")});
     pool_lines.push_back(PoolLine{cc.pool_name, m.name.value_or("?"), m.hardware.value_or("?"), r.latency_model,
                                   cc.num_instances, static_cast<int32_t>(*m.tp), 0});
@@ -282,7 +282,7 @@ std::vector<PoolLine> setup_fleet(const RunConfig& config, RunContext& ctx, cons
   for (const ResolvedPool& p : pools) {
     const ModelSettings& m = p.run.config.pool().model;
     fp.push_back(FleetPool{p.name, m.name.value_or("?"), static_cast<int32_t>(*m.tp), p.count, p.cost_per_hour,
-                           p.lifecycle, m.hardware.value_or("")});
+                           p.lifecycle, p.lifecycle_text, m.hardware.value_or("")});
     engines.push_back(cluster_config(p.run).engine);
     pool_lines.push_back(PoolLine{p.name, m.name.value_or("?"), m.hardware.value_or("?"), p.run.latency_model, p.count,
                                   static_cast<int32_t>(*m.tp), p.cost_per_hour});
@@ -295,10 +295,10 @@ std::vector<PoolLine> setup_fleet(const RunConfig& config, RunContext& ctx, cons
 // Without a fleet, a pool's lifecycle keys would be ignored.
 void check_no_lifecycle(const RunConfig& config, const std::vector<ResolvedPool>& pools) {
   for (const ResolvedPool& p : pools)
-    if (!p.lifecycle.empty())
+    if (!p.lifecycle_text.empty())
       throw InputError(config.where("pools"), fmt::format("pool '{}': lifecycle keys ({}) need add events or "
                                                           "--autoscaler",
-                                                          p.name, p.lifecycle));
+                                                          p.name, p.lifecycle_text));
 }
 
 // Progress of a long run on stderr, into `progress` (which outlives the
@@ -594,9 +594,8 @@ std::unique_ptr<LiveRun> open_live_run(const RunConfig& given, LiveSink& sink) {
 }
 
 std::string dump_config(const RunConfig& given) {
-  // A record the run would refuse is refused here too, not written out.
-  check_records(given);
-  // The P/D pools' instances are the run's (a dump runs again as it is).
+  // A record the run would refuse was refused when it was given, so none
+  // is written out. The P/D pools' instances are the run's (a dump runs again as it is).
   RunConfig config = given;
   if (config.pd.configured())
     config.pool().instances = config.pd.prefill_instances.value_or(0) + config.pd.decode_instances.value_or(0) +
