@@ -14,6 +14,7 @@
 #include "run/fleet_config.hpp"
 #include "util/compact_text.hpp"
 
+#include <blis/plugin.h>
 #include <blis/errors.hpp>
 #include <blis/run_config.hpp>
 #include <blis/scenario.hpp>
@@ -206,9 +207,13 @@ TEST_CASE("the bugs of the text round trip: a pool name or spec path with a spac
   }
   {
     const std::string path = dir.write("g.toml", "model = \"qwen/qwen3-14b\"\nfitness-weights = \"bogus\"\n");
-    blis::RunConfig c;
-    blis::apply_settings(c, blis::load_toml_scenario(path).base);
-    CHECK(c.where("fitness_weights") == path + ":2:19: fitness-weights");
+    // Refused when it is given, at its place in the file.
+    CHECK(outcome([&] {
+            blis::RunConfig c;
+            blis::apply_settings(c, blis::load_toml_scenario(path).base);
+            return std::string("read");
+          }) ==
+          "error: " + path + ":2:19: fitness-weights: invalid fitness weight \"bogus\": expected key:value");
   }
 }
 
@@ -389,28 +394,63 @@ TEST_CASE("comma lists read the same from TOML, Lua and the command line; errors
   blis::test::SplitMix rng{5};
   using Reader = std::function<std::string(const blis::RunConfig&, const std::string& where)>;
   const std::vector<std::pair<std::string, Reader>> lists{
+      // Each is read when it is given: the configuration holds the values.
       {"slo_ttft",
-       [](const blis::RunConfig& c, const std::string& where) {
-         blis::SloTargetMap targets;
-         blis::parse_slo_flag(*c.slo.ttft, 0, where, targets);
+       [](const blis::RunConfig& c, const std::string&) {
          std::string out;
-         for (const auto& [cls, t] : targets) out += std::to_string(static_cast<int>(cls)) + "=" + std::to_string(t.ttft_ms) + ";";
+         for (const auto& [cls, ms] : c.slo.ttft->value)
+           out += std::to_string(cls) + "=" + std::to_string(ms) + ";";
          return out;
        }},
       {"detectors",
-       [](const blis::RunConfig& c, const std::string& where) {
+       [](const blis::RunConfig& c, const std::string&) {
          std::string out;
-         for (const auto& d : blis::parse_detector_list(*c.outputs.detectors, where)) out += d + ";";
+         for (const auto& d : c.outputs.detectors->value) out += d + ";";
          return out;
        }},
-      {"fitness_weights", [](const blis::RunConfig& c, const std::string& where) {
+      {"fitness_weights",
+       [](const blis::RunConfig& c, const std::string&) {
          std::string out;
-         for (const auto& [k, w] : blis::parse_fitness_weights(*c.trace.fitness_weights, where))
-           out += k + "=" + std::to_string(w) + ";";
+         for (const auto& [k, w] : c.trace.fitness_weights->value) out += k + "=" + std::to_string(w) + ";";
          return out;
-       }}};
-  const std::vector<std::string> good{"critical=100ms,default=1.5s", "all", "composite,threshold",
-                                      "p99_ttft:3,throughput:1", "\"critical\"=2s"};
+       }},
+      {"tenant_budgets",
+       [](const blis::RunConfig& c, const std::string&) {
+         std::string out;
+         for (const auto& [tenant, f] : c.policies.tenant_budgets->value)
+           out += tenant + "=" + std::to_string(f) + ";";
+         return out;
+       }},
+      {"slo_priorities",
+       [](const blis::RunConfig& c, const std::string&) {
+         std::string out;
+         for (const auto& [slo, v] : c.policies.slo_priorities->value)
+           out += std::to_string(slo) + "=" + std::to_string(v) + ";";
+         return out;
+       }},
+      {"slo_targets",
+       [](const blis::RunConfig& c, const std::string&) {
+         std::string out;
+         for (const auto& [slo, v] : c.gateway.slo_targets->value)
+           out += std::to_string(slo) + "=" + std::to_string(v) + ";";
+         return out;
+       }},
+      {"shard",
+       [](const blis::RunConfig& c, const std::string&) {
+         return std::to_string(c.outputs.shard->value.index) + "/" +
+                std::to_string(c.outputs.shard->value.count);
+       }},
+      {"memory_limit",
+       [](const blis::RunConfig& c, const std::string&) { return std::to_string(c.memory_limit->value); }}};
+  const std::vector<std::string> good{"critical=100ms,default=1.5s",
+                                      "all",
+                                      "composite,threshold",
+                                      "p99_ttft:3,throughput:1",
+                                      "\"critical\"=2s",
+                                      "gold=0.25, bulk=1",
+                                      "batch=0,critical=100000",
+                                      "1/4",
+                                      "16GiB"};
   for (int i = 0; i < 40; ++i) {
     const std::string s = i < static_cast<int>(good.size()) ? good[static_cast<size_t>(i)] : random_text(rng, false);
     INFO("value: " << s);
@@ -435,4 +475,33 @@ TEST_CASE("comma lists read the same from TOML, Lua and the command line; errors
       CHECK(f == t);
     }
   }
+}
+
+TEST_CASE("short lists are read when they are given, into the values a run uses", "[config]") {
+  TempDir dir;
+  const std::string path = dir.write("l.toml",
+                                     "tenant-budgets = \"gold=0.25, bulk=1\"\n"
+                                     "slo-priorities = \"batch=0,critical=7\"\n"
+                                     "slo-targets = \"standard=500000\"\nshard = \"1/4\"\n"
+                                     "memory-limit = \"2GiB\"\n");
+  blis::RunConfig c;
+  blis::apply_settings(c, blis::load_toml_scenario(path).base);
+  REQUIRE(c.policies.tenant_budgets);
+  CHECK(c.policies.tenant_budgets->value == blis::TenantBudgetList{{"gold", 0.25}, {"bulk", 1.0}});
+  CHECK(c.policies.slo_priorities->value ==
+        blis::SloClassValues{{BLIS_SLO_BATCH, 0}, {BLIS_SLO_CRITICAL, 7}});
+  CHECK(c.gateway.slo_targets->value == blis::SloClassValues{{BLIS_SLO_STANDARD, 500000}});
+  CHECK(c.outputs.shard->value.index == 1);
+  CHECK(c.outputs.shard->value.count == 4);
+  CHECK(c.memory_limit->value == int64_t{2} << 30);
+  // Written back as given.
+  CHECK(blis::find_setting("tenant_budgets")->get(c) == blis::SettingValue{std::string("gold=0.25, bulk=1")});
+  // A bad value is refused when it is given, at its line.
+  const std::string bad = dir.write("b.toml", "model = \"qwen/qwen3-14b\"\ntenant-budgets = \"gold=2\"\n");
+  CHECK(outcome([&] {
+          blis::RunConfig d;
+          blis::apply_settings(d, blis::load_toml_scenario(bad).base);
+          return std::string("read");
+        }) == "error: " + bad +
+                  ":2:18: tenant-budgets: the budget of tenant 'gold' must be a fraction in [0, 1], got '2'");
 }

@@ -17,9 +17,31 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blis {
+
+// A record setting read into its struct when it was given, whoever gave it,
+// with the text it was given as: what --dump-config and settings_of() write
+// back, so that a value reads back as the user spelled it ("180s").
+template <class T>
+struct Given {
+  T value;
+  std::string text;
+};
+
+// The short lists, read when given (src/config/list_settings.cpp).
+// Tenant and the fraction of the cluster's batch slots it may hold, in the order given.
+using TenantBudgetList = std::vector<std::pair<std::string, double>>;
+// A value per SLO class (blis_slo_class: critical 1 ... background 5), in the order given.
+using SloClassValues = std::vector<std::pair<int32_t, int64_t>>;
+// A duration in ms per SLO class (0: the default class), for goodput.
+using SloClassMs = std::map<int32_t, double>;
+// --shard I/N: the configurations k of a sweep with k % count == index.
+struct ShardSpec {
+  int64_t index = 0, count = 1;
+};
 
 // Model, hardware and latency backend of the instances of a pool.
 struct ModelSettings {
@@ -114,8 +136,9 @@ struct PolicySettings {
   std::optional<std::string> scorers;          // "name:weight,..."
   std::optional<std::string> scheduler;
   std::optional<std::string> priority;
-  std::optional<std::string> tenant_budgets;   // "tenant=fraction,..." (BLIS HEAD's tenant_budgets)
-  std::optional<std::string> slo_priorities;   // "class=priority,..." over GIE's defaults
+  std::optional<Given<TenantBudgetList>>
+      tenant_budgets;                                   // "tenant=fraction,..." (BLIS HEAD's tenant_budgets)
+  std::optional<Given<SloClassValues>> slo_priorities;  // "class=priority,..." over GIE's defaults
   int64_t admission_latency = 0;               // µs
   int64_t routing_latency = 0;                 // µs
   int64_t snapshot_refresh_interval = 0;       // µs
@@ -129,7 +152,7 @@ struct GatewaySettings {
   std::string dispatch_order = "fifo";          // fifo, priority, slo-deadline
   std::string saturation_detector = "never";    // never, utilization, concurrency
   std::string fairness_policy = "global-strict";  // global-strict, round-robin
-  std::optional<std::string> slo_targets;       // "class=µs,..." for slo-deadline
+  std::optional<Given<SloClassValues>> slo_targets;  // "class=µs,..." for slo-deadline
   int64_t max_queue_depth = 0;                  // 0 = unlimited
   int64_t per_band_capacity = 0;                // 0 = unlimited
   double usage_limit_threshold = 1.0;
@@ -158,12 +181,12 @@ struct TraceSettings {
   std::string level = "none";  // none or decisions
   int64_t counterfactual_k = 0;
   bool summarize = false;
-  std::optional<std::string> fitness_weights;
+  std::optional<Given<std::map<std::string, double>>> fitness_weights;  // metric key -> weight
 };
 
 // SLO targets per class for goodput (spec head §2): "class=duration,...".
 struct SloSettings {
-  std::optional<std::string> ttft, itl, e2e;
+  std::optional<Given<SloClassMs>> ttft, itl, e2e;
 };
 
 struct OutputSettings {
@@ -176,12 +199,13 @@ struct OutputSettings {
   int64_t jobs = 1;                      // sweeps and searches
   std::optional<std::string> rows_csv;
   std::optional<std::string> rows_json;
-  std::optional<std::string> shard;  // "I/N": run the sweep's configurations k with k % N == I
+  std::optional<Given<ShardSpec>> shard;  // "I/N": run the sweep's configurations k with k % N == I
   bool resume = false;               // skip configurations a checkpoint journal holds
   std::optional<std::string> timeseries;  // --timeseries: the time series CSV
   int64_t timeseries_interval = 1000000;  // µs per row of the time series
   bool warn_unsteady = true;  // not a setting: searches judge the verdict themselves
-  std::optional<std::string> detectors;  // saturation detectors whose labels are printed (spec head §3.1)
+  // Saturation detectors whose labels are printed (spec head §3.1), in the roster's order ("all": every one).
+  std::optional<Given<std::vector<std::string>>> detectors;
   std::optional<std::string> saturation_config;        // their settings file (HEAD's strict YAML)
   std::optional<int64_t> saturation_final_window;      // µs of the final vote; default window_size_sec, else 30 s
   std::optional<std::string> saturation_report;        // the per-event results file (HEAD's JSON)
@@ -252,15 +276,6 @@ struct PoolSpec {
   Settings settings;
 };
 
-// A record setting read into its struct when it was given, whoever gave it,
-// with the text it was given as: what --dump-config and settings_of() write
-// back, so that a value reads back as the user spelled it ("180s").
-template <class T>
-struct Given {
-  T value;
-  std::string text;
-};
-
 struct RunConfig {
   // A named bundle of defaults of the data tables ([profile-sets.NAME]):
   // resolution fills every setting it names that no writer gave.
@@ -304,7 +319,7 @@ struct RunConfig {
   std::optional<std::string> defaults_filepath;  // the reference's defaults.yaml over the bundled tables
   bool trust_scenario = false;  // the scenario file gets the command line's rights
   PathRights rights;            // set by the scenario runner, never by a setting
-  std::optional<std::string> memory_limit;  // "16GiB"; default: what the machine allows
+  std::optional<Given<int64_t>> memory_limit;  // bytes ("16GiB"); default: what the machine allows
   // `blis replay` (docs/cli.md "Traces"): the TraceV2 whose requests are the
   // workload, and where its per-request SimResults go; set by the replay
   // command, never by a setting.

@@ -7,6 +7,7 @@
 #include <blis/settings.hpp>
 
 #include "config/fleet_records.hpp"
+#include "config/list_settings.hpp"
 #include "config/pool_text.hpp"
 #include "config/scenario_common.hpp"
 #include "util/go_duration.hpp"
@@ -102,13 +103,14 @@ const std::string& given_text(const Given<T>& g) {
 }
 
 // A row over a record setting whose field holds the record read into its
-// struct: one (std::optional of it) or repeatable (a vector). `read(text,
+// struct: one (std::optional of it) or repeatable (a vector); with `traits`
+// 0, a short list read the same way (--tenant-budgets, --shard). `read(text,
 // place)` reads one record when it is set, so an error names the place of
 // the field it is about (apply_settings keeps the places first); the row's
 // value is the text it was given as, which --dump-config writes back.
 template <class Access, class Read>
 SettingDef record_row(std::string key, std::vector<std::string> flags, std::string group, std::string help,
-                      Access access, Read read) {
+                      Access access, Read read, unsigned traits = kRecord) {
   using Field = std::remove_reference_t<decltype(access(std::declval<RunConfig&>()))>;
   constexpr bool kList = kIsVector<Field>;
   SettingDef d;
@@ -117,7 +119,7 @@ SettingDef record_row(std::string key, std::vector<std::string> flags, std::stri
   d.type = kList ? SettingType::TextList : SettingType::Text;
   d.group = std::move(group);
   d.help = std::move(help);
-  d.traits = kRecord | (kList ? kAccumulates : 0u);
+  d.traits = traits | (kList ? kAccumulates : 0u);
   d.set = [access, read, key = d.key](RunConfig& c, const SettingValue& v, const std::string&) {
     Field& f = access(c);
     if constexpr (kList) {
@@ -251,10 +253,10 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("horizon", {"--horizon"}, "simulation",
                   "Stop at the first event after this time (µs); also bounds arrivals",
                   [](RunConfig& c) -> auto& { return c.horizon; }, int_between(1, kMaxMicros, true), kDuration));
-  t.push_back(row("memory_limit", {"--memory-limit"}, "simulation",
+  t.push_back(record_row("memory_limit", {"--memory-limit"}, "simulation",
                   "Memory budget of the pre-flight check (16GiB, 512MiB, bytes); a run that needs more "
                   "is refused before it starts (default: the machine's memory or its cgroup limit)",
-                  [](RunConfig& c) -> auto& { return c.memory_limit; }));
+                  [](RunConfig& c) -> auto& { return c.memory_limit; }, given_by(&parse_memory_limit), 0));
   t.push_back(row("profile_set", {"--profile-set"}, "simulation",
                   "A named bundle of defaults: head switches at once every default the reference "
                   "changed after c9ca689b (trained-physics latency, its scorer profile, 300 s "
@@ -283,10 +285,10 @@ std::vector<SettingDef> make_table() {
                   "Also write the run's requests as a TraceV2 (BLIS HEAD's trace format): PREFIX.yaml (header) "
                   "and PREFIX.csv (one row per request with its times); `blis replay` and BLIS HEAD read it",
                   [](RunConfig& c) -> auto& { return c.outputs.trace_output; }, {}, kOutputPath));
-  t.push_back(row("detectors", {"--detectors"}, "outputs",
+  t.push_back(record_row("detectors", {"--detectors"}, "outputs",
                   "Print the labels of these saturation detectors in the cluster's metrics, \"saturation\": "
                   "composite, threshold, backlog-drift (comma list) or all (blis plan judges its trials by them)",
-                  [](RunConfig& c) -> auto& { return c.outputs.detectors; }));
+                  [](RunConfig& c) -> auto& { return c.outputs.detectors; }, given_by(&parse_detectors), 0));
   t.push_back(row("saturation_config", {"--saturation-config"}, "outputs",
                   "The detectors' settings (HEAD's strict YAML: threshold: {threshold_ms}, backlog_drift: "
                   "{window_size_sec, min_windows, warmup_windows, tail_windows, saturated_drain_ratio, "
@@ -536,16 +538,16 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("token_bucket_refill_rate", {"--token-bucket-refill-rate"}, "admission",
                   "Token bucket refill, tokens per second (given to the admission policy)",
                   [](RunConfig& c) -> auto& { return c.policies.token_bucket_refill_rate; }, {}));
-  t.push_back(row("tenant_budgets", {"--tenant-budgets"}, "admission",
+  t.push_back(record_row("tenant_budgets", {"--tenant-budgets"}, "admission",
                   "Per-tenant share of the cluster's batch slots (instances x --max-num-running-reqs), "
                   "tenant=fraction,... in [0, 1]: a sheddable request of a tenant over its share is rejected "
                   "(tenant-budget-shed), before the admission policy or the gateway queue",
-                  [](RunConfig& c) -> auto& { return c.policies.tenant_budgets; }));
-  t.push_back(row("slo_priorities", {"--slo-priorities"}, "admission",
+                  [](RunConfig& c) -> auto& { return c.policies.tenant_budgets; }, given_by(&parse_tenant_budgets), 0));
+  t.push_back(record_row("slo_priorities", {"--slo-priorities"}, "admission",
                   "SLO class priorities over GIE's (critical=4,standard=3,batch=-1,sheddable=-2,background=-3), "
                   "class=integer,... in [-100, 100]; negative is sheddable (gateway bands, shedding, eviction, "
                   "tier-shed, gaie-legacy, tenant budgets, priority preemption)",
-                  [](RunConfig& c) -> auto& { return c.policies.slo_priorities; }));
+                  [](RunConfig& c) -> auto& { return c.policies.slo_priorities; }, given_by(&parse_slo_priorities), 0));
   t.push_back(row("routing_latency", {"--routing-latency"}, "routing", "µs from admission to the routing decision",
                   [](RunConfig& c) -> auto& { return c.policies.routing_latency; }, int_between(0, kMaxMicros), kDuration));
   // flow control at the gateway (docs/gateway.md)
@@ -560,10 +562,11 @@ std::vector<SettingDef> make_table() {
                   "dispatch-order plugin, Lua script (shortest_prompt.lua) or library path[:name] (docs/gateway.md)",
                   [](RunConfig& c) -> auto& { return c.gateway.dispatch_order; }, {}, kLibraryRef),
                   "dispatch-order"));
-  t.push_back(row("slo_targets", {"--slo-targets"}, "gateway",
+  t.push_back(record_row("slo_targets", {"--slo-targets"}, "gateway",
                   "TTFT targets per SLO class in µs for --dispatch-order slo-deadline, class=µs,... "
                   "(critical=100000,standard=500000)",
-                  [](RunConfig& c) -> auto& { return c.gateway.slo_targets; }));
+                  [](RunConfig& c) -> auto& { return c.gateway.slo_targets; }, given_by(&parse_gateway_slo_targets),
+                  0));
   t.push_back(row("dispatch_tick_interval", {"--dispatch-tick-interval"}, "gateway",
                   "µs between dispatch attempts while the gateway queue holds requests (0 = 1ms)",
                   [](RunConfig& c) -> auto& { return c.gateway.dispatch_tick_interval; },
@@ -646,21 +649,21 @@ std::vector<SettingDef> make_table() {
                   [](RunConfig& c) -> auto& { return c.trace.counterfactual_k; }, int_between(0, 100000)));
   t.push_back(row("summarize_trace", {"--summarize-trace"}, "tracing", "Print the decision-trace summary",
                   [](RunConfig& c) -> auto& { return c.trace.summarize; }));
-  t.push_back(row("fitness_weights", {"--fitness-weights"}, "tracing",
+  t.push_back(record_row("fitness_weights", {"--fitness-weights"}, "tracing",
                   "Fitness score weights, \"key:value,...\" (throughput, tokens_per_sec, p99_ttft, "
                   "p50_ttft, mean_ttft, p99_e2e, p50_e2e, mean_e2e)",
-                  [](RunConfig& c) -> auto& { return c.trace.fitness_weights; }));
+                  [](RunConfig& c) -> auto& { return c.trace.fitness_weights; }, given_by(&parse_fitness), 0));
   // SLO targets and goodput (spec head §2)
-  t.push_back(row("slo_ttft", {"--slo-ttft"}, "slo",
+  t.push_back(record_row("slo_ttft", {"--slo-ttft"}, "slo",
                   "TTFT targets per SLO class, class=duration,... (100ms, 1.5s, 250us; class default, "
                   "critical, standard, sheddable, batch, background): adds goodput_rps, slo_attainment "
                   "and per_class to the cluster's metrics",
-                  [](RunConfig& c) -> auto& { return c.slo.ttft; }));
-  t.push_back(row("slo_itl", {"--slo-itl"}, "slo",
+                  [](RunConfig& c) -> auto& { return c.slo.ttft; }, given_by(&parse_slo_durations), 0));
+  t.push_back(record_row("slo_itl", {"--slo-itl"}, "slo",
                   "Mean-ITL targets per SLO class, class=duration,... (each request's mean inter-token latency)",
-                  [](RunConfig& c) -> auto& { return c.slo.itl; }));
-  t.push_back(row("slo_e2e", {"--slo-e2e"}, "slo", "E2E targets per SLO class, class=duration,...",
-                  [](RunConfig& c) -> auto& { return c.slo.e2e; }));
+                  [](RunConfig& c) -> auto& { return c.slo.itl; }, given_by(&parse_slo_durations), 0));
+  t.push_back(record_row("slo_e2e", {"--slo-e2e"}, "slo", "E2E targets per SLO class, class=duration,...",
+                  [](RunConfig& c) -> auto& { return c.slo.e2e; }, given_by(&parse_slo_durations), 0));
   // sweeps and outputs
   t.push_back(row("jobs", {"--jobs", "-j"}, "outputs",
                   "Configurations of a sweep or search simulated in parallel; results are identical "
@@ -672,10 +675,10 @@ std::vector<SettingDef> make_table() {
   t.push_back(row("rows_json", {"--rows-json"}, "outputs",
                   "Also write a sweep's report (the JSON on stdout) to this file",
                   [](RunConfig& c) -> auto& { return c.outputs.rows_json; }, {}, kOutputPath));
-  t.push_back(row("shard", {"--shard"}, "outputs",
+  t.push_back(record_row("shard", {"--shard"}, "outputs",
                   "Run one shard of a sweep, I/N (I from 0 to N-1): the configurations whose index modulo N "
                   "is I; prints a shard report that `blis merge` assembles",
-                  [](RunConfig& c) -> auto& { return c.outputs.shard; }));
+                  [](RunConfig& c) -> auto& { return c.outputs.shard; }, given_by(&parse_shard), 0));
   t.push_back(row("resume", {"--resume"}, "outputs",
                   "Continue a sweep that was stopped: skip the configurations its checkpoint journal "
                   "(ROWS.journal beside --rows-json or --rows-csv) already holds",

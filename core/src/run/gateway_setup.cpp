@@ -16,87 +16,17 @@
 #include <vector>
 
 namespace blis {
-namespace {
-
-// The pairs of "name=value,name=value" (spaces around each part ignored).
-std::vector<std::pair<std::string, std::string>> pairs(const std::string& text, const std::string& where,
-                                                       const char* form) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const std::string& piece : text::split(text, ',')) {
-    const std::string pair = text::trim(piece);
-    const size_t eq = pair.find('=');
-    if (eq == std::string::npos) throw InputError(where, fmt::format("invalid pair '{}' (expected {})", pair, form));
-    out.emplace_back(text::trim(pair.substr(0, eq)), text::trim(pair.substr(eq + 1)));
-  }
-  return out;
-}
-
-// "class=µs,...": each a known class (not the default one) and a target > 0.
-std::array<int64_t, 6> slo_targets(const std::string& text, const std::string& where) {
-  std::array<int64_t, 6> out{};
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string pair = text::trim(text.substr(start, end - start));
-    const size_t eq = pair.find('=');
-    if (eq == std::string::npos)
-      throw InputError(where, fmt::format("invalid pair '{}' (expected class=µs)", pair));
-    const std::string name = text::trim(pair.substr(0, eq));
-    const std::string value = text::trim(pair.substr(eq + 1));
-    const std::optional<int> slo = workload::slo_class_from_name(name);
-    if (name.empty() || !slo)
-      throw InputError(where, fmt::format("unknown SLO class '{}' in '{}'; valid: critical, standard, sheddable, "
-                                          "batch, background",
-                                          name, pair));
-    int64_t v = 0;
-    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || p != value.data() + value.size() || v <= 0)
-      throw InputError(where, fmt::format("the target of '{}' must be a positive integer (µs), got '{}'", name, value));
-    out[static_cast<size_t>(*slo)] = v;
-    start = end + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 workload::SloPriorities slo_priorities(const RunConfig& config) {
   workload::SloPriorities out;
-  if (!config.policies.slo_priorities) return out;
-  const std::string where = config.where("slo_priorities");
-  for (const auto& [name, value] : pairs(*config.policies.slo_priorities, where, "class=priority")) {
-    const std::optional<int> slo = workload::slo_class_from_name(name);
-    if (name.empty() || !slo)
-      throw InputError(where, fmt::format("unknown SLO class '{}'; valid: critical, standard, sheddable, batch, "
-                                          "background",
-                                          name));
-    int v = 0;
-    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || p != value.data() + value.size() || v < -100 || v > 100)
-      throw InputError(where, fmt::format("the priority of '{}' must be an integer in [-100, 100], got '{}'", name,
-                                          value));
-    out.of[static_cast<size_t>(*slo)] = v;
-  }
+  if (config.policies.slo_priorities)
+    for (const auto& [slo, priority] : config.policies.slo_priorities->value)
+      out.of[static_cast<size_t>(slo)] = static_cast<int>(priority);
   return out;
 }
 
 TenantBudgetConfig tenant_budgets(const RunConfig& config) {
-  TenantBudgetConfig out;
-  if (!config.policies.tenant_budgets) return out;
-  const std::string where = config.where("tenant_budgets");
-  for (const auto& [tenant, value] : pairs(*config.policies.tenant_budgets, where, "tenant=fraction")) {
-    if (tenant.empty()) throw InputError(where, "a budget without a tenant (expected tenant=fraction)");
-    for (const auto& [seen, f] : out)
-      if (seen == tenant) throw InputError(where, fmt::format("tenant '{}' has two budgets", tenant));
-    double v = 0;
-    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || p != value.data() + value.size() || !(v >= 0 && v <= 1))
-      throw InputError(where, fmt::format("the budget of tenant '{}' must be a fraction in [0, 1], got '{}'",
-                                          tenant, value));
-    out.emplace_back(tenant, v);
-  }
-  return out;
+  return config.policies.tenant_budgets ? config.policies.tenant_budgets->value : TenantBudgetConfig{};
 }
 
 GatewayConfig gateway_config(const RunConfig& config) {
@@ -118,7 +48,8 @@ GatewayConfig gateway_config(const RunConfig& config) {
   out.usage_limit = g.usage_limit_threshold;
   out.ttl = g.request_ttl;
   out.tick = g.dispatch_tick_interval > 0 ? g.dispatch_tick_interval : 1000;
-  if (g.slo_targets) out.slo_target_us = slo_targets(*g.slo_targets, config.where("slo_targets"));
+  if (g.slo_targets)
+    for (const auto& [slo, us] : g.slo_targets->value) out.slo_target_us[static_cast<size_t>(slo)] = us;
   if (g.saturation_detector == "never")
     spdlog::warn("--flow-control with saturation detector 'never' holds nothing; use utilization or concurrency "
                  "to gate dispatch");

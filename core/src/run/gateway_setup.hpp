@@ -10,16 +10,14 @@
 
 namespace blis {
 
-// Off unless --flow-control; InputError (naming the setting) for a target of
-// an unknown SLO class; HEAD's warnings for settings that do nothing.
+// Off unless --flow-control; HEAD's warnings for settings that do nothing.
 GatewayConfig gateway_config(const RunConfig& config);
 
-// --slo-priorities over GIE's defaults: InputError (naming the setting) for
-// an unknown class or a priority outside [-100, 100] (HEAD's range).
+// --slo-priorities over GIE's defaults (read and checked when given:
+// config/list_settings.hpp).
 workload::SloPriorities slo_priorities(const RunConfig& config);
 
-// --tenant-budgets: InputError for an empty tenant, a repeated one or a
-// fraction outside [0, 1].
+// --tenant-budgets, as given.
 TenantBudgetConfig tenant_budgets(const RunConfig& config);
 
 }  // namespace blis

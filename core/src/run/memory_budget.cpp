@@ -67,29 +67,6 @@ MemoryEstimate estimate_memory(const ResolvedRun& r) {
   return m;
 }
 
-std::optional<int64_t> parse_bytes(const std::string& text) {
-  const std::string s = text::trim(text);
-  double v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || !std::isfinite(v) || v <= 0) return std::nullopt;
-  const std::string unit = text::lower(text::trim(std::string(r.ptr, s.data() + s.size())));
-  struct Unit {
-    const char* name;
-    double factor;
-  };
-  static const Unit units[] = {{"", 1},          {"b", 1},        {"k", 1024},       {"kib", 1024},
-                               {"kb", 1e3},      {"m", 1048576},  {"mib", 1048576},  {"mb", 1e6},
-                               {"g", 1073741824}, {"gib", 1073741824}, {"gb", 1e9},
-                               {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12}};
-  for (const Unit& u : units) {
-    if (unit != u.name) continue;
-    const double bytes = v * u.factor;
-    if (bytes >= 9.2e18) return std::nullopt;
-    return static_cast<int64_t>(bytes);
-  }
-  return std::nullopt;
-}
-
 std::string format_bytes(int64_t bytes) {
   const double b = static_cast<double>(bytes);
   if (b >= 1099511627776.0) return fmt::format("{:.1f} TiB", b / 1099511627776.0);
@@ -118,11 +95,7 @@ void check_memory(const ResolvedRun& r) {
   int64_t limit = 0;
   std::string what_limit;
   if (given) {
-    auto v = parse_bytes(*given);
-    if (!v)
-      throw InputError(r.config.where("memory_limit"),
-                       fmt::format("invalid value '{}': expected a size such as 16GiB, 512MiB or bytes", *given));
-    limit = *v;
+    limit = given->value;
     what_limit = "the --memory-limit";
   } else {
     limit = memory_available();

@@ -22,9 +22,6 @@ struct MemoryEstimate {
 
 MemoryEstimate estimate_memory(const ResolvedRun& r);
 
-// "16GiB", "512MiB", "2G", "1.5TB" or bare bytes; nullopt if malformed.
-std::optional<int64_t> parse_bytes(const std::string& text);
-
 // "21.3 GiB", "512 MiB", "200 B".
 std::string format_bytes(int64_t bytes);
 

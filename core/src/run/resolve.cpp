@@ -2,6 +2,8 @@
 // about a plugin is expressed through what the plugin declares (blis_need
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
+
+#include "config/list_settings.hpp"
 #include "workload/slo_class.hpp"
 
 #include "run/path_rules.hpp"
@@ -551,7 +553,7 @@ void resolve_policies(ResolvedRun& r, RunContext& ctx) {
   if (t.counterfactual_k > 0 && !tracing)
     spdlog::warn("--counterfactual-k={} has no effect without --trace-level decisions", t.counterfactual_k);
   if (t.summarize && !tracing) spdlog::warn("--summarize-trace has no effect without --trace-level decisions");
-  r.fitness_weights = parse_fitness_weights(t.fitness_weights.value_or(""), g.where("fitness_weights"));
+  if (t.fitness_weights) r.fitness_weights = t.fitness_weights->value;
 
   if (r.routing != RoutingPolicy::Weighted) {
     if (g.policies.scorers && !g.policies.scorers->empty() && g.where("routing_scorers").rfind("--", 0) == 0)
@@ -901,13 +903,7 @@ void apply_policy_file(RunConfig& c) {
     const char* plugin = kv.rfind("tier_shed_", 0) == 0 ? "tier-shed" : "gaie-legacy";
     if (p.admission == plugin) c.plugin_config.push_back(PluginSetting{std::string(plugin) + "." + kv, path});
   }
-  take("tenant_budgets", p.tenant_budgets, b.tenant_budgets);
-  take("slo_priorities", p.slo_priorities, b.slo_priorities);
-  take("slo_targets", c.gateway.slo_targets, b.slo_targets);  // --slo-targets wins (HEAD)
-  take("routing_policy", p.routing, b.routing_policy);
-  take("priority_policy", p.priority, b.priority_policy);
-  take("scheduler", p.scheduler, b.scheduler);
-  // Its records are read as a writer's would be, placed at the file.
+  // Its lists and records are read as a writer's would be, placed at the file.
   auto take_record = [&](const char* key, auto& field, const std::optional<std::string>& from, auto parse) {
     if (!from || field) return;
     c.origins[key] = path;
@@ -915,6 +911,13 @@ void apply_policy_file(RunConfig& c) {
     field->value = parse(*from, c.where(key));
     field->text = *from;
   };
+  take_record("tenant_budgets", p.tenant_budgets, b.tenant_budgets, &parse_tenant_budgets);
+  take_record("slo_priorities", p.slo_priorities, b.slo_priorities, &parse_slo_priorities);
+  take_record("slo_targets", c.gateway.slo_targets, b.slo_targets,
+              &parse_gateway_slo_targets);  // --slo-targets wins (HEAD)
+  take("routing_policy", p.routing, b.routing_policy);
+  take("priority_policy", p.priority, b.priority_policy);
+  take("scheduler", p.scheduler, b.scheduler);
   take_record("autoscaler", c.autoscaler, b.autoscaler, &parse_autoscaler);
   take_record("lifecycle", c.lifecycle, b.lifecycle, &parse_lifecycle);
   // The file's scorers count only when no other writer listed any.
@@ -967,6 +970,15 @@ RunConfig build_config(const std::vector<const Settings*>& layers, const std::st
 
 namespace {
 
+// The goodput targets of --slo-ttft, --slo-itl and --slo-e2e, by class.
+void add_slo_targets(const SloSettings& slo, SloTargetMap& targets) {
+  for (const auto& [given, field] :
+       {std::pair{&slo.ttft, &SloTargets::ttft_ms}, std::pair{&slo.itl, &SloTargets::itl_ms},
+        std::pair{&slo.e2e, &SloTargets::e2e_ms}})
+    if (*given)
+      for (const auto& [slo_class, ms] : (*given)->value) targets[slo_class].*field = ms;
+}
+
 // --detectors and the settings of the detectors (spec head §3.1).
 void resolve_saturation(const RunConfig& config, ResolvedRun& r) {
   const OutputSettings& o = config.outputs;
@@ -977,7 +989,7 @@ void resolve_saturation(const RunConfig& config, ResolvedRun& r) {
         throw InputError(config.where(key), "needs --detectors (the detectors it is about)");
     return;
   }
-  r.detectors = parse_detector_list(*o.detectors, config.where("detectors"));
+  r.detectors = o.detectors->value;
   bool window_from_file = false;
   if (o.saturation_config) {
     const config::SaturationFile f = config::read_saturation_file(*o.saturation_config, r.detectors);
@@ -1054,10 +1066,7 @@ ResolvedRun resolve(const RunConfig& config, RunContext& ctx) {
   if (r.spec) check_adapter_references(r.lora.get(), *r.spec, config.where("workload_spec"));
   if (r.replay) check_trace_adapters(r.lora.get(), r.replay->records, config.replay->data);
   apply_trace_targets(r);
-  const auto& slo = config.slo;
-  if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
-  if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
-  if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
+  add_slo_targets(config.slo, r.slo_targets);
   resolve_saturation(config, r);
   r.config.seed = r.seed;
   if (r.horizon != kNoHorizon) r.config.horizon = r.horizon;
@@ -1072,10 +1081,7 @@ ResolvedRun resolve_workload_only(const RunConfig& config, RunContext& ctx) {
   r.given = config;
   r.config = config;
   resolve_workload(r, ctx);
-  const auto& slo = config.slo;
-  if (slo.ttft) parse_slo_flag(*slo.ttft, 0, config.where("slo_ttft"), r.slo_targets);
-  if (slo.itl) parse_slo_flag(*slo.itl, 1, config.where("slo_itl"), r.slo_targets);
-  if (slo.e2e) parse_slo_flag(*slo.e2e, 2, config.where("slo_e2e"), r.slo_targets);
+  add_slo_targets(config.slo, r.slo_targets);
   resolve_saturation(config, r);
   r.config.seed = r.seed;
   return r;

@@ -235,27 +235,6 @@ class Runner : public ScenarioRunner {
   std::vector<Row> rows_;
 };
 
-// "I/N" of --shard.
-std::pair<int64_t, int64_t> parse_shard(const std::string& text, const std::string& where) {
-  const auto slash = text.find('/');
-  int64_t i = -1, n = 0;
-  try {
-    if (slash != std::string::npos) {
-      size_t a = 0, b = 0;
-      i = std::stoll(text.substr(0, slash), &a);
-      n = std::stoll(text.substr(slash + 1), &b);
-      if (a != slash || b != text.size() - slash - 1) n = 0;
-    }
-  } catch (const std::exception&) {
-    n = 0;
-  }
-  if (n < 1 || i < 0 || i >= n)
-    throw InputError(where, fmt::format("'{}' is not a shard: write I/N with 0 <= I < N, e.g. 0/4 "
-                                        "(Slurm: $SLURM_ARRAY_TASK_ID/4 with --array=0-3)",
-                                        text));
-  return {i, n};
-}
-
 // A sweep's identities (run/rows.hpp): of the whole sweep, which shard
 // documents carry, and of the settings its configurations share, which the
 // checkpoint journal carries.
@@ -317,7 +296,8 @@ std::map<size_t, Row> read_journal(const std::string& journal, const std::string
 void run_sweep(const std::string& path, const std::vector<Settings>& points, const SweepIdentity& identity,
                const RunConfig& base, Runner& runner, std::ostream& out) {
   int64_t shard = 0, shards = 1;
-  if (base.outputs.shard) std::tie(shard, shards) = parse_shard(*base.outputs.shard, base.where("shard"));
+  if (base.outputs.shard)
+    std::tie(shard, shards) = std::pair{base.outputs.shard->value.index, base.outputs.shard->value.count};
   // The journal: its header, then one line per finished configuration.
   const std::optional<std::string> rows_file = base.outputs.rows_json ? base.outputs.rows_json : base.outputs.rows_csv;
   const std::string journal = rows_file && !written_through(*rows_file) ? *rows_file + ".journal" : "";
