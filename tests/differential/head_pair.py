@@ -5,6 +5,7 @@
 import argparse
 import contextlib
 import os
+import re
 import subprocess
 import tempfile
 
@@ -39,6 +40,18 @@ def blis(args, cmd, profile=True):
     """`cmd` run by blis, under --profile-set head unless `profile` is false."""
     return subprocess.run([args.blis] + cmd + (["--profile-set", "head"] if profile else []), capture_output=True,
                           text=True)
+
+
+# docs/differences.md row 6: HEAD admits a prompt whose every block is cached,
+# a whole number of blocks (a preempted request coming back), with no work
+# and no blocks; its debug log shows the admission as an allocation from the
+# prompt's end to the prompt's end.
+ZERO_WORK = re.compile(r"Num Inputs: (\d+), startIndex = \1, endIndex = \1\"")
+
+
+def zero_work_admissions(args, cmd, timeout=None):
+    """How many row-6 admissions HEAD's debug log of `cmd` shows."""
+    return len(ZERO_WORK.findall(head(args, cmd + ["--log", "debug"], timeout=timeout).stderr))
 
 
 def refused_cleanly(run):

@@ -13,9 +13,12 @@ sheddable or not) and sometimes admission.slo_targets; the run has flow
 control on (a gated gateway: priority or slo-deadline order, shedding,
 eviction) or off (always-admit, tier-shed or gaie-legacy behind the budgets).
 Small batches (--max-num-seqs) make the budgets bite. A configuration is
-"same" (identical stdout), "refused" (both exit non-zero) or "differs";
-"budgets_bite" counts the same ones whose HEAD output changes without the
-file's tenant_budgets. Not run by CI: a fresh machine has no reference build.
+"same" (identical stdout), "refused" (both exit non-zero), "explained" (it
+differs, and HEAD's debug log shows docs/differences.md row 6: a preempted
+request whose prompt is a whole number of blocks, still cached, admitted
+again with no work) or "differs"; "budgets_bite" counts the same ones whose
+HEAD output changes without the file's tenant_budgets. Not run by CI: a
+fresh machine has no reference build.
 """
 import os
 import random
@@ -111,7 +114,7 @@ def draw_flags(rng, prio, classes):
 def main():
     args = head_pair.arguments(count=40, keep="write the workload specs and policy files here (and keep them)")
     rng = random.Random(args.seed)
-    counts = {"same": 0, "differs": 0, "refused": 0, "budgets_bite": 0}
+    counts = {"same": 0, "explained": 0, "differs": 0, "refused": 0, "budgets_bite": 0}
     with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             text, classes = draw_spec(rng)
@@ -123,16 +126,23 @@ def main():
             policy = head_pair.write(os.path.join(tmp, f"p{i}.yaml"), policy_text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec, "--policy-config", policy] + flags
             ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
+            n = 0  # row 6's admissions in HEAD's debug log, looked for when both ran and differ
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
+            elif ref.stdout == ours.stdout:
+                kind = "same"
             else:
-                kind = "same" if ref.stdout == ours.stdout else "differs"
+                n = head_pair.zero_work_admissions(args, cmd)
+                kind = "explained" if n else "differs"
             counts[kind] += 1
             # Whether the budgets mattered: HEAD again without them.
             unbudgeted = head_pair.write(os.path.join(tmp, f"p{i}-nob.yaml"), policy_text.split("tenant_budgets:")[0])
             alone = head_pair.head(args, [unbudgeted if x == policy else x for x in cmd])
             counts["budgets_bite"] += kind == "same" and alone.stdout != ref.stdout
-            if kind == "differs" or args.v:
+            if n:
+                print(f"explained (differences.md row 6: {n} fully cached prompts admitted with no work):",
+                      " ".join(cmd))
+            elif kind == "differs" or args.v:
                 print(kind, " ".join(cmd))
                 if kind == "differs":
                     print(text + policy_text)

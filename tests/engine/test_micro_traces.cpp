@@ -141,6 +141,33 @@ TEST_CASE("a fully cached prompt still computes its last token", "[engine][kv]")
   CHECK(out.result.instances[0].final_kv_blocks == 0);
 }
 
+TEST_CASE("a restarted victim whose prompt is whole blocks recomputes its last block on return",
+          "[engine][kv]") {
+  // HEAD's restart preemption (--profile-set head), a victim whose prompt
+  // (I = 32) is 2 whole blocks, still cached when it comes back: HEAD
+  // admits it with no work and no blocks (differences.md row 6; the tenants
+  // differential against HEAD, seed 31, configuration 27). Correctly its
+  // last block is recomputed. 6 blocks, chunks of 16: r0 (I = 40) prefills
+  // 16, 16, 8 from 0; r1 joins at 1160 with 16, 16; both emit their first
+  // token at 3720. Then decodes of Δ 1010; the 9th, at 11800, needs r0's
+  // 4th block with r1 holding 3: r1, the batch's tail, is preempted and
+  // forgets its output; r0 ends alone (Δ 1005) at 12805. r1 comes back: 1
+  // cached block, 16 tokens computed, Δ 1160: its first token again at
+  // 13965, then 19 decodes of Δ 1005.
+  ClusterConfig c = micro_config(6, 16);
+  c.engine.restart_preemption = true;
+  VectorSource src({make_request(0, 0, 40, 10, 1), make_request(1, 1, 32, 20, 500)});
+  auto out = run_cluster(c, src, "blackbox", blackbox_config({0, 0, 0}, {1000, 10, 5}));
+  const auto& m = out.cluster;
+  CHECK(m.preemptions == 1);
+  CHECK(record(m, 0).e2e == 12805);
+  CHECK(record(m, 1).ttft == 13964);  // its last attempt's
+  CHECK(record(m, 1).scheduling_delay == 12804);
+  CHECK(record(m, 1).e2e == 33059);
+  CHECK(m.end_time == 33060);
+  CHECK(out.result.instances[0].final_kv_blocks == 0);
+}
+
 TEST_CASE("max-model-len drops requests that can never fit", "[engine]") {
   ClusterConfig c = micro_config(100);
   c.engine.max_model_len = 64;
