@@ -1,9 +1,11 @@
 // Own content (RequestBlocks::shareable): a cache that keeps requests' own
 // blocks out of its prefix index behaves exactly like one that indexes
-// everything, as seen by every lookup the simulator can make. Two caches are
-// driven by the same random sequence of admissions (with prefix hits),
-// decode steps, completions, preemptions and re-admissions (which hit their
-// own content), with and without a CPU tier (offloads, reloads).
+// everything, as seen by every lookup the simulator can make; and one that
+// keeps own blocks as runs (counted, without ids) exactly like one that
+// tracks every block. Three caches are driven by the same random sequence of
+// admissions (with prefix hits), decode steps, completions, preemptions and
+// re-admissions (which hit their own content), with and without a CPU tier
+// (offloads, reloads; the runs then give way to tracking every block).
 #include "catch.hpp"
 
 #include "engine/kv_cache.hpp"
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <vector>
 
 using namespace blis;
@@ -26,42 +29,75 @@ struct Req {
   std::vector<uint64_t> hashes;
   int32_t shareable = 0;  // complete prefix blocks
   int64_t target = 0;     // tokens it needs in all (grows as it decodes)
-  RequestBlocks all, own;  // in the indexing-everything cache, in the other
+  RequestBlocks all, own, runs;  // in the indexing-everything cache, in the others
   Where where = Where::Waiting;
 };
 
+// `all` indexes everything and tracks every block (the reference), `own`
+// keeps own content out of the index, `runs` also keeps own blocks as runs.
 struct Pair {
-  KVCache all, own;
-  Pair(int64_t blocks, const CpuTierConfig* tier) : all(blocks, kBlock), own(blocks, kBlock) {
+  KVCache all, own, runs;
+  const bool tiered;
+  Pair(int64_t blocks, const CpuTierConfig* tier)
+      : all(blocks, kBlock), own(blocks, kBlock), runs(blocks, kBlock), tiered(tier != nullptr) {
+    all.track_every_block();
+    own.track_every_block();
     if (tier != nullptr) {
       all.enable_cpu_tier(*tier);
       own.enable_cpu_tier(*tier);
+      runs.enable_cpu_tier(*tier);
     }
   }
   void same_counters() {
-    REQUIRE(all.used_blocks() == own.used_blocks());
-    REQUIRE(all.hits() == own.hits());
-    REQUIRE(all.misses() == own.misses());
-    REQUIRE(all.hit_rate() == own.hit_rate());
-    REQUIRE(all.thrashing_rate() == own.thrashing_rate());
-    REQUIRE(all.take_transfer_latency() == own.take_transfer_latency());
+    const int64_t latency = all.take_transfer_latency();
+    for (KVCache* c : {&own, &runs}) {
+      REQUIRE(all.used_blocks() == c->used_blocks());
+      REQUIRE(all.free_blocks() == c->free_blocks());
+      REQUIRE(all.hits() == c->hits());
+      REQUIRE(all.misses() == c->misses());
+      REQUIRE(all.hit_rate() == c->hit_rate());
+      REQUIRE(all.thrashing_rate() == c->thrashing_rate());
+      REQUIRE(latency == c->take_transfer_latency());
+    }
   }
+  // Block ids name the same blocks in `runs` as in `own`: one block in one
+  // is one block in the other, for every request (shared blocks alike).
+  // With a CPU tier every block is tracked in both: the same ids.
+  void same_blocks(const std::deque<Req>& reqs);
 };
 
 // Admits a waiting request as the instance does: its cached prefix, then
 // the rest of its tokens; on failure a reload and one retry.
+void Pair::same_blocks(const std::deque<Req>& reqs) {
+  std::map<int32_t, int32_t> to_own, to_runs;
+  for (const Req& q : reqs) {
+    if (q.where != Where::Running) continue;
+    const std::vector<int32_t> ids = own.block_ids(q.own), named = runs.block_ids(q.runs);
+    REQUIRE(all.block_ids(q.all) == ids);
+    if (tiered) REQUIRE(named == ids);
+    REQUIRE(named.size() <= ids.size());
+    for (size_t k = 0; k < named.size(); ++k) {
+      REQUIRE(to_own.emplace(named[k], ids[k]).first->second == ids[k]);
+      REQUIRE(to_runs.emplace(ids[k], named[k]).first->second == named[k]);
+    }
+  }
+}
+
 bool admit(Pair& p, Req& r) {
   const int64_t max_hits = std::min<int64_t>((r.target - 1) / kBlock, static_cast<int64_t>(r.hashes.size()));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<int32_t> ha, ho;
+    std::vector<int32_t> ha, ho, hr;
     const int64_t hits = p.all.cached_prefix(r.hashes.data(), max_hits, ha);
     REQUIRE(p.own.cached_prefix(r.hashes.data(), max_hits, ho) == hits);
+    REQUIRE(p.runs.cached_prefix(r.hashes.data(), max_hits, hr) == hits);
     REQUIRE(ho == ha);
     const bool ok = p.all.allocate(r.all, ha, r.target - hits * kBlock);
     REQUIRE(p.own.allocate(r.own, ho, r.target - hits * kBlock) == ok);
+    REQUIRE(p.runs.allocate(r.runs, hr, r.target - hits * kBlock) == ok);
     if (ok) return true;
     const bool reloaded = p.all.reload();
     REQUIRE(p.own.reload() == reloaded);
+    REQUIRE(p.runs.reload() == reloaded);
     if (!reloaded) return false;
   }
   return false;
@@ -73,8 +109,7 @@ void run(uint64_t seed, const CpuTierConfig* tier) {
   std::deque<Req> reqs;
   uint64_t next_own = 1'000'000;
   for (int op = 0; op < 6000; ++op) {
-    p.all.set_clock(op * 300);
-    p.own.set_clock(op * 300);
+    for (KVCache* c : {&p.all, &p.own, &p.runs}) c->set_clock(op * 300);
     const int64_t kind = rng.intn(10);
     if (kind < 3 || reqs.empty()) {  // a new request: a group's prefix, then its own content
       Req& r = reqs.emplace_back();
@@ -84,11 +119,12 @@ void run(uint64_t seed, const CpuTierConfig* tier) {
       const int64_t own = rng.intn(8);
       for (int64_t k = 0; k < own; ++k) r.hashes.push_back(next_own++);
       r.target = r.shareable * kBlock + rng.intn(own * kBlock + 1) + 1;
-      for (RequestBlocks* b : {&r.all, &r.own}) {
+      for (RequestBlocks* b : {&r.all, &r.own, &r.runs}) {
         b->hashes = r.hashes.data();
         b->num_hashes = static_cast<int64_t>(r.hashes.size());
       }
       r.own.shareable = r.shareable;
+      r.runs.shareable = r.shareable;
       continue;
     }
     Req& r = reqs[static_cast<size_t>(rng.intn(static_cast<int64_t>(reqs.size())))];
@@ -99,38 +135,49 @@ void run(uint64_t seed, const CpuTierConfig* tier) {
         const int64_t n = rng.intn(20) + 1;
         const bool in_place = p.all.append_in_place(r.all, n);
         REQUIRE(p.own.append_in_place(r.own, n) == in_place);
+        REQUIRE(p.runs.append_in_place(r.runs, n) == in_place);
         bool ok = in_place;
-        if (!in_place) {
+        if (!in_place && n == 1 && r.all.tokens == int64_t{r.all.count} * kBlock) {
+          ok = p.all.add_block(r.all);  // the decode step's new block
+          REQUIRE(p.own.add_block(r.own) == ok);
+          REQUIRE(p.runs.add_block(r.runs) == ok);
+        } else if (!in_place) {
           ok = p.all.allocate(r.all, {}, n);
           REQUIRE(p.own.allocate(r.own, {}, n) == ok);
+          REQUIRE(p.runs.allocate(r.runs, {}, n) == ok);
         }
         if (ok) r.target += n;
       } else if (kind < 9) {  // preempted: back to waiting, to recompute all it had
         p.all.release(r.all, KVCache::Release::MayReturn);
         p.own.release(r.own, KVCache::Release::MayReturn);
+        p.runs.release(r.runs, KVCache::Release::MayReturn);
         r.where = Where::Waiting;
       } else {
         p.all.release(r.all);
         p.own.release(r.own);
+        p.runs.release(r.runs);
         r.where = Where::Done;
       }
     }
     p.same_counters();
+    p.same_blocks(reqs);
     for (const Req& q : reqs) {
-      if (q.where == Where::Running) REQUIRE(p.all.block_ids(q.all) == p.own.block_ids(q.own));
       // What the simulator looks up: anyone's shared prefix, and a waiting
       // request's whole content (its own blocks after a preemption).
       const int64_t n = q.where == Where::Waiting ? static_cast<int64_t>(q.hashes.size()) : q.shareable;
-      REQUIRE(p.all.cached_prefix_length(q.hashes.data(), n) == p.own.cached_prefix_length(q.hashes.data(), n));
+      const int64_t cached = p.all.cached_prefix_length(q.hashes.data(), n);
+      REQUIRE(p.own.cached_prefix_length(q.hashes.data(), n) == cached);
+      REQUIRE(p.runs.cached_prefix_length(q.hashes.data(), n) == cached);
     }
   }
   for (Req& r : reqs) {
     if (r.where != Where::Running) continue;
     p.all.release(r.all);
     p.own.release(r.own);
+    p.runs.release(r.runs);
   }
   p.same_counters();
-  REQUIRE(p.own.used_blocks() == 0);
+  REQUIRE(p.runs.used_blocks() == 0);
 }
 
 }  // namespace
