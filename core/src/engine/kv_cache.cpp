@@ -93,7 +93,7 @@ void KVCache::drop_head() {
   --ring_size_;
 }
 
-void KVCache::take_own(int64_t n) {
+void KVCache::take_own_in_turn(int64_t n) {
   while (n > 0) {
     FreeEntry& e = live_head();
     if (e.id != kRun) {

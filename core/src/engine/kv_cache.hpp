@@ -253,8 +253,18 @@ class KVCache {
   // The least recently freed block, for content with an id; from a run it
   // is any block without one.
   int32_t pop_head();
-  // n least recently freed blocks, for own content.
-  void take_own(int64_t n);
+  // n least recently freed blocks, for own content. Inline the common case
+  // (a decode step's block from the head run); runs are never stale, as
+  // nothing takes an own block from the middle of the list.
+  void take_own(int64_t n) {
+    FreeEntry& e = ring_[ring_head_];
+    if (e.id == kRun && e.hash > static_cast<uint64_t>(n)) {
+      e.hash -= static_cast<uint64_t>(n);
+      return;
+    }
+    take_own_in_turn(n);
+  }
+  void take_own_in_turn(int64_t n);
   // Blocks without an id (own blocks, held or in runs), a stack linked
   // through Block::free_pos.
   void push_unnamed(int32_t id) {
