@@ -103,6 +103,60 @@ bool admit(Pair& p, Req& r) {
   return false;
 }
 
+// A new request: a group's prefix, then its own content.
+void new_request(GoRand& rng, std::deque<Req>& reqs, uint64_t& next_own) {
+  Req& r = reqs.emplace_back();
+  const auto group = static_cast<uint64_t>(rng.intn(3));
+  r.shareable = static_cast<int32_t>(rng.intn(5));
+  for (int32_t k = 0; k < r.shareable; ++k) r.hashes.push_back(group * 100 + static_cast<uint64_t>(k));
+  const int64_t own = rng.intn(8);
+  for (int64_t k = 0; k < own; ++k) r.hashes.push_back(next_own++);
+  r.target = r.shareable * kBlock + rng.intn(own * kBlock + 1) + 1;
+  for (RequestBlocks* b : {&r.all, &r.own, &r.runs}) {
+    b->hashes = r.hashes.data();
+    b->num_hashes = static_cast<int64_t>(r.hashes.size());
+  }
+  r.own.shareable = r.shareable;
+  r.runs.shareable = r.shareable;
+}
+
+// A decode step of n tokens, as the instance takes them: in place, a new
+// block for one token, or an allocation.
+void decode(Pair& p, Req& r, int64_t n) {
+  const bool in_place = p.all.append_in_place(r.all, n);
+  REQUIRE(p.own.append_in_place(r.own, n) == in_place);
+  REQUIRE(p.runs.append_in_place(r.runs, n) == in_place);
+  bool ok = in_place;
+  if (!in_place && n == 1 && r.all.tokens == int64_t{r.all.count} * kBlock) {
+    ok = p.all.add_block(r.all);
+    REQUIRE(p.own.add_block(r.own) == ok);
+    REQUIRE(p.runs.add_block(r.runs) == ok);
+  } else if (!in_place) {
+    ok = p.all.allocate(r.all, {}, n);
+    REQUIRE(p.own.allocate(r.own, {}, n) == ok);
+    REQUIRE(p.runs.allocate(r.runs, {}, n) == ok);
+  }
+  if (ok) r.target += n;
+}
+
+void release(Pair& p, Req& r, KVCache::Release how) {
+  p.all.release(r.all, how);
+  p.own.release(r.own, how);
+  p.runs.release(r.runs, how);
+  r.where = how == KVCache::Release::MayReturn ? Where::Waiting : Where::Done;
+}
+
+// What the simulator looks up: anyone's shared prefix, and a waiting
+// request's whole content (its own blocks after a preemption).
+void same_lookups(Pair& p, const std::deque<Req>& reqs) {
+  for (const Req& q : reqs) {
+    const int64_t n = q.where == Where::Waiting ? static_cast<int64_t>(q.hashes.size()) : q.shareable;
+    const int64_t cached = p.all.cached_prefix_length(q.hashes.data(), n);
+    REQUIRE(p.own.cached_prefix_length(q.hashes.data(), n) == cached);
+    REQUIRE(p.runs.cached_prefix_length(q.hashes.data(), n) == cached);
+  }
+}
+
 void run(uint64_t seed, const CpuTierConfig* tier) {
   GoRand rng(seed);
   Pair p(60, tier);
@@ -111,71 +165,26 @@ void run(uint64_t seed, const CpuTierConfig* tier) {
   for (int op = 0; op < 6000; ++op) {
     for (KVCache* c : {&p.all, &p.own, &p.runs}) c->set_clock(op * 300);
     const int64_t kind = rng.intn(10);
-    if (kind < 3 || reqs.empty()) {  // a new request: a group's prefix, then its own content
-      Req& r = reqs.emplace_back();
-      const uint64_t group = static_cast<uint64_t>(rng.intn(3));
-      r.shareable = static_cast<int32_t>(rng.intn(5));
-      for (int32_t k = 0; k < r.shareable; ++k) r.hashes.push_back(group * 100 + static_cast<uint64_t>(k));
-      const int64_t own = rng.intn(8);
-      for (int64_t k = 0; k < own; ++k) r.hashes.push_back(next_own++);
-      r.target = r.shareable * kBlock + rng.intn(own * kBlock + 1) + 1;
-      for (RequestBlocks* b : {&r.all, &r.own, &r.runs}) {
-        b->hashes = r.hashes.data();
-        b->num_hashes = static_cast<int64_t>(r.hashes.size());
-      }
-      r.own.shareable = r.shareable;
-      r.runs.shareable = r.shareable;
+    if (kind < 3 || reqs.empty()) {
+      new_request(rng, reqs, next_own);
       continue;
     }
     Req& r = reqs[static_cast<size_t>(rng.intn(static_cast<int64_t>(reqs.size())))];
     if (r.where == Where::Waiting) {
       if (admit(p, r)) r.where = Where::Running;
     } else if (r.where == Where::Running) {
-      if (kind < 7) {  // a decode step of 1..20 tokens
-        const int64_t n = rng.intn(20) + 1;
-        const bool in_place = p.all.append_in_place(r.all, n);
-        REQUIRE(p.own.append_in_place(r.own, n) == in_place);
-        REQUIRE(p.runs.append_in_place(r.runs, n) == in_place);
-        bool ok = in_place;
-        if (!in_place && n == 1 && r.all.tokens == int64_t{r.all.count} * kBlock) {
-          ok = p.all.add_block(r.all);  // the decode step's new block
-          REQUIRE(p.own.add_block(r.own) == ok);
-          REQUIRE(p.runs.add_block(r.runs) == ok);
-        } else if (!in_place) {
-          ok = p.all.allocate(r.all, {}, n);
-          REQUIRE(p.own.allocate(r.own, {}, n) == ok);
-          REQUIRE(p.runs.allocate(r.runs, {}, n) == ok);
-        }
-        if (ok) r.target += n;
-      } else if (kind < 9) {  // preempted: back to waiting, to recompute all it had
-        p.all.release(r.all, KVCache::Release::MayReturn);
-        p.own.release(r.own, KVCache::Release::MayReturn);
-        p.runs.release(r.runs, KVCache::Release::MayReturn);
-        r.where = Where::Waiting;
-      } else {
-        p.all.release(r.all);
-        p.own.release(r.own);
-        p.runs.release(r.runs);
-        r.where = Where::Done;
+      if (kind < 7) {
+        decode(p, r, rng.intn(20) + 1);
+      } else {  // preempted (back to waiting, to recompute all it had), or done
+        release(p, r, kind < 9 ? KVCache::Release::MayReturn : KVCache::Release::Done);
       }
     }
     p.same_counters();
     p.same_blocks(reqs);
-    for (const Req& q : reqs) {
-      // What the simulator looks up: anyone's shared prefix, and a waiting
-      // request's whole content (its own blocks after a preemption).
-      const int64_t n = q.where == Where::Waiting ? static_cast<int64_t>(q.hashes.size()) : q.shareable;
-      const int64_t cached = p.all.cached_prefix_length(q.hashes.data(), n);
-      REQUIRE(p.own.cached_prefix_length(q.hashes.data(), n) == cached);
-      REQUIRE(p.runs.cached_prefix_length(q.hashes.data(), n) == cached);
-    }
+    same_lookups(p, reqs);
   }
-  for (Req& r : reqs) {
-    if (r.where != Where::Running) continue;
-    p.all.release(r.all);
-    p.own.release(r.own);
-    p.runs.release(r.runs);
-  }
+  for (Req& r : reqs)
+    if (r.where == Where::Running) release(p, r, KVCache::Release::Done);
   p.same_counters();
   REQUIRE(p.runs.used_blocks() == 0);
 }

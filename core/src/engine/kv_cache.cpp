@@ -41,7 +41,8 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
 
 void KVCache::track_every_block() {
   if (!runs_) return;
-  if (used_ > 0 || hits_ + misses_ > 0) throw RuntimeError("internal error: KV block tracking changed in use");
+  if (used_ > 0 || hits_ + misses_ > 0)
+    throw RuntimeError("internal error: KV block tracking changed in use");
   runs_ = false;
   unnamed_ = kNoBlock;
   // Every block free, in id order (head = block 0).
@@ -260,7 +261,8 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
     r.tokens += take;
     n -= take;
     int64_t index = r.count - 1;
-    if (r.tokens - index * block_size_ == block_size_ && index < indexed) register_hash(r.last_id, &r.hashes[index]);
+    if (r.tokens - index * block_size_ == block_size_ && index < indexed)
+      register_hash(r.last_id, &r.hashes[index]);
   }
   if (fill_new_blocks(r, n, indexed)) return true;
   // The rest is own content: its blocks are only counted.
@@ -277,7 +279,7 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
 // New blocks with ids for the first of n tokens, until they are all placed
 // (true) or the rest is own content (false: the tokens left in n).
 bool KVCache::fill_new_blocks(RequestBlocks& r, int64_t& n, int64_t indexed) {
-  for (; n > 0; ) {
+  while (n > 0) {
     if (is_own(r, r.count)) return false;
     int32_t id = pop_head();
     blocks_[id].ref = 1;
