@@ -94,19 +94,54 @@ void KVCache::drop_head() {
   --ring_size_;
 }
 
-void KVCache::take_own_in_turn(int64_t n) {
+void KVCache::add_own_in_turn(RequestBlocks& r, int64_t n) {
   while (n > 0) {
     FreeEntry& e = live_head();
-    if (e.id != kRun) {
-      push_unnamed(pop_head());  // forgets its content
-      --n;
+    if (e.id == kRun) {
+      const int64_t take = std::min<int64_t>(n, static_cast<int64_t>(e.hash));
+      e.hash -= static_cast<uint64_t>(take);
+      n -= take;
+      r.count += static_cast<int32_t>(take);
+      r.last_id = -1;
+      if (e.hash == 0) drop_head();
       continue;
     }
-    const int64_t take = std::min<int64_t>(n, static_cast<int64_t>(e.hash));
-    e.hash -= static_cast<uint64_t>(take);
-    n -= take;
-    if (e.hash == 0) drop_head();
+    const bool forgotten = e.indexed;
+    const int32_t id = pop_head();  // forgets its content if the entry says the index names it
+    --n;
+    // The index may name a block whose entry does not say so: one a request
+    // had as a hit past its own boundary (is_own), or that held such a block
+    // since. Lookups find it as long as it keeps its id and hash, so it keeps
+    // them: r lists it, and all its blocks.
+    if (forgotten || index_find(hash_of(id)) != id) {
+      push_unnamed(id);
+      ++r.count;
+      r.last_id = -1;
+      continue;
+    }
+    list_own_blocks(r);
+    list_new_block(r, id);
+    for (; n > 0; --n) list_new_block(r, pop_head());
   }
+}
+
+// r's own blocks get ids and go to its list (see add_own_in_turn).
+void KVCache::list_own_blocks(RequestBlocks& r) {
+  if (r.list == RequestBlocks::kNoList) acquire_list(r);
+  for (auto k = static_cast<int64_t>(lists_[r.list].size()); k < r.count; ++k) {
+    const int32_t id = pop_unnamed();
+    blocks_[id].ref = 1;
+    lists_[r.list].push_back(id);
+  }
+}
+
+void KVCache::acquire_list(RequestBlocks& r) {
+  if (free_lists_.empty()) {
+    free_lists_.push_back(static_cast<uint32_t>(lists_.size()));
+    lists_.emplace_back();
+  }
+  r.list = free_lists_.back();
+  free_lists_.pop_back();
 }
 
 int32_t KVCache::pop_head() {
@@ -233,14 +268,7 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
   if (need + revived > free_blocks()) return false;
 
   const bool listed = !hit_ids.empty() || (need > 0 && !is_own(r, r.count));
-  if (r.list == RequestBlocks::kNoList && listed) {
-    if (free_lists_.empty()) {
-      free_lists_.push_back(static_cast<uint32_t>(lists_.size()));
-      lists_.emplace_back();
-    }
-    r.list = free_lists_.back();
-    free_lists_.pop_back();
-  }
+  if (r.list == RequestBlocks::kNoList && listed) acquire_list(r);
 
   for (int32_t id : hit_ids) {
     Block& b = blocks_[id];
@@ -266,12 +294,7 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
   }
   if (fill_new_blocks(r, n, indexed)) return true;
   // The rest is own content: its blocks are only counted.
-  const int64_t blocks = ceil_div(n, block_size_);
-  take_own(blocks);
-  used_ += blocks;
-  misses_ += blocks;
-  r.count += static_cast<int32_t>(blocks);
-  r.last_id = -1;
+  add_own(r, ceil_div(n, block_size_));
   r.tokens += n;
   return true;
 }
@@ -281,17 +304,13 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
 bool KVCache::fill_new_blocks(RequestBlocks& r, int64_t& n, int64_t indexed) {
   while (n > 0) {
     if (is_own(r, r.count)) return false;
-    int32_t id = pop_head();
-    blocks_[id].ref = 1;
+    list_new_block(r, pop_head());
     ++used_;
     ++misses_;
     int64_t take = n < block_size_ ? n : block_size_;
-    lists_[r.list].push_back(id);
-    ++r.count;
-    r.last_id = id;
     r.tokens += take;
     n -= take;
-    if (take == block_size_ && r.count - 1 < indexed) register_hash(id, &r.hashes[r.count - 1]);
+    if (take == block_size_ && r.count - 1 < indexed) register_hash(r.last_id, &r.hashes[r.count - 1]);
   }
   return true;
 }

@@ -174,18 +174,13 @@ class KVCache {
   bool add_block(RequestBlocks& r) {
     if (free_blocks() < 1) return allocate(r, {}, 1);
     if (is_own(r, r.count)) {
-      take_own(1);
-      r.last_id = -1;
+      add_own(r, 1);
     } else {
       if (r.list == RequestBlocks::kNoList) return allocate(r, {}, 1);
-      const int32_t id = pop_head();
-      blocks_[id].ref = 1;
-      lists_[r.list].push_back(id);
-      r.last_id = id;
+      list_new_block(r, pop_head());
+      ++used_;
+      ++misses_;
     }
-    ++used_;
-    ++misses_;
-    ++r.count;
     ++r.tokens;
     return true;
   }
@@ -240,9 +235,15 @@ class KVCache {
 
   // Whether block k of r is an own block: counted, without an id. Own
   // blocks follow r's other blocks: k is own only past what it may index,
-  // which stays put while r holds blocks.
+  // which stays put while r holds blocks. And only while r lists no block
+  // past that: a request that was given its own content as hits (its
+  // `shareable` set anew after a preemption), or took a free block the index
+  // still names, lists every block from then on, as every block is listed
+  // when all are tracked (see add_own_in_turn).
   bool is_own(const RequestBlocks& r, int64_t k) const {
-    return runs_ && k >= std::min<int64_t>(r.num_hashes, r.shareable);
+    if (!runs_) return false;
+    const int64_t limit = std::min<int64_t>(r.num_hashes, r.shareable);
+    return k >= limit && (r.list == RequestBlocks::kNoList || static_cast<int64_t>(lists_[r.list].size()) <= limit);
   }
 
   uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
@@ -253,18 +254,31 @@ class KVCache {
   // The least recently freed block, for content with an id; from a run it
   // is any block without one.
   int32_t pop_head();
-  // n least recently freed blocks, for own content. Inline the common case
-  // (a decode step's block from the head run); runs are never stale, as
-  // nothing takes an own block from the middle of the list.
-  void take_own(int64_t n) {
+  // Adds n own blocks to r, the least recently freed (no tokens). Inline
+  // the common case (a decode step's block from the head run); runs are
+  // never stale, as nothing takes an own block from the middle of the list.
+  void add_own(RequestBlocks& r, int64_t n) {
     FreeEntry& e = ring_[ring_head_];
+    used_ += n;
+    misses_ += n;
     if (e.id == kRun && e.hash > static_cast<uint64_t>(n)) {
       e.hash -= static_cast<uint64_t>(n);
+      r.count += static_cast<int32_t>(n);
+      r.last_id = -1;
       return;
     }
-    take_own_in_turn(n);
+    add_own_in_turn(r, n);
   }
-  void take_own_in_turn(int64_t n);
+  void add_own_in_turn(RequestBlocks& r, int64_t n);
+  void list_own_blocks(RequestBlocks& r);
+  // Block `id`, new to r, goes to its list.
+  void list_new_block(RequestBlocks& r, int32_t id) {
+    blocks_[id].ref = 1;
+    lists_[r.list].push_back(id);
+    ++r.count;
+    r.last_id = id;
+  }
+  void acquire_list(RequestBlocks& r);
   // Blocks without an id (own blocks, held or in runs), a stack linked
   // through Block::free_pos.
   void push_unnamed(int32_t id) {
