@@ -35,11 +35,15 @@ struct Req {
 
 // `all` indexes everything and tracks every block (the reference), `own`
 // keeps own content out of the index, `runs` also keeps own blocks as runs.
+// With `anew`, a preempted request's `shareable` is set anew when it comes
+// back (as an instance's queue does for a request routed to it again): it
+// may then hit its own content past that boundary. `all` is left out of
+// the comparisons then; `runs` must still do what `own` does.
 struct Pair {
   KVCache all, own, runs;
-  const bool tiered;
-  Pair(int64_t blocks, const CpuTierConfig* tier)
-      : all(blocks, kBlock), own(blocks, kBlock), runs(blocks, kBlock), tiered(tier != nullptr) {
+  const bool tiered, anew;
+  Pair(int64_t blocks, const CpuTierConfig* tier, bool anew)
+      : all(blocks, kBlock), own(blocks, kBlock), runs(blocks, kBlock), tiered(tier != nullptr), anew(anew) {
     all.track_every_block();
     own.track_every_block();
     if (tier != nullptr) {
@@ -48,15 +52,18 @@ struct Pair {
       runs.enable_cpu_tier(*tier);
     }
   }
+  KVCache& ref() { return anew ? own : all; }
   void same_counters() {
-    const int64_t latency = all.take_transfer_latency();
+    KVCache& a = ref();
+    const int64_t latency = a.take_transfer_latency();
     for (KVCache* c : {&own, &runs}) {
-      REQUIRE(all.used_blocks() == c->used_blocks());
-      REQUIRE(all.free_blocks() == c->free_blocks());
-      REQUIRE(all.hits() == c->hits());
-      REQUIRE(all.misses() == c->misses());
-      REQUIRE(all.hit_rate() == c->hit_rate());
-      REQUIRE(all.thrashing_rate() == c->thrashing_rate());
+      if (c == &a) continue;
+      REQUIRE(a.used_blocks() == c->used_blocks());
+      REQUIRE(a.free_blocks() == c->free_blocks());
+      REQUIRE(a.hits() == c->hits());
+      REQUIRE(a.misses() == c->misses());
+      REQUIRE(a.hit_rate() == c->hit_rate());
+      REQUIRE(a.thrashing_rate() == c->thrashing_rate());
       REQUIRE(latency == c->take_transfer_latency());
     }
   }
@@ -73,7 +80,7 @@ void Pair::same_blocks(const std::deque<Req>& reqs) {
   for (const Req& q : reqs) {
     if (q.where != Where::Running) continue;
     const std::vector<int32_t> ids = own.block_ids(q.own), named = runs.block_ids(q.runs);
-    REQUIRE(all.block_ids(q.all) == ids);
+    if (!anew) REQUIRE(all.block_ids(q.all) == ids);
     if (tiered) REQUIRE(named == ids);
     REQUIRE(named.size() <= ids.size());
     for (size_t k = 0; k < named.size(); ++k) {
@@ -87,17 +94,19 @@ bool admit(Pair& p, Req& r) {
   const int64_t max_hits = std::min<int64_t>((r.target - 1) / kBlock, static_cast<int64_t>(r.hashes.size()));
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<int32_t> ha, ho, hr;
-    const int64_t hits = p.all.cached_prefix(r.hashes.data(), max_hits, ha);
-    REQUIRE(p.own.cached_prefix(r.hashes.data(), max_hits, ho) == hits);
+    const int64_t hits = p.own.cached_prefix(r.hashes.data(), max_hits, ho);
     REQUIRE(p.runs.cached_prefix(r.hashes.data(), max_hits, hr) == hits);
-    REQUIRE(ho == ha);
-    const bool ok = p.all.allocate(r.all, ha, r.target - hits * kBlock);
-    REQUIRE(p.own.allocate(r.own, ho, r.target - hits * kBlock) == ok);
+    if (!p.anew) {
+      REQUIRE(p.all.cached_prefix(r.hashes.data(), max_hits, ha) == hits);
+      REQUIRE(ho == ha);
+    }
+    const bool ok = p.own.allocate(r.own, ho, r.target - hits * kBlock);
     REQUIRE(p.runs.allocate(r.runs, hr, r.target - hits * kBlock) == ok);
+    if (!p.anew) REQUIRE(p.all.allocate(r.all, ha, r.target - hits * kBlock) == ok);
     if (ok) return true;
-    const bool reloaded = p.all.reload();
-    REQUIRE(p.own.reload() == reloaded);
+    const bool reloaded = p.own.reload();
     REQUIRE(p.runs.reload() == reloaded);
+    if (!p.anew) REQUIRE(p.all.reload() == reloaded);
     if (!reloaded) return false;
   }
   return false;
@@ -123,24 +132,22 @@ void new_request(GoRand& rng, std::deque<Req>& reqs, uint64_t& next_own) {
 // A decode step of n tokens, as the instance takes them: in place, a new
 // block for one token, or an allocation.
 void decode(Pair& p, Req& r, int64_t n) {
-  const bool in_place = p.all.append_in_place(r.all, n);
-  REQUIRE(p.own.append_in_place(r.own, n) == in_place);
-  REQUIRE(p.runs.append_in_place(r.runs, n) == in_place);
+  const bool one_block = n == 1 && r.own.tokens == int64_t{r.own.count} * kBlock;
+  std::vector<std::pair<KVCache*, RequestBlocks*>> caches{{&p.own, &r.own}, {&p.runs, &r.runs}};
+  if (!p.anew) caches.emplace_back(&p.all, &r.all);
+  const bool in_place = p.own.append_in_place(r.own, n);
   bool ok = in_place;
-  if (!in_place && n == 1 && r.all.tokens == int64_t{r.all.count} * kBlock) {
-    ok = p.all.add_block(r.all);
-    REQUIRE(p.own.add_block(r.own) == ok);
-    REQUIRE(p.runs.add_block(r.runs) == ok);
-  } else if (!in_place) {
-    ok = p.all.allocate(r.all, {}, n);
-    REQUIRE(p.own.allocate(r.own, {}, n) == ok);
-    REQUIRE(p.runs.allocate(r.runs, {}, n) == ok);
+  if (!in_place) ok = one_block ? p.own.add_block(r.own) : p.own.allocate(r.own, {}, n);
+  for (size_t i = 1; i < caches.size(); ++i) {
+    auto [c, b] = caches[i];
+    REQUIRE(c->append_in_place(*b, n) == in_place);
+    if (!in_place) REQUIRE((one_block ? c->add_block(*b) : c->allocate(*b, {}, n)) == ok);
   }
   if (ok) r.target += n;
 }
 
 void release(Pair& p, Req& r, KVCache::Release how) {
-  p.all.release(r.all, how);
+  if (!p.anew) p.all.release(r.all, how);
   p.own.release(r.own, how);
   p.runs.release(r.runs, how);
   r.where = how == KVCache::Release::MayReturn ? Where::Waiting : Where::Done;
@@ -151,15 +158,15 @@ void release(Pair& p, Req& r, KVCache::Release how) {
 void same_lookups(Pair& p, const std::deque<Req>& reqs) {
   for (const Req& q : reqs) {
     const int64_t n = q.where == Where::Waiting ? static_cast<int64_t>(q.hashes.size()) : q.shareable;
-    const int64_t cached = p.all.cached_prefix_length(q.hashes.data(), n);
-    REQUIRE(p.own.cached_prefix_length(q.hashes.data(), n) == cached);
+    const int64_t cached = p.own.cached_prefix_length(q.hashes.data(), n);
+    if (!p.anew) REQUIRE(p.all.cached_prefix_length(q.hashes.data(), n) == cached);
     REQUIRE(p.runs.cached_prefix_length(q.hashes.data(), n) == cached);
   }
 }
 
-void run(uint64_t seed, const CpuTierConfig* tier) {
+void run(uint64_t seed, const CpuTierConfig* tier, bool anew = false) {
   GoRand rng(seed);
-  Pair p(60, tier);
+  Pair p(60, tier, anew);
   std::deque<Req> reqs;
   uint64_t next_own = 1'000'000;
   for (int op = 0; op < 6000; ++op) {
@@ -171,6 +178,7 @@ void run(uint64_t seed, const CpuTierConfig* tier) {
     }
     Req& r = reqs[static_cast<size_t>(rng.intn(static_cast<int64_t>(reqs.size())))];
     if (r.where == Where::Waiting) {
+      if (anew && kind < 6) r.own.shareable = r.runs.shareable = r.shareable;
       if (admit(p, r)) r.where = Where::Running;
     } else if (r.where == Where::Running) {
       if (kind < 7) {
@@ -203,5 +211,14 @@ TEST_CASE("own content kept out of the prefix index changes nothing with a CPU t
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     INFO("seed " << seed);
     run(seed, &tier);
+  }
+}
+
+TEST_CASE("own blocks as runs when a request hits its own content past its boundary", "[kv][invariant]") {
+  const CpuTierConfig tier{25, 0.6, 4.0, 10};
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    INFO("seed " << seed);
+    run(seed, nullptr, true);
+    run(seed, &tier, true);
   }
 }

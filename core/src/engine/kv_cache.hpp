@@ -243,7 +243,8 @@ class KVCache {
   bool is_own(const RequestBlocks& r, int64_t k) const {
     if (!runs_) return false;
     const int64_t limit = std::min<int64_t>(r.num_hashes, r.shareable);
-    return k >= limit && (r.list == RequestBlocks::kNoList || static_cast<int64_t>(lists_[r.list].size()) <= limit);
+    return k >= limit &&
+           (r.list == RequestBlocks::kNoList || static_cast<int64_t>(lists_[r.list].size()) <= limit);
   }
 
   uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
