@@ -32,12 +32,26 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
     throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
   if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
   ring_.resize(static_cast<size_t>(ring_entries(total_blocks)));
-  // Initially every block is free, in id order (head = block 0).
-  for (int32_t i = 0; i < static_cast<int32_t>(total_blocks); ++i) {
+  // Initially every block is free: one run, whose blocks get ids in id
+  // order (the order of the free list when every block is tracked).
+  ring_[0] = FreeEntry{static_cast<uint64_t>(total_blocks), kRun, false, false, false};
+  ring_size_ = 1;
+  for (auto i = static_cast<int32_t>(total_blocks); i-- > 0;) push_unnamed(i);
+}
+
+void KVCache::track_every_block() {
+  if (!runs_) return;
+  if (used_ > 0 || hits_ + misses_ > 0)
+    throw RuntimeError("internal error: KV block tracking changed in use");
+  runs_ = false;
+  unnamed_ = kNoBlock;
+  // Every block free, in id order (head = block 0).
+  for (int32_t i = 0; i < static_cast<int32_t>(blocks_.size()); ++i) {
     ring_[i] = FreeEntry{0, i, false, false, false};
     blocks_[i].free_pos = static_cast<uint32_t>(i);
   }
-  ring_size_ = static_cast<uint32_t>(total_blocks);
+  ring_head_ = 0;
+  ring_size_ = static_cast<uint32_t>(blocks_.size());
 }
 
 void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed) {
@@ -50,14 +64,94 @@ void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed) {
   if (hashed) ++hashed_free_;
 }
 
-int32_t KVCache::pop_head() {
-  while (ring_[ring_head_].stale) {  // blocks that left from the middle
-    ring_head_ = ring_next(ring_head_);
-    --ring_size_;
+// Own blocks freed together go to the tail as one run (joining the tail's
+// run if there is one): which block a later request takes is decided by the
+// order of the list alone, and own blocks are alike but for their ids.
+void KVCache::push_run(int64_t n) {
+  if (ring_size_ > 0) {
+    uint64_t pos = uint64_t{ring_head_} + ring_size_ - 1;
+    if (pos >= ring_.size()) pos -= ring_.size();
+    FreeEntry& tail = ring_[pos];
+    if (tail.id == kRun && !tail.stale) {
+      tail.hash += static_cast<uint64_t>(n);
+      return;
+    }
   }
-  const FreeEntry& e = ring_[ring_head_];
+  if (ring_size_ == ring_.size()) compact_ring();
+  uint64_t pos = uint64_t{ring_head_} + ring_size_;
+  if (pos >= ring_.size()) pos -= ring_.size();
+  ring_[pos] = FreeEntry{static_cast<uint64_t>(n), kRun, false, false, false};
+  ++ring_size_;
+}
+
+KVCache::FreeEntry& KVCache::live_head() {
+  while (ring_[ring_head_].stale) drop_head();  // blocks that left from the middle
+  return ring_[ring_head_];
+}
+
+void KVCache::drop_head() {
   ring_head_ = ring_next(ring_head_);
   --ring_size_;
+}
+
+void KVCache::add_own_in_turn(RequestBlocks& r, int64_t n) {
+  while (n > 0) {
+    FreeEntry& e = live_head();
+    if (e.id == kRun) {
+      const int64_t take = std::min<int64_t>(n, static_cast<int64_t>(e.hash));
+      e.hash -= static_cast<uint64_t>(take);
+      n -= take;
+      r.count += static_cast<int32_t>(take);
+      r.last_id = -1;
+      if (e.hash == 0) drop_head();
+      continue;
+    }
+    const bool forgotten = e.indexed;
+    const int32_t id = pop_head();  // forgets its content if the entry says the index names it
+    --n;
+    // The index may name a block whose entry does not say so: one a request
+    // had as a hit past its own boundary (is_own), or that held such a block
+    // since. Lookups find it as long as it keeps its id and hash, so it keeps
+    // them: r lists it, and all its blocks.
+    if (forgotten || index_find(hash_of(id)) != id) {
+      push_unnamed(id);
+      ++r.count;
+      r.last_id = -1;
+      continue;
+    }
+    list_own_blocks(r);
+    list_new_block(r, id);
+    for (; n > 0; --n) list_new_block(r, pop_head());
+  }
+}
+
+// r's own blocks get ids and go to its list (see add_own_in_turn).
+void KVCache::list_own_blocks(RequestBlocks& r) {
+  if (r.list == RequestBlocks::kNoList) acquire_list(r);
+  for (auto k = static_cast<int64_t>(lists_[r.list].size()); k < r.count; ++k) {
+    const int32_t id = pop_unnamed();
+    blocks_[id].ref = 1;
+    lists_[r.list].push_back(id);
+  }
+}
+
+void KVCache::acquire_list(RequestBlocks& r) {
+  if (free_lists_.empty()) {
+    free_lists_.push_back(static_cast<uint32_t>(lists_.size()));
+    lists_.emplace_back();
+  }
+  r.list = free_lists_.back();
+  free_lists_.pop_back();
+}
+
+int32_t KVCache::pop_head() {
+  FreeEntry& head = live_head();
+  if (head.id == kRun) {
+    if (--head.hash == 0) drop_head();
+    return pop_unnamed();
+  }
+  const FreeEntry& e = head;
+  drop_head();
   // Pops are too far apart for the hardware to see the ring as a stream:
   // fetch its entries kRingAhead pops ahead, and the blocks (which the
   // caller writes) kBlockAhead pops ahead.
@@ -67,7 +161,10 @@ int32_t KVCache::pop_head() {
     return pos >= ring_.size() ? pos - ring_.size() : pos;
   };
   if (ring_size_ > kRingAhead) __builtin_prefetch(&ring_[ahead(kRingAhead)]);
-  if (ring_size_ > kBlockAhead) __builtin_prefetch(&blocks_[ring_[ahead(kBlockAhead)].id], 1);
+  if (ring_size_ > kBlockAhead) {
+    const int32_t next = ring_[ahead(kBlockAhead)].id;
+    if (next != kRun) __builtin_prefetch(&blocks_[next], 1);
+  }
   // Reusing a block forgets its old content. As in the reference, the hash's
   // map entry goes even if a later duplicate took it over (spec engine §4.5).
   if (e.hashed) --hashed_free_;
@@ -88,7 +185,7 @@ void KVCache::compact_ring() {
     if (!ring_[pos].stale) kept.push_back(ring_[pos]);
   for (uint32_t pos = 0; pos < kept.size(); ++pos) {
     ring_[pos] = kept[pos];
-    blocks_[kept[pos].id].free_pos = pos;
+    if (kept[pos].id != kRun) blocks_[kept[pos].id].free_pos = pos;
   }
   ring_head_ = 0;
   ring_size_ = static_cast<uint32_t>(kept.size());
@@ -107,6 +204,7 @@ void KVCache::register_hash(int32_t id, const uint64_t* hash) {
 // goes after this one's in the request's list: fetch that place too.
 void KVCache::last_block_full(const RequestBlocks& r) {
   if (r.count - 1 < std::min<int64_t>(r.num_hashes, r.shareable)) register_hash(r.last_id, &r.hashes[r.count - 1]);
+  if (is_own(r, r.count)) return;  // the next one is only counted
   const std::vector<int32_t>& ids = lists_[r.list];
   if (ids.size() < ids.capacity()) __builtin_prefetch(ids.data() + ids.size(), 1);
 }
@@ -169,14 +267,8 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
   const int64_t need = rest <= 0 ? 0 : ceil_div(rest, block_size_);
   if (need + revived > free_blocks()) return false;
 
-  if (r.list == RequestBlocks::kNoList && (need > 0 || !hit_ids.empty())) {
-    if (free_lists_.empty()) {
-      free_lists_.push_back(static_cast<uint32_t>(lists_.size()));
-      lists_.emplace_back();
-    }
-    r.list = free_lists_.back();
-    free_lists_.pop_back();
-  }
+  const bool listed = !hit_ids.empty() || (need > 0 && !is_own(r, r.count));
+  if (r.list == RequestBlocks::kNoList && listed) acquire_list(r);
 
   for (int32_t id : hit_ids) {
     Block& b = blocks_[id];
@@ -191,35 +283,40 @@ bool KVCache::allocate(RequestBlocks& r, const std::vector<int32_t>& hit_ids, in
     r.tokens += block_size_;
   }
   const int64_t indexed = std::min<int64_t>(r.num_hashes, r.shareable);
-  auto hash_if_full = [&](int32_t id, int64_t index, int64_t fill) {
-    if (fill == block_size_ && index < indexed) register_hash(id, &r.hashes[index]);
-  };
   // Fill the partially filled last block first.
   if (room > 0 && n > 0) {
     int64_t take = n < room ? n : room;
     r.tokens += take;
     n -= take;
     int64_t index = r.count - 1;
-    hash_if_full(r.last_id, index, r.tokens - index * block_size_);
+    if (r.tokens - index * block_size_ == block_size_ && index < indexed)
+      register_hash(r.last_id, &r.hashes[index]);
   }
+  if (fill_new_blocks(r, n, indexed)) return true;
+  // The rest is own content: its blocks are only counted.
+  add_own(r, ceil_div(n, block_size_));
+  r.tokens += n;
+  return true;
+}
+
+// New blocks with ids for the first of n tokens, until they are all placed
+// (true) or the rest is own content (false: the tokens left in n).
+bool KVCache::fill_new_blocks(RequestBlocks& r, int64_t& n, int64_t indexed) {
   while (n > 0) {
-    int32_t id = pop_head();
-    blocks_[id].ref = 1;
+    if (is_own(r, r.count)) return false;
+    list_new_block(r, pop_head());
     ++used_;
     ++misses_;
     int64_t take = n < block_size_ ? n : block_size_;
-    lists_[r.list].push_back(id);
-    ++r.count;
-    r.last_id = id;
     r.tokens += take;
     n -= take;
-    hash_if_full(id, r.count - 1, take);
+    if (take == block_size_ && r.count - 1 < indexed) register_hash(r.last_id, &r.hashes[r.count - 1]);
   }
   return true;
 }
 
 void KVCache::release(RequestBlocks& r, Release how) {
-  if (r.list != RequestBlocks::kNoList) {
+  if (r.count > 0) {
     // Blocks' hashes must be complete, and registrations may point into the
     // request's hashes.
     apply_updates();
@@ -231,33 +328,55 @@ void KVCache::release(RequestBlocks& r, Release how) {
     // all it fills from now on (the index then holds what it always would).
     const bool index_own = how == Release::MayReturn && indexed < hashed;
     if (how == Release::MayReturn) r.shareable = RequestBlocks{}.shareable;
-    std::vector<int32_t>& ids = lists_[r.list];
-    // The blocks lie anywhere in memory: ask for them a few iterations ahead.
-    constexpr int64_t kAhead = 8;
-    for (int64_t k = r.count - 1; k >= 0; --k) {
-      if (k >= kAhead) __builtin_prefetch(&blocks_[ids[k - kAhead]]);
-      const int32_t id = ids[k];
-      Block& b = blocks_[id];
-      // Own content (k >= indexed) is unique: the block holds only this
-      // request's reference, and its hash is the request's, not b.hash.
-      if (k >= indexed && k < hashed && index_own) register_hash(id, &r.hashes[k]);
-      if (--b.ref == 0) {
-        --used_;
-        if (k < indexed)
-          push_tail(id, b.hash, true, true);
-        else
-          push_tail(id, k < hashed ? r.hashes[k] : 0, k < hashed, index_own && k < hashed);
-      }
-    }
+    // Last block first: the own blocks, then those with ids.
+    const int64_t listed = r.list == RequestBlocks::kNoList ? 0 : static_cast<int64_t>(lists_[r.list].size());
+    if (listed < r.count) release_own(r, listed, hashed, index_own);
+    if (listed > 0) release_listed(r, hashed, indexed, index_own);
     if (index_own) apply_updates();  // the registrations point into r.hashes
-    ids.clear();
-    free_lists_.push_back(r.list);
-    r.list = RequestBlocks::kNoList;
   }
   r.count = 0;
   r.tokens = 0;
   r.last_id = -1;
   if (has_cpu_tier()) offload();
+}
+
+// Own blocks [from, r.count) go to the free list's tail, the last first. They
+// hold no content anyone can look up, so they go as one run; unless the
+// request may return, which indexes the content they hold: those take ids.
+void KVCache::release_own(RequestBlocks& r, int64_t from, int64_t hashed, bool index_own) {
+  const int64_t run_from = index_own ? std::max(from, hashed) : from;
+  if (run_from < r.count) push_run(r.count - run_from);
+  for (int64_t k = run_from - 1; k >= from; --k) {
+    const int32_t id = pop_unnamed();
+    register_hash(id, &r.hashes[k]);
+    push_tail(id, r.hashes[k], true, true);
+  }
+  used_ -= r.count - from;
+}
+
+// The blocks with ids, the last first; a block others hold stays theirs.
+void KVCache::release_listed(RequestBlocks& r, int64_t hashed, int64_t indexed, bool index_own) {
+  std::vector<int32_t>& ids = lists_[r.list];
+  // The blocks lie anywhere in memory: ask for them a few iterations ahead.
+  constexpr int64_t kAhead = 8;
+  for (auto k = static_cast<int64_t>(ids.size()) - 1; k >= 0; --k) {
+    if (k >= kAhead) __builtin_prefetch(&blocks_[ids[k - kAhead]]);
+    const int32_t id = ids[k];
+    Block& b = blocks_[id];
+    // Own content (k >= indexed) is unique: the block holds only this
+    // request's reference, and its hash is the request's, not b.hash.
+    if (k >= indexed && k < hashed && index_own) register_hash(id, &r.hashes[k]);
+    if (--b.ref == 0) {
+      --used_;
+      if (k < indexed)
+        push_tail(id, b.hash, true, true);
+      else
+        push_tail(id, k < hashed ? r.hashes[k] : 0, k < hashed, index_own && k < hashed);
+    }
+  }
+  ids.clear();
+  free_lists_.push_back(r.list);
+  r.list = RequestBlocks::kNoList;
 }
 
 // spec engine §4.9: above the threshold, every free block that still holds

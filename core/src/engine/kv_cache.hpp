@@ -9,6 +9,7 @@
 
 #include "engine/block_index.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -36,6 +37,8 @@ struct CpuTierConfig {
 // [kB, (k+1)B) of the request's sequence), and the content of that sequence.
 // A plain value, so that a running request's copy can live in a dense
 // array; the list of block ids is kept by the cache (KVCache::block_ids).
+// Blocks for the request's own content (past `shareable` or its hashes) are
+// only counted: see "Own blocks as runs" in docs/design/performance.md.
 struct RequestBlocks {
   static constexpr uint32_t kNoList = UINT32_MAX;
   // The sequence's chained hashes (block_hash.hpp): block k, once full, holds
@@ -50,7 +53,8 @@ struct RequestBlocks {
   // Leading hashes that other requests may share (set by the owner). The
   // content past them is the request's own: the cache leaves it out of the
   // prefix index until the request is preempted (see "Own blocks" in
-  // docs/design/performance.md), then indexes everything.
+  // docs/design/performance.md), then indexes everything. Like num_hashes,
+  // it must not change while the request holds blocks.
   int32_t shareable = INT32_MAX;
 };
 
@@ -96,7 +100,15 @@ class KVCache {
     return offloads_ == 0 ? 0.0 : static_cast<double>(thrashes_) / static_cast<double>(offloads_);
   }
 
-  void enable_cpu_tier(const CpuTierConfig& cfg) { tier_ = cfg; }
+  void enable_cpu_tier(const CpuTierConfig& cfg) {
+    tier_ = cfg;
+    if (has_cpu_tier()) track_every_block();
+  }
+  // Own blocks get ids and free-list entries of their own, like every other
+  // block: for the CPU tier and the offload chain, which see block ids (CPU
+  // content is keyed and reloaded by them, reloads pick free blocks, hits
+  // join a running request). Only on a cache that has allocated nothing.
+  void track_every_block();
   // Scenario `tier` events: reloads from now on take `factor` times as long
   // (rounded up; 1 restores).
   void set_cpu_transfer_factor(double factor) { tier_slow_ = factor; }
@@ -160,14 +172,15 @@ class KVCache {
   // new block of a decode step), when the block does not fill with that
   // token (block size > 1).
   bool add_block(RequestBlocks& r) {
-    if (free_blocks() < 1 || r.list == RequestBlocks::kNoList) return allocate(r, {}, 1);
-    const int32_t id = pop_head();
-    blocks_[id].ref = 1;
-    ++used_;
-    ++misses_;
-    lists_[r.list].push_back(id);
-    ++r.count;
-    r.last_id = id;
+    if (free_blocks() < 1) return allocate(r, {}, 1);
+    if (is_own(r, r.count)) {
+      add_own(r, 1);
+    } else {
+      if (r.list == RequestBlocks::kNoList) return allocate(r, {}, 1);
+      list_new_block(r, pop_head());
+      ++used_;
+      ++misses_;
+    }
     ++r.tokens;
     return true;
   }
@@ -178,7 +191,8 @@ class KVCache {
   enum class Release { Done, MayReturn };
   void release(RequestBlocks& r, Release how = Release::Done);
 
-  // The ids of the blocks r holds, in sequence order.
+  // The ids of the blocks r holds, in sequence order: all of them when
+  // every block is tracked, else those that are not own blocks (a prefix).
   std::vector<int32_t> block_ids(const RequestBlocks& r) const {
     return r.list == RequestBlocks::kNoList ? std::vector<int32_t>{} : lists_[r.list];
   }
@@ -195,13 +209,14 @@ class KVCache {
   struct Block {
     uint64_t hash = 0;      // its content, valid once registered
     int32_t ref = 0;        // requests holding it
-    uint32_t free_pos = 0;  // its entry in ring_ while ref == 0
+    uint32_t free_pos = 0;  // its entry in ring_ while ref == 0; without an id: the next such
   };
   // A free-list entry: a free block and the content it still holds. A block
   // that leaves the list from the middle (revived by a hit, moved by an
-  // offload) leaves its entry behind, stale.
+  // offload) leaves its entry behind, stale. Or a run of `hash` free own
+  // blocks (id == kRun), freed together, taken from the head one by one.
   struct FreeEntry {
-    uint64_t hash;
+    uint64_t hash;  // kRun: the run's blocks
     int32_t id;
     bool hashed;   // the block holds cached content under `hash`
     bool indexed;  // ... and by_hash_ names it (not a request's own content)
@@ -215,9 +230,70 @@ class KVCache {
     return by_hash_.find(hash, [this](int32_t i) { return hash_of(i); });
   }
 
+  static constexpr int32_t kRun = -1;
+  static constexpr uint32_t kNoBlock = UINT32_MAX;
+
+  // Whether block k of r is an own block: counted, without an id. Own
+  // blocks follow r's other blocks: k is own only past what it may index,
+  // which stays put while r holds blocks. And only while r lists no block
+  // past that: a request that was given its own content as hits (its
+  // `shareable` set anew after a preemption), or took a free block the index
+  // still names, lists every block from then on, as every block is listed
+  // when all are tracked (see add_own_in_turn).
+  bool is_own(const RequestBlocks& r, int64_t k) const {
+    if (!runs_) return false;
+    const int64_t limit = std::min<int64_t>(r.num_hashes, r.shareable);
+    return k >= limit &&
+           (r.list == RequestBlocks::kNoList || static_cast<int64_t>(lists_[r.list].size()) <= limit);
+  }
+
   uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
   void push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed);
+  void push_run(int64_t n);
+  FreeEntry& live_head();
+  void drop_head();
+  // The least recently freed block, for content with an id; from a run it
+  // is any block without one.
   int32_t pop_head();
+  // Adds n own blocks to r, the least recently freed (no tokens). Inline
+  // the common case (a decode step's block from the head run); runs are
+  // never stale, as nothing takes an own block from the middle of the list.
+  void add_own(RequestBlocks& r, int64_t n) {
+    FreeEntry& e = ring_[ring_head_];
+    used_ += n;
+    misses_ += n;
+    if (e.id == kRun && e.hash > static_cast<uint64_t>(n)) {
+      e.hash -= static_cast<uint64_t>(n);
+      r.count += static_cast<int32_t>(n);
+      r.last_id = -1;
+      return;
+    }
+    add_own_in_turn(r, n);
+  }
+  void add_own_in_turn(RequestBlocks& r, int64_t n);
+  void list_own_blocks(RequestBlocks& r);
+  // Block `id`, new to r, goes to its list.
+  void list_new_block(RequestBlocks& r, int32_t id) {
+    blocks_[id].ref = 1;
+    lists_[r.list].push_back(id);
+    ++r.count;
+    r.last_id = id;
+  }
+  void acquire_list(RequestBlocks& r);
+  // Blocks without an id (own blocks, held or in runs), a stack linked
+  // through Block::free_pos.
+  void push_unnamed(int32_t id) {
+    blocks_[id].free_pos = unnamed_;
+    unnamed_ = static_cast<uint32_t>(id);
+  }
+  int32_t pop_unnamed() {
+    const auto id = static_cast<int32_t>(unnamed_);
+    unnamed_ = blocks_[id].free_pos;
+    return id;
+  }
+  void release_own(RequestBlocks& r, int64_t from, int64_t hashed, bool index_own);
+  void release_listed(RequestBlocks& r, int64_t hashed, int64_t indexed, bool index_own);
+  bool fill_new_blocks(RequestBlocks& r, int64_t& n, int64_t indexed);
   // The block leaves the free list from the middle.
   void take_from_free_list(const Block& b);
   void compact_ring();
@@ -263,6 +339,10 @@ class KVCache {
   uint32_t ring_head_ = 0;  // position of the oldest entry
   uint32_t ring_size_ = 0;  // entries, live and stale
   int64_t hashed_free_ = 0;  // live entries that still hold cached content
+  // Own blocks as runs (else every block tracked), and the top of the stack
+  // of blocks without an id.
+  bool runs_ = true;
+  uint32_t unnamed_ = kNoBlock;
   std::vector<int32_t> moved_;  // offload()'s scratch
 
   // Block id lists of the requests holding blocks, by RequestBlocks::list:

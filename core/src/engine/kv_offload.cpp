@@ -130,6 +130,7 @@ void TransferStation::poll(int64_t now, std::vector<int64_t>& out) {
 
 OffloadChain::OffloadChain(KVCache& gpu, const OffloadChainConfig& cfg)
     : gpu_(gpu), cfg_(cfg), reload_us_(cfg.reload_us) {
+  gpu_.track_every_block();  // the chain sees block ids, and joins hits to running requests
   secondary_.resize(cfg.tiers.size());
   if (!cfg.tiers.empty()) station_ = std::make_unique<TransferStation>(cfg.tiers);
 }
