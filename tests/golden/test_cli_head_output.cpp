@@ -103,6 +103,60 @@ TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --
   CHECK(read_file(path).find("round_index") == std::string::npos);
 }
 
+namespace {
+
+// One request's value of `key` in a metrics file (-1 when its record has no
+// such key).
+double record_value(const std::string& file, const std::string& id, const std::string& key) {
+  const size_t named = file.find("\"requestID\": \"" + id + "\",");
+  REQUIRE(named != std::string::npos);
+  const size_t at = file.rfind('{', named), end = file.find('}', named);
+  const size_t k = file.find("\"" + key + "\": ", at);
+  if (k == std::string::npos || k > end) return -1;
+  return std::stod(file.substr(k + key.size() + 4));
+}
+
+}  // namespace
+
+TEST_CASE("CLI: under --profile-set head the metrics file has each request's wait at the gateway, as HEAD's",
+          "[cli][head][output][gateway]") {
+  // Six equal requests 1 ms apart, one instance, a gateway that lets one
+  // request in flight at a time: request_0 finds it empty; each other waits
+  // there until the one before it has finished.
+  blis::test::TempDir dir;
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec) << "version: \"2\"\nseed: 3\naggregate_rate: 1000\nnum_requests: 6\nclients:\n"
+                         "  - id: a\n    rate_fraction: 1.0\n    arrival: {process: constant}\n"
+                         "    input_distribution: {type: constant, params: {value: 64}}\n"
+                         "    output_distribution: {type: constant, params: {value: 32}}\n";
+  const std::string path = dir.str() + "/m.json";
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --num-instances 1 --flow-control --saturation-detector concurrency "
+                          "--max-concurrency 1 --metrics-path " + path;
+  run_head(cmd);
+  const std::string written = read_file(path);
+  CHECK(written == head_file("metrics_path_gateway.json"));  // HEAD's file for this command
+  // No wait, no key; then 393 ms more for each request: the 394 ms between
+  // two departures less the 1 ms between two arrivals.
+  CHECK(record_value(written, "request_0", "gateway_queue_delay_ms") == -1);
+  for (int k = 1; k < 6; ++k) {
+    const std::string id = "request_" + std::to_string(k), before = "request_" + std::to_string(k - 1);
+    INFO(id);
+    CHECK(record_value(written, id, "gateway_queue_delay_ms") == Approx(393.0 * k));
+    const double departure = record_value(written, id, "arrived_at") * 1e3 + record_value(written, id, "e2e_ms");
+    const double previous =
+        record_value(written, before, "arrived_at") * 1e3 + record_value(written, before, "e2e_ms");
+    CHECK(departure - previous == Approx(394.0));
+    // Past the gateway each waits as long as request_0 did for its first step.
+    CHECK(record_value(written, id, "scheduling_delay_ms") - record_value(written, id, "gateway_queue_delay_ms") ==
+          Approx(record_value(written, "request_0", "scheduling_delay_ms")));
+  }
+  // blis's own form of the file (without the profile) has no such key.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  CHECK(read_file(path).find("gateway_queue_delay_ms") == std::string::npos);
+}
+
 TEST_CASE(
     "CLI: under --profile-set head --kv-cpu-blocks is HEAD's mirror tier: reloads, evictions, thrashing",
     "[cli][head][kv]") {

@@ -67,6 +67,9 @@ struct LifecycleSubscriber {
   // The cluster (spec cluster §1.2-§4).
   void on_admitted(Request&) {}
   void on_rejected(Request&, std::string_view /*reason*/) {}  // the policy's reason, "" if none
+  // --flow-control: left the gateway's queue for routing at `t`, having
+  // entered it at `enqueued` (its admission decision).
+  void on_dispatched(Request&, SimTime /*enqueued*/, SimTime /*t*/) {}
   void on_routed(Request&, const RoutingChoice&) {}  // r.instance is the target
   // Its instance (spec engine §2-§3).
   void on_queued(Request&, SimTime) {}     // entered the wait queue past the enqueue guards
@@ -112,6 +115,9 @@ class Lifecycle {
 
   void admitted(Request& r) { each([&](auto& s) { s.on_admitted(r); }); }
   void rejected(Request& r, std::string_view reason) { each([&](auto& s) { s.on_rejected(r, reason); }); }
+  void dispatched(Request& r, SimTime enqueued, SimTime t) {
+    each([&](auto& s) { s.on_dispatched(r, enqueued, t); });
+  }
   void routed(Request& r, const RoutingChoice& c) { each([&](auto& s) { s.on_routed(r, c); }); }
   void queued(Request& r, SimTime t) { each([&](auto& s) { s.on_queued(r, t); }); }
   void scheduled(Request& r, SimTime t) { each([&](auto& s) { s.on_scheduled(r, t); }); }

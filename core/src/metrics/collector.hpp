@@ -25,6 +25,7 @@ struct RequestRecord {
   int64_t arrival_us = 0;
   int32_t input_tokens = 0, output_tokens = 0;
   int64_t ttft = -1, e2e = -1, scheduling_delay = -1;
+  int64_t gateway_wait = 0;  // µs in the gateway's queue (--flow-control), as HEAD counts it
   double itl_avg = 0;
   int32_t slo_class = 0;
   int32_t instance = -1;

@@ -11,6 +11,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.ttft = r.timing.ttft();
   rec.e2e = r.timing.e2e();
   rec.scheduling_delay = r.timing.scheduling_delay();
+  rec.gateway_wait = r.timing.gateway_wait();
   rec.itl_avg = r.timing.itl_avg();
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;

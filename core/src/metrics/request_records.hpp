@@ -19,6 +19,12 @@ class RequestRecords : public LifecycleSubscriber {
   // `metrics` per instance, kept by reference; nothing is kept unless `keep`.
   RequestRecords(bool keep, std::vector<InstanceMetrics>& metrics) : keep_(keep), metrics_(metrics) {}
 
+  // HEAD's gateway_queue_delay_ms: the wait from the admission decision to
+  // the dispatch, kept only when the request entered the queue after time 0
+  // (HEAD takes a zero enqueue time for none) and waited.
+  void on_dispatched(Request& r, SimTime enqueued, SimTime t) {
+    if (keep_ && enqueued > 0 && t > enqueued) r.timing.set().gateway_wait = t - enqueued;
+  }
   void on_completed(Request& r, SimTime) {
     if (keep_) add(r);
   }
