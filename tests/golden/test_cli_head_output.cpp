@@ -132,7 +132,8 @@ TEST_CASE("CLI: under --profile-set head the metrics file has each request's wai
   const std::string path = dir.str() + "/m.json";
   const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
                           " --num-instances 1 --flow-control --saturation-detector concurrency "
-                          "--max-concurrency 1 --metrics-path " + path;
+                          "--max-concurrency 1 --metrics-path " +
+                          path;
   run_head(cmd);
   const std::string written = read_file(path);
   CHECK(written == head_file("metrics_path_gateway.json"));  // HEAD's file for this command
@@ -143,12 +144,14 @@ TEST_CASE("CLI: under --profile-set head the metrics file has each request's wai
     const std::string id = "request_" + std::to_string(k), before = "request_" + std::to_string(k - 1);
     INFO(id);
     CHECK(record_value(written, id, "gateway_queue_delay_ms") == Approx(393.0 * k));
-    const double departure = record_value(written, id, "arrived_at") * 1e3 + record_value(written, id, "e2e_ms");
+    const double departure =
+        record_value(written, id, "arrived_at") * 1e3 + record_value(written, id, "e2e_ms");
     const double previous =
         record_value(written, before, "arrived_at") * 1e3 + record_value(written, before, "e2e_ms");
     CHECK(departure - previous == Approx(394.0));
     // Past the gateway each waits as long as request_0 did for its first step.
-    CHECK(record_value(written, id, "scheduling_delay_ms") - record_value(written, id, "gateway_queue_delay_ms") ==
+    CHECK(record_value(written, id, "scheduling_delay_ms") -
+              record_value(written, id, "gateway_queue_delay_ms") ==
           Approx(record_value(written, "request_0", "scheduling_delay_ms")));
   }
   // blis's own form of the file (without the profile) has no such key.

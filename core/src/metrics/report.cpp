@@ -205,7 +205,8 @@ std::string request_json(const RequestRecord& r, bool head_form) {
     e.key(key);
     e.text += "true";
   }
-  if (head_form && r.gateway_wait > 0) e.real("gateway_queue_delay_ms", static_cast<double>(r.gateway_wait) / 1e3);
+  if (head_form && r.gateway_wait > 0)
+    e.real("gateway_queue_delay_ms", static_cast<double>(r.gateway_wait) / 1e3);
   if (head_form && !r.session_id.empty()) e.str("session_id", r.session_id);
   if (head_form) e.num("round_index", r.round);
   return e.close();
