@@ -97,6 +97,9 @@ struct LifecycleSubscriber {
   void on_timed_out(Request&, SimTime) {}
   // Lost with its instance (a scenario's `fail` event); departs next.
   void on_failed(Request&, SimTime) {}
+  // Taken back from its instance, queued or running, by the gateway's
+  // --in-flight-eviction; departs next.
+  void on_evicted(Request&, SimTime) {}
   void on_departed(Request&, SimTime) {}   // left its instance, after completed, dropped, timed out or failed
   // The run stopped with the request still inside: in the admission/routing
   // pipeline, on its way to its instance's queue, queued or running.
@@ -133,6 +136,7 @@ class Lifecycle {
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
   void timed_out(Request& r, SimTime t) { each([&](auto& s) { s.on_timed_out(r, t); }); }
   void failed(Request& r, SimTime t) { each([&](auto& s) { s.on_failed(r, t); }); }
+  void evicted(Request& r, SimTime t) { each([&](auto& s) { s.on_evicted(r, t); }); }
   void departed(Request& r, SimTime t) { each([&](auto& s) { s.on_departed(r, t); }); }
   void stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }

@@ -34,6 +34,7 @@ struct RequestRecord {
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   bool failed = false;     // lost with its instance (a scenario's `fail` event)
+  bool evicted = false;    // taken back by the gateway (--in-flight-eviction)
   Label tenant_id, model, adapter;
   // The multi-turn session or closed-loop user it belongs to (the
   // workload's ids: WorkloadRequest::session, ::user), -1 for none.

@@ -2,7 +2,7 @@
 
 namespace blis {
 
-void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed) {
+void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed, bool evicted) {
   RequestRecord rec;
   rec.id = r.spec.id;
   rec.arrival_us = r.spec.arrival_us;
@@ -22,6 +22,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.dropped = dropped;
   rec.timed_out = timed_out;
   rec.failed = failed;
+  rec.evicted = evicted;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
   rec.adapter = r.spec.adapter;
