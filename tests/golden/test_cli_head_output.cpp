@@ -160,6 +160,54 @@ TEST_CASE("CLI: under --profile-set head the metrics file has each request's wai
   CHECK(read_file(path).find("gateway_queue_delay_ms") == std::string::npos);
 }
 
+namespace {
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("CLI: the metrics file has a record for each request the gateway evicted, as HEAD's",
+          "[cli][head][output][gateway]") {
+  // 100 requests, half of them sheddable (batch) and evicted from the
+  // instance when a standard one waits at a saturated gateway.
+  blis::test::TempDir dir;
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec) << "version: \"2\"\nseed: 251\naggregate_rate: 100\nnum_requests: 100\nclients:\n"
+                         "  - id: c0\n    rate_fraction: 0.5\n    slo_class: batch\n    tenant_id: t2\n"
+                         "    arrival: {process: poisson}\n"
+                         "    input_distribution: {type: gaussian, params: {mean: 64, std_dev: 16, min: 8, max: 256}}\n"
+                         "    output_distribution: {type: exponential, params: {mean: 16}}\n"
+                         "  - id: c1\n    rate_fraction: 0.5\n    slo_class: standard\n"
+                         "    arrival: {process: constant}\n"
+                         "    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, "
+                         "max: 1024}}\n"
+                         "    output_distribution: {type: exponential, params: {mean: 200}}\n";
+  const std::string path = dir.str() + "/m.json";
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --num-instances 1 --seed 78 --flow-control --saturation-detector utilization "
+                          "--queue-depth-threshold 1 --kv-cache-util-threshold 0.05 --dispatch-order priority "
+                          "--fairness-policy round-robin --per-band-capacity 30 --in-flight-eviction --metrics-path " +
+                          path;
+  // HEAD's file for this command: 74 completed and 26 evicted requests.
+  const std::string out = run_head(cmd).out;
+  CHECK(out.find("\"completed_requests\": 74,") != std::string::npos);
+  CHECK(out.find("Gateway Evicted (in-flight): 26\n") != std::string::npos);
+  const std::string written = read_file(path);
+  CHECK(written == head_file("metrics_path_eviction.json"));
+  CHECK(count_of(written, "\"requestID\": ") == 100);
+  // blis's own form flags them: as many as the gateway evicted in that run.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  const std::string seed_file = read_file(path);
+  CHECK(count_of(seed_file, "\"requestID\": ") == 100);
+  CHECK(seed.out.find("Gateway Evicted (in-flight): 16\n") != std::string::npos);
+  CHECK(count_of(seed_file, "\"evicted\": true") == 16);
+}
+
 TEST_CASE(
     "CLI: under --profile-set head --kv-cpu-blocks is HEAD's mirror tier: reloads, evictions, thrashing",
     "[cli][head][kv]") {
