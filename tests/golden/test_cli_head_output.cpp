@@ -176,22 +176,24 @@ TEST_CASE("CLI: the metrics file has a record for each request the gateway evict
   // instance when a standard one waits at a saturated gateway.
   blis::test::TempDir dir;
   const std::string spec = dir.str() + "/w.yaml";
-  std::ofstream(spec) << "version: \"2\"\nseed: 251\naggregate_rate: 100\nnum_requests: 100\nclients:\n"
-                         "  - id: c0\n    rate_fraction: 0.5\n    slo_class: batch\n    tenant_id: t2\n"
-                         "    arrival: {process: poisson}\n"
-                         "    input_distribution: {type: gaussian, params: {mean: 64, std_dev: 16, min: 8, max: 256}}\n"
-                         "    output_distribution: {type: exponential, params: {mean: 16}}\n"
-                         "  - id: c1\n    rate_fraction: 0.5\n    slo_class: standard\n"
-                         "    arrival: {process: constant}\n"
-                         "    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, "
-                         "max: 1024}}\n"
-                         "    output_distribution: {type: exponential, params: {mean: 200}}\n";
+  std::ofstream(spec)
+      << "version: \"2\"\nseed: 251\naggregate_rate: 100\nnum_requests: 100\nclients:\n"
+         "  - id: c0\n    rate_fraction: 0.5\n    slo_class: batch\n    tenant_id: t2\n"
+         "    arrival: {process: poisson}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 64, std_dev: 16, min: 8, max: 256}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 16}}\n"
+         "  - id: c1\n    rate_fraction: 0.5\n    slo_class: standard\n"
+         "    arrival: {process: constant}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, "
+         "max: 1024}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 200}}\n";
   const std::string path = dir.str() + "/m.json";
-  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
-                          " --num-instances 1 --seed 78 --flow-control --saturation-detector utilization "
-                          "--queue-depth-threshold 1 --kv-cache-util-threshold 0.05 --dispatch-order priority "
-                          "--fairness-policy round-robin --per-band-capacity 30 --in-flight-eviction --metrics-path " +
-                          path;
+  const std::string cmd =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 1 --seed 78 --flow-control --saturation-detector utilization "
+      "--queue-depth-threshold 1 --kv-cache-util-threshold 0.05 --dispatch-order priority "
+      "--fairness-policy round-robin --per-band-capacity 30 --in-flight-eviction --metrics-path " +
+      path;
   // HEAD's file for this command: 74 completed and 26 evicted requests.
   const std::string out = run_head(cmd).out;
   CHECK(out.find("\"completed_requests\": 74,") != std::string::npos);
