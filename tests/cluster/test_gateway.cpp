@@ -162,7 +162,8 @@ TEST_CASE("with --in-flight-eviction a waiting critical request evicts a running
   CHECK(completion_order(out) == std::vector<uint64_t>{1});
   // Request 0 keeps its record (HEAD writes one too), marked evicted, with no E2E.
   const auto& recs = out.cluster.records;
-  const auto evicted = std::find_if(recs.begin(), recs.end(), [](const RequestRecord& r) { return r.evicted; });
+  const auto evicted =
+      std::find_if(recs.begin(), recs.end(), [](const RequestRecord& r) { return r.evicted; });
   REQUIRE(evicted != recs.end());
   CHECK(evicted->id == 0);
   CHECK(evicted->e2e == -1);
