@@ -43,7 +43,7 @@ inline std::shared_ptr<SheddingPolicy> shedding(const std::string& name) {
   return builtin_registries().shedding.create(name, CreateArgs{&c, 42});
 }
 
-// Ids in the order they completed.
+// Ids in the order they completed (evicted requests have records too: left out).
 inline std::vector<uint64_t> completion_order(const RunOutcome& out) {
   std::vector<RequestRecord> recs = out.cluster.records;
   std::sort(recs.begin(), recs.end(), [](const RequestRecord& a, const RequestRecord& b) {
@@ -51,7 +51,8 @@ inline std::vector<uint64_t> completion_order(const RunOutcome& out) {
   });
   std::vector<uint64_t> ids;
   ids.reserve(recs.size());
-  for (const RequestRecord& r : recs) ids.push_back(r.id);
+  for (const RequestRecord& r : recs)
+    if (!r.evicted) ids.push_back(r.id);
   return ids;
 }
 

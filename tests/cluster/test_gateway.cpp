@@ -160,6 +160,13 @@ TEST_CASE("with --in-flight-eviction a waiting critical request evicts a running
   auto out = run_cluster(cfg, src, "blackbox", step_1000_10_5());
   CHECK(out.result.gateway->evicted == 1);
   CHECK(completion_order(out) == std::vector<uint64_t>{1});
+  // Request 0 keeps its record (HEAD writes one too), marked evicted, with no E2E.
+  const auto& recs = out.cluster.records;
+  const auto evicted =
+      std::find_if(recs.begin(), recs.end(), [](const RequestRecord& r) { return r.evicted; });
+  REQUIRE(evicted != recs.end());
+  CHECK(evicted->id == 0);
+  CHECK(evicted->e2e == -1);
   CHECK(sum(out, &InstanceMetrics::completed) == 1);
   CHECK(out.result.admission_rejected_by_class.at(BLIS_SLO_SHEDDABLE) == 1);  // HEAD's "Shed (sheddable)"
   cfg.gateway.eviction = false;

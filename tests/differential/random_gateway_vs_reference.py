@@ -17,8 +17,10 @@ control with the admission policies tier-shed or gaie-legacy instead. A
 configuration is "same" (identical stdout), "known" (with a horizon,
 differing only in the counts of requests cut by it, as runs without flow
 control: issue 25; or with P/D, a request split into a prefill and a decode:
-row 51) or "differs". One configuration in four runs P/D pools (decider
-never, always or prefix-threshold) behind the gateway. Not run by CI: a fresh machine has no
+row 51) or "differs"; a "same" one whose --metrics-path files (a record per
+request, with its gateway_queue_delay_ms) are not identical is "file-differs".
+One configuration in four runs P/D pools (decider never, always or
+prefix-threshold) behind the gateway. Not run by CI: a fresh machine has no
 reference build.
 """
 import os
@@ -127,24 +129,36 @@ def classify(ref, ours, horizon):
     return "known"
 
 
+def read(path):
+    """The file's text, or None when it was not written."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read()
+
+
 def main():
     args = head_pair.arguments(count=50, keep="write the workload specs here (and keep them)")
     rng = random.Random(args.seed)
-    counts = {"same": 0, "known": 0, "differs": 0, "refused": 0}
+    counts = {"same": 0, "known": 0, "differs": 0, "file-differs": 0, "refused": 0}
     with head_pair.scratch(args) as tmp:
         for i in range(args.count):
             text, classes = draw_spec(rng)
             spec = head_pair.write(os.path.join(tmp, f"w{i}.yaml"), text)
             cmd = ["run", "--model", "qwen/qwen3-14b", "--workload-spec", spec] + draw_flags(rng, classes)
-            ref, ours = head_pair.head(args, cmd), head_pair.blis(args, cmd)
+            files = [os.path.join(tmp, f"m{i}-{who}.json") for who in ("ref", "ours")]
+            ref = head_pair.head(args, cmd + ["--metrics-path", files[0]])
+            ours = head_pair.blis(args, cmd + ["--metrics-path", files[1]])
             if ref.returncode != 0 or ours.returncode != 0:
                 kind = "refused" if ref.returncode != 0 and ours.returncode != 0 else "differs"
             else:
                 kind = classify(ref.stdout, ours.stdout, "--horizon" in cmd)
+                if kind == "same" and read(files[0]) != read(files[1]):
+                    kind = "file-differs"
             counts[kind] += 1
-            if kind == "differs" or args.v:
+            if kind in ("differs", "file-differs") or args.v:
                 print(kind, " ".join(cmd))
-                if kind == "differs":
+                if kind != "same":
                     print(text)
                     if ours.returncode != 0:
                         print(ours.stderr[-2000:])

@@ -103,6 +103,113 @@ TEST_CASE("CLI: --metrics-path writes HEAD's metrics file byte for byte under --
   CHECK(read_file(path).find("round_index") == std::string::npos);
 }
 
+namespace {
+
+// One request's value of `key` in a metrics file (-1 when its record has no
+// such key).
+double record_value(const std::string& file, const std::string& id, const std::string& key) {
+  const size_t named = file.find("\"requestID\": \"" + id + "\",");
+  REQUIRE(named != std::string::npos);
+  const size_t at = file.rfind('{', named), end = file.find('}', named);
+  const size_t k = file.find("\"" + key + "\": ", at);
+  if (k == std::string::npos || k > end) return -1;
+  return std::stod(file.substr(k + key.size() + 4));
+}
+
+}  // namespace
+
+TEST_CASE("CLI: under --profile-set head the metrics file has each request's wait at the gateway, as HEAD's",
+          "[cli][head][output][gateway]") {
+  // Six equal requests 1 ms apart, one instance, a gateway that lets one
+  // request in flight at a time: request_0 finds it empty; each other waits
+  // there until the one before it has finished.
+  blis::test::TempDir dir;
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec) << "version: \"2\"\nseed: 3\naggregate_rate: 1000\nnum_requests: 6\nclients:\n"
+                         "  - id: a\n    rate_fraction: 1.0\n    arrival: {process: constant}\n"
+                         "    input_distribution: {type: constant, params: {value: 64}}\n"
+                         "    output_distribution: {type: constant, params: {value: 32}}\n";
+  const std::string path = dir.str() + "/m.json";
+  const std::string cmd = "run --model qwen/qwen3-14b --workload-spec " + spec +
+                          " --num-instances 1 --flow-control --saturation-detector concurrency "
+                          "--max-concurrency 1 --metrics-path " +
+                          path;
+  run_head(cmd);
+  const std::string written = read_file(path);
+  CHECK(written == head_file("metrics_path_gateway.json"));  // HEAD's file for this command
+  // No wait, no key; then 393 ms more for each request: the 394 ms between
+  // two departures less the 1 ms between two arrivals.
+  CHECK(record_value(written, "request_0", "gateway_queue_delay_ms") == -1);
+  for (int k = 1; k < 6; ++k) {
+    const std::string id = "request_" + std::to_string(k), before = "request_" + std::to_string(k - 1);
+    INFO(id);
+    CHECK(record_value(written, id, "gateway_queue_delay_ms") == Approx(393.0 * k));
+    const double departure =
+        record_value(written, id, "arrived_at") * 1e3 + record_value(written, id, "e2e_ms");
+    const double previous =
+        record_value(written, before, "arrived_at") * 1e3 + record_value(written, before, "e2e_ms");
+    CHECK(departure - previous == Approx(394.0));
+    // Past the gateway each waits as long as request_0 did for its first step.
+    CHECK(record_value(written, id, "scheduling_delay_ms") -
+              record_value(written, id, "gateway_queue_delay_ms") ==
+          Approx(record_value(written, "request_0", "scheduling_delay_ms")));
+  }
+  // blis's own form of the file (without the profile) has no such key.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  CHECK(read_file(path).find("gateway_queue_delay_ms") == std::string::npos);
+}
+
+namespace {
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("CLI: the metrics file has a record for each request the gateway evicted, as HEAD's",
+          "[cli][head][output][gateway]") {
+  // 100 requests, half of them sheddable (batch) and evicted from the
+  // instance when a standard one waits at a saturated gateway.
+  blis::test::TempDir dir;
+  const std::string spec = dir.str() + "/w.yaml";
+  std::ofstream(spec)
+      << "version: \"2\"\nseed: 251\naggregate_rate: 100\nnum_requests: 100\nclients:\n"
+         "  - id: c0\n    rate_fraction: 0.5\n    slo_class: batch\n    tenant_id: t2\n"
+         "    arrival: {process: poisson}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 64, std_dev: 16, min: 8, max: 256}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 16}}\n"
+         "  - id: c1\n    rate_fraction: 0.5\n    slo_class: standard\n"
+         "    arrival: {process: constant}\n"
+         "    input_distribution: {type: gaussian, params: {mean: 256, std_dev: 64, min: 8, "
+         "max: 1024}}\n"
+         "    output_distribution: {type: exponential, params: {mean: 200}}\n";
+  const std::string path = dir.str() + "/m.json";
+  const std::string cmd =
+      "run --model qwen/qwen3-14b --workload-spec " + spec +
+      " --num-instances 1 --seed 78 --flow-control --saturation-detector utilization "
+      "--queue-depth-threshold 1 --kv-cache-util-threshold 0.05 --dispatch-order priority "
+      "--fairness-policy round-robin --per-band-capacity 30 --in-flight-eviction --metrics-path " +
+      path;
+  // HEAD's file for this command: 74 completed and 26 evicted requests.
+  const std::string out = run_head(cmd).out;
+  CHECK(out.find("\"completed_requests\": 74,") != std::string::npos);
+  CHECK(out.find("Gateway Evicted (in-flight): 26\n") != std::string::npos);
+  const std::string written = read_file(path);
+  CHECK(written == head_file("metrics_path_eviction.json"));
+  CHECK(count_of(written, "\"requestID\": ") == 100);
+  // blis's own form flags them: as many as the gateway evicted in that run.
+  const Result seed = run_blis(cmd);
+  REQUIRE(seed.status == 0);
+  const std::string seed_file = read_file(path);
+  CHECK(count_of(seed_file, "\"requestID\": ") == 100);
+  CHECK(seed.out.find("Gateway Evicted (in-flight): 16\n") != std::string::npos);
+  CHECK(count_of(seed_file, "\"evicted\": true") == 16);
+}
+
 TEST_CASE(
     "CLI: under --profile-set head --kv-cpu-blocks is HEAD's mirror tier: reloads, evictions, thrashing",
     "[cli][head][kv]") {

@@ -71,7 +71,7 @@ void Gateway::enqueue(uint32_t slot) {
   Band& b = band;  // still valid: bands are never erased
   Flow& flow = b.flows[tenant];
   flow.sorted = flow.sorted && (flow.q.empty() || !(key < flow.q.back().key));
-  flow.q.push_back(Entry{slot, seq, r.spec.id, key, r.spec.slo_class});
+  flow.q.push_back(Entry{slot, r.spec.slo_class, seq, r.spec.id, key, now});
   ++b.len;
   ++len_;
   where_[r.spec.id] = Where{priority, tenant};
@@ -232,6 +232,7 @@ bool Gateway::try_dispatch() {
   if (cfg_.eviction && sat >= 1.0 && non_sheddable_waiting() && evict_one()) return false;
   Entry e{};
   if (!take(sat, e)) return false;
+  core_.signals.dispatched(core_.pool[e.slot], e.enqueued, now);
   schedule(core_.kernel, now + core_.cfg.routing_latency, EventKind::Routing, 0, e.slot);
   return true;
 }

@@ -53,10 +53,11 @@ class Gateway {
  private:
   struct Entry {
     uint32_t slot;
+    int32_t slo_class;
     int64_t seq;
     uint64_t id;
     double key;  // the dispatch order's, at enqueue: lower leaves first, ties by seq
-    int32_t slo_class;
+    SimTime enqueued;
   };
   // One tenant's requests of a band, in enqueue order; `sorted` while their
   // keys do not decrease (then the head has the lowest: no scan).

@@ -209,6 +209,7 @@ bool Instance::evict_one(uint32_t slot) {
   ++changes_;
   last_time_ = std::max(last_time_, now);
   take_off(r);
+  signals_.evicted(r, now);
   signals_.departed(r, now);
   pool_.release(r.slot);
   if (!step_pending_ && !waiting_.empty()) {

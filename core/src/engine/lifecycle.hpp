@@ -67,6 +67,9 @@ struct LifecycleSubscriber {
   // The cluster (spec cluster §1.2-§4).
   void on_admitted(Request&) {}
   void on_rejected(Request&, std::string_view /*reason*/) {}  // the policy's reason, "" if none
+  // --flow-control: left the gateway's queue for routing at `t`, having
+  // entered it at `enqueued` (its admission decision).
+  void on_dispatched(Request&, SimTime /*enqueued*/, SimTime /*t*/) {}
   void on_routed(Request&, const RoutingChoice&) {}  // r.instance is the target
   // Its instance (spec engine §2-§3).
   void on_queued(Request&, SimTime) {}     // entered the wait queue past the enqueue guards
@@ -94,6 +97,9 @@ struct LifecycleSubscriber {
   void on_timed_out(Request&, SimTime) {}
   // Lost with its instance (a scenario's `fail` event); departs next.
   void on_failed(Request&, SimTime) {}
+  // Taken back from its instance, queued or running, by the gateway's
+  // --in-flight-eviction; departs next.
+  void on_evicted(Request&, SimTime) {}
   void on_departed(Request&, SimTime) {}   // left its instance, after completed, dropped, timed out or failed
   // The run stopped with the request still inside: in the admission/routing
   // pipeline, on its way to its instance's queue, queued or running.
@@ -112,6 +118,9 @@ class Lifecycle {
 
   void admitted(Request& r) { each([&](auto& s) { s.on_admitted(r); }); }
   void rejected(Request& r, std::string_view reason) { each([&](auto& s) { s.on_rejected(r, reason); }); }
+  void dispatched(Request& r, SimTime enqueued, SimTime t) {
+    each([&](auto& s) { s.on_dispatched(r, enqueued, t); });
+  }
   void routed(Request& r, const RoutingChoice& c) { each([&](auto& s) { s.on_routed(r, c); }); }
   void queued(Request& r, SimTime t) { each([&](auto& s) { s.on_queued(r, t); }); }
   void scheduled(Request& r, SimTime t) { each([&](auto& s) { s.on_scheduled(r, t); }); }
@@ -127,6 +136,7 @@ class Lifecycle {
   void dropped(Request& r, SimTime t) { each([&](auto& s) { s.on_dropped(r, t); }); }
   void timed_out(Request& r, SimTime t) { each([&](auto& s) { s.on_timed_out(r, t); }); }
   void failed(Request& r, SimTime t) { each([&](auto& s) { s.on_failed(r, t); }); }
+  void evicted(Request& r, SimTime t) { each([&](auto& s) { s.on_evicted(r, t); }); }
   void departed(Request& r, SimTime t) { each([&](auto& s) { s.on_departed(r, t); }); }
   void stopped(Request& r) { each([&](auto& s) { s.on_stopped(r); }); }
   void step(const StepSample& x) { each([&](auto& s) { s.on_step(x); }); }

@@ -25,6 +25,7 @@ struct RequestRecord {
   int64_t arrival_us = 0;
   int32_t input_tokens = 0, output_tokens = 0;
   int64_t ttft = -1, e2e = -1, scheduling_delay = -1;
+  int64_t gateway_wait = 0;  // µs in the gateway's queue (--flow-control), as HEAD counts it
   double itl_avg = 0;
   int32_t slo_class = 0;
   int32_t instance = -1;
@@ -33,6 +34,7 @@ struct RequestRecord {
   bool dropped = false;  // unservable (spec engine §2.7): it never ran
   bool timed_out = false;  // its deadline passed before it completed (spec head §4.1)
   bool failed = false;     // lost with its instance (a scenario's `fail` event)
+  bool evicted = false;    // taken back by the gateway (--in-flight-eviction)
   Label tenant_id, model, adapter;
   // The multi-turn session or closed-loop user it belongs to (the
   // workload's ids: WorkloadRequest::session, ::user), -1 for none.

@@ -199,12 +199,16 @@ std::string request_json(const RequestRecord& r, bool head_form) {
   if (!r.model.empty()) e.str("model", r.model.str());
   if (!r.adapter.empty()) e.str("adapter", r.adapter.str());
   // The flags, written only when set.
-  for (const auto& [set, key] : {std::pair{r.length_capped, "length_capped"}, std::pair{r.dropped, "dropped_unservable"},
-                                 std::pair{r.timed_out, "timed_out"}, std::pair{r.failed, "failed"}}) {
+  for (const auto& [set, key] :
+       {std::pair{r.length_capped, "length_capped"}, std::pair{r.dropped, "dropped_unservable"},
+        std::pair{r.timed_out, "timed_out"}, std::pair{r.failed, "failed"},
+        std::pair{r.evicted && !head_form, "evicted"}}) {  // HEAD's has no such key
     if (!set) continue;
     e.key(key);
     e.text += "true";
   }
+  if (head_form && r.gateway_wait > 0)
+    e.real("gateway_queue_delay_ms", static_cast<double>(r.gateway_wait) / 1e3);
   if (head_form && !r.session_id.empty()) e.str("session_id", r.session_id);
   if (head_form) e.num("round_index", r.round);
   return e.close();

@@ -2,7 +2,7 @@
 
 namespace blis {
 
-void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed) {
+void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed, bool evicted) {
   RequestRecord rec;
   rec.id = r.spec.id;
   rec.arrival_us = r.spec.arrival_us;
@@ -11,6 +11,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.ttft = r.timing.ttft();
   rec.e2e = r.timing.e2e();
   rec.scheduling_delay = r.timing.scheduling_delay();
+  rec.gateway_wait = r.timing.gateway_wait();
   rec.itl_avg = r.timing.itl_avg();
   rec.slo_class = r.spec.slo_class;
   rec.instance = r.instance;
@@ -21,6 +22,7 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.dropped = dropped;
   rec.timed_out = timed_out;
   rec.failed = failed;
+  rec.evicted = evicted;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
   rec.adapter = r.spec.adapter;

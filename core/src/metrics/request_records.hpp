@@ -1,7 +1,7 @@
 // The per-request records of the results file (--results-path, spec cluster
 // §7.8): one for every request that reached an instance, whether it
-// completed, was dropped, timed out, failed with its instance, or was still
-// inside when the run stopped.
+// completed, was dropped, timed out, failed with its instance, was evicted by
+// the gateway, or was still inside when the run stopped.
 #pragma once
 
 #include "engine/lifecycle.hpp"
@@ -19,6 +19,12 @@ class RequestRecords : public LifecycleSubscriber {
   // `metrics` per instance, kept by reference; nothing is kept unless `keep`.
   RequestRecords(bool keep, std::vector<InstanceMetrics>& metrics) : keep_(keep), metrics_(metrics) {}
 
+  // HEAD's gateway_queue_delay_ms: the wait from the admission decision to
+  // the dispatch, kept only when the request entered the queue after time 0
+  // (HEAD takes a zero enqueue time for none) and waited.
+  void on_dispatched(Request& r, SimTime enqueued, SimTime t) {
+    if (keep_ && enqueued > 0 && t > enqueued) r.timing.set().gateway_wait = t - enqueued;
+  }
   void on_completed(Request& r, SimTime) {
     if (keep_) add(r);
   }
@@ -32,12 +38,16 @@ class RequestRecords : public LifecycleSubscriber {
   void on_failed(Request& r, SimTime) {
     if (keep_) add(r, /*dropped=*/false, /*timed_out=*/false, /*failed=*/true);
   }
+  void on_evicted(Request& r, SimTime) {
+    if (keep_) add(r, /*dropped=*/false, /*timed_out=*/false, /*failed=*/false, /*evicted=*/true);
+  }
   void on_stopped(Request& r) {
     if (keep_ && r.instance >= 0) add(r);
   }
 
  private:
-  void add(const Request& r, bool dropped = false, bool timed_out = false, bool failed = false);
+  void add(const Request& r, bool dropped = false, bool timed_out = false, bool failed = false,
+           bool evicted = false);
 
   bool keep_;
   std::vector<InstanceMetrics>& metrics_;

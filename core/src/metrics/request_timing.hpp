@@ -27,6 +27,9 @@ struct RequestTiming {
     int64_t delay_sample = -1;      // its scheduling delay's index among the samples of delay_instance
     int32_t delay_instance = -1;
     bool restarted = false;         // preempted under restart: its next admission counts instead
+    // --flow-control, with per-request records: µs it waited in the
+    // gateway's queue, as HEAD counts it (RequestRecords::on_dispatched).
+    int64_t gateway_wait = 0;
     // Inter-token latencies, counted only if the request completes: closed
     // runs of standard values (steps [first, end)) and individual gaps.
     std::vector<std::pair<uint64_t, uint64_t>> runs;
@@ -48,6 +51,7 @@ struct RequestTiming {
   int64_t e2e() const { return detail ? detail->e2e : -1; }
   int64_t last_token() const { return detail ? detail->last_token : -1; }
   double itl_avg() const { return detail ? detail->itl_avg : 0; }
+  int64_t gateway_wait() const { return detail ? detail->gateway_wait : 0; }
   int64_t first_token_end() const { return detail ? detail->first_token_end : 0; }
 };
 
