@@ -7,11 +7,11 @@
 #include "splitmix.hpp"
 #include "temp_dir.hpp"
 
+#include "config/fleet_records.hpp"
 #include "config/pool_text.hpp"
 #include "metrics/fitness.hpp"
 #include "metrics/goodput.hpp"
 #include "metrics/saturation.hpp"
-#include "run/fleet_config.hpp"
 #include "util/compact_text.hpp"
 
 #include <blis/plugin.h>

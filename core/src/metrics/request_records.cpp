@@ -2,7 +2,7 @@
 
 namespace blis {
 
-void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool failed, bool evicted) {
+void RequestRecords::add(const Request& r, End end) {
   RequestRecord rec;
   rec.id = r.spec.id;
   rec.arrival_us = r.spec.arrival_us;
@@ -19,10 +19,10 @@ void RequestRecords::add(const Request& r, bool dropped, bool timed_out, bool fa
   rec.session = r.spec.session;
   rec.user = r.spec.user;
   rec.length_capped = r.length_capped;
-  rec.dropped = dropped;
-  rec.timed_out = timed_out;
-  rec.failed = failed;
-  rec.evicted = evicted;
+  rec.dropped = end == End::Dropped;
+  rec.timed_out = end == End::TimedOut;
+  rec.failed = end == End::Failed;
+  rec.evicted = end == End::Evicted;
   rec.tenant_id = r.spec.tenant_id;
   rec.model = r.spec.model;
   rec.adapter = r.spec.adapter;

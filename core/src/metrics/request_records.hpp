@@ -29,25 +29,27 @@ class RequestRecords : public LifecycleSubscriber {
     if (keep_) add(r);
   }
   void on_dropped(Request& r, SimTime) {
-    if (keep_) add(r, /*dropped=*/true);
+    if (keep_) add(r, End::Dropped);
   }
   void on_timed_out(Request& r, SimTime) {
-    if (keep_) add(r, /*dropped=*/false, /*timed_out=*/true);
+    if (keep_) add(r, End::TimedOut);
   }
   // Lost with an instance that failed (a scenario's `fail` event).
   void on_failed(Request& r, SimTime) {
-    if (keep_) add(r, /*dropped=*/false, /*timed_out=*/false, /*failed=*/true);
+    if (keep_) add(r, End::Failed);
   }
   void on_evicted(Request& r, SimTime) {
-    if (keep_) add(r, /*dropped=*/false, /*timed_out=*/false, /*failed=*/false, /*evicted=*/true);
+    if (keep_) add(r, End::Evicted);
   }
   void on_stopped(Request& r) {
     if (keep_ && r.instance >= 0) add(r);
   }
 
  private:
-  void add(const Request& r, bool dropped = false, bool timed_out = false, bool failed = false,
-           bool evicted = false);
+  // How the request left: completed (or still inside at the stop), or the
+  // flag its record carries.
+  enum class End { Completed, Dropped, TimedOut, Failed, Evicted };
+  void add(const Request& r, End end = End::Completed);
 
   bool keep_;
   std::vector<InstanceMetrics>& metrics_;

@@ -54,9 +54,8 @@ std::vector<PoolLifecycle> pool_lifecycles(const RunConfig& c, const std::vector
     pl.min = 0;
     pl.max = static_cast<int32_t>(p.count);
     if (c.lifecycle) pl = overlay(pl, c.lifecycle->value);
-    RecordPlace place = i < c.pool_specs.size() ? c.record_place("pools", i) : RecordPlace(c.where("pools"));
-    place.where = fmt::format("{}: pool {}", place.where, p.name);
-    const std::string& where = place.where;
+    const std::string where = fmt::format(
+        "{}: pool {}", i < c.pool_specs.size() ? c.item_where("pools", i) : c.where("pools"), p.name);
     pl = overlay(pl, p.lifecycle);
     if (pl.min > pl.max)
       throw InputError(p.lifecycle_text.empty() ? c.where("lifecycle") : where,

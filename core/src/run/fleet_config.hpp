@@ -4,12 +4,10 @@
 #pragma once
 
 #include "cluster/cluster.hpp"
-#include "config/fleet_records.hpp"
 
 #include <blis/run_config.hpp>
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace blis {

@@ -3,6 +3,7 @@
 // bits) or through the data tables, never through its name.
 #include "run/resolve.hpp"
 
+#include "config/fleet_records.hpp"
 #include "config/list_settings.hpp"
 #include "workload/slo_class.hpp"
 
@@ -906,10 +907,8 @@ void apply_policy_file(RunConfig& c) {
   // Its lists and records are read as a writer's would be, placed at the file.
   auto take_record = [&](const char* key, auto& field, const std::optional<std::string>& from, auto parse) {
     if (!from || field) return;
-    c.origins[key] = path;
-    field.emplace();
-    field->value = parse(*from, c.where(key));
-    field->text = *from;
+    c.origins[key] = path;  // first: the reader's messages name the file
+    field = typename std::remove_reference_t<decltype(field)>::value_type{parse(*from, c.where(key)), *from};
   };
   take_record("tenant_budgets", p.tenant_budgets, b.tenant_budgets, &parse_tenant_budgets);
   take_record("slo_priorities", p.slo_priorities, b.slo_priorities, &parse_slo_priorities);
