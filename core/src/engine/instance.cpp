@@ -190,10 +190,10 @@ void Instance::take_off(Request& r) {
   if (r.state == RequestState::Running) {
     size_t pos = 0;
     while (slab_[batch_[pos].slot].req != &r) ++pos;
-    catch_up(batch_[pos], step_index_, last_step_end_);
+    catch_up(pos, step_index_, last_step_end_);
     r.step = slab_[batch_[pos].slot].s;
     slab_free(batch_[pos].slot);
-    batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
+    erase_member(pos);
     kv_.release(r.step.kv);
   } else {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id, queue_rank(r));
@@ -280,7 +280,7 @@ blis_step_batch Instance::gathered_batch(SimTime now) {
     const Member& mb = batch_[i];
     blis_batch_entry& e = gathered_[i];
     e = slab_[mb.slot].s.entry;
-    if (mb.due != 0) {
+    if (dues_[i] != 0) {
       e.progress = mb.key + progress_at;
       e.new_tokens = 1;
     }
@@ -310,20 +310,21 @@ void Instance::slab_free(uint32_t slot) {
 int64_t Instance::implicit_key_max() {
   if (implicit_.max_stale) {
     implicit_.key_max = INT64_MIN;
-    for (const Member& mb : batch_)
-      if (mb.due != 0) implicit_.key_max = std::max(implicit_.key_max, mb.key);
+    for (size_t i = 0; i < batch_.size(); ++i)
+      if (dues_[i] != 0) implicit_.key_max = std::max(implicit_.key_max, batch_[i].key);
     implicit_.max_stale = false;
   }
   return implicit_.key_max;
 }
 
-void Instance::catch_up(Member& mb, uint64_t done, SimTime end) {
-  if (mb.due == 0) return;
+void Instance::catch_up(size_t pos, uint64_t done, SimTime end) {
+  if (dues_[pos] == 0) return;
+  const Member& mb = batch_[pos];
   --implicit_.count;
   implicit_.key_sum -= mb.key;
   implicit_.input_sum -= mb.input;
   if (mb.key >= implicit_.key_max) implicit_.max_stale = true;
-  mb.due = 0;
+  dues_[pos] = 0;
   bring_up(mb, done, end);
 }
 
@@ -342,8 +343,8 @@ void Instance::bring_up(const Member& mb, uint64_t done, SimTime end) {
 
 void Instance::make_all_explicit(size_t formed, SimTime now) {
   for (size_t i = 0; i < batch_.size(); ++i) {
-    Member& mb = batch_[i];
-    if (mb.due == 0) continue;
+    if (dues_[i] == 0) continue;
+    const Member& mb = batch_[i];
     if (i < formed) {
       // It took its token of this step and counts in the sums.
       const int64_t pi = mb.key + static_cast<int64_t>(step_index_) - 1;
@@ -351,7 +352,7 @@ void Instance::make_all_explicit(size_t formed, SimTime now) {
       decode_sums_.progress_max = std::max(decode_sums_.progress_max, pi);
       decode_sums_.input_tokens += mb.input;
     }
-    catch_up(mb, step_index_ - 1, now);
+    catch_up(i, step_index_ - 1, now);
     if (i < formed) {
       // Its token of this step, as form_batch() gives it (its last block has room).
       StepState& r = slab_[mb.slot].s;
@@ -363,7 +364,7 @@ void Instance::make_all_explicit(size_t formed, SimTime now) {
 }
 
 void Instance::make_all_explicit() {
-  for (Member& mb : batch_) catch_up(mb, step_index_, last_step_end_);
+  for (size_t i = 0; i < batch_.size(); ++i) catch_up(i, step_index_, last_step_end_);
 }
 
 inline int64_t Instance::steps_to_due(const StepState& r) const {
@@ -378,9 +379,10 @@ inline int64_t Instance::steps_to_due(const StepState& r) const {
   return ahead;
 }
 
-void Instance::anchor(Member& mb, uint64_t S) {
+void Instance::anchor(size_t pos, uint64_t S) {
+  Member& mb = batch_[pos];
   const StepState& r = slab_[mb.slot].s;
-  mb.due = 0;
+  dues_[pos] = 0;
   if (!prices_sums_) return;
   // Decoding, its last token delivered by this step as part of a run of
   // standard ITLs, which its next tokens extend.
@@ -389,7 +391,7 @@ void Instance::anchor(Member& mb, uint64_t S) {
     return;
   const int64_t ahead = steps_to_due(r);
   if (ahead <= 1) return;
-  mb.due = S + static_cast<uint64_t>(ahead);
+  dues_[pos] = S + static_cast<uint64_t>(ahead);
   mb.key = r.entry.progress - static_cast<int64_t>(S);
   mb.input = r.entry.input_tokens;
   if (implicit_.count++ == 0) {
@@ -428,9 +430,20 @@ void Instance::form_batch(SimTime now) {
 // through implicit_ (once the loop is done: those still implicit then).
 void Instance::schedule_running(SimTime now, Forming& f) {
   const uint64_t S = step_index_;
+  // The positions of the members due at S, found in one pass over dues_,
+  // taken in order. A preemption moves members (and makes every one
+  // explicit): from then on, next_due() finds them.
+  due_list_.resize(dues_.size());
+  const size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data());
+  size_t next = 0;
   size_t i = 0;
   while (i < batch_.size()) {
-    const size_t j = next_due(i, S);
+    size_t j = 0;
+    if (!f.preempted_any) {
+      j = next < listed ? due_list_[next++] : batch_.size();
+    } else {
+      j = next_due(i, S);
+    }
     const int64_t run = static_cast<int64_t>(j - i);
     if (run > 0) {
       if (run >= f.budget) {
@@ -447,8 +460,7 @@ void Instance::schedule_running(SimTime now, Forming& f) {
       stall_from(i, S, now);
       break;
     }
-    Member& mb = batch_[i];
-    if (mb.due != 0 && renew_implicit(mb, S, now, f.budget)) {
+    if (dues_[i] != 0 && renew_implicit(i, S, now, f.budget)) {
       ++i;
       continue;
     }
@@ -460,27 +472,18 @@ void Instance::schedule_running(SimTime now, Forming& f) {
   }
 }
 
-size_t Instance::next_due(size_t i, uint64_t S) const {
-  const size_t size = batch_.size();
-  size_t j = i;
-  // Four at a time: S - due is negative for each member not due.
-  const Member* const mbs = batch_.data();
-  while (j + 4 <= size && static_cast<int64_t>((S - mbs[j].due) & (S - mbs[j + 1].due) & (S - mbs[j + 2].due) &
-                                                (S - mbs[j + 3].due)) < 0)
-    j += 4;
-  while (j < size && mbs[j].due > S) ++j;
-  return j;
-}
+size_t Instance::next_due(size_t i, uint64_t S) const { return first_due_(dues_.data(), i, dues_.size(), S); }
 
 void Instance::stall_from(size_t i, uint64_t S, SimTime now) {
   for (size_t k = i; k < batch_.size(); ++k) {
-    catch_up(batch_[k], S - 1, now);
+    catch_up(k, S - 1, now);
     others_.push_back(slab_[batch_[k].slot].s.entry);
     active_.push_back(static_cast<uint32_t>(k));
   }
 }
 
-bool Instance::renew_implicit(Member& mb, uint64_t S, SimTime now, int64_t& budget) {
+bool Instance::renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budget) {
+  const Member& mb = batch_[pos];
   StepState& r = slab_[mb.slot].s;
   bring_up(mb, S - 1, now);
   const int64_t b = cfg_.block_size;
@@ -495,10 +498,10 @@ bool Instance::renew_implicit(Member& mb, uint64_t S, SimTime now, int64_t& budg
     // two or more steps away).
     --r.kv.tokens;
     --budget;
-    mb.due = S - 1 + static_cast<uint64_t>(steps_to_due(r));
+    dues_[pos] = S - 1 + static_cast<uint64_t>(steps_to_due(r));
     return true;
   }
-  catch_up(mb, S - 1, now);  // brought up already: it leaves the implicit sums
+  catch_up(pos, S - 1, now);  // brought up already: it leaves the implicit sums
   return false;
 }
 
@@ -702,7 +705,8 @@ void Instance::join_batch(Request& q, SimTime now) {
   signals_.scheduled(q, now);
   if (lora_) lora_joined(q);
   active_.push_back(static_cast<uint32_t>(batch_.size()));
-  batch_.push_back(Member{0, 0, 0, slab_add(q)});
+  batch_.push_back(Member{0, 0, slab_add(q)});
+  dues_.push_back(0);
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they
@@ -781,7 +785,7 @@ Request& Instance::take_running(size_t pos) {
   Request& q = *slab_[slot].req;
   q.step = slab_[slot].s;
   slab_free(slot);
-  batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
+  erase_member(pos);
   return q;
 }
 
@@ -817,13 +821,40 @@ void Instance::execute(SimTime now, int64_t dt) {
   const SimTime end = now + dt;
   last_step_end_ = end;
   const uint64_t step = step_index_ - 1;  // this step's index among the instance's steps
-  bool left = false;
+  // The positions members left from, in batch order (active_ holds
+  // positions in batch order): the members between them move as blocks.
+  gone_.clear();
   if (all_active_) {
-    for (size_t i = 0; i < batch_.size(); ++i) left |= !execute_member(i, end, step);
+    for (size_t i = 0; i < batch_.size(); ++i)
+      if (!execute_member(i, end, step)) gone_.push_back(static_cast<uint32_t>(i));
   } else {
-    for (const uint32_t i : active_) left |= !execute_member(i, end, step);
+    for (const uint32_t i : active_)
+      if (!execute_member(i, end, step)) gone_.push_back(i);
   }
-  if (left) std::erase_if(batch_, [](const Member& mb) { return mb.slot == kGone; });
+  if (!gone_.empty()) compact_batch();
+}
+
+void Instance::compact_batch() {
+  const size_t n = batch_.size();
+  size_t out = gone_.front();
+  for (size_t g = 0; g < gone_.size(); ++g) {
+    const size_t from = gone_[g] + 1;
+    const size_t end = g + 1 < gone_.size() ? gone_[g + 1] : n;
+    std::copy(batch_.begin() + static_cast<std::ptrdiff_t>(from),
+              batch_.begin() + static_cast<std::ptrdiff_t>(end),
+              batch_.begin() + static_cast<std::ptrdiff_t>(out));
+    std::copy(dues_.begin() + static_cast<std::ptrdiff_t>(from),
+              dues_.begin() + static_cast<std::ptrdiff_t>(end),
+              dues_.begin() + static_cast<std::ptrdiff_t>(out));
+    out += end - from;
+  }
+  batch_.resize(out);
+  dues_.resize(out);
+}
+
+void Instance::erase_member(size_t pos) {
+  batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(pos));
+  dues_.erase(dues_.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
 bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
@@ -854,7 +885,7 @@ bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
     complete(q, capped, end);
     return false;
   }
-  anchor(mb, step_index_);
+  anchor(pos, step_index_);
   return true;
 }
 

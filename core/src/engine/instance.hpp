@@ -5,6 +5,7 @@
 // (engine/lifecycle.hpp) and keeps no metrics itself.
 #pragma once
 
+#include "engine/due_scan.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/kv_offload.hpp"
 #include "engine/lora.hpp"
@@ -121,8 +122,9 @@ class Instance {
   // tokens delivered and its run of standard ITLs, and none of that is
   // written until the member is handled again (catch_up()). Its progress at
   // the formation of step S is key + S - 1.
+  // The member's due step is kept apart, in dues_ (same position), so that
+  // the scan for due members reads a dense array.
   struct Member {
-    uint64_t due = 0;
     int64_t key = 0;
     int64_t input = 0;  // implicit: its input tokens (for the decode sums)
     uint32_t slot = 0;  // its Running in slab_
@@ -159,7 +161,7 @@ class Instance {
   // An implicit member due at step S, brought up to date: true when it was
   // due for its new block only and got it here (it stays implicit, its token
   // taken from the budget), else it is explicit again.
-  [[gnu::always_inline]] inline bool renew_implicit(Member& mb, uint64_t S, SimTime now, int64_t& budget);
+  [[gnu::always_inline]] inline bool renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budget);
   // Schedules the explicit member at batch position `pos` (which a
   // preemption may move): false when its tokens could not be reserved.
   [[gnu::always_inline]] inline bool schedule_member(size_t& pos, Forming& f);
@@ -197,7 +199,7 @@ class Instance {
   bool execute_member(size_t pos, SimTime end, uint64_t step);
   // Makes the member at `pos` explicit again; implicit, it gets the updates
   // of the steps up to `done` (the last one run), which ended at `end`.
-  void catch_up(Member& mb, uint64_t done, SimTime end);
+  void catch_up(size_t pos, uint64_t done, SimTime end);
   // catch_up()'s update of the step state alone: the member stays implicit.
   void bring_up(const Member& mb, uint64_t done, SimTime end);
   // Every member becomes explicit, in its state of this step's formation:
@@ -207,7 +209,7 @@ class Instance {
   void make_all_explicit();
   // With its state as of the end of step S: implicit from then on when it
   // qualifies.
-  void anchor(Member& mb, uint64_t S);
+  void anchor(size_t pos, uint64_t S);
   // Steps from the state's last step to the member's next due one.
   [[gnu::always_inline]] inline int64_t steps_to_due(const StepState& r) const;
   uint32_t slab_add(Request& q);
@@ -261,6 +263,15 @@ class Instance {
   std::vector<Running> slab_;  // the running requests' step states, at stable places
   std::vector<uint32_t> slab_free_;
   std::vector<Member> batch_;  // batch order
+  std::vector<uint64_t> dues_;  // the members' due steps (Member), in batch order
+  due_scan::FirstDueFn first_due_ = due_scan::best().first_due;  // next_due()'s scan
+  due_scan::CollectDueFn collect_due_ = due_scan::best().collect_due;
+  std::vector<uint32_t> due_list_;  // schedule_running()'s due positions
+  // Removes the members at the positions in gone_ (ascending).
+  void compact_batch();
+  std::vector<uint32_t> gone_;  // execute()'s positions of members that left
+  // Removes the member at batch position `pos`.
+  void erase_member(size_t pos);
   // The step's members handled member by member (positions in batch_, in
   // batch order), or every member when all_active_.
   std::vector<uint32_t> active_;

@@ -45,7 +45,7 @@
 
 #include <blis/plugin.h>
 
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -184,9 +184,13 @@ inline const blis_batch_entry& entry_at(const blis_step_batch& b, int64_t i) {
 
 namespace detail {
 
+// Copies msg into buf, cut to fit and terminated. A plain copy: admission
+// policies write their (mostly empty) reason for every request.
 inline void write_error(char* buf, size_t len, const char* msg) {
   if (buf == nullptr || len == 0) return;
-  std::snprintf(buf, len, "%s", msg);
+  const size_t n = std::min(std::strlen(msg), len - 1);
+  std::memcpy(buf, msg, n);
+  buf[n] = '\0';
 }
 
 // Runs f, converting any exception into BLIS_ERROR plus a message.
