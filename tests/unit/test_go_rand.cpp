@@ -155,7 +155,7 @@ TEST_CASE("skip_int31n matches int31n over many bounds and runs of skips", "[wor
 TEST_CASE("GoRand's kernel variants agree with the portable one", "[workload][go_rand]") {
   namespace k = blis::go_rand_kernels;
   const auto variants = k::available();
-  REQUIRE(variants.size() >= 1);
+  REQUIRE(!variants.empty());
   CHECK(std::string(variants[0].name) == "portable");
   CHECK(&k::best() == &variants.back());
 #if defined(__x86_64__)
@@ -177,12 +177,19 @@ TEST_CASE("GoRand's kernel variants agree with the portable one", "[workload][go
       const int expected = variants[0].count_above(values.data() + offset, len, max);
       for (auto& v : dst) v = static_cast<int64_t>(r.uint64());
       want = dst;
-      variants[0].add(want.data() + offset, values.data(), len);
+      const int32_t want_top = variants[0].add(want.data() + offset, values.data(), len);
+      // The top bits returned, by definition: the largest Int31 >> 16 of the sums.
+      int32_t top = 0;
+      for (int i = 0; i < len; ++i) {
+        const auto sum = static_cast<uint64_t>(want[static_cast<size_t>(offset) + static_cast<size_t>(i)]);
+        top = std::max(top, static_cast<int32_t>((sum >> 48) & 0x7fff));
+      }
+      REQUIRE(want_top == top);
       for (const auto& variant : variants) {
         INFO(variant.name << " n=" << len << " max=" << max);
         REQUIRE(variant.count_above(values.data() + offset, len, max) == expected);
         std::vector<int64_t> got = dst;
-        variant.add(got.data() + offset, values.data(), len);
+        REQUIRE(variant.add(got.data() + offset, values.data(), len) == want_top);
         REQUIRE(got == want);
       }
     }

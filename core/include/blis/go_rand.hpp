@@ -42,6 +42,9 @@ class GoRand {
   int64_t vec_[kLen];
   int pos_;   // vec_[pos_ - 1] is the next output, already updated
   int stop_;  // first slot of the current batch: refill when pos_ reaches it
+  // The largest Int31 >> 16 of the current batch's values: skip_int31n()
+  // counts rejections only in a batch that may have one.
+  int32_t top_ = 0;
 };
 
 // The integer draws are defined inline: token ids are drawn about a thousand

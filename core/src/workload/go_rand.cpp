@@ -70,9 +70,10 @@ void GoRand::refill() {
   const int lo = hi > kTap ? hi - kTap : 0;
   const int split = kLen - kTap;  // slots below it read slot + kTap; the rest wrap around
   const go_rand_kernels::AddFn add = go_rand_kernels::best().add;
-  if (lo < split) add(vec_ + lo, vec_ + lo + kTap, std::min(hi, split) - lo);
+  top_ = 0;
+  if (lo < split) top_ = add(vec_ + lo, vec_ + lo + kTap, std::min(hi, split) - lo);
   const int top = std::max(lo, split);
-  if (top < hi) add(vec_ + top, vec_ + top - split, hi - top);
+  if (top < hi) top_ = std::max(top_, add(vec_ + top, vec_ + top - split, hi - top));
   pos_ = hi;
   stop_ = lo;
 }
@@ -89,7 +90,8 @@ void GoRand::skip_int31n(int32_t n, int64_t count) {
   while (count > 0) {
     if (pos_ == stop_) refill();
     const int take = static_cast<int>(std::min<int64_t>(count, pos_ - stop_));
-    const int rejected = pow2 ? 0 : count_above(vec_ + pos_ - take, take, max);
+    // A batch whose values all lie below max's top bits rejects none.
+    const int rejected = pow2 || top_ < (max >> 16) ? 0 : count_above(vec_ + pos_ - take, take, max);
     pos_ -= take;
     count -= take - rejected;
   }
