@@ -373,10 +373,19 @@ inline int64_t Instance::steps_to_due(const StepState& r) const {
   // filling with the request's own content (not indexed) has nothing to do
   // but count.
   const bool fill_registers = r.kv.count - 1 < std::min<int64_t>(r.kv.num_hashes, r.kv.shareable);
-  int64_t ahead = int64_t{r.kv.count} * cfg_.block_size - r.kv.tokens + (fill_registers ? 0 : 1);
-  ahead = std::min<int64_t>(ahead, r.output_tokens - r.emitted);
+  const int64_t ahead = int64_t{r.kv.count} * cfg_.block_size - r.kv.tokens + (fill_registers ? 0 : 1);
+  return std::min(ahead, events_ahead(r));
+}
+
+inline int64_t Instance::events_ahead(const StepState& r) const {
+  int64_t ahead = r.output_tokens - r.emitted;
   if (cfg_.max_model_len > 0) ahead = std::min<int64_t>(ahead, cfg_.max_model_len - 1 - r.entry.progress);
   return ahead;
+}
+
+inline bool Instance::own_blocks_ahead(const StepState& r) const {
+  // Its last block fills without registering, and the next is an own block.
+  return r.kv.count - 1 >= std::min<int64_t>(r.kv.num_hashes, r.kv.shareable) && kv_.next_is_own(r.kv);
 }
 
 void Instance::anchor(size_t pos, uint64_t S) {
@@ -392,6 +401,7 @@ void Instance::anchor(size_t pos, uint64_t S) {
   const int64_t ahead = steps_to_due(r);
   if (ahead <= 1) return;
   dues_[pos] = S + static_cast<uint64_t>(ahead);
+  mb.event = own_blocks_ahead(r) ? S + static_cast<uint64_t>(events_ahead(r)) : dues_[pos];
   mb.key = r.entry.progress - static_cast<int64_t>(S);
   mb.input = r.entry.input_tokens;
   if (implicit_.count++ == 0) {
@@ -460,7 +470,7 @@ void Instance::schedule_running(SimTime now, Forming& f) {
       stall_from(i, S, now);
       break;
     }
-    if (dues_[i] != 0 && renew_implicit(i, S, now, f.budget)) {
+    if (dues_[i] != 0 && (renew_block(i, S, f.budget) || renew_implicit(i, S, now, f.budget))) {
       ++i;
       continue;
     }
@@ -480,6 +490,18 @@ void Instance::stall_from(size_t i, uint64_t S, SimTime now) {
     others_.push_back(slab_[batch_[k].slot].s.entry);
     active_.push_back(static_cast<uint32_t>(k));
   }
+}
+
+bool Instance::renew_block(size_t pos, uint64_t S, int64_t& budget) {
+  // Due before its event: its last block is full as of step S - 1 and this
+  // step's token is neither its last nor at the cap (as renew_implicit()
+  // would find it). The block is what add_block() would give; its token
+  // stays implicit, so neither tokens nor progress need bringing up.
+  const Member& mb = batch_[pos];
+  if (S >= mb.event || !kv_.add_own_block(slab_[mb.slot].s.kv)) return false;
+  --budget;
+  dues_[pos] = std::min<uint64_t>(S + static_cast<uint64_t>(cfg_.block_size), mb.event);
+  return true;
 }
 
 bool Instance::renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budget) {
@@ -705,7 +727,7 @@ void Instance::join_batch(Request& q, SimTime now) {
   signals_.scheduled(q, now);
   if (lora_) lora_joined(q);
   active_.push_back(static_cast<uint32_t>(batch_.size()));
-  batch_.push_back(Member{0, 0, slab_add(q)});
+  batch_.push_back(Member{0, 0, 0, slab_add(q)});
   dues_.push_back(0);
 }
 

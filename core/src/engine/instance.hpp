@@ -127,6 +127,11 @@ class Instance {
   struct Member {
     int64_t key = 0;
     int64_t input = 0;  // implicit: its input tokens (for the decode sums)
+    // Implicit: the first step with more to do than take an own block (its
+    // last token, its length cap); a due step before it is a block only
+    // (renew_block()). Not past its due when the member's blocks are not
+    // all own ones.
+    uint64_t event = 0;
     uint32_t slot = 0;  // its Running in slab_
   };
   static constexpr uint32_t kGone = UINT32_MAX;  // Member::slot of one that left during execute()
@@ -162,6 +167,9 @@ class Instance {
   // due for its new block only and got it here (it stays implicit, its token
   // taken from the budget), else it is explicit again.
   [[gnu::always_inline]] inline bool renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budget);
+  // renew_implicit() for a member due for an own block only, without
+  // bringing it up: false when that is not the case, or the block is not free.
+  [[gnu::always_inline]] inline bool renew_block(size_t pos, uint64_t S, int64_t& budget);
   // Schedules the explicit member at batch position `pos` (which a
   // preemption may move): false when its tokens could not be reserved.
   [[gnu::always_inline]] inline bool schedule_member(size_t& pos, Forming& f);
@@ -212,6 +220,10 @@ class Instance {
   void anchor(size_t pos, uint64_t S);
   // Steps from the state's last step to the member's next due one.
   [[gnu::always_inline]] inline int64_t steps_to_due(const StepState& r) const;
+  // Steps to its last token or its length cap.
+  [[gnu::always_inline]] inline int64_t events_ahead(const StepState& r) const;
+  // Whether its coming blocks are own blocks whose filling registers nothing.
+  [[gnu::always_inline]] inline bool own_blocks_ahead(const StepState& r) const;
   uint32_t slab_add(Request& q);
   void slab_free(uint32_t slot);
   // The batch as the latency model reads it (entries in batch order).

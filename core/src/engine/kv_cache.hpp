@@ -185,6 +185,19 @@ class KVCache {
     return true;
   }
 
+  // add_block() without its token, for a request whose next block is an
+  // own block (counted, no id) while blocks are free: false, changing
+  // nothing, otherwise. The request's tokens may lag (only its count and
+  // content are read).
+  bool add_own_block(RequestBlocks& r) {
+    if (free_blocks() < 1 || !is_own(r, r.count)) return false;
+    add_own(r, 1);
+    return true;
+  }
+
+  // Whether r's next block would be an own block.
+  bool next_is_own(const RequestBlocks& r) const { return is_own(r, r.count); }
+
   // Releases every block of the request, last block first (so a sequence's
   // later blocks are evicted before its earlier ones). A request that may
   // return (preempted) can hit its own content later: it is indexed now.
