@@ -133,7 +133,17 @@ class Instance {
     // all own ones.
     uint64_t event = 0;
     uint32_t slot = 0;  // its Running in slab_
+    // Implicit, its own blocks counted by phase (phase_count_): how many
+    // steps before its event lies its first step needing a block since it
+    // was counted (then one every block_size steps until the event), or 0.
+    // Its blocks are taken for it by the steps' bulk allocations and added
+    // to its count when it is brought up. (Relative, to keep a member in 32
+    // bytes: the batch moves members when some leave.)
+    uint32_t before_event = 0;
+    uint64_t boundary() const { return event - before_event; }
+    bool counted() const { return before_event != 0; }
   };
+  static_assert(sizeof(Member) == 32);
   static constexpr uint32_t kGone = UINT32_MAX;  // Member::slot of one that left during execute()
 
   void on_arrival(uint32_t slot);
@@ -167,6 +177,37 @@ class Instance {
   // due for its new block only and got it here (it stays implicit, its token
   // taken from the budget), else it is explicit again.
   [[gnu::always_inline]] inline bool renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budget);
+  // Implicit members needing own blocks at steps s with s % block_size ==
+  // p, counted by p; taken at once per step (bulk_blocks()).
+  std::vector<int64_t> phase_count_;
+  // How many of the steps boundary, boundary + block_size, ... are <= done.
+  int64_t boundaries_by(uint64_t boundary, uint64_t done) const {
+    return done >= boundary
+               ? static_cast<int64_t>((done - boundary) / static_cast<uint64_t>(cfg_.block_size)) + 1
+               : 0;
+  }
+  // `boundary` < mb.event, and less than 2^32 steps before it (its event
+  // is its last token or length cap, within int32 output tokens).
+  void count_phase(Member& mb, uint64_t boundary) {
+    mb.before_event = static_cast<uint32_t>(mb.event - boundary);
+    ++phase_count_[boundary % static_cast<uint64_t>(cfg_.block_size)];
+  }
+  void uncount_phase(Member& mb) {
+    --phase_count_[mb.boundary() % static_cast<uint64_t>(cfg_.block_size)];
+    mb.before_event = 0;
+  }
+  // Step S's own blocks of the counted members, before the batch is walked:
+  // the listed due members leave the count first. When the step could
+  // stall or fail an allocation, or the blocks are not all in runs at the
+  // free list's head, every counted member goes back to being due at its
+  // next block (settle_phases()) instead; false then (the due list changed).
+  [[gnu::noinline]] bool bulk_blocks(uint64_t S, size_t listed, int64_t budget, SimTime now);
+  // Whether the step's wanted tokens fit the budget and its blocks
+  // (`blocks` besides those of the listed members) are free, in runs.
+  bool bulk_fits(size_t listed, int64_t budget, int64_t blocks) const;
+  void settle_phases(uint64_t S, SimTime now);
+  // The tokens a running member would compute this step with no budget limit.
+  int64_t wanted_tokens(const StepState& r) const;
   // renew_implicit() for a member due for an own block only, without
   // bringing it up: false when that is not the case, or the block is not free.
   [[gnu::always_inline]] inline bool renew_block(size_t pos, uint64_t S, int64_t& budget);

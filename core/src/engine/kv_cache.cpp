@@ -94,6 +94,30 @@ void KVCache::drop_head() {
   --ring_size_;
 }
 
+bool KVCache::runs_cover(int64_t n) const {
+  if (n > free_blocks()) return false;
+  uint32_t pos = ring_head_;
+  for (int64_t have = 0; have < n; pos = ring_next(pos)) {
+    const FreeEntry& e = ring_[pos];
+    if (e.stale) continue;
+    if (e.id != kRun) return false;
+    have += static_cast<int64_t>(e.hash);
+  }
+  return true;
+}
+
+void KVCache::add_own_runs(int64_t n) {
+  used_ += n;
+  misses_ += n;
+  while (n > 0) {
+    FreeEntry& e = live_head();
+    const int64_t take = std::min<int64_t>(n, static_cast<int64_t>(e.hash));
+    e.hash -= static_cast<uint64_t>(take);
+    n -= take;
+    if (e.hash == 0) drop_head();
+  }
+}
+
 void KVCache::add_own_in_turn(RequestBlocks& r, int64_t n) {
   while (n > 0) {
     FreeEntry& e = live_head();

@@ -195,6 +195,12 @@ class KVCache {
     return true;
   }
 
+  // Whether the first n free blocks (n <= free_blocks()) are all own blocks
+  // in runs, so that taking them touches no cached content.
+  bool runs_cover(int64_t n) const;
+  // n own blocks for requests that count them themselves (runs_cover(n)).
+  void add_own_runs(int64_t n);
+
   // Whether r's next block would be an own block.
   bool next_is_own(const RequestBlocks& r) const { return is_own(r, r.count); }
 
