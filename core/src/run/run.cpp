@@ -13,6 +13,7 @@
 #include "run/rows.hpp"
 #include "run/rows_table.hpp"
 #include "run/simulate.hpp"
+#include "run/workload_reuse.hpp"
 #include "util/files.hpp"
 #include "util/log_once.hpp"
 #include "util/output_file.hpp"
@@ -396,6 +397,9 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
                                                   path, search ? "a search" : "a sweep"));
 
   check_outputs(base);
+  // Configurations that differ in the fleet alone simulate one workload:
+  // generated once (run/workload_reuse.hpp).
+  const WorkloadReuse reuse;
   Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(), rights,
                 base.event_script);
   if (search) {
