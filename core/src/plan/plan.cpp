@@ -470,6 +470,7 @@ class Planner {
     c.outputs.profile = false;
     c.outputs.warn_unsteady = false;
     c.outputs.quiet = true;
+    c.outputs.report_text = false;  // a trial is judged from its metrics
     c.outputs.keep_timed_samples = true;
     if (!fixed_workload_) {
       c.workload.rate = rate;

@@ -517,7 +517,7 @@ RunOutcome simulate_run(const RunConfig& given) {
   RunOutcome outcome;
   fill_outcome(in, run, outcome);
   trace_outputs(r, result, cluster, phases.empty() ? workload.get() : nullptr, outcome);
-  outcome.report = write_report(in);
+  if (config.outputs.report_text) outcome.report = write_report(in);
   return outcome;
 }
 
