@@ -147,7 +147,7 @@ class Runner : public ScenarioRunner {
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
       configs.back().rights = rights_;
       configs.back().outputs.quiet = true;  // the sweep reports its own progress
-      configs.back().outputs.report_text = false;  // the sweep prints its rows, from the metrics
+      configs.back().outputs.report_text = false;   // the sweep prints its rows, from the metrics
       configs.back().event_script = event_script_;  // each configuration runs its own copy of the code
       check_single_run_outputs(configs.back(), p);
     }

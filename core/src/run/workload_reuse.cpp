@@ -45,9 +45,13 @@ class Replay final : public WorkloadSource {
   bool follow_up(const WorkloadRequest& done, int64_t t, WorkloadRequest& out) override {
     return kept_->generator->follow_up(done, t, out);
   }
-  const SourceInfo* source_info(int32_t source) const override { return kept_->generator->source_info(source); }
+  const SourceInfo* source_info(int32_t source) const override {
+    return kept_->generator->source_info(source);
+  }
   bool has_tenant(const std::string& tenant) const override { return kept_->generator->has_tenant(tenant); }
-  std::string session_name(const WorkloadRequest& r) const override { return kept_->generator->session_name(r); }
+  std::string session_name(const WorkloadRequest& r) const override {
+    return kept_->generator->session_name(r);
+  }
 
  private:
   std::shared_ptr<const Kept> kept_;
@@ -60,7 +64,7 @@ std::shared_ptr<Kept> slot(const std::string& key, int64_t requests) {
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (s.scopes == 0) return nullptr;
   if (auto it = s.kept.find(key); it != s.kept.end()) return it->second;
-  while (!s.order.empty() && s.total + requests > kReuseTotalRequests) {
+  while (!s.order.empty() && (s.total + requests > kReuseTotalRequests || s.order.size() >= kReuseKept)) {
     s.total -= s.order.front().second;
     s.kept.erase(s.order.front().first);
     s.order.pop_front();
@@ -88,10 +92,12 @@ WorkloadReuse::~WorkloadReuse() {
   s.total = 0;
 }
 
-std::string workload_reuse_key(const ResolvedRun& r, const std::vector<ScenarioEvent>& events, bool has_code) {
+std::string workload_reuse_key(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
+                               bool has_code) {
   if (!r.distribution || !r.spec || r.replay || !events.empty() || has_code) return "";
   const DistributionWorkload& d = *r.distribution;
-  if (d.concurrency > 0 || d.num_requests <= 0 || d.num_requests > kReuseMaxRequests || r.request_cap != d.num_requests)
+  if (d.concurrency > 0 || d.num_requests <= 0 || d.num_requests > kReuseMaxRequests ||
+      r.request_cap != d.num_requests)
     return "";
   // Everything synthesize_distribution_spec and make_spec_workload read,
   // each double in its shortest exact form. A field added to
@@ -99,16 +105,17 @@ std::string workload_reuse_key(const ResolvedRun& r, const std::vector<ScenarioE
   static_assert(sizeof(DistributionWorkload) == 8 * 13 + sizeof(ArrivalSpec),
                 "DistributionWorkload changed: key its new fields in workload_reuse_key");
   const std::optional<int64_t>& timeout = r.given.workload.timeout_s;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|seed {}|timeout {}|horizon {}|block {}",
-                     d.rate, d.concurrency, d.think_time_us, d.num_requests, d.arrival.process,
-                     d.arrival.cv ? fmt::format("{}", *d.arrival.cv) : "-", d.prefix_tokens, d.prompt_mean,
-                     d.prompt_stdev, d.prompt_min, d.prompt_max, d.output_mean, d.output_stdev, d.output_min,
-                     d.output_max, r.request_cap, r.spec->seed, r.seed,
-                     timeout ? fmt::format("{}", *timeout) : "-", r.horizon, r.config.pool().engine.block_size);
+  return fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|seed {}|timeout {}|horizon {}|block {}", d.rate,
+      d.concurrency, d.think_time_us, d.num_requests, d.arrival.process,
+      d.arrival.cv ? fmt::format("{}", *d.arrival.cv) : "-", d.prefix_tokens, d.prompt_mean, d.prompt_stdev,
+      d.prompt_min, d.prompt_max, d.output_mean, d.output_stdev, d.output_min, d.output_max, r.request_cap,
+      r.spec->seed, r.seed, timeout ? fmt::format("{}", *timeout) : "-", r.horizon,
+      r.config.pool().engine.block_size);
 }
 
-std::unique_ptr<WorkloadSource> reusable_workload(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
-                                                  bool has_code) {
+std::unique_ptr<WorkloadSource> reusable_workload(const ResolvedRun& r,
+                                                  const std::vector<ScenarioEvent>& events, bool has_code) {
   const std::string key = workload_reuse_key(r, events, has_code);
   std::shared_ptr<Kept> kept = key.empty() ? nullptr : slot(key, r.request_cap);
   if (!kept) return make_workload(r, events);

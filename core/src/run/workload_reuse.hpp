@@ -12,6 +12,7 @@
 #include <blis/scenario_events.hpp>
 #include <blis/workload.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,13 @@ class WorkloadReuse {
   WorkloadReuse& operator=(const WorkloadReuse&) = delete;
 };
 
-// The most requests a workload may have to be kept (and all kept workloads
-// together hold at most kReuseTotalRequests).
+// The most requests a workload may have to be kept; at most kReuseKept
+// workloads of kReuseTotalRequests requests in all are kept, the oldest
+// dropped first (a sweep varies its last key fastest, so the configurations
+// that share a workload come together).
 inline constexpr int64_t kReuseMaxRequests = 200'000;
-inline constexpr int64_t kReuseTotalRequests = 2'000'000;
+inline constexpr int64_t kReuseTotalRequests = 1'000'000;
+inline constexpr size_t kReuseKept = 64;
 
 // The key of the run's workload when it can be reused: an open-loop
 // distribution or preset workload of at most kReuseMaxRequests requests,
@@ -41,8 +45,8 @@ std::string workload_reuse_key(const ResolvedRun& r, const std::vector<ScenarioE
 
 // The run's workload: a replay of the kept one when a WorkloadReuse is open
 // and the run's key allows it, else make_workload(r, events).
-std::unique_ptr<WorkloadSource> reusable_workload(const ResolvedRun& r, const std::vector<ScenarioEvent>& events,
-                                                  bool has_code);
+std::unique_ptr<WorkloadSource> reusable_workload(const ResolvedRun& r,
+                                                  const std::vector<ScenarioEvent>& events, bool has_code);
 
 // How many workloads were generated and replayed since the process started
 // (what the tests check).
