@@ -74,9 +74,13 @@ void check_same(const std::vector<WorkloadRequest>& a, const std::vector<Workloa
 TEST_CASE("workload reuse: a replayed workload is the generated one, request for request", "[workload]") {
   use_stage();
   // A shared prefix (block hashes), deadlines, Poisson arrivals.
-  const std::vector<std::pair<std::string, std::string>> flags{
-      {"model", "qwen/qwen3-14b"}, {"rate", "50"},          {"num-requests", "300"}, {"prefix-tokens", "256"},
-      {"timeout", "20"},           {"arrival-process", "poisson"}, {"seed", "7"}};
+  const std::vector<std::pair<std::string, std::string>> flags{{"model", "qwen/qwen3-14b"},
+                                                               {"rate", "50"},
+                                                               {"num-requests", "300"},
+                                                               {"prefix-tokens", "256"},
+                                                               {"timeout", "20"},
+                                                               {"arrival-process", "poisson"},
+                                                               {"seed", "7"}};
   RunContext* ctx = nullptr;
   const ResolvedRun r = resolved(flags, ctx);
   const std::vector<WorkloadRequest> fresh = drain(*make_workload(r));
@@ -102,8 +106,8 @@ TEST_CASE("workload reuse: the key follows the workload's inputs and nothing els
   use_stage();
   RunContext* ctx = nullptr;
   auto key = [&](std::vector<std::pair<std::string, std::string>> extra) {
-    std::vector<std::pair<std::string, std::string>> flags{{"model", "qwen/qwen3-14b"}, {"rate", "20"},
-                                                           {"num-requests", "100"}};
+    std::vector<std::pair<std::string, std::string>> flags{
+        {"model", "qwen/qwen3-14b"}, {"rate", "20"}, {"num-requests", "100"}};
     flags.insert(flags.end(), extra.begin(), extra.end());
     return workload_reuse_key(resolved(flags, ctx), {}, false);
   };
@@ -113,36 +117,49 @@ TEST_CASE("workload reuse: the key follows the workload's inputs and nothing els
   CHECK(key({{"num-instances", "8"}}) == base);
   CHECK(key({{"routing-policy", "least-loaded"}, {"max-num-seqs", "64"}}) == base);
   // Every input of the generator does.
-  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
-           {"seed", "43"}, {"rate", "20.5"}, {"num-requests", "101"}, {"prompt-tokens", "500"},
-           {"output-tokens-max", "6000"}, {"prefix-tokens", "16"}, {"timeout", "30"}, {"horizon", "10000000"},
-           {"block-size-in-tokens", "32"}, {"arrival-process", "poisson"}, {"workload", "chatbot"}}) {
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"seed", "43"},
+                                                        {"rate", "20.5"},
+                                                        {"num-requests", "101"},
+                                                        {"prompt-tokens", "500"},
+                                                        {"output-tokens-max", "6000"},
+                                                        {"prefix-tokens", "16"},
+                                                        {"timeout", "30"},
+                                                        {"horizon", "10000000"},
+                                                        {"block-size-in-tokens", "32"},
+                                                        {"arrival-process", "poisson"},
+                                                        {"workload", "chatbot"}}) {
     INFO(flag << " " << value);
     std::vector<std::pair<std::string, std::string>> extra{{flag, value}};
     if (flag == "rate" || flag == "num-requests") {
-      std::vector<std::pair<std::string, std::string>> flags{{"model", "qwen/qwen3-14b"},
-                                                             {"rate", flag == "rate" ? value : "20"},
-                                                             {"num-requests", flag == "num-requests" ? value : "100"}};
+      std::vector<std::pair<std::string, std::string>> flags{
+          {"model", "qwen/qwen3-14b"},
+          {"rate", flag == "rate" ? value : "20"},
+          {"num-requests", flag == "num-requests" ? value : "100"}};
       CHECK(workload_reuse_key(resolved(flags, ctx), {}, false) != base);
       continue;
     }
     CHECK(key(extra) != base);
   }
   // Not kept: closed-loop users, scenario code, more requests than kept.
-  CHECK(workload_reuse_key(resolved({{"model", "qwen/qwen3-14b"}, {"concurrency", "4"}, {"num-requests", "100"}}, ctx),
-                           {}, false)
+  CHECK(workload_reuse_key(
+            resolved({{"model", "qwen/qwen3-14b"}, {"concurrency", "4"}, {"num-requests", "100"}}, ctx), {},
+            false)
             .empty());
   CHECK(workload_reuse_key(resolved({{"model", "qwen/qwen3-14b"}, {"rate", "20"}}, ctx), {}, true).empty());
-  CHECK(workload_reuse_key(resolved({{"model", "qwen/qwen3-14b"}, {"rate", "20"}, {"num-requests", "300000"}}, ctx),
-                           {}, false)
-            .empty());
+  CHECK(
+      workload_reuse_key(
+          resolved({{"model", "qwen/qwen3-14b"}, {"rate", "20"}, {"num-requests", "300000"}}, ctx), {}, false)
+          .empty());
 }
 
-TEST_CASE("workload reuse: a sweep over the fleet prints each configuration's row as it runs alone", "[workload]") {
+TEST_CASE("workload reuse: a sweep over the fleet prints each configuration's row as it runs alone",
+          "[workload]") {
   TempDir dir("blis-reuse");
   const std::string head = "model = \"qwen/qwen3-14b\"\nrate = 30\nnum-requests = 200\nprefix-tokens = 128\n";
   const std::string sweep = dir.write(
-      "sweep.toml", head + "[sweep]\nnum-instances = [1, 2, 3]\nrouting-policy = [\"round-robin\", \"least-loaded\"]\n");
+      "sweep.toml",
+      head + "[sweep]\nnum-instances = [1, 2, 3]\nrouting-policy = [\"round-robin\", \"least-loaded\"]\n");
   const Result all = run_blis("run " + sweep + " --jobs 1");
   REQUIRE(all.status == 0);
   const Result parallel = run_blis("run " + sweep + " --jobs 2");
@@ -151,8 +168,8 @@ TEST_CASE("workload reuse: a sweep over the fleet prints each configuration's ro
   // Each configuration alone (a sweep of one generates its workload itself).
   for (const char* n : {"1", "2", "3"})
     for (const char* policy : {"round-robin", "least-loaded"}) {
-      const std::string one = dir.write("one.toml", head + "[[sweep]]\nnum-instances = " + n +
-                                                        "\nrouting-policy = \"" + policy + "\"\n");
+      const std::string one = dir.write(
+          "one.toml", head + "[[sweep]]\nnum-instances = " + n + "\nrouting-policy = \"" + policy + "\"\n");
       const Result alone = run_blis("run " + one + " --jobs 1");
       REQUIRE(alone.status == 0);
       const size_t at = alone.out.find("{\"num_instances\"");
