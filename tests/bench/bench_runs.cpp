@@ -131,6 +131,36 @@ void BM_Sweep(benchmark::State& state) {
 }
 BENCHMARK(BM_Sweep)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// A sweep over the fleet alone (issue 31, item 7): 25 instance counts x 4
+// routing policies x 2 batch sizes of one 500-request workload, which the
+// sweep generates once (run/workload_reuse.hpp). Reported per configuration.
+void BM_FleetSweep(benchmark::State& state) {
+  const std::string stage = blis::bench::stage_dir();
+  setenv("BLIS_DATA_DIR", (stage + "/share/blis/data").c_str(), 0);
+  setenv("BLIS_PLUGIN_PATH", (stage + "/lib/blis/plugins").c_str(), 0);
+  const int64_t configs = 25 * 4 * 2;
+  const std::string path = "/tmp/blis-bench-fleet-sweep-" + std::to_string(::getpid()) + ".toml";
+  {
+    std::ofstream f(path);
+    f << "model = \"qwen/qwen3-14b\"\nnum_requests = 500\nrate = 40\nquiet = true\n";
+    f << "[sweep]\nnum_instances = [";
+    for (int64_t n = 1; n <= 25; ++n) f << (n > 1 ? "," : "") << n;
+    f << "]\nrouting_policy = [\"round-robin\", \"least-loaded\", \"weighted\", \"always-busiest\"]\n"
+      << "max_num_running_reqs = [64, 128]\n";
+  }
+  blis::RunRequest request;
+  request.scenario = path;
+  request.command_line.push_back({"jobs", "1", "--jobs", {}});
+  for (auto _ : state) {
+    std::ostringstream out;
+    blis::run(request, out);
+  }
+  std::remove(path.c_str());
+  state.counters["configs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * configs), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FleetSweep)->Iterations(1)->Unit(benchmark::kMillisecond);
+
 const bool registered = (register_runs(), true);
 
 }  // namespace

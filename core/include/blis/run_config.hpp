@@ -213,6 +213,7 @@ struct OutputSettings {
   bool keep_distributions = false;       // not a setting: plans keep latency CDFs for their report
   bool keep_timed_samples = false;       // not a setting: plans judge latencies in steady state
   bool quiet = false;                    // no progress on stderr
+  bool report_text = true;               // not a setting: the runs of sweeps and plans write no report
   // What stdout's blocks look like: "seed" (c9ca689b's) or "head" (HEAD's:
   // every metrics block even with nothing completed, timed_out_requests, the
   // split rejection lines, priority inversions only under priority-fcfs).

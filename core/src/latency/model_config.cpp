@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -265,6 +267,40 @@ ModelArch load_model_config_folder(const std::string& dir) {
   return load_model_config_json(path);
 }
 
+namespace {
+
+// A file's bytes ("" when it cannot be read).
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A bundled model's file, parsed. A sweep resolves its model once per
+// configuration, and parsing the TOML was a tenth of a small configuration's
+// set-up: the parse is kept per path, for as long as the file's bytes are
+// the same (they are read and compared each time, which costs far less).
+ModelArch parsed_model_file(const std::string& path) {
+  std::string bytes = file_bytes(path);
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::string, ModelArch>> parsed;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = parsed.find(path); it != parsed.end() && !bytes.empty() && it->second.first == bytes)
+      return it->second.second;
+  }
+  ModelArch arch = arch_from_json(json_of(toml_util::parse_file(path)), path);
+  // Kept only when the file did not change while it was parsed.
+  if (bytes.empty() || file_bytes(path) != bytes) return arch;
+  const std::lock_guard<std::mutex> lock(mutex);
+  parsed[path] = {std::move(bytes), arch};
+  return arch;
+}
+
+}  // namespace
+
 std::optional<ModelArch> DataCatalog::bundled_model(const std::string& model) const {
   // The short name is the part after the first '/' (spec cli.md §3.3 step 3b).
   // Names are looked up lower-cased, as the CLI does (spec cli.md §3.3 step 1).
@@ -279,7 +315,7 @@ std::optional<ModelArch> DataCatalog::bundled_model(const std::string& model) co
                                     "\" contains invalid path components");
   const std::string path = (fs::path(dir_) / "models" / (short_name + ".toml")).string();
   if (!files::exists(path)) return std::nullopt;
-  ModelArch arch = arch_from_json(json_of(toml_util::parse_file(path)), path);
+  ModelArch arch = parsed_model_file(path);
   if (arch.weight_bytes_per_param == 0) arch.weight_bytes_per_param = weight_bytes_from_model_name(name);
   return arch;
 }

@@ -14,6 +14,7 @@
 #include "run/farm.hpp"
 #include "run/resolve.hpp"
 #include "run/simulate.hpp"
+#include "run/workload_reuse.hpp"
 #include "util/json_format.hpp"
 #include "util/log_once.hpp"
 #include "util/progress.hpp"
@@ -469,6 +470,7 @@ class Planner {
     c.outputs.profile = false;
     c.outputs.warn_unsteady = false;
     c.outputs.quiet = true;
+    c.outputs.report_text = false;  // a trial is judged from its metrics
     c.outputs.keep_timed_samples = true;
     if (!fixed_workload_) {
       c.workload.rate = rate;
@@ -1343,6 +1345,9 @@ PlanRequest without_search(const PlanRequest& given) {
 bool plan(const PlanRequest& given, std::ostream& out) {
   if (given.format != "table" && given.format != "json")
     throw InputError("--format", fmt::format("unknown format '{}'; valid: json, table", given.format));
+  // Trials that differ in the fleet alone simulate one workload: generated
+  // once (run/workload_reuse.hpp).
+  const WorkloadReuse reuse;
   if (given.search) {
     if (!given.report.empty()) check_report_dir(given.report, "--report");
     return search_deployments(given, out);

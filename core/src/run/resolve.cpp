@@ -771,6 +771,7 @@ void resolve_distribution_workload(ResolvedRun& r, const RunContext& ctx, const 
   WorkloadSpec spec = synthesize_distribution_spec(d, r.seed);
   validate_workload_spec(spec);
   r.spec = std::move(spec);
+  if (concurrency == 0) r.distribution = d;
   apply_timeout(r);
   r.deadlines = r.deadlines || has_deadlines(*r.spec);
 }

@@ -77,6 +77,10 @@ struct ResolvedRun {
   int64_t horizon = kNoHorizon;
   int64_t request_cap = 0;                // 0 = unbounded (spec, trace)
   std::optional<WorkloadSpec> spec;       // spec file or synthesized distribution
+  // The distribution or preset workload the spec was synthesized from (open
+  // loop only): with seed, timeout, horizon and block size, all that makes
+  // its requests (run/workload_reuse.hpp keys its cache on them).
+  std::optional<DistributionWorkload> distribution;
   std::shared_ptr<const workload::TraceV2> replay;  // `blis replay`'s trace: the workload
   bool deadlines = false;                 // some client has a timeout: timed_out_requests is reported
   std::shared_ptr<const OffloadChainConfig> offload;  // --kv-offload-config (run/kv_offload_setup.hpp)

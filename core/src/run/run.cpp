@@ -13,6 +13,7 @@
 #include "run/rows.hpp"
 #include "run/rows_table.hpp"
 #include "run/simulate.hpp"
+#include "run/workload_reuse.hpp"
 #include "util/files.hpp"
 #include "util/log_once.hpp"
 #include "util/output_file.hpp"
@@ -146,6 +147,7 @@ class Runner : public ScenarioRunner {
       configs.push_back(build_config({&base_, &own, &cli_}, script_dir_));
       configs.back().rights = rights_;
       configs.back().outputs.quiet = true;  // the sweep reports its own progress
+      configs.back().outputs.report_text = false;   // the sweep prints its rows, from the metrics
       configs.back().event_script = event_script_;  // each configuration runs its own copy of the code
       check_single_run_outputs(configs.back(), p);
     }
@@ -396,6 +398,9 @@ void scenario_run(const RunRequest& req, std::ostream& out) {
                                                   path, search ? "a search" : "a sweep"));
 
   check_outputs(base);
+  // Configurations that differ in the fleet alone simulate one workload:
+  // generated once (run/workload_reuse.hpp).
+  const WorkloadReuse reuse;
   Runner runner(base_settings, req.command_line, dir, base.outputs.jobs, search ? 0 : points.size(), rights,
                 base.event_script);
   if (search) {

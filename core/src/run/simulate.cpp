@@ -13,6 +13,7 @@
 #include "run/pd_setup.hpp"
 #include "run/pools.hpp"
 #include "run/report_writer.hpp"
+#include "run/workload_reuse.hpp"
 #include "workload/slo_class.hpp"
 
 #include <blis/lua.hpp>
@@ -476,7 +477,7 @@ RunOutcome simulate_run(const RunConfig& given) {
   RunContext ctx = RunContext::open(config);
   const ResolvedRun r = resolve(config, ctx);
   ClusterConfig cc = cluster_config(r);
-  auto workload = make_workload(r, cc.events);
+  auto workload = reusable_workload(r, cc.events, config.event_script.has_value());
   const std::vector<WorkloadPhase> phases = make_workload_phases(r, cc.events, cc.deadlines);
   const std::vector<ResolvedPool> pools = resolve_pools(config, ctx);
   const std::vector<const ResolvedRun*> pool_runs = assemble_pools(config, r, pools, cc);
@@ -516,7 +517,7 @@ RunOutcome simulate_run(const RunConfig& given) {
   RunOutcome outcome;
   fill_outcome(in, run, outcome);
   trace_outputs(r, result, cluster, phases.empty() ? workload.get() : nullptr, outcome);
-  outcome.report = write_report(in);
+  if (config.outputs.report_text) outcome.report = write_report(in);
   return outcome;
 }
 
