@@ -10,7 +10,7 @@ namespace blis {
 void MetricsCollector::on_completed(Request& r, SimTime) {
   const Slot& i = of(r);
   InstanceMetrics& m = *i.metrics;
-  const StepState& s = r.step;
+  const StepState& s = r.step();
   if (r.length_capped) ++m.length_capped;
   ++m.completed;
   m.output_tokens += output_tokens(r);

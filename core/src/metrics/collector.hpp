@@ -143,8 +143,8 @@ class MetricsCollector : public LifecycleSubscriber {
   }
   // A request re-routed off a failed instance is queued again: its input counts once.
   void on_queued(Request& r, SimTime) {
-    if (r.timing.input_counted) return;
-    r.timing.input_counted = true;
+    if (r.marks.input_counted) return;
+    r.marks.input_counted = true;
     of(r).metrics->input_tokens += r.spec.input_tokens;
   }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
@@ -170,7 +170,7 @@ class MetricsCollector : public LifecycleSubscriber {
     const Slot& i = of(r);
     RequestTiming::Detail& t = r.timing.set();
     t.ttft = end + i.alpha_output - r.spec.arrival_us;
-    if (r.timing.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
+    if (r.marks.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
     t.first_token_end = end;
     if (t.ttft_sample >= 0 && t.ttft_instance == r.instance) {  // again after a restart: the last counts
       i.metrics->ttft[static_cast<size_t>(t.ttft_sample)] = t.ttft;
@@ -229,10 +229,10 @@ class MetricsCollector : public LifecycleSubscriber {
   // A request that stops streaming before it completes: its last token so far
   // as the client saw it (--trace-output).
   void partial_last_token(Request& r) {
-    if (!r.timing.detail || r.timing.detail->ttft < 0 || r.step.emitted <= 0) return;
-    r.timing.detail->last_token = r.step.last_token_end - r.spec.arrival_us + r.step.emitted * of(r).alpha_output;
+    if (!r.timing.detail || r.timing.detail->ttft < 0 || r.step().emitted <= 0) return;
+    r.timing.detail->last_token = r.step().last_token_end - r.spec.arrival_us + r.step().emitted * of(r).alpha_output;
   }
-  static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
+  static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step().emitted : 0; }
   static void timed_itl(InstanceMetrics& m);
 
   bool keep_completions_;
