@@ -9,6 +9,7 @@
 // whatever it is (tests/unit/test_packed_samples.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -37,11 +38,7 @@ class PackedSamples {
   bool empty() const { return size_ == 0; }
 
   void push_back(Wide v) {
-    if (size_ % kChunk == 0) {
-      chunks_.push_back(Chunk{v, {}, {}});
-      // A second chunk: a long run, whose chunks all fill.
-      if (chunks_.size() > 1) chunks_.back().narrow.reserve(kChunk);
-    }
+    if (size_ % kChunk == 0) new_chunk(v);
     Chunk& c = chunks_.back();
     ++size_;
     if (c.wide.empty()) {
@@ -79,22 +76,39 @@ class PackedSamples {
   }
 
   // Adds `delta` to the value at i (the wrap of Wide's arithmetic aside).
-  void add(size_t i, Wide delta) { set(i, sum(operator[](i), delta)); }
+  void add(size_t i, Wide delta) {
+    Chunk& c = chunks_[i / kChunk];
+    const size_t k = i % kChunk;
+    if (c.wide.empty()) {
+      if (const Wide d = sum(c.narrow[k], delta); fits(d)) {
+        c.narrow[k] = static_cast<Narrow>(d);
+        return;
+      }
+      widen(c);
+    }
+    c.wide[k] = sum(c.wide[k], delta);
+  }
 
   // Appends every value of `other`, in order.
   void append(const PackedSamples& other) {
-    for (size_t i = 0; i < other.size_; ++i) push_back(other[i]);
+    for (const Chunk& c : other.chunks_) {
+      if (c.wide.empty()) {
+        for (const Narrow d : c.narrow) push_back(sum(c.base, d));
+      } else {
+        for (const Wide v : c.wide) push_back(v);
+      }
+    }
   }
 
   // The values as a plain vector (for sorting and selection).
   std::vector<Wide> values() const {
-    std::vector<Wide> out;
-    out.reserve(size_);
+    std::vector<Wide> out(size_);
+    Wide* at = out.data();
     for (const Chunk& c : chunks_) {
       if (c.wide.empty()) {
-        for (const Narrow d : c.narrow) out.push_back(sum(c.base, d));
+        for (const Narrow d : c.narrow) *at++ = sum(c.base, d);
       } else {
-        out.insert(out.end(), c.wide.begin(), c.wide.end());
+        at = std::copy(c.wide.begin(), c.wide.end(), at);
       }
     }
     return out;
@@ -147,10 +161,15 @@ class PackedSamples {
   static Wide diff(Wide v, Wide base) { return static_cast<Wide>(static_cast<UWide>(v) - static_cast<UWide>(base)); }
   static Wide sum(Wide base, Wide d) { return static_cast<Wide>(static_cast<UWide>(base) + static_cast<UWide>(d)); }
   static bool fits(Wide d) { return d >= std::numeric_limits<Narrow>::min() && d <= std::numeric_limits<Narrow>::max(); }
-  static void widen(Chunk& c) {
+  [[gnu::noinline]] void new_chunk(Wide base) {
+    chunks_.push_back(Chunk{base, {}, {}});
+    // A second chunk: a long run, whose chunks all fill.
+    if (chunks_.size() > 1) chunks_.back().narrow.reserve(kChunk);
+  }
+  [[gnu::noinline]] static void widen(Chunk& c) {
     c.wide.reserve(kChunk);
     for (const Narrow d : c.narrow) c.wide.push_back(sum(c.base, d));
-    c.narrow = {};
+    std::vector<Narrow>().swap(c.narrow);  // its memory too (`= {}` would keep it)
   }
 
   std::vector<Chunk> chunks_;
