@@ -42,6 +42,10 @@ struct WorkloadRequest {
   Label tenant_id;
   Label model;
   Label adapter;  // LoRA adapter (engine/lora.hpp); empty = the base model
+  // Its client's TTFT target (µs, slo_target_us; 0 = none): the gateway's
+  // slo-deadline order reads it before the class's --slo-targets (HEAD).
+  // (Beside the labels: every queued request has one, so no padding.)
+  int32_t slo_target_us = 0;
   // Chained content hashes (block_hash.hpp) of every complete block of the
   // sequence input ++ output: (input_tokens + output_tokens) / block_size
   // entries. The first input_tokens / block_size cover the prompt only.
@@ -70,9 +74,6 @@ struct WorkloadRequest {
   // closed-loop user's next request), not drawn from the source's chain;
   // the cluster's arrivals set it.
   bool follow_up = false;
-  // Its client's TTFT target (µs, slo_target_us; 0 = none): the gateway's
-  // slo-deadline order reads it before the class's --slo-targets (HEAD).
-  int32_t slo_target_us = 0;
 };
 
 // It carries image, audio or video tokens (the encode decider multimodal's test).

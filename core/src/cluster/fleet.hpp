@@ -56,7 +56,7 @@ class Fleet {
   void warm_up(size_t i, Request& r) {
     if (!warm_up_on_) return;
     int32_t& left = slots_[i].warm_left;
-    r.timing.warm_up = left > 0;
+    r.marks.warm_up = left > 0;
     if (left > 0) --left;
   }
 

@@ -8,7 +8,7 @@ namespace blis {
 void Rerouting::lose(uint32_t slot, bool reroute) {
   Request& r = core_.pool[slot];
   const SimTime now = core_.kernel.now();
-  if (reroute && r.step.emitted == 0) {
+  if (reroute && r.step().emitted == 0) {
     core_.signals.departed(r, now);
     this->reroute(slot);
     return;
@@ -21,7 +21,7 @@ void Rerouting::lose(uint32_t slot, bool reroute) {
 void Rerouting::reroute(uint32_t slot) {
   Request& r = core_.pool[slot];
   r.state = RequestState::Pipeline;
-  r.step = StepState{};
+  r.drop_step();
   r.pd = PdStage::None;
   if (pd_ != nullptr) pd_->forget(slot);
   ++rerouted_;

@@ -89,18 +89,29 @@ void Instance::on_queued(uint32_t slot) {
                (static_cast<uint64_t>(r.incarnation) << 32) | slot);
   }
   r.state = RequestState::Queued;
-  StepState& st = r.step;
-  st.entry.input_tokens = in;
-  // A P/D prefill computes the prompt's KV and delivers no token (spec head §5.2).
-  st.output_tokens = r.pd == PdStage::Prefill ? 0 : r.spec.output_tokens;
-  st.kv.shareable = r.spec.shareable_blocks;  // kv.hashes: when first scheduled
-  st.set_progress(0, in);
+  // A request that never ran gets its step state when first admitted.
+  if (r.has_step()) init_queued(r.step_mut(), r);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id, queue_rank(r));
   signals_.queued(r, kernel_.now());
   if (!step_pending_) {
     step_pending_ = true;
     schedule(kernel_, kernel_.now(), EventKind::Step, index_);
   }
+}
+
+// The step state of a request as it enters the wait queue.
+void Instance::init_queued(StepState& st, const Request& r) {
+  const int64_t in = r.spec.input_tokens;
+  st.entry.input_tokens = in;
+  // A P/D prefill computes the prompt's KV and delivers no token (spec head §5.2).
+  st.output_tokens = r.pd == PdStage::Prefill ? 0 : r.spec.output_tokens;
+  st.kv.shareable = r.spec.shareable_blocks;  // kv.hashes: when first scheduled
+  st.set_progress(0, in);
+}
+
+StepState& Instance::queued_step(Request& r) {
+  if (!r.has_step()) init_queued(r.make_step(), r);
+  return r.step_mut();
 }
 
 bool Instance::servable(const Request& r) const {
@@ -120,7 +131,7 @@ bool Instance::reserve_transfer(Request& r, SimTime now) {
   ++changes_;
   if (!servable(r)) return false;
   kv_.set_clock(now);
-  StepState& st = r.step;
+  StepState& st = r.make_step();
   st = StepState{};
   const int64_t in = r.spec.input_tokens;
   st.entry.input_tokens = in;
@@ -140,7 +151,7 @@ bool Instance::reserve_transfer(Request& r, SimTime now) {
 
 void Instance::release_transfer(Request& r) {
   ++changes_;
-  kv_.release(r.step.kv);
+  kv_.release(r.step_mut().kv);
 }
 
 // spec head §5.2 step 6: queued with its KV in place; its first step decodes.
@@ -193,14 +204,14 @@ void Instance::take_off(Request& r) {
     size_t pos = 0;
     while (slab_[batch_[pos].slot].req != &r) ++pos;
     catch_up(pos, step_index_, last_step_end_);
-    r.step = slab_[batch_[pos].slot].s;
+    r.step_mut() = slab_[batch_[pos].slot].s;
     slab_free(batch_[pos].slot);
     erase_member(pos);
-    kv_.release(r.step.kv);
+    kv_.release(r.step_mut().kv);
   } else {
     waiting_.erase(r.slot, r.spec.arrival_us, r.spec.input_tokens, r.spec.id, queue_rank(r));
     if (offload_) offload_->forget(r.spec.id);
-    if (r.step.kv.count > 0) kv_.release(r.step.kv);  // P/D: KV transferred for its decode
+    if (r.step().kv.count > 0) kv_.release(r.step_mut().kv);  // P/D: KV transferred for its decode
   }
 }
 
@@ -300,7 +311,7 @@ uint32_t Instance::slab_add(Request& q) {
     slot = static_cast<uint32_t>(slab_.size());
     slab_.emplace_back();
   }
-  slab_[slot] = Running{q.step, &q};
+  slab_[slot] = Running{q.step(), &q};
   return slot;
 }
 
@@ -659,7 +670,7 @@ void Instance::admit_waiting(SimTime now, Forming& f) {
     const uint32_t slot = waiting_.front();
     Request& q = pool_[slot];
     if (lora_ && lora_gated(q)) break;  // head-of-line: its adapter is loading
-    StepState& qs = q.step;
+    StepState& qs = queued_step(q);
     // Lazy content is made now, and stays until the request leaves.
     pool_.complete_content(q, cfg_.block_size);
     qs.kv.hashes = q.spec.block_hashes.data();
@@ -677,7 +688,7 @@ void Instance::admit_waiting(SimTime now, Forming& f) {
 // (its own blocks filling the cache) computes its prompt here instead.
 Instance::Transferred Instance::admit_transferred(uint32_t slot, SimTime now, int64_t& budget) {
   Request& q = pool_[slot];
-  StepState& qs = q.step;
+  StepState& qs = q.step_mut();
   bool fits = kv_.append_in_place(qs.kv, 1) || kv_.allocate(qs.kv, {}, 1);
   if (!fits && batch_.empty() && reclaim_queued_kv(slot)) fits = kv_.allocate(qs.kv, {}, 1);
   if (fits) {
@@ -699,7 +710,7 @@ Instance::Transferred Instance::admit_transferred(uint32_t slot, SimTime now, in
 
 bool Instance::admit_prefill(uint32_t slot, SimTime now, int64_t& budget) {
   Request& q = pool_[slot];
-  StepState& qs = q.step;
+  StepState& qs = q.step_mut();
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   // At least one token is always computed, so a fully cached prompt still
@@ -776,7 +787,7 @@ void Instance::admit_waiting_deferring(SimTime now, Forming& f) {
     const uint32_t slot = queue_scratch_[pos];
     Request& q = pool_[slot];
     if (offload_->waiting(q.spec.id)) continue;
-    StepState& qs = q.step;
+    StepState& qs = queued_step(q);
     pool_.complete_content(q, cfg_.block_size);
     qs.kv.hashes = q.spec.block_hashes.data();
     qs.kv.num_hashes = static_cast<int64_t>(q.spec.block_hashes.size());
@@ -818,12 +829,13 @@ void Instance::join_batch(Request& q, SimTime now) {
 bool Instance::reclaim_queued_kv(uint32_t head) {
   std::vector<uint32_t> holders;
   waiting_.for_each([&](uint32_t s) {
-    if (s != head && pool_[s].step.kv.count > 0) holders.push_back(s);
+    if (s != head && pool_[s].step().kv.count > 0) holders.push_back(s);
   });
   for (uint32_t s : holders) {
     Request& q = pool_[s];
-    kv_.release(q.step.kv, KVCache::Release::MayReturn);
-    q.step.set_progress(0, q.spec.input_tokens + q.step.emitted);
+    StepState& qs = q.step_mut();
+    kv_.release(qs.kv, KVCache::Release::MayReturn);
+    qs.set_progress(0, q.spec.input_tokens + qs.emitted);
   }
   return !holders.empty();
 }
@@ -885,7 +897,7 @@ Request& Instance::pop_running() { return take_running(batch_.size() - 1); }
 Request& Instance::take_running(size_t pos) {
   const uint32_t slot = batch_[pos].slot;
   Request& q = *slab_[slot].req;
-  q.step = slab_[slot].s;
+  q.step_mut() = slab_[slot].s;
   slab_free(slot);
   erase_member(pos);
   return q;
@@ -896,7 +908,7 @@ Request& Instance::take_running(size_t pos) {
 // re-admission it recomputes prompt + delivered tokens, then goes on.
 void Instance::preempt(Request& v) {
   signals_.preempted(v, kernel_.now());
-  StepState& s = v.step;
+  StepState& s = v.step_mut();
   kv_.release(s.kv, KVCache::Release::MayReturn);
   v.state = RequestState::Queued;
   s.entry.new_tokens = 0;
@@ -998,7 +1010,7 @@ bool Instance::execute_member(size_t pos, SimTime end, uint64_t step) {
   const bool capped = !done && m > 0 && r.pi() >= m - 1;
   if (done || capped) {
     Request& q = *rr.req;
-    q.step = r;
+    q.step_mut() = r;
     slab_free(mb.slot);
     mb.slot = kGone;
     complete(q, capped, end);
@@ -1042,7 +1054,7 @@ void Instance::emit_token_slow(Running& rr, SimTime end, uint64_t s) {
 
 void Instance::complete(Request& r, bool capped, SimTime end) {
   lora_release(r);
-  StepState& s = r.step;
+  StepState& s = r.step_mut();
   if (r.pd == PdStage::Prefill && !capped) {
     // spec head §5.2 step 5: the prompt's KV leaves for the decode instance;
     // the cluster takes the request over at the end of the step.
@@ -1077,9 +1089,7 @@ void Instance::evict(std::vector<uint32_t>& out) {
   ++changes_;
   auto reset = [&](Request& q) {
     lora_release(q);
-    kv_.release(q.step.kv);
-    q.step.entry.new_tokens = 0;
-    q.step.entry.cached_tokens = 0;
+    release_queued(q);
     q.state = RequestState::Queued;
     out.push_back(q.slot);
   };
@@ -1093,6 +1103,20 @@ void Instance::evict(std::vector<uint32_t>& out) {
   }
 }
 
+// Its KV freed, ready for another batch. A request that never ran holds
+// none, but the release is made all the same: it moves the CPU tier on.
+void Instance::release_queued(Request& q) {
+  if (!q.has_step()) {
+    RequestBlocks none;
+    kv_.release(none);
+    return;
+  }
+  StepState& s = q.step_mut();
+  kv_.release(s.kv);
+  s.entry.new_tokens = 0;
+  s.entry.cached_tokens = 0;
+}
+
 void Instance::evict_waiting(std::vector<uint32_t>& out) {
   ++changes_;
   while (!waiting_.empty()) {
@@ -1100,16 +1124,14 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
     waiting_.pop_front();
     lora_release(q);
     if (offload_) offload_->forget(q.spec.id);
-    kv_.release(q.step.kv);
-    q.step.entry.new_tokens = 0;
-    q.step.entry.cached_tokens = 0;
+    release_queued(q);
     out.push_back(q.slot);
   }
 }
 
 void Instance::finalize() {
   make_all_explicit();
-  for (const Member& mb : batch_) slab_[mb.slot].req->step = slab_[mb.slot].s;
+  for (const Member& mb : batch_) slab_[mb.slot].req->step_mut() = slab_[mb.slot].s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon),
                                         offload_ ? offload_->hit_rate() : kv_.hit_rate(),
                                         offload_ ? offload_->thrashing_rate() : kv_.thrashing_rate(), kv_.used_blocks(),

@@ -271,10 +271,14 @@ class Instance {
   blis_step_batch gathered_batch(SimTime now);
   void emit_token(Running& r, SimTime end, uint64_t step);
   [[gnu::noinline]] void emit_token_slow(Running& r, SimTime end, uint64_t step);
-  // `r.step` must hold its step state.
+  // `r.step()` must hold its step state.
   void complete(Request& r, bool capped, SimTime end);
   void drop(uint32_t slot);
   bool reclaim_queued_kv(uint32_t head);
+  static void init_queued(StepState& st, const Request& r);
+  // A queued request's step state, made at its first admission.
+  StepState& queued_step(Request& r);
+  void release_queued(Request& q);
   // Passes the enqueue guards of spec engine §2.7 on this instance.
   bool servable(const Request& r) const;
   // `r` holds its step state and no KV; it leaves the instance.

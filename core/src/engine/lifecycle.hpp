@@ -89,10 +89,10 @@ struct LifecycleSubscriber {
   // Right after on_preempted under --preemption-mode restart: its tokens so
   // far are void; its next first token replaces the one it had.
   void on_restarted(Request&) {}
-  void on_completed(Request&, SimTime) {}  // finished or length-capped; r.step is final
+  void on_completed(Request&, SimTime) {}  // finished or length-capped; r.step() is final
   void on_dropped(Request&, SimTime) {}    // can never be served (spec engine §2.7)
   // Its deadline passed at its instance: at the enqueue (r.state Routed),
-  // while queued or while running (r.step holds its step state); its KV is
+  // while queued or while running (r.step() holds its step state); its KV is
   // already free (spec head §4.1).
   void on_timed_out(Request&, SimTime) {}
   // Lost with its instance (a scenario's `fail` event); departs next.

@@ -41,8 +41,9 @@ inline constexpr uint8_t kPdPrefill = 1, kPdDecode = 2;
 
 // What every step of the running batch reads and writes of a request. While
 // the request runs, this lives in its instance's batch (Instance::Running),
-// densely in batch order; otherwise in the Request. The order of the fields
-// puts what a step reads first into the first 64 bytes.
+// densely in batch order; otherwise beside the Request (Request::step()),
+// from its first admission to a batch until it leaves. The order of the
+// fields puts what a step reads first into the first 64 bytes.
 struct StepState {
   // What the latency model sees (spec engine §1.3, with recompute preemption
   // done as vLLM does it): input_tokens, progress π (tokens with KV computed),
@@ -72,7 +73,8 @@ struct StepState {
 
 // Every request in flight has one, queued ones too (most of them, in a
 // saturated run): the fields are ordered to leave no padding, and what only
-// a scheduled request needs is made when it is (RequestTiming::Detail).
+// a scheduled request needs is made when it is (its StepState,
+// RequestTiming::Detail).
 struct Request {
   WorkloadRequest spec;  // id, arrival, lengths, content hashes, metadata
   RequestState state = RequestState::Free;
@@ -83,6 +85,7 @@ struct Request {
   bool pd_split = false;
   // LoRA: it holds a pin on its adapter's slot (engine/lora.hpp).
   bool adapter_pinned = false;
+  RequestMarks marks;  // the metrics' flags: the engine never reads them
   int32_t instance = -1;
   uint32_t slot = 0;  // its place in the pool
   // How many requests the slot held before this one: an event scheduled for
@@ -91,9 +94,33 @@ struct Request {
   uint32_t incarnation = 0;
   // (P/D routes are kept beside the pool: ClusterSimulation::PdRoute.)
 
-  StepState step;
   RequestTiming timing;  // the metrics' slot: the engine never reads it
+
+  // Its step state, for readers: a request never admitted to a batch has
+  // none and reads as a fresh one (nothing emitted, no KV).
+  const StepState& step() const { return step_ ? *step_ : kNoStep; }
+  bool has_step() const { return step_ != nullptr; }
+  // For the engine: its step state, which must have been made.
+  StepState& step_mut() { return *step_; }
+  // Made when it is first admitted (or its KV is first reserved), fresh;
+  // it stays until the request leaves or is routed anew (drop_step()).
+  StepState& make_step() {
+    if (!step_) step_ = std::make_unique<StepState>();
+    return *step_;
+  }
+  void drop_step() { step_.reset(); }
+
+ private:
+  static inline const StepState kNoStep{};
+  // A queued request, most of them in a saturated run, holds a null pointer
+  // instead of 120 bytes (docs/design/performance.md "Memory").
+  std::unique_ptr<StepState> step_;
 };
+// A saturated run holds one per request it has seen arrive: 168 bytes (304
+// before the step state and the metrics' detail were made on admission and
+// the labels became numbers; docs/design/performance.md "Memory").
+static_assert(sizeof(void*) != 8 || (sizeof(WorkloadRequest) == 128 && sizeof(Request) == 168),
+              "a queued request's size: reorder the new field into padding, or update the figures");
 
 // The requests in flight, in slots that keep their addresses. Slots come in
 // chunks (one allocation per kChunk requests, no per-slot overhead) and are

@@ -10,7 +10,7 @@ namespace blis {
 void MetricsCollector::on_completed(Request& r, SimTime) {
   const Slot& i = of(r);
   InstanceMetrics& m = *i.metrics;
-  const StepState& s = r.step;
+  const StepState& s = r.step();
   if (r.length_capped) ++m.length_capped;
   ++m.completed;
   m.output_tokens += output_tokens(r);
@@ -28,8 +28,8 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   m.e2e.push_back(t.e2e);
   m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   for (const auto& [b, e] : t.runs) {
-    m.run_delta[b] += 1;
-    m.run_delta[e] -= 1;
+    m.run_delta.add(b, 1);
+    m.run_delta.add(e, -1);
   }
   m.extra_itls.insert(m.extra_itls.end(), t.gaps.begin(), t.gaps.end());
   if (keep_completions_) m.completions.push_back({r.spec.arrival_us, r.spec.id, t.e2e, r.spec.slo_class});

@@ -6,6 +6,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/packed_samples.hpp"
 #include "metrics/steady_window.hpp"
 
 #include <algorithm>
@@ -79,8 +80,9 @@ struct InstanceMetrics {
   double cache_hit_rate = 0, kv_thrashing_rate = 0;
 
   // Latency samples in µs, with the SLO class of each.
-  // Chunked (one entry per request of a long run): no doubling slack.
-  std::deque<int64_t> ttft, e2e, scheduling_delay;
+  // Chunked (one entry per request of a long run): no doubling slack, and
+  // 4 bytes a sample where exact (metrics/packed_samples.hpp).
+  SampleStore ttft, e2e, scheduling_delay;
   std::deque<int8_t> ttft_slo, e2e_slo;
   // Under head_form: each completed request's mean ITL (µs) and class, for
   // the ITL line of HEAD's per-SLO block.
@@ -90,16 +92,16 @@ struct InstanceMetrics {
   // Inter-token latencies: per step its standard value (Δ + α_o) and a
   // difference array counting completed requests' runs over steps; gaps that
   // are not one step (after a stall or a preemption) are kept individually.
-  // Chunked (one entry per step of a long run): no doubling slack.
-  std::deque<int64_t> step_itl;
-  std::deque<int32_t> run_delta;
+  // Chunked (one entry per step of a long run), packed where exact.
+  SampleStore step_itl;
+  CountStore run_delta;
   std::vector<int64_t> extra_itls;
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
   // With MetricsCollector::keep_timed_itl: the end of each step, and when the
   // instance stops, the inter-token latencies of its steps with their time
   // (metrics/steady_window.hpp).
-  std::deque<int64_t> step_end;
+  SampleStore step_end;
   std::vector<TimedSample> timed_itl;
 
   // Wait-queue depth summed over steps (for HOL blocking detection).
@@ -143,8 +145,8 @@ class MetricsCollector : public LifecycleSubscriber {
   }
   // A request re-routed off a failed instance is queued again: its input counts once.
   void on_queued(Request& r, SimTime) {
-    if (r.timing.input_counted) return;
-    r.timing.input_counted = true;
+    if (r.marks.input_counted) return;
+    r.marks.input_counted = true;
     of(r).metrics->input_tokens += r.spec.input_tokens;
   }
   // The scheduling delay is that of the first admission (docs/differences.md row 3).
@@ -157,7 +159,7 @@ class MetricsCollector : public LifecycleSubscriber {
       t.restarted = false;
       t.scheduling_delay = now - r.spec.arrival_us;
       if (t.delay_instance == r.instance) {  // the same instance: the sample is replaced
-        delays[static_cast<size_t>(t.delay_sample)] = t.scheduling_delay;
+        delays.set(static_cast<size_t>(t.delay_sample), t.scheduling_delay);
         return;
       }
     }
@@ -170,10 +172,10 @@ class MetricsCollector : public LifecycleSubscriber {
     const Slot& i = of(r);
     RequestTiming::Detail& t = r.timing.set();
     t.ttft = end + i.alpha_output - r.spec.arrival_us;
-    if (r.timing.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
+    if (r.marks.warm_up) t.ttft = std::llround(static_cast<double>(t.ttft) * i.warm_up_factor);
     t.first_token_end = end;
     if (t.ttft_sample >= 0 && t.ttft_instance == r.instance) {  // again after a restart: the last counts
-      i.metrics->ttft[static_cast<size_t>(t.ttft_sample)] = t.ttft;
+      i.metrics->ttft.set(static_cast<size_t>(t.ttft_sample), t.ttft);
       return;
     }
     t.ttft_sample = static_cast<int64_t>(i.metrics->ttft.size());
@@ -210,7 +212,7 @@ class MetricsCollector : public LifecycleSubscriber {
     InstanceMetrics& m = *i.metrics;
     m.step_itl.push_back(x.duration + i.alpha_output);
     if (keep_timed_itl_) m.step_end.push_back(x.start + x.duration);
-    while (m.run_delta.size() < m.step_itl.size() + 1) m.run_delta.push_back(0);  // resize() is a costly deque fill
+    while (m.run_delta.size() < m.step_itl.size() + 1) m.run_delta.push_back(0);
     m.wait_depth_sum += x.waiting;
     ++m.steps;
     m.peak_kv_blocks = std::max(m.peak_kv_blocks, x.used_kv_blocks);
@@ -229,10 +231,10 @@ class MetricsCollector : public LifecycleSubscriber {
   // A request that stops streaming before it completes: its last token so far
   // as the client saw it (--trace-output).
   void partial_last_token(Request& r) {
-    if (!r.timing.detail || r.timing.detail->ttft < 0 || r.step.emitted <= 0) return;
-    r.timing.detail->last_token = r.step.last_token_end - r.spec.arrival_us + r.step.emitted * of(r).alpha_output;
+    if (!r.timing.detail || r.timing.detail->ttft < 0 || r.step().emitted <= 0) return;
+    r.timing.detail->last_token = r.step().last_token_end - r.spec.arrival_us + r.step().emitted * of(r).alpha_output;
   }
-  static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step.emitted : 0; }
+  static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step().emitted : 0; }
   static void timed_itl(InstanceMetrics& m);
 
   bool keep_completions_;

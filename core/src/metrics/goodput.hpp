@@ -45,7 +45,7 @@ class GoodputTracker : public LifecycleSubscriber, public ReportPart, public Ser
 
   void on_admitted(Request& r) {
     if (!on(r)) return;
-    r.timing.admitted = true;
+    r.marks.admitted = true;
     ++cls(r).arrived;
   }
   void on_rejected(Request& r, std::string_view) {
@@ -53,7 +53,7 @@ class GoodputTracker : public LifecycleSubscriber, public ReportPart, public Ser
   }
   // Stopped before its admission decision: it arrived all the same.
   void on_stopped(Request& r) {
-    if (on(r) && r.state == RequestState::Pipeline && !r.timing.admitted) ++cls(r).arrived;
+    if (on(r) && r.state == RequestState::Pipeline && !r.marks.admitted) ++cls(r).arrived;
   }
   void on_completed(Request& r, SimTime);
 

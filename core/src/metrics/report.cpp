@@ -84,13 +84,13 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     out.end_time = std::max(out.end_time, p->end_time);
     out.peak_kv_blocks = std::max(out.peak_kv_blocks, p->peak_kv_blocks);
     auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-    append(out.ttft, p->ttft);
+    out.ttft.append(p->ttft);
     append(out.ttft_slo, p->ttft_slo);
-    append(out.e2e, p->e2e);
+    out.e2e.append(p->e2e);
     append(out.e2e_slo, p->e2e_slo);
     append(out.request_itl, p->request_itl);
     append(out.request_itl_slo, p->request_itl_slo);
-    append(out.scheduling_delay, p->scheduling_delay);
+    out.scheduling_delay.append(p->scheduling_delay);
     for (const auto& [id, a] : p->adapters) {
       AdapterTally& t = out.adapters[id];
       t.loads += a.loads;
@@ -394,7 +394,7 @@ std::string per_slo_block(const InstanceMetrics& cluster, const ReportContext& c
     const char* n = slo_class_name(code);
     classes[n[0] ? n : "default"].insert(code);
   }
-  auto summary_of = [](const std::deque<int64_t>& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
+  auto summary_of = [](const SampleStore& values, const std::deque<int8_t>& slo, const std::set<int8_t>& in) {
     std::vector<int64_t> picked;
     for (size_t k = 0; k < values.size(); ++k)
       if (in.count(slo[k]) > 0) picked.push_back(values[k]);

@@ -36,9 +36,6 @@ struct RequestTiming {
     std::vector<int64_t> gaps;
   };
   std::unique_ptr<Detail> detail;
-  bool admitted = false;       // passed admission (goodput counts arrivals)
-  bool input_counted = false;  // its input tokens are in its instance's metrics
-  bool warm_up = false;        // routed to an instance still warming up (spec head §6.2)
 
   // For writers: the detail, made if it is not yet.
   Detail& set() {
@@ -53,6 +50,14 @@ struct RequestTiming {
   double itl_avg() const { return detail ? detail->itl_avg : 0; }
   int64_t gateway_wait() const { return detail ? detail->gateway_wait : 0; }
   int64_t first_token_end() const { return detail ? detail->first_token_end : 0; }
+};
+
+// What the metrics mark on every request, queued ones too: beside the
+// engine's own flags in the Request, where they fill its padding.
+struct RequestMarks {
+  bool admitted = false;       // passed admission (goodput counts arrivals)
+  bool input_counted = false;  // its input tokens are in its instance's metrics
+  bool warm_up = false;        // routed to an instance still warming up (spec head §6.2)
 };
 
 }  // namespace blis

@@ -101,8 +101,8 @@ double percentile(int64_t n, double p, double scale, At at) {
 
 }  // namespace
 
-Summary summarize_copy(const std::deque<int64_t>& values, double scale) {
-  std::vector<int64_t> copy(values.begin(), values.end());
+Summary summarize_copy(const SampleStore& values, double scale) {
+  std::vector<int64_t> copy = values.values();
   return summarize(copy, scale);
 }
 

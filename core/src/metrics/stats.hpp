@@ -2,6 +2,8 @@
 // ascending sort, sequential mean, linear interpolation between closest ranks.
 #pragma once
 
+#include "metrics/packed_samples.hpp"
+
 #include <cstdint>
 #include <utility>
 #include <deque>
@@ -29,7 +31,7 @@ struct Summary {
 Summary summarize(std::vector<int64_t>& values, double scale);
 // The same of a copy (values stay as they are). Summaries of several
 // vectors made in turn hold one copy at a time.
-Summary summarize_copy(const std::deque<int64_t>& values, double scale);
+Summary summarize_copy(const SampleStore& values, double scale);
 Summary summarize(const WeightedValues& sorted, double scale);
 // The `p`-th percentile (0..100, e.g. 99.9) of `sorted`, interpolated between
 // closest ranks as the summaries' are; 0 when empty.

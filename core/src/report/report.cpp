@@ -45,7 +45,7 @@ std::vector<double> quantiles(WeightedValues v) {
   return out;
 }
 
-WeightedValues weighted(const std::deque<int64_t>& samples) {
+WeightedValues weighted(const SampleStore& samples) {
   WeightedValues v;
   v.reserve(samples.size());
   for (int64_t s : samples) v.emplace_back(s, 1);

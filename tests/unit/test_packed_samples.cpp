@@ -1,0 +1,116 @@
+// PackedSamples (metrics/packed_samples.hpp): the run's samples in half
+// their width where exact. Against a plain vector on random values: close
+// values (the narrow path), values far apart and at the type's ends (the
+// chunk's wide fallback), rewrites and additions at random places, and the
+// memory it saves.
+#include "catch.hpp"
+#include "splitmix.hpp"
+
+#include "metrics/packed_samples.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+using namespace blis;
+using blis::test::SplitMix;
+
+namespace {
+
+// A value near `center` (within ±spread), or one anywhere in Wide's range
+// with probability 1/far_one_in (0: never).
+template <class Wide>
+Wide draw(SplitMix& rng, Wide center, uint64_t spread, uint64_t far_one_in) {
+  if (far_one_in > 0 && rng.below(far_one_in) == 0) {
+    switch (rng.below(3)) {
+      case 0: return std::numeric_limits<Wide>::min();
+      case 1: return std::numeric_limits<Wide>::max();
+      default: return static_cast<Wide>(rng.next());
+    }
+  }
+  const auto offset = static_cast<int64_t>(rng.below(2 * spread + 1)) - static_cast<int64_t>(spread);
+  return static_cast<Wide>(static_cast<int64_t>(center) + offset);
+}
+
+template <class Store, class Wide>
+void check_same(const Store& s, const std::vector<Wide>& plain) {
+  REQUIRE(s.size() == plain.size());
+  bool same = true;
+  for (size_t i = 0; i < plain.size(); ++i) same = same && s[i] == plain[i];
+  CHECK(same);
+  CHECK(s.values() == plain);
+  std::vector<Wide> iterated(s.begin(), s.end());
+  CHECK(iterated == plain);
+}
+
+template <class Store, class Wide>
+void random_case(uint64_t seed, Wide center, uint64_t spread, uint64_t far_one_in, size_t n) {
+  SplitMix rng{seed};
+  Store s;
+  std::vector<Wide> plain;
+  for (size_t i = 0; i < n; ++i) {
+    const Wide v = draw<Wide>(rng, center, spread, far_one_in);
+    s.push_back(v);
+    plain.push_back(v);
+    // Now and then a rewrite or an addition somewhere already written.
+    if (rng.below(8) == 0) {
+      const size_t k = rng.below(plain.size());
+      const Wide w = draw<Wide>(rng, center, spread, far_one_in);
+      s.set(k, w);
+      plain[k] = w;
+    }
+    if (rng.below(8) == 0) {
+      const size_t k = rng.below(plain.size());
+      const Wide d = static_cast<Wide>(static_cast<int64_t>(rng.below(7)) - 3);
+      s.add(k, d);
+      plain[k] = static_cast<Wide>(static_cast<std::make_unsigned_t<Wide>>(plain[k]) +
+                                   static_cast<std::make_unsigned_t<Wide>>(d));
+    }
+  }
+  check_same(s, plain);
+}
+
+}  // namespace
+
+TEST_CASE("packed samples read back as a plain vector: close values, in the narrow form", "[metrics]") {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    random_case<SampleStore, int64_t>(seed, int64_t{45'000'000'000}, 1'000'000'000, 0, 20'000);
+    random_case<CountStore, int32_t>(seed, 0, 100, 0, 20'000);
+  }
+  // Every chunk stayed narrow: 4 bytes a sample (plus the last chunk's slack).
+  SampleStore s;
+  for (int64_t i = 0; i < 100'000; ++i) s.push_back(int64_t{1} << 40 | i);
+  CHECK(s.bytes() < 100'000 * 4 + 2 * SampleStore::kChunk * 4);
+}
+
+TEST_CASE("packed samples read back as a plain vector: far values fall back to the wide form", "[metrics]") {
+  for (uint64_t seed = 11; seed <= 15; ++seed) {
+    random_case<SampleStore, int64_t>(seed, 0, 3'000'000'000, 0, 20'000);  // differences past 2^31
+    random_case<SampleStore, int64_t>(seed, 1000, 1000, 500, 20'000);       // the type's ends now and then
+    random_case<CountStore, int32_t>(seed, 0, 40'000, 0, 20'000);
+    random_case<CountStore, int32_t>(seed, 0, 10, 300, 20'000);
+  }
+  // One far value widens its own chunk only.
+  SampleStore s;
+  const size_t n = 4 * SampleStore::kChunk;
+  for (size_t i = 0; i < n; ++i) s.push_back(i == SampleStore::kChunk + 7 ? INT64_MIN : static_cast<int64_t>(i));
+  CHECK(s[SampleStore::kChunk + 7] == INT64_MIN);
+  CHECK(s[n - 1] == static_cast<int64_t>(n - 1));
+  CHECK(s.bytes() < 3 * SampleStore::kChunk * 4 + SampleStore::kChunk * 8 + 1024);
+}
+
+TEST_CASE("packed samples: an empty store, and appending one store to another", "[metrics]") {
+  SampleStore a, b;
+  CHECK(a.empty());
+  CHECK(a.values().empty());
+  CHECK(a.begin() == a.end());
+  std::vector<int64_t> plain;
+  SplitMix rng{99};
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t v = draw<int64_t>(rng, 0, 1'000'000, 50);
+    (i < 3000 ? a : b).push_back(v);
+    plain.push_back(v);
+  }
+  a.append(b);
+  check_same(a, plain);
+}
