@@ -110,7 +110,7 @@ void Instance::init_queued(StepState& st, const Request& r) {
 }
 
 StepState& Instance::queued_step(Request& r) {
-  if (!r.has_step()) init_queued(r.make_step(), r);
+  if (!r.has_step()) init_queued(pool_.make_step(r), r);
   return r.step_mut();
 }
 
@@ -131,7 +131,7 @@ bool Instance::reserve_transfer(Request& r, SimTime now) {
   ++changes_;
   if (!servable(r)) return false;
   kv_.set_clock(now);
-  StepState& st = r.make_step();
+  StepState& st = pool_.make_step(r);
   st = StepState{};
   const int64_t in = r.spec.input_tokens;
   st.entry.input_tokens = in;

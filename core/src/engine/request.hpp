@@ -102,15 +102,13 @@ struct Request {
   bool has_step() const { return step_ != nullptr; }
   // For the engine: its step state, which must have been made.
   StepState& step_mut() { return *step_; }
-  // Made when it is first admitted (or its KV is first reserved), fresh;
-  // it stays until the request leaves or is routed anew (drop_step()).
-  StepState& make_step() {
-    if (!step_) step_ = std::make_unique<StepState>();
-    return *step_;
-  }
+  // Made when it is first admitted (or its KV is first reserved), fresh
+  // (RequestPool::make_step); it stays until the request leaves or is
+  // routed anew (drop_step()).
   void drop_step() { step_.reset(); }
 
  private:
+  friend class RequestPool;
   static inline const StepState kNoStep{};
   // A queued request, most of them in a saturated run, holds a null pointer
   // instead of 120 bytes (docs/design/performance.md "Memory").
@@ -160,6 +158,7 @@ class RequestPool {
   // not need yet.
   void release(uint32_t slot) {
     Request& r = (*this)[slot];
+    if (r.step_ && spare_steps_.size() < kMaxSpares) spare_steps_.push_back(std::move(r.step_));
     std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
     const bool lazy = r.spec.own_content != 0;
     const uint32_t incarnation = r.incarnation + 1;
@@ -183,6 +182,21 @@ class RequestPool {
     draining_ = true;
     for (Chunk& chunk : chunks_)
       if (chunk.live == 0 && chunk.requests) give_back(chunk);
+  }
+
+  // r's step state, made fresh if it has none (from a released request's
+  // when one is spare: a request in flight allocates nothing for it).
+  StepState& make_step(Request& r) {
+    if (!r.step_) {
+      if (spare_steps_.empty()) {
+        r.step_ = std::make_unique<StepState>();
+      } else {
+        r.step_ = std::move(spare_steps_.back());
+        spare_steps_.pop_back();
+        *r.step_ = StepState{};
+      }
+    }
+    return *r.step_;
   }
 
   // Makes the request's content complete (spec.block_hashes holds every
@@ -234,6 +248,7 @@ class RequestPool {
  private:
   static constexpr size_t kChunk = 1024;
   static constexpr size_t kMaxSpares = 256;
+  std::vector<std::unique_ptr<StepState>> spare_steps_;  // step states of released requests
   struct Chunk {
     std::unique_ptr<Request[]> requests;  // null once given back
     uint32_t live = 0;                    // slots holding a request
