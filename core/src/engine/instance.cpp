@@ -635,23 +635,15 @@ bool Instance::schedule_member(size_t& pos, Forming& f) {
 }
 
 int64_t Instance::member_tokens(const StepState& r, int64_t budget) {
-  const int64_t chunk = cfg_.long_prefill_threshold;
-  const int64_t m = cfg_.max_model_len;
-  const int64_t pi = r.pi();
-  if (pi < r.prefill_target()) {
-    int64_t n = r.prefill_target() - pi;
-    if (chunk > 0 && chunk < n) n = chunk;
-    n = std::min(n, budget);
-    if (m > 0) n = std::min(n, std::max<int64_t>(m - 1 - pi, 0));
-    return n;
-  }
-  if (r.output_tokens > 0 && !(m > 0 && pi + 1 > m - 1)) {
+  const int64_t n = wanted_tokens(r);
+  if (r.pi() < r.prefill_target()) return std::min(n, budget);
+  if (n == 1) {
+    const int64_t pi = r.pi();
     decode_sums_.progress += pi;
     decode_sums_.progress_max = std::max(decode_sums_.progress_max, pi);
     decode_sums_.input_tokens += r.entry.input_tokens;
-    return 1;
   }
-  return 0;
+  return n;
 }
 
 void Instance::add_implicit_sums() {
