@@ -14,23 +14,17 @@ namespace blis::due_scan {
 
 namespace {
 
-// Four at a time: S - due is negative (as a signed value) for each member
-// not due, so the AND of four is negative only when none of them is.
-size_t first_due_portable(const uint64_t* due, size_t i, size_t n, uint64_t S) {
-  while (i + 4 <= n &&
-         static_cast<int64_t>((S - due[i]) & (S - due[i + 1]) & (S - due[i + 2]) & (S - due[i + 3])) < 0)
-    i += 4;
-  while (i < n && due[i] > S) ++i;
-  return i;
-}
-
-size_t collect_due_portable(const uint64_t* due, size_t n, uint64_t S, uint32_t* out) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
+// Positions i.. of n onto out[k..], without a branch per member; the new k.
+size_t collect_from(const uint64_t* due, size_t i, size_t n, uint64_t S, uint32_t* out, size_t k) {
+  for (; i < n; ++i) {
     out[k] = static_cast<uint32_t>(i);
     k += due[i] <= S ? 1 : 0;
   }
   return k;
+}
+
+size_t collect_due_portable(const uint64_t* due, size_t n, uint64_t S, uint32_t* out) {
+  return collect_from(due, 0, n, S, out, 0);
 }
 
 #ifdef BLIS_DUE_SCAN_X86
@@ -40,28 +34,6 @@ size_t collect_due_portable(const uint64_t* due, size_t n, uint64_t S, uint32_t*
 __attribute__((target("avx2"))) inline int not_due_mask(const uint64_t* due, __m256i s) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(due));
   return _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, s)));
-}
-
-__attribute__((target("avx2"))) size_t first_due_avx2(const uint64_t* due, size_t i, size_t n, uint64_t S) {
-  const __m256i s = _mm256_set1_epi64x(static_cast<int64_t>(S));
-  // Sixteen at a time while none is due.
-  while (i + 16 <= n) {
-    const auto* p = reinterpret_cast<const __m256i*>(due + i);
-    const __m256i a = _mm256_cmpgt_epi64(_mm256_loadu_si256(p), s);
-    const __m256i b = _mm256_cmpgt_epi64(_mm256_loadu_si256(p + 1), s);
-    const __m256i c = _mm256_cmpgt_epi64(_mm256_loadu_si256(p + 2), s);
-    const __m256i d = _mm256_cmpgt_epi64(_mm256_loadu_si256(p + 3), s);
-    const __m256i all = _mm256_and_si256(_mm256_and_si256(a, b), _mm256_and_si256(c, d));
-    if (_mm256_movemask_pd(_mm256_castsi256_pd(all)) != 0xF) break;
-    i += 16;
-  }
-  // Then four at a time: the first lane with its bit clear.
-  for (; i + 4 <= n; i += 4) {
-    const int m = not_due_mask(due + i, s);
-    if (m != 0xF) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(~m) & 0xFU));
-  }
-  while (i < n && due[i] > S) ++i;
-  return i;
 }
 
 // Sixteen at a time; a block with members due gives their positions from
@@ -78,20 +50,16 @@ __attribute__((target("avx2"))) size_t collect_due_avx2(const uint64_t* due, siz
     for (unsigned bits = ~m & 0xFFFFU; bits != 0; bits &= bits - 1)
       out[k++] = static_cast<uint32_t>(i + static_cast<size_t>(__builtin_ctz(bits)));
   }
-  for (; i < n; ++i) {
-    out[k] = static_cast<uint32_t>(i);
-    k += due[i] <= S ? 1 : 0;
-  }
-  return k;
+  return collect_from(due, i, n, S, out, k);
 }
 
 #endif
 
 std::vector<Kernel> detect() {
-  std::vector<Kernel> k{{"portable", first_due_portable, collect_due_portable}};
+  std::vector<Kernel> k{{"portable", collect_due_portable}};
 #ifdef BLIS_DUE_SCAN_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) k.push_back({"avx2", first_due_avx2, collect_due_avx2});
+  if (__builtin_cpu_supports("avx2")) k.push_back({"avx2", collect_due_avx2});
 #endif
   return k;
 }

@@ -1,8 +1,8 @@
-// The scan that finds a step's batch members with something to do
-// (Instance::next_due): the first position from i on whose due step is at
-// most S. In variants for the instruction sets a CPU may have; every variant
-// returns the same position, and the fastest the CPU runs is picked once,
-// at first use (as the workload's RNG kernels are).
+// The pass that finds a step's batch members with something to do
+// (Instance::schedule_running): every position whose due step is at most S.
+// In variants for the instruction sets a CPU may have; every variant returns
+// the same positions, and the fastest the CPU runs is picked once, at first
+// use (as the workload's RNG kernels are).
 #pragma once
 
 #include <cstddef>
@@ -11,17 +11,13 @@
 
 namespace blis::due_scan {
 
-// The first k in [i, n) with due[k] <= S, or n. Dues and S are below 2^63
-// (steps, or 0 for a member handled at every step).
-using FirstDueFn = size_t (*)(const uint64_t* due, size_t i, size_t n, uint64_t S);
-
 // Writes to out, in order, every k in [0, n) with due[k] <= S; returns how
-// many (out has room for n).
+// many (out has room for n). Dues and S are below 2^63 (steps, or 0 for a
+// member handled at every step).
 using CollectDueFn = size_t (*)(const uint64_t* due, size_t n, uint64_t S, uint32_t* out);
 
 struct Kernel {
   const char* name;  // "portable", "avx2"
-  FirstDueFn first_due;
   CollectDueFn collect_due;
 };
 

@@ -513,7 +513,10 @@ void Instance::schedule_running(SimTime now, Forming& f) {
   }
 }
 
-size_t Instance::next_due(size_t i, uint64_t S) const { return first_due_(dues_.data(), i, dues_.size(), S); }
+size_t Instance::next_due(size_t i, uint64_t S) const {
+  while (i < dues_.size() && dues_[i] > S) ++i;
+  return i;
+}
 
 void Instance::stall_from(size_t i, uint64_t S, SimTime now) {
   for (size_t k = i; k < batch_.size(); ++k) {
@@ -554,7 +557,7 @@ bool Instance::bulk_fits(size_t listed, int64_t budget, int64_t blocks) const {
   return tokens <= budget && kv_.runs_cover(blocks);
 }
 
-int64_t Instance::wanted_tokens(const StepState& r) const {
+inline int64_t Instance::wanted_tokens(const StepState& r) const {
   const int64_t chunk = cfg_.long_prefill_threshold;
   const int64_t m = cfg_.max_model_len;
   const int64_t pi = r.pi();

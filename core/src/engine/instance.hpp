@@ -207,7 +207,7 @@ class Instance {
   bool bulk_fits(size_t listed, int64_t budget, int64_t blocks) const;
   void settle_phases(uint64_t S, SimTime now);
   // The tokens a running member would compute this step with no budget limit.
-  int64_t wanted_tokens(const StepState& r) const;
+  [[gnu::always_inline]] inline int64_t wanted_tokens(const StepState& r) const;
   // renew_implicit() for a member due for an own block only, without
   // bringing it up: false when that is not the case, or the block is not free.
   [[gnu::always_inline]] inline bool renew_block(size_t pos, uint64_t S, int64_t& budget);
@@ -321,7 +321,6 @@ class Instance {
   std::vector<uint32_t> slab_free_;
   std::vector<Member> batch_;  // batch order
   std::vector<uint64_t> dues_;  // the members' due steps (Member), in batch order
-  due_scan::FirstDueFn first_due_ = due_scan::best().first_due;  // next_due()'s scan
   due_scan::CollectDueFn collect_due_ = due_scan::best().collect_due;
   std::vector<uint32_t> due_list_;  // schedule_running()'s due positions
   // Removes the members at the positions in gone_ (ascending).

@@ -4,7 +4,7 @@
 // WorkloadReuse is open, the first of them generates the workload once and
 // keeps it, and the others replay it request by request. A replayed request
 // is a copy of the generated one, field for field, so every run prints what
-// it would print alone (tests/run/test_workload_reuse.cpp).
+// it would print alone (tests/unit/test_workload_reuse.cpp).
 #pragma once
 
 #include "run/resolve.hpp"
