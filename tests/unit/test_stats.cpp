@@ -124,3 +124,34 @@ TEST_CASE("normalize of large vectors (a radix sort) equals sorting and merging"
     REQUIRE(v == merged);
   }
 }
+
+TEST_CASE("percentiles selected by weight from unsorted values equal those of the sorted, merged values",
+          "[unit][metrics]") {
+  // Few distinct values (long runs of equal ones), many, negative ones, zero
+  // weights, a single value; every percentile the plan and reports use, and
+  // the ranks between.
+  blis::test::SplitMix rng{29};
+  for (const uint64_t range : {uint64_t{1}, uint64_t{4}, uint64_t{300}, uint64_t{1} << 30}) {
+    for (const int size : {1, 2, 7, 100, 3000}) {
+      blis::WeightedValues v;
+      for (int i = 0; i < size; ++i)
+        v.emplace_back(static_cast<int64_t>(rng.below(range)) - 2, static_cast<int64_t>(rng.below(4)));
+      v.emplace_back(static_cast<int64_t>(rng.below(range)), 1);  // at least one counts
+      blis::WeightedValues sorted = v;
+      blis::normalize(sorted);
+      for (const double p : {0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0, 33.3}) {
+        blis::WeightedValues work = v;
+        // Only [1, size] of a padded copy: the rest stays untouched.
+        work.insert(work.begin(), {-99, 5});
+        work.emplace_back(99'999, 5);
+        const double got = blis::percentile_unsorted(work, 1, work.size() - 1, p, 1000);
+        REQUIRE(std::bit_cast<uint64_t>(got) ==
+                std::bit_cast<uint64_t>(blis::percentile_of(sorted, p, 1000)));
+        REQUIRE(work.front() == std::pair<int64_t, int64_t>{-99, 5});
+        REQUIRE(work.back() == std::pair<int64_t, int64_t>{99'999, 5});
+      }
+    }
+  }
+  blis::WeightedValues none{{5, 0}, {7, 0}};
+  REQUIRE(blis::percentile_unsorted(none, 0, 2, 99, 1000) == 0);
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 namespace blis {
@@ -160,6 +161,62 @@ double percentile_of(const WeightedValues& sorted, double p, double scale) {
   for (const auto& vc : sorted) n += vc.second;
   Cursor cur{sorted};
   return percentile(n, p, scale, [&](int64_t k) { return cur.at(k); });
+}
+
+namespace {
+
+// The value at weighted rank k (0-based) of v[lo, hi), which holds more than
+// k in weight, and the weight of the values up to it: a quickselect by
+// value with a three-way partition (reorders v[lo, hi)).
+std::pair<int64_t, int64_t> select_weighted(WeightedValues& v, size_t lo, size_t hi, int64_t k) {
+  int64_t passed = 0;  // weight below v[lo, hi)
+  for (;;) {
+    const int64_t a = v[lo].first, b = v[lo + (hi - lo) / 2].first, c = v[hi - 1].first;
+    const int64_t pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
+    size_t lt = lo, i = lo, gt = hi;
+    int64_t below = 0, equal = 0;
+    while (i < gt) {
+      const int64_t x = v[i].first;
+      if (x < pivot) {
+        below += v[i].second;
+        std::swap(v[lt++], v[i++]);
+      } else if (x > pivot) {
+        std::swap(v[i], v[--gt]);
+      } else {
+        equal += v[i++].second;
+      }
+    }
+    if (k < below) {
+      hi = lt;
+    } else if (k < below + equal) {
+      return {pivot, passed + below + equal};
+    } else {
+      k -= below + equal;
+      passed += below + equal;
+      lo = gt;
+    }
+  }
+}
+
+}  // namespace
+
+double percentile_unsorted(WeightedValues& values, size_t from, size_t to, double p, double scale) {
+  int64_t n = 0;
+  for (size_t i = from; i < to; ++i) n += values[i].second;
+  // percentile() asks for the lower rank first, then for the next one.
+  int64_t lower = 0, upto = 0;
+  return percentile(n, p, scale, [&](int64_t k) {
+    if (upto == 0) {
+      std::tie(lower, upto) = select_weighted(values, from, to, k);
+      return lower;
+    }
+    if (k < upto) return lower;
+    // The least value above the lower one that counts.
+    int64_t next = INT64_MAX;
+    for (size_t i = from; i < to; ++i)
+      if (values[i].first > lower && values[i].second > 0) next = std::min(next, values[i].first);
+    return next;
+  });
 }
 
 Summary summarize(const WeightedValues& sorted, double scale) {

@@ -36,5 +36,9 @@ Summary summarize(const WeightedValues& sorted, double scale);
 // The `p`-th percentile (0..100, e.g. 99.9) of `sorted`, interpolated between
 // closest ranks as the summaries' are; 0 when empty.
 double percentile_of(const WeightedValues& sorted, double p, double scale);
+// percentile_of() of values[from, to) normalized, without sorting them: the
+// order statistics at its ranks are selected by weight (values[from, to)
+// reordered). Linear in expectation.
+double percentile_unsorted(WeightedValues& values, size_t from, size_t to, double p, double scale);
 
 }  // namespace blis

@@ -27,14 +27,52 @@ void TimedSampleProbe::on_completed(Request& r, SimTime) {
 
 namespace {
 
-// The statistic (ms) of the samples [from, to) of `v`, sorted by time.
-double statistic(const std::vector<TimedSample>& v, size_t from, size_t to, double stat) {
-  WeightedValues w;
-  w.reserve(to - from);
-  for (size_t i = from; i < to; ++i) w.emplace_back(v[i].value, v[i].weight);
-  normalize(w);
-  if (stat < 0) return summarize(w, 1000).mean;
-  return percentile_of(w, stat, 1000);
+// The statistic (ms) of the values [from, to) of `w`, in any order (a
+// percentile reorders them).
+double statistic(WeightedValues& w, size_t from, size_t to, double stat) {
+  if (stat >= 0) return percentile_unsorted(w, from, to, stat, 1000);
+  WeightedValues part(w.begin() + static_cast<std::ptrdiff_t>(from),
+                      w.begin() + static_cast<std::ptrdiff_t>(to));
+  normalize(part);
+  return summarize(part, 1000).mean;
+}
+
+// The batch of a sample at `at`: the last b in [0, kSteadyBatches] whose
+// start, from + width * b, is at or before it (kSteadyBatches: at or after the
+// window's end); -1 before the window. The estimate from the division is
+// corrected by the starts themselves, so that a sample on an edge falls as
+// the comparisons put it.
+int batch_of(double at, double from, double width) {
+  if (at < from) return -1;
+  int b = static_cast<int>(std::min<double>(kSteadyBatches, std::floor((at - from) / width)));
+  while (b > 0 && at < from + width * b) --b;
+  while (b < kSteadyBatches && at >= from + width * (b + 1)) ++b;
+  return b;
+}
+
+// The values of the samples in the window, grouped by batch in time order
+// (a counting sort: the order within a batch is irrelevant to its
+// statistic); batch b holds values [edge[b], edge[b + 1]).
+struct Batched {
+  WeightedValues values;
+  std::vector<size_t> edge = std::vector<size_t>(kSteadyBatches + 1, 0);
+};
+
+Batched batch(const std::vector<TimedSample>& v, double from, double width) {
+  Batched out;
+  std::vector<int8_t> of(v.size());
+  std::vector<size_t> count(kSteadyBatches + 1, 0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    of[i] = static_cast<int8_t>(batch_of(static_cast<double>(v[i].at), from, width));
+    if (of[i] >= 0 && of[i] < kSteadyBatches) ++count[static_cast<size_t>(of[i])];
+  }
+  for (size_t b = 0; b < kSteadyBatches; ++b) out.edge[b + 1] = out.edge[b] + count[b];
+  out.values.resize(out.edge[kSteadyBatches]);
+  std::vector<size_t> next(out.edge.begin(), out.edge.end() - 1);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (of[i] >= 0 && of[i] < kSteadyBatches)
+      out.values[next[static_cast<size_t>(of[i])]++] = {v[i].value, v[i].weight};
+  return out;
 }
 
 // Batches MSER keeps at least: with fewer, two or three close values at the
@@ -106,22 +144,15 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
   SteadyMeasure m;
   const std::vector<TimedSample>* found = family_of(s, family);
   if (found == nullptr || found->empty() || s.empty()) return m;
-  std::vector<TimedSample> v = *found;
-  std::stable_sort(v.begin(), v.end(), [](const TimedSample& a, const TimedSample& b) { return a.at < b.at; });
   // The span measured: the arrival window; for requests keyed by arrival,
   // without the last mean E2E (at most half the window).
   const double from = static_cast<double>(s.first_arrival);
   double to = static_cast<double>(s.last_arrival) + 1;
   if (family != "itl") to -= std::min(mean_e2e(s), (to - from) / 2);
   const double width = (to - from) / kSteadyBatches;
-  // Batch b holds the samples [edge[b], edge[b + 1]).
-  std::vector<size_t> edge(kSteadyBatches + 1, v.size());
-  size_t i = 0;
-  for (int b = 0; b <= kSteadyBatches; ++b) {
-    const double start = from + width * b;
-    while (i < v.size() && static_cast<double>(v[i].at) < start) ++i;
-    edge[static_cast<size_t>(b)] = i;
-  }
+  Batched batched = batch(*found, from, width);
+  WeightedValues& v = batched.values;
+  const std::vector<size_t>& edge = batched.edge;
   std::vector<double> series;
   std::vector<int> batch_of;  // the batch of each point of the series (empty batches have none)
   for (int b = 0; b < kSteadyBatches; ++b) {
