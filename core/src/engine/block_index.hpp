@@ -1,6 +1,8 @@
 // Content hash -> block id, as a flat open-addressing table (linear probing,
-// backward-shift deletion). It never holds more keys than there are blocks,
-// so it is sized once and never allocates again: the cache's hot path.
+// backward-shift deletion). It never holds more keys than its bound (the
+// blocks); it starts small and doubles as keys come, up to the size the bound
+// needs, so that an instance of a large fleet that uses a few blocks writes
+// a few kilobytes, not half a megabyte. Lookups depend only on the keys held.
 //
 // Every insertion and eviction of a block lands on a random slot, so the
 // table is built for one cache miss per operation: a slot is 8 bytes, the
@@ -11,6 +13,7 @@
 
 #include <blis/block_hash.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -19,8 +22,8 @@ namespace blis {
 
 class BlockIndex {
  public:
-  explicit BlockIndex(int64_t max_keys) {
-    const std::size_t cap = slots_for(max_keys);
+  explicit BlockIndex(int64_t max_keys) : max_cap_(slots_for(max_keys)) {
+    const std::size_t cap = std::min(max_cap_, slots_for(kFirstKeys));
     slots_.assign(cap, Slot{0, kEmpty});
     mask_ = cap - 1;
   }
@@ -47,10 +50,12 @@ class BlockIndex {
   // Inserts or overwrites.
   template <class KeyOf>
   void put(uint64_t key, int32_t id, KeyOf&& key_of) {
+    if ((keys_ + 1) * 2 > slots_.size() && slots_.size() < max_cap_) grow();
     const uint32_t tag = tag_of(key);
     std::size_t i = tag & mask_;
     while (slots_[i].id != kEmpty && !(slots_[i].tag == tag && key_of(slots_[i].id) == key))
       i = (i + 1) & mask_;
+    keys_ += slots_[i].id == kEmpty ? 1 : 0;
     slots_[i] = Slot{tag, id};
   }
 
@@ -76,6 +81,7 @@ class BlockIndex {
       }
     }
     slots_[hole].id = kEmpty;
+    --keys_;
   }
 
   // Hints the memory system that `key`'s home slot is needed soon.
@@ -91,8 +97,24 @@ class BlockIndex {
   // The table has at most 2^32 slots, so the home slot is tag & mask_.
   static uint32_t tag_of(uint64_t key) { return static_cast<uint32_t>(mix64(key)); }
 
+  // Twice the slots, every key moved to its home in them (tags give it).
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2, Slot{0, kEmpty});
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.id == kEmpty) continue;
+      std::size_t i = s.tag & mask_;
+      while (slots_[i].id != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+
+  static constexpr int64_t kFirstKeys = 256;
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
+  std::size_t max_cap_ = 16;  // slots_for(the bound)
+  std::size_t keys_ = 0;
 };
 
 }  // namespace blis

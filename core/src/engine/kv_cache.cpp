@@ -26,17 +26,22 @@ int64_t KVCache::footprint_bytes(int64_t total_blocks) {
 }
 
 KVCache::KVCache(int64_t total_blocks, int32_t block_size)
-    : blocks_(static_cast<size_t>(total_blocks > 0 ? total_blocks : 0)), block_size_(block_size),
-      by_hash_(total_blocks > 0 ? total_blocks : 1) {
+    : block_size_(block_size), by_hash_(total_blocks > 0 ? total_blocks : 1) {
   if (total_blocks <= 0 || block_size <= 0)
     throw InputError("", "KV cache needs total blocks > 0 and block size > 0");
   if (total_blocks > INT32_MAX) throw InputError("--total-kv-blocks", "at most 2147483647 blocks");
-  ring_.resize(static_cast<size_t>(ring_entries(total_blocks)));
+  total_ = total_blocks;
+  // Memory is written only as blocks are used: an instance of a large fleet
+  // touches a small part of its tables. blocks_ grows within its capacity
+  // (its elements never move) as ids are given out; the ring's entries are
+  // written before they are read.
+  blocks_.reserve(static_cast<size_t>(total_blocks));
+  ring_cap_ = static_cast<uint32_t>(ring_entries(total_blocks));
+  ring_ = std::unique_ptr<FreeEntry[]>(new FreeEntry[ring_cap_]);
   // Initially every block is free: one run, whose blocks get ids in id
   // order (the order of the free list when every block is tracked).
   ring_[0] = FreeEntry{static_cast<uint64_t>(total_blocks), kRun, false, false, false};
   ring_size_ = 1;
-  for (auto i = static_cast<int32_t>(total_blocks); i-- > 0;) push_unnamed(i);
 }
 
 void KVCache::track_every_block() {
@@ -45,6 +50,7 @@ void KVCache::track_every_block() {
     throw RuntimeError("internal error: KV block tracking changed in use");
   runs_ = false;
   unnamed_ = kNoBlock;
+  blocks_.resize(static_cast<size_t>(total_));
   // Every block free, in id order (head = block 0).
   for (int32_t i = 0; i < static_cast<int32_t>(blocks_.size()); ++i) {
     ring_[i] = FreeEntry{0, i, false, false, false};
@@ -55,9 +61,9 @@ void KVCache::track_every_block() {
 }
 
 void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed) {
-  if (ring_size_ == ring_.size()) compact_ring();
+  if (ring_size_ == ring_cap_) compact_ring();
   uint64_t pos = uint64_t{ring_head_} + ring_size_;
-  if (pos >= ring_.size()) pos -= ring_.size();
+  if (pos >= ring_cap_) pos -= ring_cap_;
   ring_[pos] = FreeEntry{hash, id, hashed, indexed, false};
   ++ring_size_;
   blocks_[id].free_pos = static_cast<uint32_t>(pos);
@@ -70,16 +76,16 @@ void KVCache::push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed) {
 void KVCache::push_run(int64_t n) {
   if (ring_size_ > 0) {
     uint64_t pos = uint64_t{ring_head_} + ring_size_ - 1;
-    if (pos >= ring_.size()) pos -= ring_.size();
+    if (pos >= ring_cap_) pos -= ring_cap_;
     FreeEntry& tail = ring_[pos];
     if (tail.id == kRun && !tail.stale) {
       tail.hash += static_cast<uint64_t>(n);
       return;
     }
   }
-  if (ring_size_ == ring_.size()) compact_ring();
+  if (ring_size_ == ring_cap_) compact_ring();
   uint64_t pos = uint64_t{ring_head_} + ring_size_;
-  if (pos >= ring_.size()) pos -= ring_.size();
+  if (pos >= ring_cap_) pos -= ring_cap_;
   ring_[pos] = FreeEntry{static_cast<uint64_t>(n), kRun, false, false, false};
   ++ring_size_;
 }
@@ -182,7 +188,7 @@ int32_t KVCache::pop_head() {
   constexpr uint32_t kRingAhead = 16, kBlockAhead = 8;
   auto ahead = [&](uint32_t k) {
     uint64_t pos = uint64_t{ring_head_} + k;
-    return pos >= ring_.size() ? pos - ring_.size() : pos;
+    return pos >= ring_cap_ ? pos - ring_cap_ : pos;
   };
   if (ring_size_ > kRingAhead) __builtin_prefetch(&ring_[ahead(kRingAhead)]);
   if (ring_size_ > kBlockAhead) {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace blis {
@@ -84,7 +85,7 @@ class KVCache {
   // blocks, free list and prefix index), for the run's memory pre-flight.
   static int64_t footprint_bytes(int64_t total_blocks);
 
-  int64_t total_blocks() const { return static_cast<int64_t>(blocks_.size()); }
+  int64_t total_blocks() const { return total_; }
   int64_t used_blocks() const { return used_; }
   int64_t free_blocks() const { return total_blocks() - used_; }
   int32_t block_size() const { return block_size_; }
@@ -148,6 +149,7 @@ class KVCache {
   void copy_prefix_index(PrefixIndexCopy& out) {
     apply_updates();
     out.index_ = by_hash_;
+    // Only the ids given out so far can be named.
     out.hashes_.resize(blocks_.size());
     for (size_t i = 0; i < blocks_.size(); ++i) out.hashes_[i] = blocks_[i].hash;
   }
@@ -266,7 +268,7 @@ class KVCache {
            (r.list == RequestBlocks::kNoList || static_cast<int64_t>(lists_[r.list].size()) <= limit);
   }
 
-  uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_.size() ? 0 : pos + 1; }
+  uint32_t ring_next(uint32_t pos) const { return pos + 1 == ring_cap_ ? 0 : pos + 1; }
   void push_tail(int32_t id, uint64_t hash, bool hashed, bool indexed);
   void push_run(int64_t n);
   FreeEntry& live_head();
@@ -300,12 +302,18 @@ class KVCache {
   }
   void acquire_list(RequestBlocks& r);
   // Blocks without an id (own blocks, held or in runs), a stack linked
-  // through Block::free_pos.
+  // through Block::free_pos, over the ids never given out (from
+  // blocks_.size() up, in order): the stack of every block, block 0 on top,
+  // that the cache starts with.
   void push_unnamed(int32_t id) {
     blocks_[id].free_pos = unnamed_;
     unnamed_ = static_cast<uint32_t>(id);
   }
   int32_t pop_unnamed() {
+    if (unnamed_ == kNoBlock) {
+      blocks_.emplace_back();  // within its capacity: nothing moves
+      return static_cast<int32_t>(blocks_.size() - 1);
+    }
     const auto id = static_cast<int32_t>(unnamed_);
     unnamed_ = blocks_[id].free_pos;
     return id;
@@ -330,7 +338,8 @@ class KVCache {
     int64_t offloaded_at;
   };
 
-  std::vector<Block> blocks_;
+  std::vector<Block> blocks_;  // the ids given out (capacity: every block)
+  int64_t total_ = 0;
   int32_t block_size_;
   int64_t used_ = 0;
   int64_t hits_ = 0, misses_ = 0;
@@ -354,7 +363,8 @@ class KVCache {
 
   // The free list, least recently freed first, as a ring of entries;
   // compacted when full.
-  std::vector<FreeEntry> ring_;
+  std::unique_ptr<FreeEntry[]> ring_;
+  uint32_t ring_cap_ = 0;
   uint32_t ring_head_ = 0;  // position of the oldest entry
   uint32_t ring_size_ = 0;  // entries, live and stale
   int64_t hashed_free_ = 0;  // live entries that still hold cached content
