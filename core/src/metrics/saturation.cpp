@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 namespace blis {
 
@@ -70,7 +71,7 @@ std::vector<SaturationEvent> head_order(const std::vector<SaturationEvent>& even
 
 }  // namespace
 
-DetectorResult ThresholdDetector::detect() const {
+DetectorResult ThresholdDetector::detect(bool signals) const {
   DetectorResult r;
   if (n_ == 0) return r;
   const double m = sum_ / static_cast<double>(n_), t = threshold_ms_;
@@ -81,11 +82,11 @@ DetectorResult ThresholdDetector::detect() const {
     r.score = 0.75 + std::min(0.25, (m - t) / t / 4);
   }
   r.confidence = 1 - 1 / std::sqrt(static_cast<double>(n_) + 1);
-  r.signals = {{"mean_e2e", m}, {"threshold", t}};
+  if (signals) r.signals = {{"mean_e2e", m}, {"threshold", t}};
   return r;
 }
 
-DetectorResult CompositeDetector::detect() const {
+DetectorResult CompositeDetector::detect(bool signals) const {
   DetectorResult r;
   if (arrivals_ == 0) return r;
   const size_t n = prefix_.size() - 1;
@@ -104,9 +105,12 @@ DetectorResult CompositeDetector::detect() const {
     if (monotone) lt = lt_raw;
   }
   const double noise = 1 / std::sqrt(a);
-  r.signals = {{"rate_deficit", deficit},           {"latency_trend_raw", std::min(lt_raw, 1.0)},
-               {"latency_trend", std::min(lt, 1.0)}, {"quartile_monotone", monotone ? 1.0 : 0.0},
-               {"noise_floor", noise}};
+  if (signals)
+    r.signals = {{"rate_deficit", deficit},
+                 {"latency_trend_raw", std::min(lt_raw, 1.0)},
+                 {"latency_trend", std::min(lt, 1.0)},
+                 {"quartile_monotone", monotone ? 1.0 : 0.0},
+                 {"noise_floor", noise}};
   r.score = std::max(deficit, std::min(lt, 1.0));
   r.level = r.score < noise ? SaturationLevel::Stable
             : lt > noise    ? SaturationLevel::Overloaded
@@ -132,7 +136,7 @@ void BacklogDriftDetector::observe(const SaturationEvent& e) {
   if (!e.completion) ++window_arrivals_[at];
 }
 
-DetectorResult BacklogDriftDetector::detect() const {
+DetectorResult BacklogDriftDetector::detect(bool signals) const {
   DetectorResult r;
   if (arrivals_ == 0) return r;
   const double noise = 1 / std::sqrt(static_cast<double>(arrivals_));
@@ -169,12 +173,13 @@ DetectorResult BacklogDriftDetector::detect() const {
                                 : SaturationLevel::Overloaded;
   r.score = std::min(1.0, std::max(0.0, drift) / overload);
   r.confidence = std::min(1.0, static_cast<double>(arrivals_) / 20);
-  r.signals = {{"in_flight", static_cast<double>(arrivals_ - completions_)},
-               {"arrivals", static_cast<double>(arrivals_)},
-               {"completions", static_cast<double>(completions_)},
-               {"running_slope", slope},
-               {"drift", drift},
-               {"noise_floor", noise}};
+  if (signals)
+    r.signals = {{"in_flight", static_cast<double>(arrivals_ - completions_)},
+                 {"arrivals", static_cast<double>(arrivals_)},
+                 {"completions", static_cast<double>(completions_)},
+                 {"running_slope", slope},
+                 {"drift", drift},
+                 {"noise_floor", noise}};
   return r;
 }
 
@@ -184,10 +189,12 @@ namespace {
 // record(event, detector name, its result after the event) for each event and
 // detector, detector by detector when `interleaved` is false, event by event
 // (HEAD's report order) when it is true; `wanted(e)` says whether a result
-// is needed at all (its detect() is skipped otherwise).
+// is needed at all (its detect() is skipped otherwise), `signals` whether a
+// result needs its signals.
 template <class Wanted, class Record>
 void walk_detectors(const std::vector<SaturationEvent>& events, const std::vector<std::string>& detectors,
-                    const SaturationConfig& cfg, bool interleaved, Wanted wanted, Record record) {
+                    const SaturationConfig& cfg, bool interleaved, bool signals, Wanted wanted,
+                    Record record) {
   int64_t first_arrival = -1, last_arrival = 0;
   for (const SaturationEvent& e : events)
     if (!e.completion) {
@@ -203,7 +210,7 @@ void walk_detectors(const std::vector<SaturationEvent>& events, const std::vecto
   const bool c = want("composite"), t = want("threshold"), d = want("backlog-drift");
   auto step = [&](auto& detector, const char* name, const SaturationEvent& e) {
     detector.observe(e);
-    if (wanted(e)) record(e, name, detector.detect());
+    if (wanted(e)) record(e, name, detector.detect(signals));
   };
   if (interleaved) {
     for (const SaturationEvent& e : events) {
@@ -221,10 +228,16 @@ void walk_detectors(const std::vector<SaturationEvent>& events, const std::vecto
     if (d) step(drift, "backlog-drift", e);
 }
 
-// The vote of spec head §3.4 over the results at or after `cutoff`.
+// The vote of spec head §3.4 over the results at or after `cutoff`, by
+// detector (a few: a list, no string made per result).
 struct Votes {
-  std::map<std::string, std::array<int64_t, 3>> counts;
-  void add(const char* name, SaturationLevel l) { ++counts[name][static_cast<size_t>(l)]; }
+  std::vector<std::pair<const char*, std::array<int64_t, 3>>> counts;
+  void add(const char* name, SaturationLevel l) {
+    auto at = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return std::strcmp(c.first, name) == 0; });
+    if (at == counts.end()) at = counts.insert(at, {name, {0, 0, 0}});
+    ++at->second[static_cast<size_t>(l)];
+  }
   std::map<std::string, SaturationLevel> labels() const {
     std::map<std::string, SaturationLevel> out;
     for (const auto& [name, n] : counts) {
@@ -249,7 +262,7 @@ std::map<std::string, SaturationLevel> saturation_labels(const std::vector<Satur
   const int64_t cutoff = events.back().time - cfg.final_window_us;
   Votes votes;
   walk_detectors(
-      events, detectors, cfg, false, [&](const SaturationEvent& e) { return e.time >= cutoff; },
+      events, detectors, cfg, false, false, [&](const SaturationEvent& e) { return e.time >= cutoff; },
       [&](const SaturationEvent&, const char* name, const DetectorResult& r) { votes.add(name, r.level); });
   return votes.labels();
 }
@@ -260,7 +273,7 @@ std::string saturation_report(const std::vector<SaturationEvent>& sorted, const 
   const std::vector<SaturationEvent>& events = cfg.exact_sums ? reordered : sorted;
   std::string trace;
   walk_detectors(
-      events, detectors, cfg, true, [](const SaturationEvent&) { return true; },
+      events, detectors, cfg, true, true, [](const SaturationEvent&) { return true; },
       [&](const SaturationEvent& e, const char* name, const DetectorResult& r) {
         // The signals by name, as Go writes a map.
         std::vector<std::pair<std::string, double>> signals = r.signals;

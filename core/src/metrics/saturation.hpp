@@ -77,7 +77,8 @@ class ThresholdDetector {
   void observe(const SaturationEvent& e) {
     if (e.completion) sum_ += e.latency_ms, ++n_;
   }
-  DetectorResult detect() const;
+  // Without `signals`, the result has none (the labels need only the level).
+  DetectorResult detect(bool signals = true) const;
 
  private:
   double threshold_ms_;
@@ -100,7 +101,8 @@ class CompositeDetector {
     prefix_.push_back(prefix_.back() + e.latency_ms);  // completions come in time order
     if (exact_) latencies_.push_back(e.latency_ms);
   }
-  DetectorResult detect() const;
+  // Without `signals`, the result has none (the labels need only the level).
+  DetectorResult detect(bool signals = true) const;
 
  private:
   double mean(size_t from, size_t to) const {
@@ -123,7 +125,8 @@ class BacklogDriftDetector {
   BacklogDriftDetector(const BacklogDriftConfig& cfg, int64_t window_us, int64_t last_arrival_us)
       : cfg_(cfg), window_us_(window_us), last_arrival_(last_arrival_us) {}
   void observe(const SaturationEvent& e);
-  DetectorResult detect() const;
+  // Without `signals`, the result has none (the labels need only the level).
+  DetectorResult detect(bool signals = true) const;
 
  private:
   BacklogDriftConfig cfg_;

@@ -15,6 +15,15 @@
 
 namespace blis::latency_common {
 
+// std::round (half away from zero), without the call into libm for the
+// step times: for 0 < x < 2^52 the truncation and the fraction x - t are
+// exact, so the result is std::round's bit for bit.
+inline double round_tick(double x) {
+  if (!(x > 0 && x < 0x1p52)) return std::round(x);
+  const auto t = static_cast<double>(static_cast<int64_t>(x));
+  return x - t >= 0.5 ? t + 1 : t;
+}
+
 // Number formatting for messages. snprintf rather than std::to_string: the
 // latter would export a GNU unique symbol that keeps the library from ever
 // being unloaded.

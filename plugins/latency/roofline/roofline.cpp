@@ -110,7 +110,7 @@ class Roofline {
     if (!any) return 0;  // the host floors the step to 1 tick
     const double memory = (weights_ / tp_ + dynamic) / peak_bw_;
     // The one model that rounds (half away from zero) instead of truncating.
-    return std::round(std::max(compute, memory) * 1e6);
+    return lc::round_tick(std::max(compute, memory) * 1e6);
   }
 
   // A batch whose plain decodes come as aggregates. The other members are
@@ -143,7 +143,7 @@ class Roofline {
     const double weights = weights_ / tp_;
     if (b.count == 0) {
       const double memory = (weights + dynamic) / peak_bw_;
-      return std::round(std::max(compute, memory) * 1e6);
+      return lc::round_tick(std::max(compute, memory) * 1e6);
     }
     const double n = static_cast<double>(b.count);
     const double terms = n + static_cast<double>(b.others_count);
@@ -163,8 +163,8 @@ class Roofline {
     // time losing up to an ulp of their size.
     const double d_dynamic = (terms + 16) * eps * dynamic + (terms + 4) * eps * weights;
     const double d_memory = (d_dynamic + 4 * eps * (weights + dynamic)) / peak_bw_ + 4 * eps * memory;
-    const double lo = std::round(std::max(compute - d_compute, memory - d_memory) * 1e6);
-    const double hi = std::round(std::max(compute + d_compute, memory + d_memory) * 1e6);
+    const double lo = lc::round_tick(std::max(compute - d_compute, memory - d_memory) * 1e6);
+    const double hi = lc::round_tick(std::max(compute + d_compute, memory + d_memory) * 1e6);
     if (lo != hi) return std::nullopt;
     return lo;
   }
