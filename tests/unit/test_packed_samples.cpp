@@ -114,3 +114,26 @@ TEST_CASE("packed samples: an empty store, and appending one store to another", 
   a.append(b);
   check_same(a, plain);
 }
+
+TEST_CASE("packed samples read chunk by chunk give every value in order, narrow and wide chunks alike",
+          "[metrics]") {
+  // The inter-token latencies are read this way, three stores side by side.
+  blis::test::SplitMix rng{41};
+  blis::SampleStore s;
+  std::vector<int64_t> want;
+  for (size_t i = 0; i < 3 * blis::SampleStore::kChunk + 17; ++i) {
+    // The second chunk turns wide halfway.
+    const bool far = i == blis::SampleStore::kChunk + 2000;
+    const int64_t v = far ? int64_t{1} << 40 : static_cast<int64_t>(rng.below(100000));
+    s.push_back(v);
+    want.push_back(v);
+  }
+  std::vector<int64_t> got, chunk(blis::SampleStore::kChunk);
+  REQUIRE(s.chunks() == 4);
+  for (size_t k = 0; k < s.chunks(); ++k) {
+    const size_t n = s.chunk_values(k, chunk.data());
+    REQUIRE(n == (k < 3 ? blis::SampleStore::kChunk : 17));
+    got.insert(got.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  REQUIRE(got == want);
+}

@@ -131,11 +131,16 @@ TEST_CASE("percentiles selected by weight from unsorted values equal those of th
   // weights, a single value; every percentile the plan and reports use, and
   // the ranks between.
   blis::test::SplitMix rng{29};
-  for (const uint64_t range : {uint64_t{1}, uint64_t{4}, uint64_t{300}, uint64_t{1} << 30}) {
-    for (const int size : {1, 2, 7, 100, 3000}) {
+  // Small vectors are selected by a quickselect, large ones (2048 entries
+  // and more) through a histogram of the values' span: up to int64's whole.
+  for (const uint64_t range : {uint64_t{1}, uint64_t{4}, uint64_t{300}, uint64_t{1} << 30, ~uint64_t{0}}) {
+    for (const int size : {1, 2, 7, 100, 3000, 20000}) {
       blis::WeightedValues v;
-      for (int i = 0; i < size; ++i)
-        v.emplace_back(static_cast<int64_t>(rng.below(range)) - 2, static_cast<int64_t>(rng.below(4)));
+      for (int i = 0; i < size; ++i) {
+        const int64_t value = range == ~uint64_t{0} ? static_cast<int64_t>(rng.next())
+                                                    : static_cast<int64_t>(rng.below(range)) - 2;
+        v.emplace_back(value, static_cast<int64_t>(rng.below(4)));
+      }
       v.emplace_back(static_cast<int64_t>(rng.below(range)), 1);  // at least one counts
       blis::WeightedValues sorted = v;
       blis::normalize(sorted);

@@ -100,6 +100,20 @@ class PackedSamples {
     }
   }
 
+  // Chunk k holds values [k * kChunk, min(size(), (k + 1) * kChunk)): they
+  // are written to out (room for kChunk); returns how many. Reading in
+  // chunks, stores filled in step read side by side.
+  size_t chunks() const { return chunks_.size(); }
+  size_t chunk_values(size_t k, Wide* out) const {
+    const Chunk& c = chunks_[k];
+    if (!c.wide.empty()) {
+      std::copy(c.wide.begin(), c.wide.end(), out);
+      return c.wide.size();
+    }
+    for (size_t i = 0; i < c.narrow.size(); ++i) out[i] = sum(c.base, c.narrow[i]);
+    return c.narrow.size();
+  }
+
   // The values as a plain vector (for sorting and selection).
   std::vector<Wide> values() const {
     std::vector<Wide> out(size_);

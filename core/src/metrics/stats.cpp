@@ -1,6 +1,8 @@
 #include "metrics/stats.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <tuple>
@@ -200,23 +202,77 @@ std::pair<int64_t, int64_t> select_weighted(WeightedValues& v, size_t lo, size_t
 
 }  // namespace
 
+namespace {
+
+// The values at weighted ranks k1 and k2 (k1 or k1 + 1) of v[from, to), when it holds more
+// than k2 in weight: a histogram of 4096 buckets over the values' span finds
+// the buckets holding the ranks, and only the entries of those are sorted.
+// Linear, for the large vectors (a quickselect moves every entry several
+// times).
+std::pair<int64_t, int64_t> select_by_histogram(const WeightedValues& v, size_t from, size_t to, int64_t k1,
+                                                int64_t k2) {
+  constexpr int kBits = 12;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = from; i < to; ++i) lo = std::min(lo, v[i].first), hi = std::max(hi, v[i].first);
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - kBits);
+  auto bucket = [&](int64_t x) { return (static_cast<uint64_t>(x) - static_cast<uint64_t>(lo)) >> shift; };
+  std::array<int64_t, size_t{1} << kBits> weight{};
+  for (size_t i = from; i < to; ++i) weight[bucket(v[i].first)] += v[i].second;
+  // The buckets of the two ranks, and the weight below each.
+  uint64_t b1 = 0;
+  int64_t below1 = 0;
+  while (below1 + weight[b1] <= k1) below1 += weight[b1++];
+  uint64_t b2 = b1;
+  int64_t below2 = below1;
+  while (below2 + weight[b2] <= k2) below2 += weight[b2++];
+  WeightedValues picked;
+  for (size_t i = from; i < to; ++i) {
+    const uint64_t b = bucket(v[i].first);
+    if ((b == b1 || b == b2) && v[i].second > 0) picked.push_back(v[i]);
+  }
+  std::sort(picked.begin(), picked.end());
+  // Walk b1's entries, then b2's: k2 is k1 or k1 + 1, so no weight lies
+  // between them.
+  std::pair<int64_t, int64_t> out{0, 0};
+  int64_t at = below1;
+  bool found1 = false;
+  for (const auto& [value, w] : picked) {
+    if (!found1 && k1 < at + w) out.first = value, found1 = true;
+    if (k2 < at + w) {
+      out.second = value;
+      break;
+    }
+    at += w;
+  }
+  return out;
+}
+
+}  // namespace
+
 double percentile_unsorted(WeightedValues& values, size_t from, size_t to, double p, double scale) {
   int64_t n = 0;
   for (size_t i = from; i < to; ++i) n += values[i].second;
-  // percentile() asks for the lower rank first, then for the next one.
-  int64_t lower = 0, upto = 0;
-  return percentile(n, p, scale, [&](int64_t k) {
-    if (upto == 0) {
-      std::tie(lower, upto) = select_weighted(values, from, to, k);
-      return lower;
+  if (n == 0) return 0;
+  const double rank = p / 100 * static_cast<double>(n - 1);
+  const auto k1 = static_cast<int64_t>(std::floor(rank)), k2 = static_cast<int64_t>(std::ceil(rank));
+  // percentile() asks for rank k1, then for k2 when it differs.
+  std::pair<int64_t, int64_t> at{0, 0};
+  if (to - from >= 2048) {
+    at = select_by_histogram(values, from, to, k1, k2);
+  } else {
+    int64_t upto = 0;
+    std::tie(at.first, upto) = select_weighted(values, from, to, k1);
+    at.second = at.first;
+    if (k2 >= upto) {
+      // The least value above the first that counts.
+      at.second = INT64_MAX;
+      for (size_t i = from; i < to; ++i)
+        if (values[i].first > at.first && values[i].second > 0)
+          at.second = std::min(at.second, values[i].first);
     }
-    if (k < upto) return lower;
-    // The least value above the lower one that counts.
-    int64_t next = INT64_MAX;
-    for (size_t i = from; i < to; ++i)
-      if (values[i].first > lower && values[i].second > 0) next = std::min(next, values[i].first);
-    return next;
-  });
+  }
+  return percentile(n, p, scale, [&](int64_t k) { return k == k1 ? at.first : at.second; });
 }
 
 Summary summarize(const WeightedValues& sorted, double scale) {

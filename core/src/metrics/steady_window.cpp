@@ -3,6 +3,7 @@
 #include "metrics/stats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace blis {
@@ -59,19 +60,34 @@ struct Batched {
 };
 
 Batched batch(const std::vector<TimedSample>& v, double from, double width) {
-  Batched out;
-  std::vector<int8_t> of(v.size());
-  std::vector<size_t> count(kSteadyBatches + 1, 0);
+  constexpr int kOut = kSteadyBatches;  // outside the window
+  std::array<double, kSteadyBatches + 1> start{};
+  for (int b = 0; b <= kSteadyBatches; ++b) start[static_cast<size_t>(b)] = from + width * b;
+  // Samples come in runs of rising times (an instance's steps): the last
+  // sample's batch is tried first.
+  std::vector<uint8_t> of(v.size());
+  std::array<size_t, kSteadyBatches + 1> count{};
+  size_t last = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    of[i] = static_cast<int8_t>(batch_of(static_cast<double>(v[i].at), from, width));
-    if (of[i] >= 0 && of[i] < kSteadyBatches) ++count[static_cast<size_t>(of[i])];
+    const auto at = static_cast<double>(v[i].at);
+    size_t b = last;
+    if (!(start[b] <= at && at < start[b + 1])) {
+      if (at < start[0] || at >= start[kOut]) {
+        b = kOut;
+      } else {
+        b = static_cast<size_t>(batch_of(at, from, width));
+        last = b;
+      }
+    }
+    of[i] = static_cast<uint8_t>(b);
+    ++count[b];
   }
+  Batched out;
   for (size_t b = 0; b < kSteadyBatches; ++b) out.edge[b + 1] = out.edge[b] + count[b];
   out.values.resize(out.edge[kSteadyBatches]);
   std::vector<size_t> next(out.edge.begin(), out.edge.end() - 1);
   for (size_t i = 0; i < v.size(); ++i)
-    if (of[i] >= 0 && of[i] < kSteadyBatches)
-      out.values[next[static_cast<size_t>(of[i])]++] = {v[i].value, v[i].weight};
+    if (of[i] != kOut) out.values[next[of[i]]++] = {v[i].value, v[i].weight};
   return out;
 }
 
