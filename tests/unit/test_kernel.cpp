@@ -51,6 +51,32 @@ TEST_CASE("many ties keep push order (FIFO) whatever the heap shape", "[kernel]"
   }
 }
 
+TEST_CASE("pushes and pops interleaved: each pop is the least key pending", "[kernel]") {
+  // Heap sizes rise and fall through every count of last children.
+  EventQueue q;
+  std::vector<Event> pending;  // the reference: scanned for its least
+  GoRand rng(11);
+  uint32_t pushed = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const bool push = pending.empty() || rng.intn(100) < (round % 4000 < 2000 ? 60 : 40);
+    if (push) {
+      const auto time = static_cast<SimTime>(rng.intn(50));
+      const auto priority = static_cast<uint64_t>(rng.intn(4));
+      q.push(time, priority, pushed, 0, 0);
+      pending.push_back(Event{time, priority, pushed, pushed, 0, 0});
+      ++pushed;
+      continue;
+    }
+    auto least = pending.begin();
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if (it->before(*least)) least = it;
+    const Event e = q.pop();
+    REQUIRE(e.kind == least->kind);
+    pending.erase(least);
+    REQUIRE(q.size() == pending.size());
+  }
+}
+
 TEST_CASE("the clock never decreases, events scheduled while running included", "[kernel]") {
   struct Chain : EventHandler {
     Kernel& k;

@@ -29,7 +29,8 @@ struct Event {
   }
 };
 
-// Binary min-heap on (time, priority, seq).
+// A 4-ary min-heap on (time, priority, seq). The key is total, so events
+// leave in the same order whatever the heap's shape.
 class EventQueue {
  public:
   void push(SimTime time, uint64_t priority, uint32_t kind, uint32_t target, uint64_t payload);
@@ -40,6 +41,7 @@ class EventQueue {
   uint64_t pushed() const { return next_seq_; }
 
  private:
+  static constexpr size_t kArity = 4;
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
 };

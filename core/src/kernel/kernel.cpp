@@ -1,6 +1,7 @@
 #include <blis/errors.hpp>
 #include <blis/kernel.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -11,9 +12,9 @@ void EventQueue::push(SimTime time, uint64_t priority, uint32_t kind, uint32_t t
   heap_.push_back(Event{time, priority, next_seq_++, kind, target, payload});
   // Sift up.
   size_t j = heap_.size() - 1;
-  Event x = heap_[j];
+  const Event x = heap_[j];
   while (j > 0) {
-    size_t i = (j - 1) / 2;
+    const size_t i = (j - 1) / kArity;
     if (!x.before(heap_[i])) break;
     heap_[j] = heap_[i];
     j = i;
@@ -22,17 +23,27 @@ void EventQueue::push(SimTime time, uint64_t priority, uint32_t kind, uint32_t t
 }
 
 Event EventQueue::pop() {
-  Event out = heap_.front();
-  Event x = heap_.back();
+  const Event out = heap_.front();
+  const Event x = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();
   if (n > 0) {
-    // Sift the former last element down from the root.
+    // Sift the former last element down from the root: half the levels of
+    // a binary heap, so half the 40-byte moves, for the same comparisons.
     size_t i = 0;
     while (true) {
-      size_t c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && heap_[c + 1].before(heap_[c])) ++c;
+      const size_t first = kArity * i + 1;
+      if (first >= n) break;
+      size_t c = first;
+      if (first + kArity <= n) {
+        // All four children: a tournament of pairs.
+        const size_t a = heap_[first + 1].before(heap_[first]) ? first + 1 : first;
+        const size_t b = heap_[first + 3].before(heap_[first + 2]) ? first + 3 : first + 2;
+        c = heap_[b].before(heap_[a]) ? b : a;
+      } else {
+        for (size_t k = first + 1; k < n; ++k)
+          if (heap_[k].before(heap_[c])) c = k;
+      }
       if (!heap_[c].before(x)) break;
       heap_[i] = heap_[c];
       i = c;
