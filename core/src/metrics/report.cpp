@@ -112,7 +112,11 @@ InstanceMetrics merge_metrics(const std::vector<const InstanceMetrics*>& parts) 
     append(out.completions, p->completions);
     // Kept normalized as it grows (the same multiset itl_values() would
     // make of it): one entry per distinct value, not one per step.
-    merge_normalized(out.itl_weighted, itl_values(*p));
+    // A stopped instance's are normalized already, in itl_weighted.
+    if (p->step_itl.empty() && p->extra_itls.empty())
+      merge_normalized(out.itl_weighted, p->itl_weighted);
+    else
+      merge_normalized(out.itl_weighted, itl_values(*p));
   }
   if (!parts.empty()) out.cache_hit_rate /= static_cast<double>(parts.size());
   return out;
