@@ -34,7 +34,8 @@ KVCache::KVCache(int64_t total_blocks, int32_t block_size)
   // Memory is written only as blocks are used: an instance of a large fleet
   // touches a small part of its tables. blocks_ grows within its capacity
   // (its elements never move) as ids are given out; the ring's entries are
-  // written before they are read.
+  // written before they are read (an entry is read only at the head or
+  // within ring_size_ of it; live_head() and add_own() check the size).
   blocks_.reserve(static_cast<size_t>(total_blocks));
   ring_cap_ = static_cast<uint32_t>(ring_entries(total_blocks));
   ring_ = std::unique_ptr<FreeEntry[]>(new FreeEntry[ring_cap_]);
@@ -91,7 +92,9 @@ void KVCache::push_run(int64_t n) {
 }
 
 KVCache::FreeEntry& KVCache::live_head() {
-  while (ring_[ring_head_].stale) drop_head();  // blocks that left from the middle
+  while (ring_size_ > 0 && ring_[ring_head_].stale) drop_head();  // blocks that left from the middle
+  // Callers take a free block only when there is one: a live entry.
+  if (ring_size_ == 0) throw RuntimeError("internal error: a block taken from an empty KV free list");
   return ring_[ring_head_];
 }
 

@@ -283,7 +283,7 @@ class KVCache {
     FreeEntry& e = ring_[ring_head_];
     used_ += n;
     misses_ += n;
-    if (e.id == kRun && e.hash > static_cast<uint64_t>(n)) {
+    if (ring_size_ > 0 && e.id == kRun && e.hash > static_cast<uint64_t>(n)) {
       e.hash -= static_cast<uint64_t>(n);
       r.count += static_cast<int32_t>(n);
       r.last_id = -1;
