@@ -38,19 +38,6 @@ double statistic(WeightedValues& w, size_t from, size_t to, double stat) {
   return summarize(part, 1000).mean;
 }
 
-// The batch of a sample at `at`: the last b in [0, kSteadyBatches] whose
-// start, from + width * b, is at or before it (kSteadyBatches: at or after the
-// window's end); -1 before the window. The estimate from the division is
-// corrected by the starts themselves, so that a sample on an edge falls as
-// the comparisons put it.
-int batch_of(double at, double from, double width) {
-  if (at < from) return -1;
-  int b = static_cast<int>(std::min<double>(kSteadyBatches, std::floor((at - from) / width)));
-  while (b > 0 && at < from + width * b) --b;
-  while (b < kSteadyBatches && at >= from + width * (b + 1)) ++b;
-  return b;
-}
-
 // The values of the samples in the window, grouped by batch in time order
 // (a counting sort: the order within a batch is irrelevant to its
 // statistic); batch b holds values [edge[b], edge[b + 1]).
@@ -63,8 +50,10 @@ Batched batch(const std::vector<TimedSample>& v, double from, double width) {
   constexpr int kOut = kSteadyBatches;  // outside the window
   std::array<double, kSteadyBatches + 1> start{};
   for (int b = 0; b <= kSteadyBatches; ++b) start[static_cast<size_t>(b)] = from + width * b;
-  // Samples come in runs of rising times (an instance's steps): the last
-  // sample's batch is tried first.
+  // A sample's batch is the last b whose start is at or before it (as the
+  // comparisons of a walk over the samples sorted by time put it). Samples
+  // come in runs of rising times (an instance's steps): the last sample's
+  // batch is tried first.
   std::vector<uint8_t> of(v.size());
   std::array<size_t, kSteadyBatches + 1> count{};
   size_t last = 0;
@@ -75,7 +64,7 @@ Batched batch(const std::vector<TimedSample>& v, double from, double width) {
       if (at < start[0] || at >= start[kOut]) {
         b = kOut;
       } else {
-        b = static_cast<size_t>(batch_of(at, from, width));
+        b = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), at) - start.begin() - 1);
         last = b;
       }
     }
