@@ -65,19 +65,9 @@ void MetricsCollector::on_stopped(Request& r) {
 void MetricsCollector::timed_itl(InstanceMetrics& m) {
   const size_t n = std::min(m.step_itl.size(), m.step_end.size());
   m.timed_itl.reserve(m.timed_itl.size() + n);
-  std::vector<int64_t> itl(SampleStore::kChunk), end(SampleStore::kChunk);
-  std::vector<int32_t> delta(CountStore::kChunk);
-  int64_t count = 0;
-  for (size_t k = 0; k * SampleStore::kChunk < n; ++k) {
-    m.step_itl.chunk_values(k, itl.data());
-    m.step_end.chunk_values(k, end.data());
-    m.run_delta.chunk_values(k, delta.data());
-    const size_t len = std::min(SampleStore::kChunk, n - k * SampleStore::kChunk);
-    for (size_t i = 0; i < len; ++i) {
-      count += delta[i];
-      if (count > 0) m.timed_itl.push_back({end[i], itl[i], count});
-    }
-  }
+  for_each_step_itl(m, n, true, [&](int64_t itl, int64_t count, int64_t end) {
+    m.timed_itl.push_back({end, itl, count});
+  });
   m.step_end = {};
 }
 

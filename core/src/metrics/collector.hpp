@@ -114,6 +114,27 @@ struct InstanceMetrics {
   std::vector<CompletionSample> completions;  // when priority inversions are counted
 };
 
+// The standard inter-token latency of each of m's first `steps` steps whose
+// count of completed requests that decoded in it is positive, in step order:
+// f(itl, count, end), `end` the step's end when `with_end` (m.step_end kept),
+// else 0. The packed stores are read side by side, a chunk at a time.
+template <class F>
+void for_each_step_itl(const InstanceMetrics& m, size_t steps, bool with_end, F&& f) {
+  std::vector<int64_t> itl(SampleStore::kChunk), end(with_end ? SampleStore::kChunk : 0);
+  std::vector<int32_t> delta(CountStore::kChunk);
+  int64_t count = 0;
+  for (size_t k = 0; k * SampleStore::kChunk < steps; ++k) {
+    m.step_itl.chunk_values(k, itl.data());
+    m.run_delta.chunk_values(k, delta.data());
+    if (with_end) m.step_end.chunk_values(k, end.data());
+    const size_t len = std::min(SampleStore::kChunk, steps - k * SampleStore::kChunk);
+    for (size_t i = 0; i < len; ++i) {
+      count += delta[i];
+      if (count > 0) f(itl[i], count, with_end ? end[i] : 0);
+    }
+  }
+}
+
 // Fills each instance's InstanceMetrics, and counts what belongs to no
 // instance (rejections, requests still in the admission/routing pipeline).
 // Per request it keeps only what a completion turns into metrics, in the

@@ -42,18 +42,8 @@ WeightedValues itl_values(const InstanceMetrics& m) {
   WeightedValues out;
   out.reserve(m.itl_weighted.size() + m.step_itl.size() + m.extra_itls.size());
   out = m.itl_weighted;
-  // Read in chunks (the stores' own), side by side.
-  std::vector<int64_t> itl(SampleStore::kChunk);
-  std::vector<int32_t> delta(CountStore::kChunk);
-  int64_t count = 0;
-  for (size_t k = 0; k < m.step_itl.chunks(); ++k) {
-    const size_t len = m.step_itl.chunk_values(k, itl.data());
-    m.run_delta.chunk_values(k, delta.data());
-    for (size_t i = 0; i < len; ++i) {
-      count += delta[i];
-      if (count > 0) out.emplace_back(itl[i], count);
-    }
-  }
+  for_each_step_itl(m, m.step_itl.size(), false,
+                    [&](int64_t itl, int64_t count, int64_t) { out.emplace_back(itl, count); });
   for (int64_t v : m.extra_itls) out.emplace_back(v, 1);
   normalize(out);
   return out;

@@ -200,10 +200,6 @@ std::pair<int64_t, int64_t> select_weighted(WeightedValues& v, size_t lo, size_t
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The values at weighted ranks k1 and k2 (k1 or k1 + 1) of v[from, to), when it holds more
 // than k2 in weight: a histogram of 4096 buckets over the values' span finds
 // the buckets holding the ranks, and only the entries of those are sorted.
