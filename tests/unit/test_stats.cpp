@@ -8,9 +8,10 @@
 #include "metrics/stats.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 using namespace blis;
@@ -122,6 +123,31 @@ TEST_CASE("normalize of large vectors (a radix sort) equals sorting and merging"
     }
     blis::normalize(v);
     REQUIRE(v == merged);
+  }
+}
+
+TEST_CASE("normalize by counting (positive weights, a narrow span) equals sorting and merging",
+          "[unit][metrics]") {
+  // Spans within and past the counting bound, at int64's ends too.
+  blis::test::SplitMix rng{23};
+  for (const uint64_t range : {uint64_t{50}, uint64_t{9000}, uint64_t{1} << 20}) {
+    for (const int64_t base : {int64_t{-7}, std::numeric_limits<int64_t>::min() + 5,
+                               std::numeric_limits<int64_t>::max() - static_cast<int64_t>(range)}) {
+      blis::WeightedValues v;
+      for (int i = 0; i < 5000; ++i)
+        v.emplace_back(base + static_cast<int64_t>(rng.below(range)), 1 + static_cast<int64_t>(rng.below(3)));
+      blis::WeightedValues want = v;
+      std::sort(want.begin(), want.end());
+      blis::WeightedValues merged;
+      for (const auto& e : want) {
+        if (!merged.empty() && merged.back().first == e.first)
+          merged.back().second += e.second;
+        else
+          merged.push_back(e);
+      }
+      blis::normalize(v);
+      REQUIRE(v == merged);
+    }
   }
 }
 

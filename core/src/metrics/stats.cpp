@@ -49,7 +49,53 @@ void sort_by_value(WeightedValues& v) {
 
 }  // namespace
 
+namespace {
+
+// normalize() by counting, when the values span a few times their number
+// at most and every weight is positive (then a value's weights sum to a
+// positive count, and the values with one come out ascending): one pass to
+// add the weights up, one over the span. The counters are the thread's,
+// kept zero between calls (the pass over the span clears what it reads), so
+// a call clears no memory of its own. False, `v` unchanged, otherwise.
+bool normalize_by_counting(WeightedValues& v) {
+  if (v.size() < 512) return false;
+  int64_t lo = v.front().first, hi = lo;
+  for (const auto& [value, weight] : v) {
+    if (weight <= 0) return false;
+    lo = std::min(lo, value);
+    hi = std::max(hi, value);
+  }
+  const auto span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  // A run's inter-token latencies span a few times their number (a step's
+  // time in µs): the pass over the span costs less than two radix passes.
+  if (span > 8 * v.size() || span >= (uint64_t{1} << 20)) return false;
+  thread_local std::vector<int64_t> count;
+  if (count.size() <= span) count.resize(span + 1, 0);
+  for (const auto& [value, weight] : v)
+    count[static_cast<uint64_t>(value) - static_cast<uint64_t>(lo)] += weight;
+  size_t out = 0;
+  const auto emit = [&](uint64_t k) {
+    if (count[k] != 0) {
+      v[out++] = {static_cast<int64_t>(static_cast<uint64_t>(lo) + k), count[k]};
+      count[k] = 0;
+    }
+  };
+  // Most counters are zero: eight at a time are skipped when all are.
+  uint64_t k = 0;
+  for (; k + 8 <= span + 1; k += 8) {
+    const int64_t* c = count.data() + k;
+    if ((c[0] | c[1] | c[2] | c[3] | c[4] | c[5] | c[6] | c[7]) == 0) continue;
+    for (uint64_t j = k; j < k + 8; ++j) emit(j);
+  }
+  for (; k <= span; ++k) emit(k);
+  v.resize(out);
+  return true;
+}
+
+}  // namespace
+
 void normalize(WeightedValues& v) {
+  if (normalize_by_counting(v)) return;
   if (!std::is_sorted(v.begin(), v.end())) sort_by_value(v);
   size_t out = 0;
   for (size_t i = 0; i < v.size(); ++i) {
