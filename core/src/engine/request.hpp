@@ -213,6 +213,15 @@ class RequestPool {
       buffer.assign(s.block_hashes.begin(), s.block_hashes.end());
       s.block_hashes.swap(buffer);
     }
+    // Its input blocks, made for its views on the way in (input_hashes),
+    // are usually still in the scratch: copied, not chained again.
+    if (scratch_seed_ == s.own_content && scratch_.size() > s.block_hashes.size()) {
+      const auto have = static_cast<std::ptrdiff_t>(s.block_hashes.size());
+      const auto upto =
+          static_cast<std::ptrdiff_t>(std::min<size_t>(scratch_.size(), static_cast<size_t>(blocks)));
+      s.block_hashes.reserve(static_cast<size_t>(blocks));
+      s.block_hashes.insert(s.block_hashes.end(), scratch_.begin() + have, scratch_.begin() + upto);
+    }
     extend_content(s, s.block_hashes, blocks);
   }
 
