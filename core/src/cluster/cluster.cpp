@@ -40,6 +40,9 @@ ClusterSimulation::ClusterSimulation(const ClusterConfig& cfg, WorkloadSource& s
       rerouting_(core_),
       driver_(core_, fleet_, routing_, arrivals_, rerouting_, series_, metrics_, collector_) {
   if (cfg.num_instances < 1) throw InputError("--num-instances", "must be >= 1");
+  if (cfg.num_instances > kMaxInstances)
+    throw InputError("--num-instances", "must be <= " + std::to_string(kMaxInstances) + ", got " +
+                                            std::to_string(cfg.num_instances));
   observers_.add_series_columns(series_);
   collector_.keep_timed_itl(cfg.keep_timed_samples);
   for (int32_t i = 0; i < cfg.num_instances; ++i) {

@@ -15,8 +15,15 @@ namespace blis {
 
 Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<LatencyModel> model,
                    RequestPool& pool, Kernel& kernel, RequestSignals& signals)
-    : index_(index), cfg_(cfg), model_(std::move(model)), pool_(pool), kernel_(kernel),
-      signals_(signals), kv_(cfg.total_kv_blocks, cfg.block_size), waiting_(cfg.order) {
+    : index_(index),
+      cfg_(cfg),
+      model_(std::move(model)),
+      pool_(pool),
+      kernel_(kernel),
+      signals_(signals),
+      step_lane_(kernel.queue().add_lane()),
+      kv_(cfg.total_kv_blocks, cfg.block_size),
+      waiting_(cfg.order) {
   if (cfg.max_model_len > 0 &&
       (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size > cfg.total_kv_blocks)
     throw InputError("--max-model-len",
@@ -95,7 +102,7 @@ void Instance::on_queued(uint32_t slot) {
   signals_.queued(r, kernel_.now());
   if (!step_pending_) {
     step_pending_ = true;
-    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, kernel_.now(), index_);
   }
 }
 
@@ -165,7 +172,7 @@ void Instance::enqueue_transferred(uint32_t slot, SimTime now) {
   signals_.queued(r, now);
   if (!step_pending_) {
     step_pending_ = true;
-    schedule(kernel_, now, EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, now, index_);
   }
 }
 
@@ -194,7 +201,7 @@ void Instance::on_timeout(uint64_t payload) {
   time_out(r);
   if (!step_pending_ && !waiting_.empty()) {
     step_pending_ = true;
-    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, kernel_.now(), index_);
   }
 }
 
@@ -227,7 +234,7 @@ bool Instance::evict_one(uint32_t slot) {
   pool_.release(r.slot);
   if (!step_pending_ && !waiting_.empty()) {
     step_pending_ = true;
-    schedule(kernel_, now, EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, now, index_);
   }
   return true;
 }
@@ -278,7 +285,7 @@ void Instance::on_step() {
   // Phase 4: work-conserving: keep stepping while anything waits or runs
   // (LoRA: what waits behind an adapter's load waits for its completion).
   if (!batch_.empty() || (!waiting_.empty() && !(lora_ && lora_->loading()))) {
-    schedule(kernel_, now + dt, EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, now + dt, index_);
   } else {
     step_pending_ = false;
   }
@@ -1194,7 +1201,7 @@ void Instance::on_adapter_load() {
   lora_->finish_load();
   if (!step_pending_ && !waiting_.empty()) {
     step_pending_ = true;
-    schedule(kernel_, kernel_.now(), EventKind::Step, index_);
+    schedule_step(kernel_, step_lane_, kernel_.now(), index_);
   }
 }
 

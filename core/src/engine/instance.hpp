@@ -314,6 +314,7 @@ class Instance {
   RequestPool& pool_;
   Kernel& kernel_;
   RequestSignals& signals_;
+  uint32_t step_lane_;  // the kernel's lane of this instance's steps (at most one is pending)
   KVCache kv_;
 
   WaitQueue waiting_;

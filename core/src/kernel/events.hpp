@@ -64,8 +64,11 @@ enum class EventKind : uint32_t {
   AdapterLoad,    // an instance's LoRA adapter load completes (engine/lora.hpp)
 };
 
-// Instance events sort after all cluster events at the same time.
-inline constexpr uint64_t kInstanceBase = uint64_t{1} << 62;
+// Instance events sort after all cluster events at the same time. The
+// numbers are kept small: the kernel packs a priority and a sequence number
+// into one word (blis/kernel.hpp), which bounds the instances.
+inline constexpr uint64_t kInstanceBase = 16;
+inline constexpr int64_t kMaxInstances = static_cast<int64_t>((kPriorityLimit - kInstanceBase) / 8);
 
 // The priority of `kind` (for instance events, of instance `index`), as the
 // table above gives it.
@@ -101,6 +104,13 @@ inline void schedule(Kernel& kernel, SimTime time, EventKind kind, int32_t index
                      uint64_t payload = 0) {
   kernel.schedule(time, event_priority(kind, index), static_cast<uint32_t>(kind),
                   static_cast<uint32_t>(index), payload);
+}
+
+// A step of instance `index` through its lane (EventQueue::add_lane): the
+// same place in the order as schedule(kernel, time, EventKind::Step, index).
+inline void schedule_step(Kernel& kernel, uint32_t lane, SimTime time, int32_t index) {
+  kernel.schedule_lane(lane, time, event_priority(EventKind::Step, index),
+                       static_cast<uint32_t>(EventKind::Step), static_cast<uint32_t>(index), 0);
 }
 
 inline EventKind kind_of(const Event& e) { return static_cast<EventKind>(e.kind); }
