@@ -77,6 +77,7 @@ class Roofline {
     peak_flops_ = tflops * 1e12;
     peak_bw_ = bw * 1e12;
     weights_ = weight_bytes();
+    weights_per_gpu_ = weights_ / tp_;
     precompute_decode_terms();
     // HEAD's form (roofline_head.hpp), for --profile-set head: key `form`.
     const std::string form = ctx.str_or("form", "seed");
@@ -140,7 +141,7 @@ class Roofline {
     });
     if (other_decodes) return std::nullopt;  // no such member from the host: plain decodes are aggregated
     if (!any) return 0;
-    const double weights = weights_ / tp_;
+    const double weights = weights_per_gpu_;
     if (b.count == 0) {
       const double memory = (weights + dynamic) / peak_bw_;
       return lc::round_tick(std::max(compute, memory) * 1e6);
@@ -150,19 +151,22 @@ class Roofline {
     const double sum = static_cast<double>(b.progress_sum);
     constexpr double eps = 0x1p-52;  // two units of roundoff
     // Σ decode_flops(s) = n·(gemm + mlp + 2d·L) + Σs·(4H·d_h·L + 5H·L)
-    const double flops = n * (decode_gemm_ + decode_mlp_layers_ + two_d_ * layers_) +
-                         sum * (four_heads_ * d_h_ * layers_ + five_heads_ * layers_);
-    compute += flops / tp_ / decode_rate_;
+    const double flops = n * decode_member_flops_ + sum * decode_context_flops_;
+    // Products by reciprocals where step_time divides (a division costs
+    // several multiplications): each differs from the quotient by less than
+    // two units of roundoff more, which the bounds below take in (8 more
+    // units for the compute, 4 for the dynamic bytes and the memory time).
+    compute += flops * inv_decode_rate_per_gpu_;
     // Σ decode_dynamic_bytes(s) = n·(activations + kv_per_token) + Σs·kv_per_token
-    dynamic += (n * (decode_activations_ + kv_per_token_) + sum * kv_per_token_) / tp_;
-    const double memory = (weights + dynamic) / peak_bw_;
+    dynamic += (n * (decode_activations_ + kv_per_token_) + sum * kv_per_token_) * inv_tp_;
+    const double memory = (weights + dynamic) * inv_peak_bw_;
     if (!(std::isfinite(compute) && std::isfinite(memory) && compute > 0 && memory > 0))
       return std::nullopt;
-    const double d_compute = (terms + 32) * eps * compute;
+    const double d_compute = (terms + 40) * eps * compute;
     // The per-member path adds the weights and takes them off again, each
     // time losing up to an ulp of their size.
-    const double d_dynamic = (terms + 16) * eps * dynamic + (terms + 4) * eps * weights;
-    const double d_memory = (d_dynamic + 4 * eps * (weights + dynamic)) / peak_bw_ + 4 * eps * memory;
+    const double d_dynamic = (terms + 20) * eps * dynamic + (terms + 4) * eps * weights;
+    const double d_memory = (d_dynamic + 4 * eps * (weights + dynamic)) * inv_peak_bw_ + 8 * eps * memory;
     const double lo = lc::round_tick(std::max(compute - d_compute, memory - d_memory) * 1e6);
     const double hi = lc::round_tick(std::max(compute + d_compute, memory + d_memory) * 1e6);
     if (lo != hi) return std::nullopt;
@@ -217,6 +221,12 @@ class Roofline {
     kv_per_token_ = 2 * layers_ * kv_heads_ * d_h_ * bytes_;
     decode_activations_ = layers_ * d_ * bytes_ * n;
     decode_rate_ = peak_flops_ * mfu_decode_;
+    // decode_step_time's constants (the same doubles its expressions made).
+    decode_member_flops_ = decode_gemm_ + decode_mlp_layers_ + two_d_ * layers_;
+    decode_context_flops_ = four_heads_ * d_h_ * layers_ + five_heads_ * layers_;
+    inv_decode_rate_per_gpu_ = 1 / (tp_ * decode_rate_);
+    inv_tp_ = 1 / tp_;
+    inv_peak_bw_ = 1 / peak_bw_;
   }
 
   double weight_bytes() const {
@@ -242,6 +252,8 @@ class Roofline {
   double mfu_prefill_ = 0, mfu_decode_ = 0, peak_flops_ = 0, peak_bw_ = 0, weights_ = 0;
   double decode_gemm_ = 0, four_heads_ = 0, five_heads_ = 0, two_d_ = 0, decode_mlp_layers_ = 0;
   double kv_per_token_ = 0, decode_activations_ = 0, decode_rate_ = 0;
+  double decode_member_flops_ = 0, decode_context_flops_ = 0, inv_decode_rate_per_gpu_ = 0, inv_tp_ = 0;
+  double inv_peak_bw_ = 0, weights_per_gpu_ = 0;
   lc::LinearAlpha alpha_{{0, 0, 0}};
   std::unique_ptr<blis::roofline::HeadForm> head_;
 };
