@@ -77,3 +77,27 @@ TEST_CASE("eager content is read in place and kept by the slot", "[engine][kv]")
   pool.release(a);
   CHECK(pool[pool.acquire()].spec.block_hashes.capacity() >= 3);
 }
+
+TEST_CASE("lazy content: the views of a dozen requests in turn, then their scheduling in another order",
+          "[engine][kv]") {
+  // More requests than the pool keeps scratches for: some input blocks are
+  // copied from a scratch, the others made again; all come out the same.
+  blis::RequestPool pool;
+  std::vector<uint32_t> slots;
+  for (uint64_t seed = 100; seed < 112; ++seed) {
+    const uint32_t s = pool.acquire();
+    lazy_spec(pool[s], seed);
+    slots.push_back(s);
+    const blis_request_view v = blis::request_view(pool[s], 16, pool);
+    REQUIRE(std::vector<uint64_t>(v.block_hashes, v.block_hashes + 6) == expected(seed, 6));
+  }
+  // The earlier views of the last few requests stay valid meanwhile.
+  const blis_request_view last = blis::request_view(pool[slots.back()], 16, pool);
+  const blis_request_view before = blis::request_view(pool[slots[slots.size() - 2]], 16, pool);
+  CHECK(std::vector<uint64_t>(last.block_hashes, last.block_hashes + 6) == expected(111, 6));
+  CHECK(std::vector<uint64_t>(before.block_hashes, before.block_hashes + 6) == expected(110, 6));
+  for (size_t k = slots.size(); k-- > 0;) {
+    pool.complete_content(pool[slots[k]], 16);
+    CHECK(pool[slots[k]].spec.block_hashes == expected(100 + k, 8));
+  }
+}

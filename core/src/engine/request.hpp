@@ -11,9 +11,10 @@
 #include <blis/workload.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace blis {
@@ -214,29 +215,36 @@ class RequestPool {
       s.block_hashes.swap(buffer);
     }
     // Its input blocks, made for its views on the way in (input_hashes),
-    // are usually still in the scratch: copied, not chained again.
-    if (scratch_seed_ == s.own_content && scratch_.size() > s.block_hashes.size()) {
+    // are usually still in a scratch: copied, not chained again.
+    if (const Scratch* x = find_scratch(s.own_content);
+        x != nullptr && x->hashes.size() > s.block_hashes.size()) {
       const auto have = static_cast<std::ptrdiff_t>(s.block_hashes.size());
       const auto upto =
-          static_cast<std::ptrdiff_t>(std::min<size_t>(scratch_.size(), static_cast<size_t>(blocks)));
+          static_cast<std::ptrdiff_t>(std::min<size_t>(x->hashes.size(), static_cast<size_t>(blocks)));
       s.block_hashes.reserve(static_cast<size_t>(blocks));
-      s.block_hashes.insert(s.block_hashes.end(), scratch_.begin() + have, scratch_.begin() + upto);
+      s.block_hashes.insert(s.block_hashes.end(), x->hashes.begin() + have, x->hashes.begin() + upto);
     }
     extend_content(s, s.block_hashes, blocks);
   }
 
   // The first n block hashes of r's content: its own, or, for lazy content
-  // not made yet, made in a scratch buffer that keeps the last request's
-  // (admission, routing and the instance's arrival ask in turn).
+  // not made yet, made in one of a few scratch buffers that keep the last
+  // requests' (admission, routing and the instance's arrival ask in turn;
+  // the engine copies them when it schedules the request, usually within a
+  // step of its arrival). Valid until r's scratch is given to a later
+  // request, or extended for r.
   const uint64_t* input_hashes(const Request& r, int64_t n) {
     const WorkloadRequest& s = r.spec;
     if (s.own_content == 0 || static_cast<int64_t>(s.block_hashes.size()) >= n) return s.block_hashes.data();
-    if (scratch_seed_ != s.own_content || static_cast<int64_t>(scratch_.size()) < n) {
-      scratch_.assign(s.block_hashes.begin(), s.block_hashes.end());
-      extend_content(s, scratch_, n);
-      scratch_seed_ = s.own_content;
+    Scratch* x = find_scratch(s.own_content);
+    if (x == nullptr) {
+      x = &scratch_[scratch_next_];
+      scratch_next_ = (scratch_next_ + 1) % kScratches;
+      x->seed = s.own_content;
+      x->hashes.assign(s.block_hashes.begin(), s.block_hashes.end());
     }
-    return scratch_.data();
+    if (static_cast<int64_t>(x->hashes.size()) < n) extend_content(s, x->hashes, n);
+    return x->hashes.data();
   }
 
   Request& operator[](uint32_t slot) {
@@ -281,8 +289,20 @@ class RequestPool {
   }();
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint64_t>> spares_;  // content buffers of released lazy requests
-  std::vector<uint64_t> scratch_;  // input_hashes() of the request whose seed is scratch_seed_
-  uint64_t scratch_seed_ = 0;
+  // input_hashes() of the last requests that asked, by their content seed
+  // (0: none; lazy content's seed is never 0).
+  struct Scratch {
+    uint64_t seed = 0;
+    std::vector<uint64_t> hashes;
+  };
+  static constexpr size_t kScratches = 8;
+  std::array<Scratch, kScratches> scratch_;
+  size_t scratch_next_ = 0;
+  Scratch* find_scratch(uint64_t seed) {
+    for (Scratch& x : scratch_)
+      if (x.seed == seed) return &x;
+    return nullptr;
+  }
 };
 
 // What policies may see of a request (never its output length), without its
