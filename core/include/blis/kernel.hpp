@@ -83,7 +83,7 @@ class EventQueue {
   static constexpr uint32_t kNoLane = UINT32_MAX;
   uint64_t next_order(uint64_t priority);
   void renumber();
-  void heap_push(const Event& x);
+  void heap_push(SimTime time, uint64_t order, uint32_t kind, uint32_t target, uint64_t payload);
   Event heap_pop();
   // The tree's matches on the way from `lane` to the root, played again.
   void replay(uint32_t lane) const;
