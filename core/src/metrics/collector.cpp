@@ -64,9 +64,9 @@ void MetricsCollector::on_stopped(Request& r) {
 // per completed request that decoded in it (itl_values() without the times).
 void MetricsCollector::timed_itl(InstanceMetrics& m) {
   const size_t n = std::min(m.step_itl.size(), m.step_end.size());
-  m.timed_itl.reserve(m.timed_itl.size() + n);
+  timed_itl_.reserve(timed_itl_.size() + n);
   for_each_step_itl(m, n, true, [&](int64_t itl, int64_t count, int64_t end) {
-    m.timed_itl.push_back({end, itl, count});
+    timed_itl_.push_back({end, itl, count});
   });
   m.step_end = {};
 }

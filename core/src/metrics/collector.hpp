@@ -98,11 +98,10 @@ struct InstanceMetrics {
   std::vector<int64_t> extra_itls;
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
-  // With MetricsCollector::keep_timed_itl: the end of each step, and when the
-  // instance stops, the inter-token latencies of its steps with their time
-  // (metrics/steady_window.hpp).
+  // With MetricsCollector::keep_timed_itl: the end of each step (when the
+  // instance stops, the collector's take_timed_itl() gets the inter-token
+  // latencies of its steps with their time, metrics/steady_window.hpp).
   SampleStore step_end;
-  std::vector<TimedSample> timed_itl;
 
   // Wait-queue depth summed over steps (for HOL blocking detection).
   int64_t wait_depth_sum = 0;
@@ -143,8 +142,18 @@ class MetricsCollector : public LifecycleSubscriber {
  public:
   // With `keep_completions`, a CompletionSample per completed request.
   explicit MetricsCollector(bool keep_completions) : keep_completions_(keep_completions) {}
-  // Keep each step's time, for inter-token latencies by time (InstanceMetrics::timed_itl).
+  // Keep each step's time, for inter-token latencies by time (take_timed_itl).
   void keep_timed_itl(bool on) { keep_timed_itl_ = on; }
+  // Room for the timed inter-token latencies of every instance not stopped
+  // yet: one allocation, not one per doubling.
+  void reserve_timed_itl() {
+    size_t n = timed_itl_.size();
+    for (const Slot& s : instances_) n += s.metrics->step_end.size();
+    timed_itl_.reserve(n);
+  }
+  // The stopped instances' inter-token latencies with their steps' ends, in
+  // the order the instances stopped.
+  std::vector<TimedSample> take_timed_itl() { return std::move(timed_itl_); }
 
   // The next instance's metrics (by reference: they outlive the collector),
   // and its latency model's α_o (µs added to every token) and α_p (µs added
@@ -256,10 +265,11 @@ class MetricsCollector : public LifecycleSubscriber {
     r.timing.detail->last_token = r.step().last_token_end - r.spec.arrival_us + r.step().emitted * of(r).alpha_output;
   }
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step().emitted : 0; }
-  static void timed_itl(InstanceMetrics& m);
+  void timed_itl(InstanceMetrics& m);
 
   bool keep_completions_;
   bool keep_timed_itl_ = false;
+  std::vector<TimedSample> timed_itl_;
   std::vector<Slot> instances_;
   int64_t rejected_ = 0, in_pipeline_ = 0;
   std::map<int32_t, int64_t> rejected_by_class_;
