@@ -101,6 +101,25 @@ TEST_CASE("merge_normalized of two normalized runs equals normalize of them toge
   }
 }
 
+namespace {
+
+// What normalize() must make of v: sorted by value, zero weights dropped,
+// equal values merged.
+blis::WeightedValues sorted_and_merged(blis::WeightedValues v) {
+  std::sort(v.begin(), v.end());
+  blis::WeightedValues merged;
+  for (const auto& e : v) {
+    if (e.second == 0) continue;
+    if (!merged.empty() && merged.back().first == e.first)
+      merged.back().second += e.second;
+    else
+      merged.push_back(e);
+  }
+  return merged;
+}
+
+}  // namespace
+
 TEST_CASE("normalize of large vectors (a radix sort) equals sorting and merging", "[unit][metrics]") {
   // Sizes past the radix threshold, values narrow and wide, negative too.
   blis::test::SplitMix rng{17};
@@ -111,16 +130,7 @@ TEST_CASE("normalize of large vectors (a radix sort) equals sorting and merging"
       const int64_t value = range == ~uint64_t{0} ? static_cast<int64_t>(r) : static_cast<int64_t>(r) - 7;
       v.emplace_back(value, static_cast<int64_t>(rng.below(3)));
     }
-    blis::WeightedValues want = v;
-    std::sort(want.begin(), want.end());
-    blis::WeightedValues merged;
-    for (const auto& e : want) {
-      if (e.second == 0) continue;
-      if (!merged.empty() && merged.back().first == e.first)
-        merged.back().second += e.second;
-      else
-        merged.push_back(e);
-    }
+    const blis::WeightedValues merged = sorted_and_merged(v);
     blis::normalize(v);
     REQUIRE(v == merged);
   }
@@ -136,15 +146,7 @@ TEST_CASE("normalize by counting (positive weights, a narrow span) equals sortin
       blis::WeightedValues v;
       for (int i = 0; i < 5000; ++i)
         v.emplace_back(base + static_cast<int64_t>(rng.below(range)), 1 + static_cast<int64_t>(rng.below(3)));
-      blis::WeightedValues want = v;
-      std::sort(want.begin(), want.end());
-      blis::WeightedValues merged;
-      for (const auto& e : want) {
-        if (!merged.empty() && merged.back().first == e.first)
-          merged.back().second += e.second;
-        else
-          merged.push_back(e);
-      }
+      const blis::WeightedValues merged = sorted_and_merged(v);
       blis::normalize(v);
       REQUIRE(v == merged);
     }
