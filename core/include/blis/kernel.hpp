@@ -26,6 +26,12 @@ inline constexpr uint64_t kPriorityLimit = (uint64_t{1} << (64 - kSeqBits)) - 1;
 __extension__ typedef unsigned __int128 EventKey;
 inline constexpr EventKey kNoEventKey = ~EventKey{0};
 
+// (time, order) as one unsigned number (the time's sign bit flipped, so that
+// it orders as the signed time): a comparison without branches.
+inline EventKey event_key(SimTime time, uint64_t order) {
+  return (static_cast<EventKey>(static_cast<uint64_t>(time) ^ (uint64_t{1} << 63)) << 64) | order;
+}
+
 struct Event {
   SimTime time = 0;
   uint64_t order = 0;     // (priority << kSeqBits) | seq
@@ -36,11 +42,7 @@ struct Event {
   uint64_t priority() const { return order >> kSeqBits; }   // lower runs first at the same time
   uint64_t seq() const { return order & (kSeqLimit - 1); }  // push order: breaks the remaining ties
   bool before(const Event& o) const { return key() < o.key(); }
-  // (time, order) as one unsigned number (the time's sign bit flipped, so
-  // that it orders as the signed time): a comparison without branches.
-  EventKey key() const {
-    return (static_cast<EventKey>(static_cast<uint64_t>(time) ^ (uint64_t{1} << 63)) << 64) | order;
-  }
+  EventKey key() const { return event_key(time, order); }
 };
 
 // The pending events, taken in the order of (time, priority, seq). The key
@@ -142,6 +144,7 @@ class Kernel {
   SimTime next_time() const { return queue_.empty() ? kForever : queue_.top().time; }
 
  private:
+  void check_not_past(SimTime time) const;
   EventQueue queue_;
   SimTime now_ = 0;
   SimTime horizon_;

@@ -46,10 +46,7 @@ void EventQueue::heap_push(SimTime time, uint64_t order, uint32_t kind, uint32_t
   // Sift up: the parents the new event precedes move down a level.
   size_t j = heap_.size();
   heap_.emplace_back();
-  Event probe;
-  probe.time = time;
-  probe.order = order;
-  const EventKey key = probe.key();
+  const EventKey key = event_key(time, order);
   while (j > 0) {
     const size_t i = (j - 1) / kArity;
     if (!(key < heap_[i].key())) break;
@@ -183,19 +180,20 @@ Event EventQueue::heap_pop() {
   return out;
 }
 
-void Kernel::schedule(SimTime time, uint64_t priority, uint32_t kind, uint32_t target,
-                      uint64_t payload) {
+void Kernel::check_not_past(SimTime time) const {
   if (time < now_)
     throw RuntimeError("internal error: event scheduled in the past (t=" + std::to_string(time) +
                        " < now=" + std::to_string(now_) + ")");
+}
+
+void Kernel::schedule(SimTime time, uint64_t priority, uint32_t kind, uint32_t target, uint64_t payload) {
+  check_not_past(time);
   queue_.push(time, priority, kind, target, payload);
 }
 
 void Kernel::schedule_lane(uint32_t lane, SimTime time, uint64_t priority, uint32_t kind, uint32_t target,
                            uint64_t payload) {
-  if (time < now_)
-    throw RuntimeError("internal error: event scheduled in the past (t=" + std::to_string(time) +
-                       " < now=" + std::to_string(now_) + ")");
+  check_not_past(time);
   queue_.push_lane(lane, time, priority, kind, target, payload);
 }
 

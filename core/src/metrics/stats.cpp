@@ -47,10 +47,6 @@ void sort_by_value(WeightedValues& v) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // normalize() by counting, when the values span a few times their number
 // at most and every weight is positive (then a value's weights sum to a
 // positive count, and the values with one come out ascending): one pass to
