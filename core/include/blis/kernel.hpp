@@ -69,11 +69,7 @@ class EventQueue {
   size_t size() const { return heap_.size() + held_; }
   const Event& top() const {
     settle();
-    if (held_ > 0) {
-      const uint32_t w = win_[1];
-      if (heap_.empty() || keys_[w] < heap_.front().key()) return events_[w];
-    }
-    return heap_.front();
+    return lane_first() ? events_[win_[1]] : heap_.front();
   }
   Event pop();  // the queue must not be empty
   // Takes the next event into `out` if there is one at or before `limit`.
@@ -89,6 +85,8 @@ class EventQueue {
   Event heap_pop();
   // The tree's matches on the way from `lane` to the root, played again.
   void replay(uint32_t lane) const;
+  // Whether the next event is the lanes' winner, not the heap's top (settled).
+  bool lane_first() const { return held_ > 0 && (heap_.empty() || keys_[win_[1]] < heap_.front().key()); }
   // A lane emptied by pop() is replayed at the next change or look.
   void settle() const {
     if (stale_ != kNoLane) {

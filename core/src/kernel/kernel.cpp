@@ -133,16 +133,14 @@ Event EventQueue::pop() {
 
 bool EventQueue::pop_until(SimTime limit, Event& out) {
   settle();
-  if (held_ > 0) {
+  if (lane_first()) {
     const uint32_t w = win_[1];
-    if (heap_.empty() || keys_[w] < heap_.front().key()) {
-      if (events_[w].time > limit) return false;
-      out = events_[w];
-      --held_;
-      keys_[w] = kNoEventKey;
-      stale_ = w;  // replayed when the lane is given its next event, or at the next look
-      return true;
-    }
+    if (events_[w].time > limit) return false;
+    out = events_[w];
+    --held_;
+    keys_[w] = kNoEventKey;
+    stale_ = w;  // replayed when the lane is given its next event, or at the next look
+    return true;
   }
   if (heap_.empty() || heap_.front().time > limit) return false;
   out = heap_pop();
