@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 
 using namespace blis;
 
@@ -90,5 +91,41 @@ TEST_CASE("steady window: the samples' order does not change a measure (instance
     CHECK(a.warm_up_s == b.warm_up_s);
     CHECK(a.half_width_ms == b.half_width_ms);
     CHECK(a.drifting == b.drifting);
+  }
+}
+
+TEST_CASE("steady window: values in a small span, counted, measure as selected ones do", "[metrics]") {
+  // Values within a span small beside their number are counted by value;
+  // the same values times 1024 span too much and are selected. A factor of
+  // 2^10 scales every step of a measure exactly, so the two must agree bit
+  // for bit once scaled back.
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const int64_t span = 1 + static_cast<int64_t>(rng() % 3000);
+    const int64_t lo = static_cast<int64_t>(rng() % 20'000) - 1'000;
+    const size_t n = static_cast<size_t>(span) * 12 + rng() % 5000;  // 20 batches x span <= 2n: counted
+    TimedSamples small;
+    small.first_arrival = 1'000'000;
+    small.last_arrival = 61'000'000;
+    const int64_t rise = static_cast<int64_t>(rng() % 3);  // 0: flat; else a warm-up or a drift
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t at = static_cast<int64_t>(rng() % 64'000'000);  // some before and after the window
+      int64_t value = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+      if (rise == 1 && at < 15'000'000) value = std::min(lo + span - 1, value + span / 2);
+      if (rise == 2 && at > 40'000'000)
+        value = std::min(lo + span - 1, value + (at - 40'000'000) * span / 40'000'000);
+      small.itl.push_back({at, value, static_cast<int64_t>(rng() % 10)});
+    }
+    TimedSamples large = small;
+    for (TimedSample& x : large.itl) x.value *= 1024;
+    for (const double stat : {0.0, 50.0, 90.0, 99.0, 99.9, 100.0}) {
+      const SteadyMeasure a = measure_steady(small, "itl", stat), b = measure_steady(large, "itl", stat);
+      REQUIRE(a.measured == b.measured);
+      CHECK(a.value_ms * 1024 == b.value_ms);
+      CHECK(a.half_width_ms * 1024 == b.half_width_ms);
+      CHECK(a.warm_up_s == b.warm_up_s);
+      CHECK(a.drifting == b.drifting);
+      CHECK(a.rising == b.rising);
+    }
   }
 }

@@ -313,6 +313,18 @@ double percentile_unsorted(WeightedValues& values, size_t from, size_t to, doubl
   return percentile(n, p, scale, [&](int64_t k) { return k == k1 ? at.first : at.second; });
 }
 
+double percentile_of_counts(const int64_t* weight, size_t width, int64_t lo, double p, double scale) {
+  int64_t n = 0;
+  for (size_t i = 0; i < width; ++i) n += weight[i];
+  // The value at rank k: the first whose weight, with those below it, passes k.
+  return percentile(n, p, scale, [&](int64_t k) {
+    int64_t below = 0;
+    size_t i = 0;
+    while (below + weight[i] <= k) below += weight[i++];
+    return lo + static_cast<int64_t>(i);
+  });
+}
+
 Summary summarize(const WeightedValues& sorted, double scale) {
   Summary s;
   int64_t n = 0;

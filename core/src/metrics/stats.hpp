@@ -40,5 +40,8 @@ double percentile_of(const WeightedValues& sorted, double p, double scale);
 // order statistics at its ranks are selected by weight (values[from, to)
 // reordered). Linear in expectation.
 double percentile_unsorted(WeightedValues& values, size_t from, size_t to, double p, double scale);
+// percentile_of() of the values lo, lo + 1, ... counted weight[0], weight[1],
+// ... times (weight[0, width)).
+double percentile_of_counts(const int64_t* weight, size_t width, int64_t lo, double p, double scale);
 
 }  // namespace blis

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 namespace blis {
 
@@ -46,28 +47,36 @@ struct Batched {
   std::vector<size_t> edge = std::vector<size_t>(kSteadyBatches + 1, 0);
 };
 
+constexpr size_t kOut = kSteadyBatches;  // a sample outside the window
+
+// A sample's batch is the last b whose start is at or before it (as the
+// comparisons of a walk over the samples sorted by time put it), kOut
+// outside the window. Samples come in runs of rising times (an instance's
+// steps): the last sample's batch is tried first.
+class BatchOf {
+ public:
+  BatchOf(double from, double width) {
+    for (size_t b = 0; b <= kSteadyBatches; ++b) start_[b] = from + width * static_cast<double>(b);
+  }
+  size_t operator()(int64_t time) {
+    const auto at = static_cast<double>(time);
+    if (start_[last_] <= at && at < start_[last_ + 1]) return last_;
+    if (at < start_[0] || at >= start_[kOut]) return kOut;
+    last_ = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), at) - start_.begin() - 1);
+    return last_;
+  }
+
+ private:
+  std::array<double, kSteadyBatches + 1> start_{};
+  size_t last_ = 0;
+};
+
 Batched batch(const std::vector<TimedSample>& v, double from, double width) {
-  constexpr int kOut = kSteadyBatches;  // outside the window
-  std::array<double, kSteadyBatches + 1> start{};
-  for (int b = 0; b <= kSteadyBatches; ++b) start[static_cast<size_t>(b)] = from + width * b;
-  // A sample's batch is the last b whose start is at or before it (as the
-  // comparisons of a walk over the samples sorted by time put it). Samples
-  // come in runs of rising times (an instance's steps): the last sample's
-  // batch is tried first.
+  BatchOf batch_of(from, width);
   std::vector<uint8_t> of(v.size());
   std::array<size_t, kSteadyBatches + 1> count{};
-  size_t last = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    const auto at = static_cast<double>(v[i].at);
-    size_t b = last;
-    if (!(start[b] <= at && at < start[b + 1])) {
-      if (at < start[0] || at >= start[kOut]) {
-        b = kOut;
-      } else {
-        b = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), at) - start.begin() - 1);
-        last = b;
-      }
-    }
+    const size_t b = batch_of(v[i].at);
     of[i] = static_cast<uint8_t>(b);
     ++count[b];
   }
@@ -77,6 +86,48 @@ Batched batch(const std::vector<TimedSample>& v, double from, double width) {
   std::vector<size_t> next(out.edge.begin(), out.edge.end() - 1);
   for (size_t i = 0; i < v.size(); ++i)
     if (of[i] != kOut) out.values[next[of[i]]++] = {v[i].value, v[i].weight};
+  return out;
+}
+
+// The samples of each batch as a weight per value, when every value lies
+// within a span small beside their number (an inter-token latency is a
+// step's time: a few thousand distinct µs over a million steps). A
+// percentile is then a walk over the weights, and the window's weights are
+// the sum of its batches'.
+struct Counted {
+  int64_t lo = 0;
+  size_t span = 0;
+  std::vector<int64_t> weight;  // batch b's at [b * span, (b + 1) * span)
+  std::array<size_t, kSteadyBatches> samples{};
+  double of_batch(size_t b, double stat) const {
+    return percentile_of_counts(&weight[b * span], span, lo, stat, 1000);
+  }
+  double from_batch(size_t first, double stat) const {
+    std::vector<int64_t> window(weight.begin() + static_cast<std::ptrdiff_t>(first * span),
+                                weight.begin() + static_cast<std::ptrdiff_t>((first + 1) * span));
+    for (size_t b = first + 1; b < kSteadyBatches; ++b)
+      for (size_t i = 0; i < span; ++i) window[i] += weight[b * span + i];
+    return percentile_of_counts(window.data(), span, lo, stat, 1000);
+  }
+};
+
+std::optional<Counted> count_by_value(const std::vector<TimedSample>& v, double from, double width) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const TimedSample& x : v) lo = std::min(lo, x.value), hi = std::max(hi, x.value);
+  constexpr uint64_t kMaxSpan = uint64_t{1} << 16;
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+  if (v.empty() || span > kMaxSpan || span * kSteadyBatches > 2 * v.size()) return std::nullopt;
+  Counted out;
+  out.lo = lo;
+  out.span = static_cast<size_t>(span);
+  out.weight.assign(out.span * kSteadyBatches, 0);
+  BatchOf batch_of(from, width);
+  for (const TimedSample& x : v) {
+    const size_t b = batch_of(x.at);
+    if (b == kOut) continue;
+    ++out.samples[b];
+    out.weight[b * out.span + static_cast<size_t>(x.value - lo)] += x.weight;
+  }
   return out;
 }
 
@@ -155,15 +206,19 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
   double to = static_cast<double>(s.last_arrival) + 1;
   if (family != "itl") to -= std::min(mean_e2e(s), (to - from) / 2);
   const double width = (to - from) / kSteadyBatches;
-  Batched batched = batch(*found, from, width);
+  // A percentile of values in a small span: by counting (the same order
+  // statistics as selecting them, so the same figures).
+  const std::optional<Counted> counted = stat >= 0 ? count_by_value(*found, from, width) : std::nullopt;
+  Batched batched;
+  if (!counted) batched = batch(*found, from, width);
   WeightedValues& v = batched.values;
   const std::vector<size_t>& edge = batched.edge;
   std::vector<double> series;
   std::vector<int> batch_of;  // the batch of each point of the series (empty batches have none)
   for (int b = 0; b < kSteadyBatches; ++b) {
-    const size_t lo = edge[static_cast<size_t>(b)], hi = edge[static_cast<size_t>(b) + 1];
-    if (lo == hi) continue;
-    series.push_back(statistic(v, lo, hi, stat));
+    const auto u = static_cast<size_t>(b);
+    if (counted ? counted->samples[u] == 0 : edge[u] == edge[u + 1]) continue;
+    series.push_back(counted ? counted->of_batch(u, stat) : statistic(v, edge[u], edge[u + 1], stat));
     batch_of.push_back(b);
   }
   if (series.size() < kFewestKept) return m;
@@ -178,7 +233,8 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
   m.measured = true;
   m.warm_up_s = width * first / 1e6;
   m.window_s = width * (kSteadyBatches - first) / 1e6;
-  m.value_ms = statistic(v, edge[static_cast<size_t>(first)], edge[kSteadyBatches], stat);
+  m.value_ms = counted ? counted->from_batch(static_cast<size_t>(first), stat)
+                       : statistic(v, edge[static_cast<size_t>(first)], edge[kSteadyBatches], stat);
   const size_t half = series.size() / 2;
   double early = 0, late = 0;
   for (size_t j = 0; j < series.size(); ++j) (j < half ? early : late) += series[j];
