@@ -129,3 +129,57 @@ TEST_CASE("steady window: values in a small span, counted, measure as selected o
     }
   }
 }
+
+TEST_CASE("steady window: instances' steps read in place measure as the same samples copied out",
+          "[metrics]") {
+  // The collector hands over each instance's packed steps (TimedSteps); the
+  // measures must be those of the samples they stand for, counted or
+  // selected, percentile or mean, with samples given as such beside them.
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 30; ++round) {
+    TimedSamples packed, copied;
+    packed.first_arrival = copied.first_arrival = 2'000'000;
+    packed.last_arrival = copied.last_arrival = 50'000'000;
+    const int64_t span =
+        round % 3 == 0 ? 100'000 : 1 + static_cast<int64_t>(rng() % 2000);  // some too wide to count
+    for (int extra = 0; extra < round % 2 * 50; ++extra) {
+      const TimedSample x{static_cast<int64_t>(rng() % 52'000'000), 5'000 + static_cast<int64_t>(rng() % 100),
+                          1};
+      packed.itl.push_back(x);
+      copied.itl.push_back(x);
+    }
+    for (int inst = 0; inst < 1 + round % 5; ++inst) {
+      TimedSteps& t = packed.itl_steps.emplace_back();
+      int64_t at = static_cast<int64_t>(rng() % 1'000'000), count = 0;
+      const size_t steps = rng() % 12'000;
+      for (size_t i = 0; i < steps; ++i) {
+        at += 1 + static_cast<int64_t>(rng() % 9000);
+        const int64_t itl = 4'000 + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+        const auto d =
+            static_cast<int32_t>(rng() % 5) - (count > 0 ? 2 : 0);  // the count wanders, at times to 0
+        count += d;
+        t.itl.push_back(itl);
+        t.end.push_back(at);
+        t.delta.push_back(d);
+        if (count > 0) {
+          copied.itl.push_back({at, itl, count});
+          t.lo = std::min(t.lo, itl), t.hi = std::max(t.hi, itl);
+        }
+      }
+      t.delta.push_back(0);
+      t.steps = steps;
+    }
+    for (const double stat : {-1.0, 0.0, 50.0, 99.0, 99.9, 100.0}) {
+      const SteadyMeasure a = measure_steady(packed, "itl", stat), b = measure_steady(copied, "itl", stat);
+      REQUIRE(a.measured == b.measured);
+      CHECK(a.value_ms == b.value_ms);
+      CHECK(a.half_width_ms == b.half_width_ms);
+      CHECK(a.warm_up_s == b.warm_up_s);
+      CHECK(a.drifting == b.drifting);
+    }
+    TimedSamples flat = packed;
+    flatten_itl(flat);
+    CHECK(flat.itl_steps.empty());
+    REQUIRE(flat.itl.size() == copied.itl.size());
+  }
+}

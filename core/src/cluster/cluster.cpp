@@ -129,9 +129,6 @@ ClusterResult ClusterSimulation::run() {
   kernel_.run(*this);
   driver_.finish();
   ClusterResult out;
-  // Every instance's timed inter-token latencies go to one vector, which
-  // the steady-state measures read as they are (in any order).
-  if (timed_.enabled()) collector_.reserve_timed_itl();
   for (auto& inst : instances_) inst->finalize();
   if (gateway_) out.gateway = gateway_->finish();  // its queue leaves uncounted (HEAD)
   // Whatever is still inside, wherever it is, in pool order.
@@ -169,7 +166,7 @@ ClusterResult ClusterSimulation::run() {
   }
   if (timed_.enabled()) {
     out.timed = timed_.release();
-    out.timed.itl = collector_.take_timed_itl();
+    out.timed.itl_steps = collector_.take_timed_steps();
   }
   if (cfg_.keep_records && cfg_.head_report) name_records(names);
   out.instances = std::move(metrics_);

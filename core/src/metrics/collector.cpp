@@ -60,17 +60,6 @@ void MetricsCollector::on_stopped(Request& r) {
   m.output_tokens += output_tokens(r);
 }
 
-// The standard inter-token latencies of each step, at its end, counted once
-// per completed request that decoded in it (itl_values() without the times).
-void MetricsCollector::timed_itl(InstanceMetrics& m) {
-  const size_t n = std::min(m.step_itl.size(), m.step_end.size());
-  timed_itl_.reserve(timed_itl_.size() + n);
-  for_each_step_itl(m, n, true, [&](int64_t itl, int64_t count, int64_t end) {
-    timed_itl_.push_back({end, itl, count});
-  });
-  m.step_end = {};
-}
-
 void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   InstanceMetrics& m = *instances_[static_cast<size_t>(x.instance)].metrics;
   m.end_time = x.end_time;
@@ -89,7 +78,19 @@ void MetricsCollector::on_instance_stopped(const InstanceEnd& x) {
   // per step (itl_values() makes the same multiset of either).
   m.itl_weighted = itl_values(m);
   m.itl_weighted.shrink_to_fit();
-  if (keep_timed_itl_) timed_itl(m);
+  if (keep_timed_itl_) {
+    // The steps go as they are: the standard inter-token latency of each, at
+    // its end, counted once per completed request that decoded in it (what
+    // itl_values() counts, with the times). itl_weighted, sorted, bounds
+    // their latencies.
+    TimedSteps& t = timed_steps_.emplace_back();
+    t.steps = std::min(m.step_itl.size(), m.step_end.size());
+    if (!m.itl_weighted.empty()) t.lo = m.itl_weighted.front().first, t.hi = m.itl_weighted.back().first;
+    t.itl = std::move(m.step_itl);
+    t.end = std::move(m.step_end);
+    t.delta = std::move(m.run_delta);
+  }
+  m.step_end = {};
   m.step_itl = {};
   m.run_delta = {};
   m.extra_itls = {};

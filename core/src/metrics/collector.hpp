@@ -99,8 +99,8 @@ struct InstanceMetrics {
   // Already weighted (value, count) pairs, e.g. merged from instances.
   std::vector<std::pair<int64_t, int64_t>> itl_weighted;
   // With MetricsCollector::keep_timed_itl: the end of each step (when the
-  // instance stops, the collector's take_timed_itl() gets the inter-token
-  // latencies of its steps with their time, metrics/steady_window.hpp).
+  // instance stops, its steps go to the collector's take_timed_steps(),
+  // metrics/steady_window.hpp).
   SampleStore step_end;
 
   // Wait-queue depth summed over steps (for HOL blocking detection).
@@ -115,23 +115,11 @@ struct InstanceMetrics {
 
 // The standard inter-token latency of each of m's first `steps` steps whose
 // count of completed requests that decoded in it is positive, in step order:
-// f(itl, count, end), `end` the step's end when `with_end` (m.step_end kept),
-// else 0. The packed stores are read side by side, a chunk at a time.
+// f(itl, count).
 template <class F>
-void for_each_step_itl(const InstanceMetrics& m, size_t steps, bool with_end, F&& f) {
-  std::vector<int64_t> itl(SampleStore::kChunk), end(with_end ? SampleStore::kChunk : 0);
-  std::vector<int32_t> delta(CountStore::kChunk);
-  int64_t count = 0;
-  for (size_t k = 0; k * SampleStore::kChunk < steps; ++k) {
-    m.step_itl.chunk_values(k, itl.data());
-    m.run_delta.chunk_values(k, delta.data());
-    if (with_end) m.step_end.chunk_values(k, end.data());
-    const size_t len = std::min(SampleStore::kChunk, steps - k * SampleStore::kChunk);
-    for (size_t i = 0; i < len; ++i) {
-      count += delta[i];
-      if (count > 0) f(itl[i], count, with_end ? end[i] : 0);
-    }
-  }
+void for_each_step_itl(const InstanceMetrics& m, size_t steps, F&& f) {
+  for_each_counted_step(m.step_itl, m.run_delta, nullptr, steps,
+                        [&](int64_t itl, int64_t count, int64_t) { f(itl, count); });
 }
 
 // Fills each instance's InstanceMetrics, and counts what belongs to no
@@ -142,18 +130,11 @@ class MetricsCollector : public LifecycleSubscriber {
  public:
   // With `keep_completions`, a CompletionSample per completed request.
   explicit MetricsCollector(bool keep_completions) : keep_completions_(keep_completions) {}
-  // Keep each step's time, for inter-token latencies by time (take_timed_itl).
+  // Keep each step's time, for inter-token latencies by time (take_timed_steps).
   void keep_timed_itl(bool on) { keep_timed_itl_ = on; }
-  // Room for the timed inter-token latencies of every instance not stopped
-  // yet: one allocation, not one per doubling.
-  void reserve_timed_itl() {
-    size_t n = timed_itl_.size();
-    for (const Slot& s : instances_) n += s.metrics->step_end.size();
-    timed_itl_.reserve(n);
-  }
-  // The stopped instances' inter-token latencies with their steps' ends, in
-  // the order the instances stopped.
-  std::vector<TimedSample> take_timed_itl() { return std::move(timed_itl_); }
+  // The stopped instances' steps (their inter-token latencies with their
+  // ends), in the order the instances stopped.
+  std::vector<TimedSteps> take_timed_steps() { return std::move(timed_steps_); }
 
   // The next instance's metrics (by reference: they outlive the collector),
   // and its latency model's α_o (µs added to every token) and α_p (µs added
@@ -265,11 +246,10 @@ class MetricsCollector : public LifecycleSubscriber {
     r.timing.detail->last_token = r.step().last_token_end - r.spec.arrival_us + r.step().emitted * of(r).alpha_output;
   }
   static int64_t output_tokens(const Request& r) { return r.spec.output_tokens > 0 ? r.step().emitted : 0; }
-  void timed_itl(InstanceMetrics& m);
 
   bool keep_completions_;
   bool keep_timed_itl_ = false;
-  std::vector<TimedSample> timed_itl_;
+  std::vector<TimedSteps> timed_steps_;
   std::vector<Slot> instances_;
   int64_t rejected_ = 0, in_pipeline_ = 0;
   std::map<int32_t, int64_t> rejected_by_class_;

@@ -42,8 +42,7 @@ WeightedValues itl_values(const InstanceMetrics& m) {
   WeightedValues out;
   out.reserve(m.itl_weighted.size() + m.step_itl.size() + m.extra_itls.size());
   out = m.itl_weighted;
-  for_each_step_itl(m, m.step_itl.size(), false,
-                    [&](int64_t itl, int64_t count, int64_t) { out.emplace_back(itl, count); });
+  for_each_step_itl(m, m.step_itl.size(), [&](int64_t itl, int64_t count) { out.emplace_back(itl, count); });
   for (int64_t v : m.extra_itls) out.emplace_back(v, 1);
   normalize(out);
   return out;

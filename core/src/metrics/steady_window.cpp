@@ -111,23 +111,30 @@ struct Counted {
   }
 };
 
-std::optional<Counted> count_by_value(const std::vector<TimedSample>& v, double from, double width) {
+// `v` and the steps of `parts` counted, when their values span little.
+std::optional<Counted> count_by_value(const std::vector<TimedSample>& v, const std::vector<TimedSteps>& parts,
+                                      double from, double width) {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
+  size_t n = v.size();
   for (const TimedSample& x : v) lo = std::min(lo, x.value), hi = std::max(hi, x.value);
+  for (const TimedSteps& p : parts) lo = std::min(lo, p.lo), hi = std::max(hi, p.hi), n += p.steps;
+  if (hi < lo) return std::nullopt;
   constexpr uint64_t kMaxSpan = uint64_t{1} << 16;
   const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
-  if (v.empty() || span > kMaxSpan || span * kSteadyBatches > 2 * v.size()) return std::nullopt;
+  if (span > kMaxSpan || span * kSteadyBatches > 2 * n) return std::nullopt;
   Counted out;
   out.lo = lo;
   out.span = static_cast<size_t>(span);
   out.weight.assign(out.span * kSteadyBatches, 0);
   BatchOf batch_of(from, width);
-  for (const TimedSample& x : v) {
-    const size_t b = batch_of(x.at);
-    if (b == kOut) continue;
+  auto add = [&](int64_t at, int64_t value, int64_t weight) {
+    const size_t b = batch_of(at);
+    if (b == kOut) return;
     ++out.samples[b];
-    out.weight[b * out.span + static_cast<size_t>(x.value - lo)] += x.weight;
-  }
+    out.weight[b * out.span + static_cast<size_t>(value - lo)] += weight;
+  };
+  for (const TimedSample& x : v) add(x.at, x.value, x.weight);
+  for (const TimedSteps& p : parts) for_each_timed_step(p, add);
   return out;
 }
 
@@ -196,10 +203,22 @@ double mean_e2e(const TimedSamples& s) {
 
 }  // namespace
 
+void flatten_itl(TimedSamples& s) {
+  for (const TimedSteps& p : s.itl_steps)
+    for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
+      s.itl.push_back({at, value, weight});
+    });
+  s.itl_steps.clear();
+}
+
 SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, double stat) {
   SteadyMeasure m;
   const std::vector<TimedSample>* found = family_of(s, family);
-  if (found == nullptr || found->empty() || s.empty()) return m;
+  // The inter-token latencies of instances' steps, read in place (TimedSteps).
+  static const std::vector<TimedSteps> kNoSteps;
+  const std::vector<TimedSteps>& parts = family == "itl" ? s.itl_steps : kNoSteps;
+  const bool none = std::all_of(parts.begin(), parts.end(), [](const TimedSteps& p) { return p.hi < p.lo; });
+  if (found == nullptr || (found->empty() && none) || s.empty()) return m;
   // The span measured: the arrival window; for requests keyed by arrival,
   // without the last mean E2E (at most half the window).
   const double from = static_cast<double>(s.first_arrival);
@@ -208,9 +227,19 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
   const double width = (to - from) / kSteadyBatches;
   // A percentile of values in a small span: by counting (the same order
   // statistics as selecting them, so the same figures).
-  const std::optional<Counted> counted = stat >= 0 ? count_by_value(*found, from, width) : std::nullopt;
+  const std::optional<Counted> counted =
+      stat >= 0 ? count_by_value(*found, parts, from, width) : std::nullopt;
   Batched batched;
-  if (!counted) batched = batch(*found, from, width);
+  if (!counted && parts.empty()) {
+    batched = batch(*found, from, width);
+  } else if (!counted) {
+    std::vector<TimedSample> flat = *found;
+    for (const TimedSteps& p : parts)
+      for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
+        flat.push_back({at, value, weight});
+      });
+    batched = batch(flat, from, width);
+  }
   WeightedValues& v = batched.values;
   const std::vector<size_t>& edge = batched.edge;
   std::vector<double> series;

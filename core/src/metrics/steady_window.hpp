@@ -23,6 +23,7 @@
 
 #include "engine/lifecycle.hpp"
 #include "engine/request.hpp"
+#include "metrics/packed_samples.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,14 +38,62 @@ struct TimedSample {
   int64_t at = 0, value = 0, weight = 1;
 };
 
+// An instance's steps as the collector kept them (metrics/collector.hpp):
+// each step's inter-token latency and end, packed, and the difference array
+// of the number of completed requests that decoded in it. Read in place,
+// they need not be copied into a TimedSample each (24 bytes a step).
+struct TimedSteps {
+  SampleStore itl, end;
+  CountStore delta;
+  size_t steps = 0;
+  // The least and greatest latency of the steps that count (or a wider range).
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+};
+
 struct TimedSamples {
   // By arrival time: completed requests' TTFT, E2E and TPOT (their mean time
   // per output token after the first); by the end of the step: inter-token
-  // latencies with the completed requests that decoded in the step.
+  // latencies with the completed requests that decoded in the step, those
+  // of `itl`, then those of `itl_steps`.
   std::vector<TimedSample> ttft, e2e, tpot, itl;
+  std::vector<TimedSteps> itl_steps;
   int64_t first_arrival = -1, last_arrival = -1;
   bool empty() const { return last_arrival < 0; }
 };
+
+// f(itl, count, end) for each of the first `steps` steps whose count of
+// completed requests that decoded in it (the prefix sums of `delta`) is
+// positive, in step order; `end` is 0 without `ends`. The packed stores are
+// read side by side, a chunk at a time.
+template <class F>
+void for_each_counted_step(const SampleStore& itls, const CountStore& delta, const SampleStore* ends,
+                           size_t steps, F&& f) {
+  static_assert(SampleStore::kChunk == CountStore::kChunk);
+  std::vector<int64_t> itl(SampleStore::kChunk), end(ends != nullptr ? SampleStore::kChunk : 0);
+  std::vector<int32_t> d(CountStore::kChunk);
+  int64_t count = 0;
+  for (size_t k = 0; k * SampleStore::kChunk < steps; ++k) {
+    itls.chunk_values(k, itl.data());
+    delta.chunk_values(k, d.data());
+    if (ends != nullptr) ends->chunk_values(k, end.data());
+    const size_t len = std::min(SampleStore::kChunk, steps - k * SampleStore::kChunk);
+    for (size_t i = 0; i < len; ++i) {
+      count += d[i];
+      if (count > 0) f(itl[i], count, ends != nullptr ? end[i] : 0);
+    }
+  }
+}
+
+// f(end, itl, count) for each step of `s` that counts, in step order.
+template <class F>
+void for_each_timed_step(const TimedSteps& s, F&& f) {
+  for_each_counted_step(s.itl, s.delta, &s.end, s.steps,
+                        [&](int64_t itl, int64_t count, int64_t end) { f(end, itl, count); });
+}
+
+// The steps of `itl_steps` moved to `itl` as TimedSamples (for a copy
+// across processes, run/mpi_farm.cpp).
+void flatten_itl(TimedSamples& s);
 
 // A metric measured in the steady state of a run.
 struct SteadyMeasure {
