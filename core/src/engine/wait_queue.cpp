@@ -27,12 +27,14 @@ void WaitQueue::push_back(uint32_t slot, int64_t arrival, int64_t input_len, uin
   if (order_ == QueueOrder::Fcfs) fifo_.push_back(slot);
   else
     sorted_.insert(key_of(slot, arrival, input_len, id, rank));
+  recount();
 }
 
 void WaitQueue::push_front(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) {
   if (order_ == QueueOrder::Fcfs) fifo_.push_front(slot);
   else
     sorted_.insert(key_of(slot, arrival, input_len, id, rank));
+  recount();
 }
 
 void WaitQueue::erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) {
@@ -40,16 +42,18 @@ void WaitQueue::erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_
     for (auto it = fifo_.begin(); it != fifo_.end(); ++it)
       if (*it == slot) {
         fifo_.erase(it);
-        return;
+        break;
       }
   } else {
     sorted_.erase(key_of(slot, arrival, input_len, id, rank));
   }
+  recount();
 }
 
 void WaitQueue::pop_front() {
   if (order_ == QueueOrder::Fcfs) fifo_.pop_front();
   else sorted_.erase(sorted_.begin());
+  recount();
 }
 
 }  // namespace blis

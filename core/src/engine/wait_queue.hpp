@@ -42,8 +42,9 @@ class WaitQueue {
   // are those it was pushed with (`rank` is read by the Rank orders only). Linear in the queue length for
   // FCFS.
   void erase(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank);
-  std::size_t size() const { return order_ == QueueOrder::Fcfs ? fifo_.size() : sorted_.size(); }
-  bool empty() const { return size() == 0; }
+  // Counted as it changes: a deque's size is a computation, and a step asks for it.
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   template <class F>
   void for_each(F&& f) const {
     if (order_ == QueueOrder::Fcfs)
@@ -63,9 +64,12 @@ class WaitQueue {
   };
   Key key_of(uint32_t slot, int64_t arrival, int64_t input_len, uint64_t id, int64_t rank) const;
 
+  void recount() { size_ = order_ == QueueOrder::Fcfs ? fifo_.size() : sorted_.size(); }
+
   QueueOrder order_;
   std::deque<uint32_t> fifo_;
   std::set<Key, KeyLess> sorted_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace blis
