@@ -137,3 +137,33 @@ TEST_CASE("packed samples read chunk by chunk give every value in order, narrow 
   }
   REQUIRE(got == want);
 }
+
+TEST_CASE("packed samples: growing with zeros in bulk equals pushing them one by one", "[metrics]") {
+  // grow_to() appends zeros a chunk's part at a time: into narrow chunks,
+  // into wide ones, into a chunk whose first value is far from 0 (so that a
+  // zero does not fit its narrow form), and across chunks.
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SplitMix rng{seed};
+    CountStore s;
+    std::vector<int32_t> plain;
+    for (int round = 0; round < 12; ++round) {
+      const size_t values = rng.below(3000);
+      const int32_t center = rng.below(3) == 0 ? 2'000'000'000 : 0;
+      for (size_t i = 0; i < values; ++i) {
+        const auto v = draw<int32_t>(rng, center, 100, seed % 3 == 0 ? 50 : 0);
+        s.push_back(v);
+        plain.push_back(v);
+      }
+      const size_t to = plain.size() + rng.below(round % 4 == 0 ? 9000 : 700);
+      s.grow_to(to);
+      while (plain.size() < to) plain.push_back(0);
+      s.grow_to(to / 2);  // never shrinks
+      if (rng.below(2) == 0 && !plain.empty()) {
+        const size_t k = rng.below(plain.size());
+        s.add(k, -1);
+        plain[k] = static_cast<int32_t>(static_cast<uint32_t>(plain[k]) - 1U);
+      }
+    }
+    check_same(s, plain);
+  }
+}

@@ -28,6 +28,9 @@ void MetricsCollector::on_completed(Request& r, SimTime) {
   m.e2e.push_back(t.e2e);
   m.e2e_slo.push_back(static_cast<int8_t>(r.spec.slo_class));
   for (const auto& [b, e] : t.runs) {
+    // Room up to the step after this one (the difference array's last
+    // entries are zeros until a run ends there).
+    m.run_delta.grow_to(std::max(m.step_itl.size(), static_cast<size_t>(e)) + 1);
     m.run_delta.add(b, 1);
     m.run_delta.add(e, -1);
   }

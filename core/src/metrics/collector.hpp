@@ -216,14 +216,13 @@ class MetricsCollector : public LifecycleSubscriber {
   }
   void on_failed(Request& r, SimTime) { ++of(r).metrics->failed; }
   void on_stopped(Request& r);
-  // Per step its standard inter-token latency Δ + α_o; the difference array
-  // of runs gets room for runs ending after this step.
+  // Per step its standard inter-token latency Δ + α_o (the difference array
+  // of runs grows as completions write it).
   void on_step(const StepSample& x) {
     const Slot& i = instances_[static_cast<size_t>(x.instance)];
     InstanceMetrics& m = *i.metrics;
     m.step_itl.push_back(x.duration + i.alpha_output);
     if (keep_timed_itl_) m.step_end.push_back(x.start + x.duration);
-    while (m.run_delta.size() < m.step_itl.size() + 1) m.run_delta.push_back(0);
     m.wait_depth_sum += x.waiting;
     ++m.steps;
     m.peak_kv_blocks = std::max(m.peak_kv_blocks, x.used_kv_blocks);

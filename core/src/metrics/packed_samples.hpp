@@ -89,6 +89,21 @@ class PackedSamples {
     c.wide[k] = sum(c.wide[k], delta);
   }
 
+  // Zeros appended until there are `n` values (as many push_back(0), in bulk).
+  void grow_to(size_t n) {
+    while (size_ < n) {
+      if (size_ % kChunk == 0) new_chunk(0);
+      Chunk& c = chunks_.back();
+      const size_t k = std::min(n - size_, kChunk - size_ % kChunk);
+      if (c.wide.empty() && !fits(diff(0, c.base))) widen(c);
+      if (c.wide.empty())
+        c.narrow.resize(c.narrow.size() + k, static_cast<Narrow>(diff(0, c.base)));
+      else
+        c.wide.resize(c.wide.size() + k, 0);
+      size_ += k;
+    }
+  }
+
   // Appends every value of `other`, in order.
   void append(const PackedSamples& other) {
     for (const Chunk& c : other.chunks_) {

@@ -62,9 +62,9 @@ struct TimedSamples {
 };
 
 // f(itl, count, end) for each of the first `steps` steps whose count of
-// completed requests that decoded in it (the prefix sums of `delta`) is
-// positive, in step order; `end` is 0 without `ends`. The packed stores are
-// read side by side, a chunk at a time.
+// completed requests that decoded in it (the prefix sums of `delta`, which
+// may be shorter: zeros past its end) is positive, in step order; `end` is 0 without `ends`. The packed
+// stores are read side by side, a chunk at a time.
 template <class F>
 void for_each_counted_step(const SampleStore& itls, const CountStore& delta, const SampleStore* ends,
                            size_t steps, F&& f) {
@@ -74,9 +74,13 @@ void for_each_counted_step(const SampleStore& itls, const CountStore& delta, con
   int64_t count = 0;
   for (size_t k = 0; k * SampleStore::kChunk < steps; ++k) {
     itls.chunk_values(k, itl.data());
-    delta.chunk_values(k, d.data());
     if (ends != nullptr) ends->chunk_values(k, end.data());
     const size_t len = std::min(SampleStore::kChunk, steps - k * SampleStore::kChunk);
+    // `delta` ends after the last step a run ended in: zeros past it.
+    const size_t have = k < delta.chunks() ? delta.chunk_values(k, d.data()) : 0;
+    if (have < len)
+      std::fill(d.begin() + static_cast<std::ptrdiff_t>(have), d.begin() + static_cast<std::ptrdiff_t>(len),
+                0);
     for (size_t i = 0; i < len; ++i) {
       count += d[i];
       if (count > 0) f(itl[i], count, ends != nullptr ? end[i] : 0);
