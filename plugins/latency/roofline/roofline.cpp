@@ -162,6 +162,21 @@ class Roofline {
     const double memory = (weights + dynamic) * inv_peak_bw_;
     if (!(std::isfinite(compute) && std::isfinite(memory) && compute > 0 && memory > 0))
       return std::nullopt;
+    // Usually no rounding boundary lies near x = max(compute, memory)·1e6:
+    // the bounds below stray from x by at most (terms + 42) units of 2^-52 of
+    // x (every d_ term is within (terms + 40)·eps of the max, and the sums,
+    // maxima and products by 1e6 round three times), so when no boundary of
+    // round_tick lies within (terms + 64)·eps·x of x (and 2^-30 for these
+    // comparisons' own rounding), lo and hi are x's rounding, and that is
+    // the answer without them.
+    const double x = std::max(compute, memory) * 1e6;
+    if (x < 0x1p52) {
+      const auto t = static_cast<double>(static_cast<int64_t>(x));
+      const double f = x - t;  // exact
+      const double e = x * (terms + 64) * eps + 0x1p-30;
+      if (f >= 0.5 ? (f - e >= 0.5 && f + e < 1.5) : (f + e < 0.5 && f - e >= -0.5))
+        return f >= 0.5 ? t + 1 : t;
+    }
     const double d_compute = (terms + 40) * eps * compute;
     // The per-member path adds the weights and takes them off again, each
     // time losing up to an ulp of their size.
