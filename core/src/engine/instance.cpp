@@ -344,7 +344,7 @@ void Instance::catch_up(size_t pos, uint64_t done, SimTime end) {
   implicit_.key_sum -= mb.key;
   implicit_.input_sum -= mb.input;
   if (mb.key >= implicit_.key_max) implicit_.max_stale = true;
-  dues_[pos] = 0;
+  set_due(pos, 0);
   bring_up(mb, done, end);
   if (mb.counted()) uncount_phase(batch_[pos]);
 }
@@ -422,7 +422,7 @@ inline bool Instance::own_blocks_ahead(const StepState& r) const {
 void Instance::anchor(size_t pos, uint64_t S) {
   Member& mb = batch_[pos];
   const StepState& r = slab_[mb.slot].s;
-  dues_[pos] = 0;
+  set_due(pos, 0);
   if (!prices_sums_) return;
   // Decoding, its last token delivered by this step as part of a run of
   // standard ITLs, which its next tokens extend.
@@ -431,12 +431,12 @@ void Instance::anchor(size_t pos, uint64_t S) {
     return;
   const int64_t ahead = steps_to_due(r);
   if (ahead <= 1) return;
-  dues_[pos] = S + static_cast<uint64_t>(ahead);
+  set_due(pos, S + static_cast<uint64_t>(ahead));
   mb.event = own_blocks_ahead(r) ? S + static_cast<uint64_t>(events_ahead(r)) : dues_[pos];
   if (mb.event > dues_[pos]) {
     // Due for own blocks only until its event: counted by phase instead.
     count_phase(mb, dues_[pos]);
-    dues_[pos] = mb.event;
+    set_due(pos, mb.event);
   }
   mb.key = r.entry.progress - static_cast<int64_t>(S);
   mb.input = r.entry.input_tokens;
@@ -480,9 +480,8 @@ void Instance::schedule_running(SimTime now, Forming& f) {
   // taken in order. A preemption moves members (and makes every one
   // explicit): from then on, next_due() finds them.
   due_list_.resize(dues_.size());
-  size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data());
-  if (implicit_.count > 0 && !bulk_blocks(S, listed, f.budget, now))
-    listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data());
+  size_t listed = collect_due(S);
+  if (implicit_.count > 0 && !bulk_blocks(S, listed, f.budget, now)) listed = collect_due(S);
   size_t next = 0;
   size_t i = 0;
   while (i < batch_.size()) {
@@ -518,6 +517,16 @@ void Instance::schedule_running(SimTime now, Forming& f) {
     }
     ++i;
   }
+}
+
+size_t Instance::collect_due(uint64_t S) {
+  if (S < due_floor_) return 0;  // no member is due yet
+  uint64_t after = due_scan::kNoneAfter;
+  const size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data(), &after);
+  // With none due, none is before the least due above S; a listed member
+  // may keep its due (an explicit one, 0), so the next step looks again.
+  due_floor_ = listed == 0 ? after : S + 1;
+  return listed;
 }
 
 size_t Instance::next_due(size_t i, uint64_t S) const {
@@ -587,7 +596,7 @@ void Instance::settle_phases(uint64_t S, SimTime now) {
     const uint64_t first = mb.boundary();
     const uint64_t next = S <= first ? first : first + (S - first + b - 1) / b * b;
     uncount_phase(mb);
-    dues_[i] = std::min(next, mb.event);
+    set_due(i, std::min(next, mb.event));
   }
 }
 
@@ -601,7 +610,7 @@ bool Instance::renew_block(size_t pos, uint64_t S, int64_t& budget) {
   --budget;
   const uint64_t next = S + static_cast<uint64_t>(cfg_.block_size);
   if (next < mb.event) count_phase(mb, next);
-  dues_[pos] = mb.event;
+  set_due(pos, mb.event);
   return true;
 }
 
@@ -621,7 +630,7 @@ bool Instance::renew_implicit(size_t pos, uint64_t S, SimTime now, int64_t& budg
     // two or more steps away).
     --r.kv.tokens;
     --budget;
-    dues_[pos] = S - 1 + static_cast<uint64_t>(steps_to_due(r));
+    set_due(pos, S - 1 + static_cast<uint64_t>(steps_to_due(r)));
     return true;
   }
   catch_up(pos, S - 1, now);  // brought up already: it leaves the implicit sums
@@ -822,6 +831,7 @@ void Instance::join_batch(Request& q, SimTime now) {
   active_.push_back(static_cast<uint32_t>(batch_.size()));
   batch_.push_back(Member{.slot = slab_add(q)});
   dues_.push_back(0);
+  due_floor_ = 0;
 }
 
 // P/D: requests queued with their transferred KV hold blocks while they

@@ -322,6 +322,16 @@ class Instance {
   std::vector<uint32_t> slab_free_;
   std::vector<Member> batch_;  // batch order
   std::vector<uint64_t> dues_;  // the members' due steps (Member), in batch order
+  // No member is due before this step: every due written lowers it, and a
+  // scan that finds none due raises it to the least due, so that steps
+  // before that need no scan.
+  uint64_t due_floor_ = 0;
+  void set_due(size_t pos, uint64_t step) {
+    dues_[pos] = step;
+    due_floor_ = std::min(due_floor_, step);
+  }
+  // Lists the positions due at step S in due_list_ (sized); how many.
+  size_t collect_due(uint64_t S);
   due_scan::CollectDueFn collect_due_ = due_scan::best().collect_due;
   std::vector<uint32_t> due_list_;  // schedule_running()'s due positions
   // Removes the members at the positions in gone_ (ascending).
