@@ -12,11 +12,9 @@
 namespace blis::due_scan {
 
 // Writes to out, in order, every k in [0, n) with due[k] <= S; returns how
-// many (out has room for n), and sets *after to the least due above S
-// (kNoneAfter when none is). Dues and S are below 2^63 (steps, or 0 for a
+// many (out has room for n). Dues and S are below 2^63 (steps, or 0 for a
 // member handled at every step).
-using CollectDueFn = size_t (*)(const uint64_t* due, size_t n, uint64_t S, uint32_t* out, uint64_t* after);
-inline constexpr uint64_t kNoneAfter = INT64_MAX;
+using CollectDueFn = size_t (*)(const uint64_t* due, size_t n, uint64_t S, uint32_t* out);
 
 struct Kernel {
   const char* name;  // "portable", "avx2"

@@ -519,13 +519,25 @@ void Instance::schedule_running(SimTime now, Forming& f) {
   }
 }
 
+namespace {
+constexpr size_t kFloorBatch = 32;
+}  // namespace
+
 size_t Instance::collect_due(uint64_t S) {
   if (S < due_floor_) return 0;  // no member is due yet
-  uint64_t after = due_scan::kNoneAfter;
-  const size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data(), &after);
-  // With none due, none is before the least due above S; a listed member
-  // may keep its due (an explicit one, 0), so the next step looks again.
-  due_floor_ = listed == 0 ? after : S + 1;
+  const size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data());
+  // With none due, none is before the least due, which the floor becomes
+  // (in a small batch: in a large one members fall due every step or two,
+  // and finding the least would cost more than the scans it saves); a
+  // listed member may keep its due (an explicit one, 0), so the next step
+  // looks again.
+  if (listed > 0 || dues_.size() > kFloorBatch) {
+    due_floor_ = S + 1;
+  } else {
+    uint64_t least = UINT64_MAX;
+    for (const uint64_t d : dues_) least = std::min(least, d);
+    due_floor_ = least;
+  }
   return listed;
 }
 
