@@ -201,13 +201,18 @@ double mean_e2e(const TimedSamples& s) {
   return s.e2e.empty() ? 0 : sum / static_cast<double>(s.e2e.size());
 }
 
+// The samples the steps of `parts` stand for, appended to `out`.
+void append_steps(std::vector<TimedSample>& out, const std::vector<TimedSteps>& parts) {
+  for (const TimedSteps& p : parts)
+    for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
+      out.push_back({at, value, weight});
+    });
+}
+
 }  // namespace
 
 void flatten_itl(TimedSamples& s) {
-  for (const TimedSteps& p : s.itl_steps)
-    for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
-      s.itl.push_back({at, value, weight});
-    });
+  append_steps(s.itl, s.itl_steps);
   s.itl_steps.clear();
 }
 
@@ -234,10 +239,7 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
     batched = batch(*found, from, width);
   } else if (!counted) {
     std::vector<TimedSample> flat = *found;
-    for (const TimedSteps& p : parts)
-      for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
-        flat.push_back({at, value, weight});
-      });
+    append_steps(flat, parts);
     batched = batch(flat, from, width);
   }
   WeightedValues& v = batched.values;
