@@ -201,19 +201,15 @@ double mean_e2e(const TimedSamples& s) {
   return s.e2e.empty() ? 0 : sum / static_cast<double>(s.e2e.size());
 }
 
-// The samples the steps of `parts` stand for, appended to `out`.
-void append_steps(std::vector<TimedSample>& out, const std::vector<TimedSteps>& parts) {
-  for (const TimedSteps& p : parts)
+}  // namespace
+
+std::vector<TimedSample> itl_samples(const TimedSamples& s) {
+  std::vector<TimedSample> out = s.itl;
+  for (const TimedSteps& p : s.itl_steps)
     for_each_timed_step(p, [&](int64_t at, int64_t value, int64_t weight) {
       out.push_back({at, value, weight});
     });
-}
-
-}  // namespace
-
-void flatten_itl(TimedSamples& s) {
-  append_steps(s.itl, s.itl_steps);
-  s.itl_steps.clear();
+  return out;
 }
 
 SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, double stat) {
@@ -238,9 +234,7 @@ SteadyMeasure measure_steady(const TimedSamples& s, const std::string& family, d
   if (!counted && parts.empty()) {
     batched = batch(*found, from, width);
   } else if (!counted) {
-    std::vector<TimedSample> flat = *found;
-    append_steps(flat, parts);
-    batched = batch(flat, from, width);
+    batched = batch(itl_samples(s), from, width);  // `found` is s.itl
   }
   WeightedValues& v = batched.values;
   const std::vector<size_t>& edge = batched.edge;

@@ -95,9 +95,10 @@ void for_each_timed_step(const TimedSteps& s, F&& f) {
                         [&](int64_t itl, int64_t count, int64_t end) { f(end, itl, count); });
 }
 
-// The steps of `itl_steps` moved to `itl` as TimedSamples (for a copy
-// across processes, run/mpi_farm.cpp).
-void flatten_itl(TimedSamples& s);
+// The inter-token latencies of `s` as samples: those of `itl`, then those
+// the steps of `itl_steps` stand for (for a copy across processes,
+// run/mpi_farm.cpp).
+std::vector<TimedSample> itl_samples(const TimedSamples& s);
 
 // A metric measured in the steady state of a run.
 struct SteadyMeasure {

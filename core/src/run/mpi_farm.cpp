@@ -74,12 +74,8 @@ std::string result_text(size_t index, const RunOutcome& o) {
       for (const TimedSample& t : v) out.insert(out.end(), {t.at, t.value, t.weight});
       return out;
     };
-    TimedSamples itl;  // the steps' latencies as samples, after any already so
-    itl.itl = o.timed.itl;
-    itl.itl_steps = o.timed.itl_steps;
-    flatten_itl(itl);
     j["timed"] = {{"ttft", flat(o.timed.ttft)},     {"e2e", flat(o.timed.e2e)},
-                  {"tpot", flat(o.timed.tpot)},     {"itl", flat(itl.itl)},
+                  {"tpot", flat(o.timed.tpot)},     {"itl", flat(itl_samples(o.timed))},
                   {"first", o.timed.first_arrival}, {"last", o.timed.last_arrival}};
   }
   j["cdf"] = {o.cdf.ttft_ms, o.cdf.itl_ms, o.cdf.e2e_ms};
