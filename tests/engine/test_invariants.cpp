@@ -686,6 +686,133 @@ TEST_CASE("token-implicit decode gives what member-by-member handling gives", "[
   CHECK(implicit_updates * 10 < implicit_members * 9);
 }
 
+TEST_CASE("steps run without events give what steps run by their events give", "[invariant][engine]") {
+  // Random runs, some with deadlines (timeouts cut a stretch of plain steps
+  // short), a horizon (plain steps priced past it never run), scarce KV
+  // (bulk blocks not in runs end a stretch) or many instances with long
+  // outputs (long stretches): the run whose plain steps run when the
+  // instance is next touched prints exactly what the run that gives every
+  // step its event prints, and counts the same events and steps.
+  const char* runs_env = std::getenv("BLIS_INVARIANT_RUNS");
+  const char* seed_env = std::getenv("BLIS_INVARIANT_SEED");
+  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 60;
+  GoRand rng(seed_env != nullptr ? std::atoll(seed_env) : 290051);
+  uint64_t lazy = 0, steps = 0;
+  int64_t timed_out = 0, cut_by_horizon = 0;
+  for (int i = 0; i < runs; ++i) {
+    RandomRun run = draw_run(rng, i, /*extreme=*/i % 6 == 5);
+    run.cluster.keep_records = true;
+    run.cluster.keep_timed_samples = rng.intn(2) == 0;
+    std::string extra;
+    if (i % 4 == 0) {
+      run.cluster.num_instances = 4 + static_cast<int32_t>(rng.intn(13));
+      extra += " instances=" + std::to_string(run.cluster.num_instances);
+    }
+    if (rng.intn(3) == 0) {
+      run.cluster.deadlines = true;
+      for (auto& r : run.requests)
+        if (rng.intn(3) == 0) r.deadline_us = r.arrival_us + 1 + rng.intn(300000);
+      extra += " deadlines";
+    }
+    if (rng.intn(4) == 0) {
+      run.cluster.engine.horizon =
+          std::max<SimTime>(1, run.requests.back().arrival_us / 2 + 1 + rng.intn(200000));
+      extra += " horizon=" + std::to_string(run.cluster.engine.horizon);
+    }
+    if (rng.intn(2) == 0) {
+      // Content past the shareable blocks is the request's own: its blocks
+      // come in bulk, in runs at the free list's head when they can.
+      for (auto& r : run.requests) {
+        r.shareable_blocks = static_cast<int32_t>(rng.intn(6));
+        for (size_t k = static_cast<size_t>(r.shareable_blocks); k < r.block_hashes.size(); ++k)
+          r.block_hashes[k] = mix64(r.block_hashes[k] ^ (r.id * 0x9e3779b97f4a7c15ULL + k));
+      }
+      extra += " own content past <=5 shareable blocks";
+    }
+    INFO(run.description << extra);
+    auto simulate = [&](bool lazy_steps) {
+      RandomRun r = run;
+      r.cluster.lazy_steps = lazy_steps;
+      return execute(r);
+    };
+    const RunOutcome eager = simulate(false);
+    const RunOutcome fast = simulate(true);
+    CHECK(fast.json == eager.json);
+    CHECK(fast.result.steps == eager.result.steps);
+    CHECK(fast.result.events == eager.result.events);
+    CHECK(fast.result.member_steps == eager.result.member_steps);
+    CHECK(fast.result.member_updates == eager.result.member_updates);
+    CHECK(eager.result.lazy_steps == 0);
+    if (run.cluster.keep_timed_samples) {
+      const std::vector<TimedSample> a = itl_samples(fast.result.timed), b = itl_samples(eager.result.timed);
+      REQUIRE(a.size() == b.size());
+      for (size_t k = 0; k < a.size(); ++k) {
+        CHECK(a[k].at == b[k].at);
+        CHECK(a[k].value == b[k].value);
+        CHECK(a[k].weight == b[k].weight);
+      }
+    }
+    lazy += fast.result.lazy_steps;
+    steps += fast.result.steps;
+    timed_out += eager.cluster.timed_out;
+    if (eager.cluster.still_running > 0) ++cut_by_horizon;
+  }
+  // Many steps ran without events, and the runs had what cuts stretches short.
+  CHECK(lazy * 20 > steps);
+  CHECK(timed_out > 0);
+  CHECK(cut_by_horizon > 0);
+}
+
+TEST_CASE(
+    "an event at the start of a step run without its event comes before or after it as its priority says",
+    "[engine]") {
+  // One request decodes alone; a second is enqueued, or the first times out,
+  // exactly when one of its plain steps starts. The enqueue comes before
+  // that step (the newcomer joins it); the timeout after it (the step's
+  // token counts).
+  ClusterConfig c;
+  c.keep_records = true;
+  c.keep_timed_samples = true;
+  c.deadlines = true;
+  const ConfigTable& model = step_1000_10_5();
+  // Its blocks are its own (not shareable): its steps are plain from its
+  // first token to its last, but for those that end a stretch.
+  auto first = [] {
+    WorkloadRequest r = make_request(0, 0, 40, 300, 1);
+    r.shareable_blocks = 0;
+    return r;
+  };
+  std::vector<SimTime> ends;
+  {
+    VectorSource src({first()});
+    const RunOutcome alone = run_cluster(c, src, "blackbox", model);
+    for (const TimedSample& x : itl_samples(alone.result.timed)) ends.push_back(x.at);
+    REQUIRE(alone.result.lazy_steps > 250);
+  }
+  REQUIRE(ends.size() > 200);
+  for (const bool timeout : {false, true})
+    for (const size_t k : {100, 123, 150, 177}) {
+      const SimTime start = ends[k];  // a step ends, the next starts
+      INFO((timeout ? "the first times out" : "a second is enqueued") << " at " << start);
+      std::vector<WorkloadRequest> reqs{first()};
+      if (timeout)
+        reqs[0].deadline_us = start;
+      else
+        reqs.push_back(make_request(1, start, 40, 20, 5000));
+      auto simulate = [&](bool lazy_steps) {
+        c.lazy_steps = lazy_steps;
+        VectorSource src(reqs);
+        return run_cluster(c, src, "blackbox", model);
+      };
+      const RunOutcome eager = simulate(false);
+      const RunOutcome fast = simulate(true);
+      CHECK(fast.json == eager.json);
+      CHECK(fast.result.steps == eager.result.steps);
+      CHECK(fast.result.lazy_steps > 50);
+      CHECK(eager.cluster.timed_out == (timeout ? 1 : 0));
+    }
+}
+
 TEST_CASE("INV-8: simultaneous requests with one batch slot all complete", "[invariant]") {
   ClusterConfig c;
   c.engine.total_kv_blocks = 100;

@@ -65,6 +65,11 @@ class EventQueue {
   uint32_t add_lane();
   void push_lane(uint32_t lane, SimTime time, uint64_t priority, uint32_t kind, uint32_t target,
                  uint64_t payload);
+  // Moves the event `lane` holds to `time`, its order (priority, sequence)
+  // kept: where it waits among the events of its new time is where an event
+  // of its priority pushed then would wait, since no other event shares its
+  // priority (the lane's stream has one event pending at most).
+  void retime_lane(uint32_t lane, SimTime time);
   bool empty() const { return heap_.empty() && held_ == 0; }
   size_t size() const { return heap_.size() + held_; }
   const Event& top() const {
@@ -133,6 +138,8 @@ class Kernel {
   // The same, through one of the queue's lanes (EventQueue::add_lane).
   void schedule_lane(uint32_t lane, SimTime time, uint64_t priority, uint32_t kind, uint32_t target,
                      uint64_t payload);
+  // The event waiting in `lane` moves to `time` (EventQueue::retime_lane).
+  void retime_lane(uint32_t lane, SimTime time);
   void run(EventHandler& handler);
   // Online runs (blis serve): processes the events up to `t` (and the
   // horizon), then moves the clock to `t`, so that what happens next, a

@@ -126,7 +126,15 @@ void ClusterSimulation::name_records(const RequestNames& names) {
 
 ClusterResult ClusterSimulation::run() {
   start();
+  // Plain steps may run without events (Instance::allow_lazy_steps()) when
+  // nothing reads an instance's state but its own events: no policy reads
+  // the snapshots (the gateway, P/D, fleets, scenarios and the cache signal
+  // make every decision read them: Routing::run_reads()), and neither the
+  // time series nor the report's step series sample the instances.
+  if (cfg_.lazy_steps && (routing_.reads() & kReadsSnapshots) == 0 && !series_.enabled() && !cfg_.keep_series)
+    for (auto& inst : instances_) inst->allow_lazy_steps();
   kernel_.run(*this);
+  for (auto& inst : instances_) inst->run_lazy_through(kernel_.horizon());
   driver_.finish();
   ClusterResult out;
   for (auto& inst : instances_) inst->finalize();
@@ -158,7 +166,10 @@ ClusterResult ClusterSimulation::run() {
       out.saturation_report = blis::saturation_report(events, cfg_.saturation_report, cfg_.saturation);
   }
   out.series = step_series_.series();
+  // Steps run without events count as the events they stand for.
   out.events = kernel_.processed();
+  for (const auto& inst : instances_) out.lazy_steps += inst->lazy_steps();
+  out.events += out.lazy_steps;
   for (const auto& m : metrics_) {
     out.steps += static_cast<uint64_t>(m.steps);
     out.member_steps += static_cast<uint64_t>(m.member_steps);

@@ -56,6 +56,7 @@ struct ClusterResult {
   uint64_t events = 0;
   uint64_t steps = 0;
   uint64_t member_steps = 0, member_updates = 0;  // see InstanceEnd
+  uint64_t lazy_steps = 0;                        // steps run without an event (counted in `events`)
   std::string timeseries;               // the --timeseries CSV, "" when off
   std::vector<std::string> event_log;   // scenario events as applied, in time order
   int64_t rerouted = 0;                 // requests moved off failed instances

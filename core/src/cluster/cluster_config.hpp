@@ -47,6 +47,10 @@ struct ClusterConfig {
   std::vector<std::string> saturation_report;
   bool keep_series = false;  // queue, batch and KV over time (metrics/step_series.hpp)
   bool keep_timed_samples = false;  // latencies with their times (metrics/steady_window.hpp)
+  // Plain steps may run without events where nothing else reads the
+  // instances (Instance::allow_lazy_steps()); the results are the same
+  // either way, which the tests check by turning it off.
+  bool lazy_steps = true;
   // Called every 1024 arrivals with the arrivals so far and the simulated
   // time (progress on stderr); empty = none.
   std::function<void(int64_t arrived, SimTime now)> on_progress;

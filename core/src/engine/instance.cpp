@@ -34,6 +34,7 @@ Instance::Instance(int32_t index, const EngineConfig& cfg, std::unique_ptr<Laten
   kv_.enable_cpu_tier(cfg.cpu_tier);
   if (cfg.offload) offload_ = std::make_unique<OffloadChain>(kv_, *cfg.offload);
   prices_sums_ = model_->prices_decode_aggregates();
+  step_priority_ = event_priority(EventKind::Step, index_);
   phase_count_.assign(static_cast<size_t>(std::max<int32_t>(cfg.block_size, 1)), 0);
   if (cfg.lora && cfg.lora->active()) {
     lora_ = std::make_unique<LoraSlots>(cfg.lora, index_);
@@ -50,6 +51,9 @@ void Instance::inject(uint32_t slot, SimTime t) {
 }
 
 void Instance::on_event(const Event& e) {
+  // An arrival reads nothing of the instance (its enqueue comes later).
+  if (stretch_.pending() && kind_of(e) != EventKind::Step && kind_of(e) != EventKind::InstanceArrival)
+    interrupt(e);
   ++changes_;
   // A timeout of a request that already left is no event of the instance: it
   // leaves the instance's clock alone (spec head §4.1).
@@ -251,6 +255,11 @@ void Instance::on_step() {
     step_pending_ = false;  // timeouts or an eviction emptied the instance since the step was set
     return;
   }
+  if (stretch_.pending()) {
+    run_plain(now, false);  // every one of them, this step following the last
+    stretch_.clear();
+    lookahead_ = std::min(lookahead_ * 2, kMaxLookahead);
+  }
   ++step_index_;
   kv_.set_clock(now);
   if (offload_) offload_->set_clock(now);
@@ -285,10 +294,121 @@ void Instance::on_step() {
   // Phase 4: work-conserving: keep stepping while anything waits or runs
   // (LoRA: what waits behind an adapter's load waits for its completion).
   if (!batch_.empty() || (!waiting_.empty() && !(lora_ && lora_->loading()))) {
-    schedule_step(kernel_, step_lane_, now + dt, index_);
+    schedule_step(kernel_, step_lane_, lazy_ok_ ? plan_stretch(now + dt) : now + dt, index_);
   } else {
     step_pending_ = false;
   }
+}
+
+void Instance::allow_lazy_steps() { lazy_ok_ = prices_sums_ && !lora_ && !offload_ && !kv_.has_cpu_tier(); }
+
+void Instance::unsettled_read() {
+  throw RuntimeError(
+      "internal error: an instance's state was read while steps of it ran without events "
+      "(lazy steps need a run in which nobody else reads an instance)");
+}
+
+// A plain step S, as on_step() would run it: nothing is due (every member
+// implicit, the least due after S) and nothing waits, so the batch forms
+// as it was, each member taking one token; its own blocks come in bulk
+// (bulk_blocks(), which needs the batch within the token budget and the
+// blocks in runs at the free list's head); the model prices it from the
+// implicit sums (add_implicit_sums()), with no transfers (no CPU tier or
+// offload chain) or adapters; and executing it hands nothing back, its
+// tokens being implicit. The model's decode_step_time() is a function of
+// its batch (sdk/include/blis/plugin.h), so a step priced ahead and then
+// dropped changes nothing; a step it declines or fails to price ends the
+// stretch, and is priced (and fails) as any step would be.
+SimTime Instance::plan_stretch(SimTime t) {
+  stretch_.clear();
+  stretch_.start = t;
+  const auto count = static_cast<int64_t>(batch_.size());
+  if (!waiting_.empty() || implicit_.count != count || count > static_cast<int64_t>(kFloorBatchSize) ||
+      count >= cfg_.max_scheduled_tokens)
+    return t;
+  const uint64_t first = step_index_ + 1;
+  if (due_floor_ <= first) {
+    // A small batch: its least due, found in a few instructions.
+    uint64_t least = UINT64_MAX;
+    for (const uint64_t d : dues_) least = std::min(least, d);
+    due_floor_ = least;
+    if (least <= first) return t;
+  }
+  const uint64_t steps = std::min<uint64_t>(due_floor_ - first, lookahead_);
+  const auto b = static_cast<uint64_t>(cfg_.block_size);
+  int64_t need = 0;
+  for (uint64_t S = first; S < first + steps; ++S) need += phase_count_[S % b];
+  const int64_t room = need > 0 ? kv_.own_run_room(need) : 0;
+  const int64_t key_max = implicit_key_max();
+  const SimTime horizon = kernel_.horizon();
+  int64_t blocks = 0;
+  for (uint64_t S = first; S < first + steps && t <= horizon; ++S) {
+    blocks += phase_count_[S % b];
+    if (blocks > room) break;
+    const int64_t at = static_cast<int64_t>(S) - 1;  // an implicit member's progress: key + at
+    const blis_decode_batch batch{sizeof(blis_decode_batch),
+                                  sizeof(blis_batch_entry),
+                                  t,
+                                  count,
+                                  implicit_.key_sum + count * at,
+                                  std::max<int64_t>(0, key_max + at),
+                                  implicit_.input_sum,
+                                  0,
+                                  nullptr};
+    int64_t dt = 0;
+    bool priced = false;
+    try {
+      priced = model_->decode_step_time(batch, dt);
+    } catch (const std::exception&) {
+      priced = false;
+    }
+    if (!priced) break;
+    if (slowdown_ != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(dt) * slowdown_));
+    dt = std::max<int64_t>(1, dt);
+    stretch_.dt.push_back(dt);
+    t += dt;
+  }
+  return t;
+}
+
+// What on_step() does for a plain step (plan_stretch()), and the instance
+// event's own bookkeeping (on_event()).
+void Instance::run_plain(SimTime t, bool at_t) {
+  const auto count = static_cast<int64_t>(batch_.size());
+  const auto b = static_cast<uint64_t>(cfg_.block_size);
+  SimTime start = stretch_.start;
+  size_t i = stretch_.next;
+  for (; i < stretch_.dt.size() && (start < t || (at_t && start == t)); ++i) {
+    const int64_t dt = stretch_.dt[i];
+    ++changes_;
+    last_time_ = std::max(last_time_, start);
+    const uint64_t S = ++step_index_;
+    kv_.set_clock(start);
+    if (const int64_t blocks = phase_count_[S % b]; blocks > 0) kv_.add_own_runs(blocks);
+    signals_.step(StepSample{index_, start, dt, 0, kv_.used_blocks(), count});
+    member_steps_ += count;
+    last_step_end_ = start + dt;
+    start += dt;
+  }
+  lazy_steps_ += i - stretch_.next;
+  stretch_.next = i;
+  stretch_.start = start;
+}
+
+void Instance::interrupt(const Event& e) {
+  // At the same time, events of lower priority come before the step.
+  run_plain(e.time, step_priority_ < e.priority());
+  if (stretch_.pending()) {
+    kernel_.retime_lane(step_lane_, stretch_.start);
+    lookahead_ = std::max(lookahead_ / 2, kMinLookahead);
+  }
+  stretch_.clear();
+}
+
+void Instance::run_lazy_through(SimTime t) {
+  if (!stretch_.pending()) return;
+  run_plain(t, true);
+  stretch_.clear();
 }
 
 blis_step_batch Instance::gathered_batch(SimTime now) {
@@ -519,10 +639,6 @@ void Instance::schedule_running(SimTime now, Forming& f) {
   }
 }
 
-namespace {
-constexpr size_t kFloorBatch = 32;
-}  // namespace
-
 size_t Instance::collect_due(uint64_t S) {
   if (S < due_floor_) return 0;  // no member is due yet
   const size_t listed = collect_due_(dues_.data(), dues_.size(), S, due_list_.data());
@@ -531,7 +647,7 @@ size_t Instance::collect_due(uint64_t S) {
   // and finding the least would cost more than the scans it saves); a
   // listed member may keep its due (an explicit one, 0), so the next step
   // looks again.
-  if (listed > 0 || dues_.size() > kFloorBatch) {
+  if (listed > 0 || dues_.size() > kFloorBatchSize) {
     due_floor_ = S + 1;
   } else {
     uint64_t least = UINT64_MAX;
@@ -1154,6 +1270,7 @@ void Instance::evict_waiting(std::vector<uint32_t>& out) {
 }
 
 void Instance::finalize() {
+  run_lazy_through(kernel_.horizon());
   make_all_explicit();
   for (const Member& mb : batch_) slab_[mb.slot].req->step_mut() = slab_[mb.slot].s;
   signals_.instance_stopped(InstanceEnd{index_, std::min(last_time_, cfg_.horizon),

@@ -57,6 +57,24 @@ class Instance {
   // the instance announces its end (InstanceEnd).
   void finalize();
 
+  // Steps without events of their own (docs/design/performance.md,
+  // "Stretches of plain steps"). A plain step changes nothing but its
+  // instance's clocks, counters and own blocks, and announces itself
+  // (RequestSignals::step): every member decodes one implicit token, none
+  // is due and nothing waits. When nobody else reads the instance's state
+  // during the run, its plain steps are priced ahead and run when something
+  // next touches the instance; their order among other instances' steps is
+  // then not kept, which only the collector's per-instance step records see.
+  // The cluster allows it (no policy, probe or scenario reads an instance
+  // during the run); the instance takes it up when its model prices decode
+  // aggregates and it has no adapters, offload chain or CPU tier.
+  void allow_lazy_steps();
+  // Runs the steps a stretch stands for that start at or before `t` (the
+  // horizon, once the kernel has stopped).
+  void run_lazy_through(SimTime t);
+  // How many steps ran without an event of their own.
+  uint64_t lazy_steps() const { return lazy_steps_; }
+
   // Scenario events (cluster/scenario_events.hpp). `evict` takes every queued
   // and running request off the instance, their KV released and their step
   // state reset to "not started" except for tokens already delivered, and
@@ -94,10 +112,22 @@ class Instance {
 
   // Counts the calls that may have changed what the router's snapshot of
   // the instance shows (queue, batch, KV): equal counts, equal snapshots.
-  uint64_t changes() const { return changes_; }
-  int32_t queue_depth() const { return static_cast<int32_t>(waiting_.size()); }
-  int32_t batch_size() const { return static_cast<int32_t>(batch_.size()); }
-  const KVCache& kv() const { return kv_; }
+  uint64_t changes() const {
+    check_settled();
+    return changes_;
+  }
+  int32_t queue_depth() const {
+    check_settled();
+    return static_cast<int32_t>(waiting_.size());
+  }
+  int32_t batch_size() const {
+    check_settled();
+    return static_cast<int32_t>(batch_.size());
+  }
+  const KVCache& kv() const {
+    check_settled();
+    return kv_;
+  }
   // LoRA: the resident adapters (null without adapters).
   const LoraSlots* lora() const { return lora_.get(); }
   // The router's cache queries (spec head §7.2): live, or a copy to query later.
@@ -300,6 +330,39 @@ class Instance {
   [[gnu::noinline]] int64_t lora_step_time(int64_t dt) const;
   void on_adapter_load();
 
+  // Lazy steps (allow_lazy_steps()): the durations of the plain steps from
+  // step_index_ + 1 on, priced ahead, of which those from `next` on have
+  // not run; step `next` starts at `start`. The step event waits where the
+  // last one ends.
+  struct Stretch {
+    std::vector<int64_t> dt;
+    size_t next = 0;
+    SimTime start = 0;
+    bool pending() const { return next < dt.size(); }
+    void clear() {
+      dt.clear();
+      next = 0;
+    }
+  };
+  // How many plain steps a stretch prices ahead: twice as many after one
+  // that ran to its end, half as many after one cut short (its unrun
+  // steps were priced for nothing).
+  static constexpr size_t kMinLookahead = 2, kFirstLookahead = 8, kMaxLookahead = 1024;
+  // After a step, the next of which starts at `t`: prices the plain steps
+  // from there on (none when the next step is not plain), and returns when
+  // the first step after them starts.
+  SimTime plan_stretch(SimTime t);
+  // Runs the stretch's steps that start before `t` (and at `t` when `at_t`).
+  void run_plain(SimTime t, bool at_t);
+  // An event of the instance other than its step: the stretch's steps
+  // before it run; one that may change the batch drops the rest, and the
+  // step event moves to the first of them.
+  void interrupt(const Event& e);
+  void check_settled() const {
+    if (stretch_.pending()) unsettled_read();
+  }
+  [[noreturn, gnu::noinline]] static void unsettled_read();
+
  public:
   // A scenario event's `adapter` action (docs/lora.md): starts loading
   // adapter `id` now, or drops it from its slot; what happened, for the
@@ -331,6 +394,11 @@ class Instance {
     due_floor_ = std::min(due_floor_, step);
   }
   // Lists the positions due at step S in due_list_ (sized); how many.
+  // In a batch of at most kFloorBatchSize members, a scan that finds none
+  // raises due_floor_ to the least due (in a larger one members fall due
+  // every step or two, and finding the least would cost more than the scans
+  // it saves).
+  static constexpr size_t kFloorBatchSize = 32;
   size_t collect_due(uint64_t S);
   due_scan::CollectDueFn collect_due_ = due_scan::best().collect_due;
   std::vector<uint32_t> due_list_;  // schedule_running()'s due positions
@@ -379,6 +447,12 @@ class Instance {
   int64_t implicit_key_max();
   std::vector<blis_batch_entry> others_;
   bool prices_sums_ = false;  // the model has the aggregate entry
+
+  Stretch stretch_;
+  bool lazy_ok_ = false;  // allow_lazy_steps()
+  size_t lookahead_ = kFirstLookahead;
+  uint64_t lazy_steps_ = 0;
+  uint64_t step_priority_;  // its step events' place among events of their time
 };
 
 }  // namespace blis

@@ -115,6 +115,18 @@ bool KVCache::runs_cover(int64_t n) const {
   return true;
 }
 
+int64_t KVCache::own_run_room(int64_t limit) const {
+  limit = std::min(limit, free_blocks());
+  int64_t have = 0;
+  for (uint32_t pos = ring_head_; have < limit; pos = ring_next(pos)) {
+    const FreeEntry& e = ring_[pos];
+    if (e.stale) continue;
+    if (e.id != kRun) break;
+    have += static_cast<int64_t>(e.hash);
+  }
+  return std::min(have, limit);
+}
+
 void KVCache::add_own_runs(int64_t n) {
   used_ += n;
   misses_ += n;

@@ -200,6 +200,10 @@ class KVCache {
   // Whether the first n free blocks (n <= free_blocks()) are all own blocks
   // in runs, so that taking them touches no cached content.
   bool runs_cover(int64_t n) const;
+  // The largest m <= limit with runs_cover(m): how many blocks steps may
+  // take one after another with add_own_runs() (a step's runs_cover(n)
+  // after others took k is this one's runs_cover(k + n)).
+  int64_t own_run_room(int64_t limit) const;
   // n own blocks for requests that count them themselves (runs_cover(n)).
   void add_own_runs(int64_t n);
 

@@ -94,6 +94,16 @@ void EventQueue::push_lane(uint32_t lane, SimTime time, uint64_t priority, uint3
   replay(lane);
 }
 
+void EventQueue::retime_lane(uint32_t lane, SimTime time) {
+  if (lane >= lanes_ || keys_[lane] == kNoEventKey)
+    throw RuntimeError("internal error: no event waits in lane " + std::to_string(lane));
+  settle();
+  Event& e = events_[lane];
+  e.time = time;
+  keys_[lane] = e.key();
+  replay(lane);
+}
+
 void EventQueue::replay(uint32_t lane) const {
   size_t node = lanes_cap_ + lane;
   uint32_t w = lane;
@@ -213,6 +223,11 @@ void Kernel::run_until(EventHandler& handler, SimTime t) {
     handler.handle(e);
   }
   if (until > now_) now_ = until;
+}
+
+void Kernel::retime_lane(uint32_t lane, SimTime time) {
+  check_not_past(time);
+  queue_.retime_lane(lane, time);
 }
 
 }  // namespace blis
