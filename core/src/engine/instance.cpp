@@ -103,6 +103,8 @@ void Instance::on_queued(uint32_t slot) {
   // A request that never ran gets its step state when first admitted.
   if (r.has_step()) init_queued(r.step_mut(), r);
   waiting_.push_back(slot, r.spec.arrival_us, in, r.spec.id, queue_rank(r));
+  if (last_enqueue_ >= 0) enqueue_gap_ = kernel_.now() - last_enqueue_;
+  last_enqueue_ = kernel_.now();
   signals_.queued(r, kernel_.now());
   if (!step_pending_) {
     step_pending_ = true;
@@ -258,7 +260,6 @@ void Instance::on_step() {
   if (stretch_.pending()) {
     run_plain(now, false);  // every one of them, this step following the last
     stretch_.clear();
-    lookahead_ = std::min(lookahead_ * 2, kMaxLookahead);
   }
   ++step_index_;
   kv_.set_clock(now);
@@ -334,15 +335,19 @@ SimTime Instance::plan_stretch(SimTime t) {
     due_floor_ = least;
     if (least <= first) return t;
   }
-  const uint64_t steps = std::min<uint64_t>(due_floor_ - first, lookahead_);
+  const uint64_t steps = std::min<uint64_t>(due_floor_ - first, kLookahead);
   const auto b = static_cast<uint64_t>(cfg_.block_size);
   int64_t need = 0;
   for (uint64_t S = first; S < first + steps; ++S) need += phase_count_[S % b];
   const int64_t room = need > 0 ? kv_.own_run_room(need) : 0;
   const int64_t key_max = implicit_key_max();
   const SimTime horizon = kernel_.horizon();
+  // The next enqueue, if as far from the last as that from the one before.
+  const SimTime enqueue = enqueue_gap_ > 0 ? last_enqueue_ + enqueue_gap_ : kForever;
   int64_t blocks = 0;
+  size_t past = 0;
   for (uint64_t S = first; S < first + steps && t <= horizon; ++S) {
+    if (t > enqueue && ++past > kPastEnqueue) break;
     blocks += phase_count_[S % b];
     if (blocks > room) break;
     const int64_t at = static_cast<int64_t>(S) - 1;  // an implicit member's progress: key + at
@@ -398,10 +403,7 @@ void Instance::run_plain(SimTime t, bool at_t) {
 void Instance::interrupt(const Event& e) {
   // At the same time, events of lower priority come before the step.
   run_plain(e.time, step_priority_ < e.priority());
-  if (stretch_.pending()) {
-    kernel_.retime_lane(step_lane_, stretch_.start);
-    lookahead_ = std::max(lookahead_ / 2, kMinLookahead);
-  }
+  if (stretch_.pending()) kernel_.retime_lane(step_lane_, stretch_.start);
   stretch_.clear();
 }
 
