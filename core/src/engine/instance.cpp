@@ -295,7 +295,9 @@ void Instance::on_step() {
   // Phase 4: work-conserving: keep stepping while anything waits or runs
   // (LoRA: what waits behind an adapter's load waits for its completion).
   if (!batch_.empty() || (!waiting_.empty() && !(lora_ && lora_->loading()))) {
-    schedule_step(kernel_, step_lane_, lazy_ok_ ? plan_stretch(now + dt) : now + dt, index_);
+    // A stretch needs a small batch and nothing waiting (plan_stretch()).
+    const bool may_stretch = lazy_ok_ && batch_.size() <= kFloorBatchSize && waiting_.empty();
+    schedule_step(kernel_, step_lane_, may_stretch ? plan_stretch(now + dt) : now + dt, index_);
   } else {
     step_pending_ = false;
   }
@@ -373,6 +375,7 @@ SimTime Instance::plan_stretch(SimTime t) {
     stretch_.dt.push_back(dt);
     t += dt;
   }
+  stretch_.left = !stretch_.dt.empty();
   return t;
 }
 
@@ -398,6 +401,7 @@ void Instance::run_plain(SimTime t, bool at_t) {
   lazy_steps_ += i - stretch_.next;
   stretch_.next = i;
   stretch_.start = start;
+  stretch_.left = i < stretch_.dt.size();
 }
 
 void Instance::interrupt(const Event& e) {

@@ -338,10 +338,12 @@ class Instance {
     std::vector<int64_t> dt;
     size_t next = 0;
     SimTime start = 0;
-    bool pending() const { return next < dt.size(); }
+    bool left = false;  // next < dt.size(), kept at hand for every event's look
+    bool pending() const { return left; }
     void clear() {
       dt.clear();
       next = 0;
+      left = false;
     }
   };
   // How many plain steps a stretch prices ahead at most, and how many of
