@@ -51,6 +51,7 @@ runs=(
   "16x100k|100000|$base --num-instances 16 --rate 300 --num-requests 100000"
   "16x1M|1000000|$base --num-instances 16 --rate 300 --num-requests 1000000"
   "1x1M-rate500|1000000|$base --rate 500 --num-requests 1000000"
+  "128x12k|12000|$base --num-instances 128 --rate 200 --num-requests 12000"
   "prefix-16x200k-native|200000|$base $prefix --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2"
   "prefix-16x200k-lua|200000|$base $prefix --routing-scorers $lua_pa:3,queue-depth:2,kv-utilization:2"
   "16x10M-long|10000000|$base --num-instances 16 --rate 300 --num-requests 10000000"

@@ -5,6 +5,7 @@
 // --benchmark_filter=BM_Run (or a name, e.g. BM_Run/16x100k).
 #include "bench_fixtures.hpp"
 
+#include <blis/plan.hpp>
 #include <blis/run.hpp>
 
 #include <benchmark/benchmark.h>
@@ -91,6 +92,8 @@ void register_runs() {
       {"16x100k", {100000, cluster("16", "300", 100000)}},
       {"16x1M", {1000000, cluster("16", "300", 1000000)}},
       {"1x1M-rate500", {1000000, cluster("1", "500", 1000000)}},
+      // The tutorial plan's costliest trial: small batches, long stretches of plain steps.
+      {"128x12k", {12000, cluster("128", "200", 12000)}},
       {"prefix-16x200k-native", {200000, prefix_heavy("prefix-affinity")}},
       {"prefix-16x200k-lua",
        {200000, prefix_heavy(blis::bench::shipped_script("scorers/prefix_affinity.lua"))}},
@@ -100,6 +103,25 @@ void register_runs() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
 }
+
+// The tutorial's plan (README, docs/planning.md): `blis plan --model
+// qwen/qwen3-14b --rate 200 --slo 'ttft_p99<500ms'`, 14 trials from 1 to 128
+// instances. Issue 31's target: at most 1 s of CPU.
+void BM_Plan(benchmark::State& state) {
+  const std::string stage = blis::bench::stage_dir();
+  setenv("BLIS_DATA_DIR", (stage + "/share/blis/data").c_str(), 0);
+  setenv("BLIS_PLUGIN_PATH", (stage + "/lib/blis/plugins").c_str(), 0);
+  blis::PlanRequest request;
+  request.command_line.push_back({"model", "qwen/qwen3-14b", "--model", {}});
+  request.command_line.push_back({"rate", "200", "--rate", {}});
+  request.slo = "ttft_p99<500ms";
+  request.quiet = true;
+  for (auto _ : state) {
+    std::ostringstream out;
+    if (!blis::plan(request, out)) state.SkipWithError("the plan found no answer");
+  }
+}
+BENCHMARK(BM_Plan)->Name("BM_Plan/tutorial")->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // A sweep of many small configurations (issue 31): what each one costs
 // besides its simulation (data tables, plugin libraries, a Lua VM). Reported

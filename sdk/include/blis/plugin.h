@@ -297,7 +297,8 @@ typedef struct blis_latency_model_vtable {
    * (blis_decode_batch). It must return exactly the value step_time would
    * for any batch the aggregates stand for, or BLIS_DECLINED when it cannot
    * be sure of that (floating-point rounding, say): the host then calls
-   * step_time with the whole batch. */
+   * step_time with the whole batch. Its answer depends on its arguments
+   * only: the host may price steps ahead and drop some answers unused. */
   int32_t (*decode_step_time)(void *self, const blis_decode_batch *batch, double *out_us,
                               char *errbuf, size_t errlen);
 } blis_latency_model_vtable;
