@@ -331,11 +331,8 @@ SimTime Instance::plan_stretch(SimTime t) {
     return t;
   const uint64_t first = step_index_ + 1;
   if (due_floor_ <= first) {
-    // A small batch: its least due, found in a few instructions.
-    uint64_t least = UINT64_MAX;
-    for (const uint64_t d : dues_) least = std::min(least, d);
-    due_floor_ = least;
-    if (least <= first) return t;
+    due_floor_ = least_due();  // a small batch: found in a few instructions
+    if (due_floor_ <= first) return t;
   }
   const uint64_t steps = std::min<uint64_t>(due_floor_ - first, kLookahead);
   const auto b = static_cast<uint64_t>(cfg_.block_size);
@@ -656,9 +653,7 @@ size_t Instance::collect_due(uint64_t S) {
   if (listed > 0 || dues_.size() > kFloorBatchSize) {
     due_floor_ = S + 1;
   } else {
-    uint64_t least = UINT64_MAX;
-    for (const uint64_t d : dues_) least = std::min(least, d);
-    due_floor_ = least;
+    due_floor_ = least_due();
   }
   return listed;
 }

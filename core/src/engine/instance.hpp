@@ -16,6 +16,7 @@
 #include <blis/kernel.hpp>
 #include <blis/policies.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -406,6 +407,11 @@ class Instance {
   // it saves).
   static constexpr size_t kFloorBatchSize = 32;
   size_t collect_due(uint64_t S);
+  uint64_t least_due() const {
+    uint64_t least = UINT64_MAX;
+    for (const uint64_t d : dues_) least = std::min(least, d);
+    return least;
+  }
   due_scan::CollectDueFn collect_due_ = due_scan::best().collect_due;
   std::vector<uint32_t> due_list_;  // schedule_running()'s due positions
   // Removes the members at the positions in gone_ (ascending).
