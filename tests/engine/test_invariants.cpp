@@ -603,15 +603,51 @@ class HiddenSums final : public LatencyModel {
   std::unique_ptr<LatencyModel> inner_;
 };
 
+// BLIS_INVARIANT_RUNS / BLIS_INVARIANT_SEED, else the test's own.
+int invariant_runs(int given) {
+  const char* env = std::getenv("BLIS_INVARIANT_RUNS");
+  return env != nullptr ? std::atoi(env) : given;
+}
+int64_t invariant_seed(int64_t given) {
+  const char* env = std::getenv("BLIS_INVARIANT_SEED");
+  return env != nullptr ? std::atoll(env) : given;
+}
+
+// Two ways of running the same run print the same and count the same
+// events, steps and batch-member steps.
+void check_same_run(const RunOutcome& fast, const RunOutcome& reference) {
+  CHECK(fast.json == reference.json);
+  CHECK(fast.result.steps == reference.result.steps);
+  CHECK(fast.result.events == reference.result.events);
+  CHECK(fast.result.member_steps == reference.result.member_steps);
+}
+
+// A third of the requests get a deadline up to 0.3 s after their arrival.
+std::string with_deadlines(GoRand& rng, RandomRun& run) {
+  run.cluster.deadlines = true;
+  for (auto& r : run.requests)
+    if (rng.intn(3) == 0) r.deadline_us = r.arrival_us + 1 + rng.intn(300000);
+  return " deadlines";
+}
+
+// Content past the first few (shareable) blocks is each request's own:
+// unique to it, as the workload generator guarantees.
+std::string with_own_content(GoRand& rng, RandomRun& run) {
+  for (auto& r : run.requests) {
+    r.shareable_blocks = static_cast<int32_t>(rng.intn(6));
+    for (size_t k = static_cast<size_t>(r.shareable_blocks); k < r.block_hashes.size(); ++k)
+      r.block_hashes[k] = mix64(r.block_hashes[k] ^ (r.id * 0x9e3779b97f4a7c15ULL + k));
+  }
+  return " own content past <=5 shareable blocks";
+}
+
 TEST_CASE("token-implicit decode gives what member-by-member handling gives", "[invariant][engine]") {
   // Random runs, some with deadlines, a horizon, shared content only in part
   // shareable, priority preemption or a CPU tier: the run whose decoding
   // members are advanced implicitly prints exactly what the run that handles
   // every member at every step prints.
-  const char* runs_env = std::getenv("BLIS_INVARIANT_RUNS");
-  const char* seed_env = std::getenv("BLIS_INVARIANT_SEED");
-  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 60;
-  GoRand rng(seed_env != nullptr ? std::atoll(seed_env) : 160316);
+  const int runs = invariant_runs(60);
+  GoRand rng(invariant_seed(160316));
   uint64_t implicit_updates = 0, implicit_members = 0;
   int64_t preemptions = 0, timed_out = 0, capped = 0;
   for (int i = 0; i < runs; ++i) {
@@ -619,26 +655,12 @@ TEST_CASE("token-implicit decode gives what member-by-member handling gives", "[
     run.cluster.keep_records = true;
     EngineConfig& e = run.cluster.engine;
     std::string extra;
-    if (rng.intn(3) == 0) {
-      run.cluster.deadlines = true;
-      for (auto& r : run.requests)
-        if (rng.intn(3) == 0) r.deadline_us = r.arrival_us + 1 + rng.intn(300000);
-      extra += " deadlines";
-    }
+    if (rng.intn(3) == 0) extra += with_deadlines(rng, run);
     if (rng.intn(4) == 0) {
       e.horizon = std::max<SimTime>(1, run.requests.back().arrival_us / 2 + 1);
       extra += " horizon=" + std::to_string(e.horizon);
     }
-    if (rng.intn(3) == 0) {
-      // Content past the shareable blocks is the request's own: unique to
-      // it, as the workload generator guarantees.
-      for (auto& r : run.requests) {
-        r.shareable_blocks = static_cast<int32_t>(rng.intn(6));
-        for (size_t k = static_cast<size_t>(r.shareable_blocks); k < r.block_hashes.size(); ++k)
-          r.block_hashes[k] = mix64(r.block_hashes[k] ^ (r.id * 0x9e3779b97f4a7c15ULL + k));
-      }
-      extra += " own content past <=5 shareable blocks";
-    }
+    if (rng.intn(3) == 0) extra += with_own_content(rng, run);
     if (rng.intn(4) == 0) {
       e.priority_preemption = true;
       for (auto& r : run.requests) r.slo_class = static_cast<int32_t>(rng.intn(6));
@@ -667,11 +689,8 @@ TEST_CASE("token-implicit decode gives what member-by-member handling gives", "[
     };
     const RunOutcome exact = simulate(true);
     const RunOutcome fast = simulate(false);
-    CHECK(fast.json == exact.json);
-    CHECK(fast.result.steps == exact.result.steps);
-    CHECK(fast.result.events == exact.result.events);
+    check_same_run(fast, exact);
     CHECK(exact.result.member_updates == exact.result.member_steps);
-    CHECK(fast.result.member_steps == exact.result.member_steps);
     implicit_updates += fast.result.member_updates;
     implicit_members += fast.result.member_steps;
     preemptions += exact.cluster.preemptions;
@@ -693,10 +712,8 @@ TEST_CASE("steps run without events give what steps run by their events give", "
   // outputs (long stretches): the run whose plain steps run when the
   // instance is next touched prints exactly what the run that gives every
   // step its event prints, and counts the same events and steps.
-  const char* runs_env = std::getenv("BLIS_INVARIANT_RUNS");
-  const char* seed_env = std::getenv("BLIS_INVARIANT_SEED");
-  const int runs = runs_env != nullptr ? std::atoi(runs_env) : 60;
-  GoRand rng(seed_env != nullptr ? std::atoll(seed_env) : 290051);
+  const int runs = invariant_runs(60);
+  GoRand rng(invariant_seed(290051));
   uint64_t lazy = 0, steps = 0;
   int64_t timed_out = 0, cut_by_horizon = 0;
   for (int i = 0; i < runs; ++i) {
@@ -708,27 +725,14 @@ TEST_CASE("steps run without events give what steps run by their events give", "
       run.cluster.num_instances = 4 + static_cast<int32_t>(rng.intn(13));
       extra += " instances=" + std::to_string(run.cluster.num_instances);
     }
-    if (rng.intn(3) == 0) {
-      run.cluster.deadlines = true;
-      for (auto& r : run.requests)
-        if (rng.intn(3) == 0) r.deadline_us = r.arrival_us + 1 + rng.intn(300000);
-      extra += " deadlines";
-    }
+    if (rng.intn(3) == 0) extra += with_deadlines(rng, run);
     if (rng.intn(4) == 0) {
       run.cluster.engine.horizon =
           std::max<SimTime>(1, run.requests.back().arrival_us / 2 + 1 + rng.intn(200000));
       extra += " horizon=" + std::to_string(run.cluster.engine.horizon);
     }
-    if (rng.intn(2) == 0) {
-      // Content past the shareable blocks is the request's own: its blocks
-      // come in bulk, in runs at the free list's head when they can.
-      for (auto& r : run.requests) {
-        r.shareable_blocks = static_cast<int32_t>(rng.intn(6));
-        for (size_t k = static_cast<size_t>(r.shareable_blocks); k < r.block_hashes.size(); ++k)
-          r.block_hashes[k] = mix64(r.block_hashes[k] ^ (r.id * 0x9e3779b97f4a7c15ULL + k));
-      }
-      extra += " own content past <=5 shareable blocks";
-    }
+    // Own blocks come in bulk, in runs at the free list's head when they can.
+    if (rng.intn(2) == 0) extra += with_own_content(rng, run);
     INFO(run.description << extra);
     auto simulate = [&](bool lazy_steps) {
       RandomRun r = run;
@@ -737,10 +741,7 @@ TEST_CASE("steps run without events give what steps run by their events give", "
     };
     const RunOutcome eager = simulate(false);
     const RunOutcome fast = simulate(true);
-    CHECK(fast.json == eager.json);
-    CHECK(fast.result.steps == eager.result.steps);
-    CHECK(fast.result.events == eager.result.events);
-    CHECK(fast.result.member_steps == eager.result.member_steps);
+    check_same_run(fast, eager);
     CHECK(fast.result.member_updates == eager.result.member_updates);
     CHECK(eager.result.lazy_steps == 0);
     if (run.cluster.keep_timed_samples) {
