@@ -103,17 +103,7 @@ void KVCache::drop_head() {
   --ring_size_;
 }
 
-bool KVCache::runs_cover(int64_t n) const {
-  if (n > free_blocks()) return false;
-  uint32_t pos = ring_head_;
-  for (int64_t have = 0; have < n; pos = ring_next(pos)) {
-    const FreeEntry& e = ring_[pos];
-    if (e.stale) continue;
-    if (e.id != kRun) return false;
-    have += static_cast<int64_t>(e.hash);
-  }
-  return true;
-}
+bool KVCache::runs_cover(int64_t n) const { return own_run_room(n) == n; }
 
 int64_t KVCache::own_run_room(int64_t limit) const {
   limit = std::min(limit, free_blocks());
